@@ -1,0 +1,1 @@
+"""Hashing of API token secrets."""

@@ -1,0 +1,304 @@
+"""Repositories over one open connection; the unit of work owns the transaction.
+
+Tenant isolation is enforced here: a job repository opened for a tenant adds `tenant_id = :t` to
+every statement that reads or lists jobs or their events, so no caller can forget it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.db import mapping
+from adapters.db.tables import (
+    api_tokens,
+    cluster_nodes,
+    clusters,
+    event_sequences,
+    job_events,
+    jobs,
+)
+from domain.errors import DuplicateIdempotencyKey
+from domain.model.cluster import Cluster, Node
+from domain.model.ids import ClusterId, JobId, TenantId, TokenId
+from domain.model.job import Job, JobEvent, JobStatus
+from domain.model.principal import ApiToken
+from domain.ports import JobCursor, JobFilter, JobPage, TenantScope
+
+if TYPE_CHECKING:
+    from adapters.db.uow import SqlUnitOfWork
+
+
+def _apply_filter(
+    stmt: sa.Select[tuple[object, ...]], f: JobFilter
+) -> sa.Select[tuple[object, ...]]:
+    if f.statuses:
+        stmt = stmt.where(jobs.c.status.in_([s.value for s in f.statuses]))
+    if f.priorities:
+        stmt = stmt.where(jobs.c.priority.in_([p.value for p in f.priorities]))
+    if f.job_types:
+        stmt = stmt.where(jobs.c.job_type.in_([t.value for t in f.job_types]))
+    if f.cluster_ids:
+        stmt = stmt.where(jobs.c.cluster_id.in_(list(f.cluster_ids)))
+    if f.project_ids:
+        stmt = stmt.where(jobs.c.project_id.in_(list(f.project_ids)))
+    return stmt
+
+
+class SqlJobRepository:
+    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
+        self._conn = conn
+        self._scope = scope
+        self._uow = uow
+
+    def _scoped(self, stmt: sa.Select[tuple[object, ...]]) -> sa.Select[tuple[object, ...]]:
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(jobs.c.tenant_id == self._scope.tenant_id)
+        return stmt
+
+    def _track(self, rows: Sequence[sa.RowMapping]) -> list[Job]:
+        return [self._uow.track(mapping.job_from_row(row)) for row in rows]
+
+    async def add(self, job: Job) -> None:
+        try:
+            await self._conn.execute(jobs.insert().values(mapping.job_to_row(job)))
+        except IntegrityError as exc:
+            if job.idempotency_key is not None and "idempotency_key" in str(exc.orig).lower():
+                raise DuplicateIdempotencyKey(job.idempotency_key) from exc
+            raise
+        self._uow.track(job, new=True)
+
+    async def get(self, job_id: JobId, *, for_update: bool = False) -> Job | None:
+        stmt = self._scoped(sa.select(jobs).where(jobs.c.id == job_id))
+        if for_update and self._conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        row = (await self._conn.execute(stmt)).mappings().first()
+        return None if row is None else self._track([row])[0]
+
+    async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None:
+        stmt = self._scoped(
+            sa.select(jobs).where(jobs.c.tenant_id == tenant_id, jobs.c.idempotency_key == key)
+        )
+        row = (await self._conn.execute(stmt)).mappings().first()
+        return None if row is None else self._track([row])[0]
+
+    async def page(
+        self, job_filter: JobFilter, *, first: int, after: JobCursor | None = None
+    ) -> JobPage:
+        stmt = _apply_filter(self._scoped(sa.select(jobs)), job_filter)
+        if after is not None:
+            stmt = stmt.where(
+                sa.or_(
+                    jobs.c.created_at < after.created_at,
+                    sa.and_(jobs.c.created_at == after.created_at, jobs.c.id < after.job_id),
+                )
+            )
+        stmt = stmt.order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(first + 1)
+        rows = (await self._conn.execute(stmt)).mappings().all()
+        return JobPage(self._track(rows[:first]), has_next=len(rows) > first)
+
+    async def list_for_cluster(
+        self, cluster_id: ClusterId, job_filter: JobFilter, *, limit: int
+    ) -> list[Job]:
+        stmt = (
+            _apply_filter(
+                self._scoped(sa.select(jobs).where(jobs.c.cluster_id == cluster_id)), job_filter
+            )
+            .order_by(jobs.c.updated_at.desc(), jobs.c.id.desc())
+            .limit(limit)
+        )
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def active_on_cluster(self, cluster_id: ClusterId) -> list[Job]:
+        active = [s.value for s in JobStatus if s.is_active]
+        stmt = self._scoped(
+            sa.select(jobs).where(jobs.c.cluster_id == cluster_id, jobs.c.status.in_(active))
+        ).order_by(jobs.c.created_at)
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
+        stmt = (
+            self._scoped(
+                sa.select(jobs).where(
+                    jobs.c.status == JobStatus.PENDING.value,
+                    sa.or_(
+                        jobs.c.next_attempt_at <= before,
+                        sa.and_(jobs.c.next_attempt_at.is_(None), jobs.c.updated_at <= before),
+                    ),
+                )
+            )
+            .order_by(jobs.c.created_at)
+            .limit(limit)
+        )
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def events(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobEvent]]:
+        if not job_ids:
+            return {}
+        stmt = (
+            sa.select(job_events)
+            .join(jobs, jobs.c.id == job_events.c.job_id)
+            .where(job_events.c.job_id.in_(list(job_ids)))
+            .order_by(job_events.c.job_id, job_events.c.id)
+        )
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(jobs.c.tenant_id == self._scope.tenant_id)
+        result: dict[JobId, list[JobEvent]] = {job_id: [] for job_id in job_ids}
+        for row in (await self._conn.execute(stmt)).mappings():
+            event = mapping.job_event_from_row(row)
+            result[event.job_id].append(event)
+        return result
+
+
+class SqlClusterRepository:
+    def __init__(self, conn: AsyncConnection) -> None:
+        self._conn = conn
+
+    async def _with_nodes(self, rows: Sequence[sa.RowMapping]) -> list[Cluster]:
+        if not rows:
+            return []
+        ids = [row["id"] for row in rows]
+        nodes: dict[ClusterId, list[Node]] = {ClusterId(i): [] for i in ids}
+        stmt = (
+            sa.select(cluster_nodes)
+            .where(cluster_nodes.c.cluster_id.in_(ids))
+            .order_by(cluster_nodes.c.name)
+        )
+        for node_row in (await self._conn.execute(stmt)).mappings():
+            node = mapping.node_from_row(node_row)
+            nodes[node.cluster_id].append(node)
+        return [mapping.cluster_from_row(row, nodes[ClusterId(row["id"])]) for row in rows]
+
+    async def add(self, cluster: Cluster) -> None:
+        await self._conn.execute(
+            clusters.insert().values(
+                id=cluster.id,
+                name=cluster.name,
+                platform=cluster.platform.value,
+                status=cluster.status.value,
+                reason=cluster.reason,
+                settings=cluster.settings,
+                created_at=cluster.created_at,
+                updated_at=cluster.updated_at,
+            )
+        )
+        await self._conn.execute(
+            event_sequences.insert().values(
+                cluster_id=cluster.id, last_sequence=0, retained_after=0
+            )
+        )
+        await self._insert_nodes(cluster.created_at, cluster.nodes)
+
+    async def _insert_nodes(self, at: datetime, nodes: Sequence[Node]) -> None:
+        if not nodes:
+            return
+        await self._conn.execute(
+            cluster_nodes.insert(),
+            [
+                {
+                    "id": n.id,
+                    "cluster_id": n.cluster_id,
+                    "name": n.name,
+                    "type": n.node_type.value,
+                    "gpu_type": n.gpu_type,
+                    "gpu_count": n.gpu_count,
+                    "cpu_cores": n.cpu_cores,
+                    "memory_gb": n.memory_gb,
+                    "status": n.ready,
+                    "schedulable": n.schedulable,
+                    "hardware_info": n.hardware_info,
+                    "status_sync_at": at,
+                }
+                for n in nodes
+            ],
+        )
+
+    async def get(self, cluster_id: ClusterId) -> Cluster | None:
+        found = await self.get_many([cluster_id])
+        return found.get(cluster_id)
+
+    async def get_many(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, Cluster]:
+        if not cluster_ids:
+            return {}
+        rows = (
+            (
+                await self._conn.execute(
+                    sa.select(clusters).where(clusters.c.id.in_(list(cluster_ids)))
+                )
+            )
+            .mappings()
+            .all()
+        )
+        return {c.id: c for c in await self._with_nodes(rows)}
+
+    async def get_by_name(self, name: str) -> Cluster | None:
+        rows = (
+            (await self._conn.execute(sa.select(clusters).where(clusters.c.name == name)))
+            .mappings()
+            .all()
+        )
+        found = await self._with_nodes(rows)
+        return found[0] if found else None
+
+    async def all(self) -> list[Cluster]:
+        rows = (
+            (await self._conn.execute(sa.select(clusters).order_by(clusters.c.name)))
+            .mappings()
+            .all()
+        )
+        return await self._with_nodes(rows)
+
+    async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None:
+        await self._conn.execute(
+            cluster_nodes.delete().where(cluster_nodes.c.cluster_id == cluster_id)
+        )
+        await self._insert_nodes(datetime.now(UTC), nodes)
+
+
+class SqlTokenRepository:
+    def __init__(self, conn: AsyncConnection) -> None:
+        self._conn = conn
+
+    async def add(self, token: ApiToken) -> None:
+        await self._conn.execute(
+            api_tokens.insert().values(
+                id=token.id,
+                tenant_id=token.tenant_id,
+                name=token.name,
+                secret_hash=token.secret_hash,
+                scopes=sorted(s.value for s in token.scopes),
+                project_ids=(
+                    None if token.project_ids is None else sorted(str(p) for p in token.project_ids)
+                ),
+                created_at=token.created_at,
+                revoked_at=token.revoked_at,
+            )
+        )
+
+    async def get(self, token_id: TokenId) -> ApiToken | None:
+        row = (
+            (await self._conn.execute(sa.select(api_tokens).where(api_tokens.c.id == token_id)))
+            .mappings()
+            .first()
+        )
+        return None if row is None else mapping.token_from_row(row)
+
+    async def revoke(self, token_id: TokenId, at: datetime) -> bool:
+        result = await self._conn.execute(
+            api_tokens.update()
+            .where(api_tokens.c.id == token_id, api_tokens.c.revoked_at.is_(None))
+            .values(revoked_at=at)
+        )
+        return bool(result.rowcount)
+
+    async def count(self) -> int:
+        return int(
+            (
+                await self._conn.execute(sa.select(sa.func.count()).select_from(api_tokens))
+            ).scalar_one()
+        )

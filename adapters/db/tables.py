@@ -1,0 +1,165 @@
+"""The relational schema. Alembic's history in migrations/ builds exactly this (`alembic check`).
+
+Names follow the domain: a column is called what the entity attribute is called. Status and other
+enumerations are stored as their string values. Time is always UTC.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from adapters.db.types import JSONDocument, UTCDateTime
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+clusters = sa.Table(
+    "cluster",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("name", sa.String(63), nullable=False, unique=True),
+    sa.Column("platform", sa.String(20), nullable=False, index=True),
+    sa.Column("status", sa.String(20), nullable=False, index=True),
+    sa.Column("reason", sa.Text),
+    sa.Column("settings", JSONDocument, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+cluster_nodes = sa.Table(
+    "cluster_node_info",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column(
+        "cluster_id",
+        sa.Uuid,
+        sa.ForeignKey("cluster.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("name", sa.String(253), nullable=False),
+    sa.Column("type", sa.String(10), nullable=False),
+    sa.Column("gpu_type", sa.String(100)),
+    sa.Column("gpu_count", sa.Integer, nullable=False),
+    sa.Column("cpu_cores", sa.Float, nullable=False),
+    sa.Column("memory_gb", sa.Float, nullable=False),
+    sa.Column("status", sa.Boolean, nullable=False),
+    sa.Column("schedulable", sa.Boolean, nullable=False),
+    sa.Column("hardware_info", JSONDocument, nullable=False),
+    sa.Column("status_sync_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("cluster_id", "name"),
+)
+
+jobs = sa.Table(
+    "job",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("name", sa.String(63), nullable=False),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("project_id", sa.Uuid, nullable=False),
+    sa.Column("cluster_id", sa.Uuid, sa.ForeignKey("cluster.id"), nullable=False),
+    sa.Column("source_kind", sa.String(20), nullable=False),
+    sa.Column("source_id", sa.String(255)),
+    sa.Column("job_type", sa.String(20), nullable=False),
+    sa.Column("deployment_type", sa.String(20), nullable=False),
+    sa.Column("spec", JSONDocument, nullable=False),
+    sa.Column("gpu_type", sa.String(100)),
+    sa.Column("gpu_count", sa.Integer, nullable=False),
+    sa.Column("cpu_cores", sa.Float, nullable=False),
+    sa.Column("memory_gb", sa.Float, nullable=False),
+    sa.Column("storage_gb", sa.Integer),
+    sa.Column("estimated_duration_seconds", sa.Integer),
+    sa.Column("max_duration_seconds", sa.Integer),
+    sa.Column("deadline", UTCDateTime),
+    sa.Column("priority", sa.String(20), nullable=False),
+    sa.Column("preemptible", sa.Boolean, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("status_message", sa.Text),
+    sa.Column("retry_count", sa.Integer, nullable=False),
+    sa.Column("max_retries", sa.Integer, nullable=False),
+    sa.Column("estimated_start", UTCDateTime),
+    sa.Column("estimated_end", UTCDateTime),
+    sa.Column("actual_start", UTCDateTime),
+    sa.Column("actual_end", UTCDateTime),
+    sa.Column("estimated_cost", sa.Numeric(14, 4)),
+    sa.Column("actual_cost", sa.Numeric(14, 4)),
+    sa.Column("budget_limit", sa.Numeric(14, 4)),
+    sa.Column("outputs", JSONDocument, nullable=False),
+    sa.Column("idempotency_key", sa.String(128)),
+    sa.Column("placement", JSONDocument),
+    sa.Column("next_attempt_at", UTCDateTime),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("tenant_id", "idempotency_key"),
+    sa.Index("ix_job_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
+    sa.Index("ix_job_cluster_id_status", "cluster_id", "status"),
+    sa.Index("ix_job_status_next_attempt_at", "status", "next_attempt_at"),
+)
+
+job_events = sa.Table(
+    "job_event",
+    metadata,
+    sa.Column(
+        "id",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column(
+        "job_id",
+        sa.Uuid,
+        sa.ForeignKey("job.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("from_status", sa.String(20)),
+    sa.Column("to_status", sa.String(20), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+)
+
+event_sequences = sa.Table(
+    "cluster_event_sequence",
+    metadata,
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("last_sequence", sa.BigInteger, nullable=False),
+    sa.Column("retained_after", sa.BigInteger, nullable=False),
+)
+
+outbox = sa.Table(
+    "outbox_event",
+    metadata,
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("sequence", sa.BigInteger, primary_key=True),
+    sa.Column("kind", sa.String(30), nullable=False),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("job_id", sa.Uuid, nullable=False),
+    sa.Column("payload", JSONDocument, nullable=False),
+    sa.Column("occurred_at", UTCDateTime, nullable=False),
+)
+
+api_tokens = sa.Table(
+    "api_token",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("tenant_id", sa.Uuid, nullable=False, index=True),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("secret_hash", sa.String(128), nullable=False),
+    sa.Column("scopes", JSONDocument, nullable=False),
+    sa.Column("project_ids", JSONDocument),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("revoked_at", UTCDateTime),
+)

@@ -1,0 +1,192 @@
+"""The SQL unit of work: one connection, one transaction, and the transactional outbox.
+
+Jobs read through the repositories are tracked (one instance per id). On commit, each tracked job
+whose row changed is written with an optimistic version check, its transitions are appended to
+its history (`job_event`), and every domain event it raised is written to `outbox_event` with the
+next sequence numbers of its cluster, all in the same transaction: no event without committed
+state, no committed state without its event. Sequences come from `UPDATE ... RETURNING` on the
+cluster's row in `cluster_event_sequence`; that row stays locked until commit, so sequence order
+is commit order and a reader that sees sequence N has already seen every event before it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.db import mapping
+from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
+from adapters.db.tables import event_sequences, job_events, jobs, outbox
+from domain.errors import Conflict
+from domain.model.codec import change_to_document
+from domain.model.ids import ClusterId, JobId
+from domain.model.job import Job, JobChanged
+from domain.ports import StoredEvent, TenantScope
+
+if TYPE_CHECKING:
+    from adapters.db.engine import Database
+
+
+class SqlUnitOfWork:
+    jobs: SqlJobRepository
+    clusters: SqlClusterRepository
+    tokens: SqlTokenRepository
+
+    def __init__(self, db: Database, scope: TenantScope, *, consistent_read: bool = False) -> None:
+        self._db = db
+        self._scope = scope
+        self._consistent = consistent_read
+        self._conn: AsyncConnection | None = None
+        self._seen: dict[JobId, tuple[Job, dict[str, Any] | None]] = {}
+        self._lock_held = False
+
+    async def __aenter__(self) -> Self:
+        lock = self._db.write_lock
+        if lock is not None:
+            await lock.acquire()
+            self._lock_held = True
+        try:
+            conn = await self._db.engine.connect()
+            if self._consistent and not self._db.is_sqlite:
+                await conn.execution_options(isolation_level="REPEATABLE READ")
+            await conn.begin()
+        except BaseException:
+            self._release()
+            raise
+        self._conn = conn
+        self.jobs = SqlJobRepository(conn, self._scope, self)
+        self.clusters = SqlClusterRepository(conn)
+        self.tokens = SqlTokenRepository(conn)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self._conn is not None:
+                if self._conn.in_transaction():
+                    await self._conn.rollback()
+                await self._conn.close()
+        finally:
+            self._conn = None
+            self._release()
+
+    def _release(self) -> None:
+        if self._lock_held:
+            self._lock_held = False
+            lock = self._db.write_lock
+            assert lock is not None
+            lock.release()
+
+    @property
+    def connection(self) -> AsyncConnection:
+        assert self._conn is not None, "unit of work used outside `async with`"
+        return self._conn
+
+    def track(self, job: Job, *, new: bool = False) -> Job:
+        if job.id in self._seen:
+            return self._seen[job.id][0]
+        self._seen[job.id] = (job, mapping.job_to_row(job))
+        return job
+
+    async def current_sequence(self, cluster_id: ClusterId) -> int:
+        value = (
+            await self.connection.execute(
+                sa.select(event_sequences.c.last_sequence).where(
+                    event_sequences.c.cluster_id == cluster_id
+                )
+            )
+        ).scalar_one_or_none()
+        return int(value or 0)
+
+    async def rollback(self) -> None:
+        if self._conn is not None and self._conn.in_transaction():
+            await self._conn.rollback()
+        self._seen.clear()
+
+    async def commit(self) -> list[StoredEvent]:
+        conn = self.connection
+        changes: list[JobChanged] = []
+        for job, original in self._seen.values():
+            row = mapping.job_to_row(job)
+            if original is not None and row != original:
+                row["version"] = job.version + 1
+                result = await conn.execute(
+                    jobs.update()
+                    .where(jobs.c.id == job.id, jobs.c.version == job.version)
+                    .values(row)
+                )
+                if result.rowcount != 1:
+                    raise Conflict(
+                        f"job {job.id} was changed concurrently; try again", code="STALE_JOB"
+                    )
+                job.version += 1
+            changes.extend(job.changes)
+        history = [c.transition for c in changes if c.transition is not None]
+        if history:
+            await conn.execute(
+                job_events.insert(),
+                [
+                    {
+                        "job_id": e.job_id,
+                        "attempt": e.attempt,
+                        "from_status": e.from_status.value if e.from_status else None,
+                        "to_status": e.to_status.value,
+                        "reason": e.reason,
+                        "at": e.at,
+                    }
+                    for e in history
+                ],
+            )
+        stored = await self._write_outbox(conn, changes)
+        await conn.commit()
+        for job, _ in self._seen.values():
+            job.changes.clear()
+        self._seen = {job.id: (job, mapping.job_to_row(job)) for job, _ in self._seen.values()}
+        return stored
+
+    async def _write_outbox(
+        self, conn: AsyncConnection, changes: list[JobChanged]
+    ) -> list[StoredEvent]:
+        if not changes:
+            return []
+        by_cluster: dict[ClusterId, list[JobChanged]] = defaultdict(list)
+        for change in changes:
+            by_cluster[change.job.cluster_id].append(change)
+        stored: list[StoredEvent] = []
+        rows: list[dict[str, Any]] = []
+        for cluster_id in sorted(by_cluster, key=str):  # one lock order: no deadlocks
+            batch = by_cluster[cluster_id]
+            last = (
+                await conn.execute(
+                    event_sequences.update()
+                    .where(event_sequences.c.cluster_id == cluster_id)
+                    .values(last_sequence=event_sequences.c.last_sequence + len(batch))
+                    .returning(event_sequences.c.last_sequence)
+                )
+            ).scalar_one()
+            first = int(last) - len(batch) + 1
+            for offset, change in enumerate(batch):
+                at = change.transition.at if change.transition else change.job.updated_at
+                event = StoredEvent(cluster_id, first + offset, change, at)
+                stored.append(event)
+                rows.append(
+                    {
+                        "cluster_id": cluster_id,
+                        "sequence": event.sequence,
+                        "kind": change.kind.value,
+                        "tenant_id": change.job.tenant_id,
+                        "job_id": change.job.id,
+                        "payload": change_to_document(change),
+                        "occurred_at": at,
+                    }
+                )
+        await conn.execute(outbox.insert(), rows)
+        return stored

@@ -1,0 +1,1 @@
+"""A simulated cluster: virtual GPU nodes and a Kueue-like admission loop, behind ClusterGateway."""

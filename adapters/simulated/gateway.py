@@ -1,0 +1,182 @@
+"""The simulated cluster behind the ClusterGateway port, as the Kubernetes adapter will be.
+
+Submitting, cancelling and re-prioritising write to the simulated cluster's store from any process.
+Watching runs the cluster's admission loop (`engine.step`) and yields what changed; the caller
+(the cluster supervisor) holds a lease so that one process at a time runs it. The loop sleeps
+until the next thing is due, and wakes at once when this process submits or cancels; submissions
+from other processes are noticed within `poll_seconds`.
+
+Run time of a workload: `spec.simulation.runtime_seconds` if given (a demo or test script), else
+the job's estimated duration, else a default per job type; SERVICE jobs run until stopped.
+`spec.simulation.outcome: FAILED` makes it fail at the end of its run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from adapters.simulated.config import SimulationConfig
+from adapters.simulated.engine import Pace, SimWorkload, step
+from adapters.simulated.store import SimulatedStore
+from domain.model.cluster import Cluster, Node
+from domain.model.ids import JobId
+from domain.model.job import JobPriority, JobType
+from domain.ports import Clock, ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
+
+DEFAULT_RUNTIME = {JobType.BATCH: 600.0, JobType.TRAINING: 3600.0}
+LIST_FINISHED_WITHIN = timedelta(days=1)
+
+
+def runtime_of(workload: Workload) -> float | None:
+    simulation = workload.spec.get("simulation")
+    if isinstance(simulation, dict) and isinstance(simulation.get("runtime_seconds"), int | float):
+        return float(simulation["runtime_seconds"])
+    if workload.job_type is JobType.SERVICE:
+        return None
+    if workload.estimated_duration_seconds is not None:
+        return float(workload.estimated_duration_seconds)
+    return DEFAULT_RUNTIME[workload.job_type]
+
+
+def outcome_of(workload: Workload) -> WorkloadPhase:
+    simulation = workload.spec.get("simulation")
+    if isinstance(simulation, dict) and simulation.get("outcome") == "FAILED":
+        return WorkloadPhase.FAILED
+    return WorkloadPhase.SUCCEEDED
+
+
+def observation(w: SimWorkload, clock: Clock) -> WorkloadObservation:
+    return WorkloadObservation(
+        job_id=JobId(uuid.UUID(w.job_id)),
+        attempt=w.attempt,
+        phase=w.phase,
+        reason=w.reason,
+        observed_at=clock.now(),
+        admitted_at=w.admitted_at,
+        started_at=w.started_at,
+        finished_at=w.finished_at,
+        placement=w.placement,
+    )
+
+
+class SimulatedClusters:
+    """Gateway factory for simulated clusters; one per process."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        clock: Clock,
+        *,
+        serialised: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+        poll_seconds: float = 0.5,
+    ) -> None:
+        self.store = SimulatedStore(engine, serialised)
+        self.clock = clock
+        self.poll_seconds = poll_seconds
+        self._wake: dict[uuid.UUID, asyncio.Event] = {}
+
+    def wake_event(self, cluster_id: uuid.UUID) -> asyncio.Event:
+        return self._wake.setdefault(cluster_id, asyncio.Event())
+
+    def for_cluster(self, cluster: Cluster) -> SimulatedGateway:
+        return SimulatedGateway(self, cluster)
+
+
+class SimulatedGateway(ClusterGateway):
+    def __init__(self, clusters: SimulatedClusters, cluster: Cluster) -> None:
+        self._clusters = clusters
+        self._store = clusters.store
+        self._clock = clusters.clock
+        self._cluster = cluster
+        self._config = SimulationConfig.from_settings(cluster.settings)
+        self._pace = Pace(self._config.time_scale, self._config.startup_seconds)
+
+    def _wake(self) -> None:
+        self._clusters.wake_event(self._cluster.id).set()
+
+    async def submit(self, workload: Workload) -> None:
+        record = SimWorkload(
+            name=workload.name,
+            job_id=str(workload.job_id),
+            attempt=workload.attempt,
+            priority=workload.priority.rank,
+            gpu_type=workload.resources.gpu_type if workload.resources.gpu_count else None,
+            gpu_count=workload.resources.gpu_count,
+            cpu_cores=workload.resources.cpu_cores,
+            memory_gb=workload.resources.memory_gb,
+            runtime_seconds=runtime_of(workload),
+            max_duration_seconds=(
+                float(workload.max_duration_seconds) if workload.max_duration_seconds else None
+            ),
+            outcome=outcome_of(workload),
+            created_at=workload.created_at,
+        )
+        if await self._store.insert(self._cluster.id, record):
+            self._wake()
+
+    async def cancel(self, job_id: JobId, attempt: int) -> None:
+        if await self._store.request(self._cluster.id, job_id, attempt, "DELETE", "deleted"):
+            self._wake()
+
+    async def fail(self, job_id: JobId, attempt: int, reason: str = "failed on request") -> bool:
+        """Make a live workload fail now (demos and tests)."""
+        done = await self._store.request(self._cluster.id, job_id, attempt, "FAIL", reason)
+        self._wake()
+        return done
+
+    async def preempt(
+        self, job_id: JobId, attempt: int, reason: str = "preempted on request"
+    ) -> bool:
+        """Evict a live workload now, as Kueue does for a higher-priority one."""
+        done = await self._store.request(self._cluster.id, job_id, attempt, "PREEMPT", reason)
+        self._wake()
+        return done
+
+    async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
+        await self._store.set_priority(self._cluster.id, job_id, attempt, priority.rank)
+        self._wake()
+
+    async def nodes(self) -> list[Node]:
+        return self._config.nodes(self._cluster.id)
+
+    async def list_workloads(self) -> list[WorkloadObservation]:
+        since = self._clock.now() - LIST_FINISHED_WITHIN
+        return [
+            observation(w, self._clock)
+            for w in await self._store.all(self._cluster.id, finished_since=since)
+        ]
+
+    async def advance(self) -> tuple[list[WorkloadObservation], float | None]:
+        """Run one step of the cluster now; returns what changed and seconds to the next due."""
+        nodes = self._config.nodes(self._cluster.id)
+        async with self._store.transaction() as conn:
+            workloads = await self._store.live(conn, self._cluster.id)
+            now = self._clock.now()
+            due = step(workloads, nodes, now, self._pace)
+            changed = [w for w in workloads if w.changed]
+            await self._store.save(conn, self._cluster.id, changed)
+        wait = None if due is None else max(0.0, (due - now).total_seconds())
+        return [observation(w, self._clock) for w in changed], wait
+
+    async def watch(self) -> AsyncIterator[WorkloadObservation]:
+        wake = self._clusters.wake_event(self._cluster.id)
+        while True:
+            wake.clear()
+            observations, wait = await self.advance()
+            for item in observations:
+                yield item
+            timeout = (
+                self._clusters.poll_seconds
+                if wait is None
+                else min(wait, self._clusters.poll_seconds)
+            )
+            if timeout > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout)

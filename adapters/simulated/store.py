@@ -1,0 +1,233 @@
+"""Where simulated clusters keep their workloads: a table of their own, like a cluster's etcd.
+
+The simulated cluster is an outside system from budcluster's point of view, so its state is not
+budcluster's job table: budcluster learns of it only through the gateway, as it would from
+Kubernetes. Keeping it in the database (its own table, same migrations) lets any process submit
+to it, survives restarts, and lets one leader process at a time run its admission loop. Times are
+stored as UTC epoch seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from adapters.simulated.engine import SimWorkload
+from domain.ports import WorkloadPhase
+
+metadata = sa.MetaData()
+
+simulated_workloads = sa.Table(
+    "simulated_workload",
+    metadata,
+    sa.Column("cluster_id", sa.Uuid, primary_key=True),
+    sa.Column("name", sa.String(63), primary_key=True),
+    sa.Column("job_id", sa.Uuid, nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("priority", sa.Integer, nullable=False),
+    sa.Column("gpu_type", sa.String(100)),
+    sa.Column("gpu_count", sa.Integer, nullable=False),
+    sa.Column("cpu_cores", sa.Float, nullable=False),
+    sa.Column("memory_gb", sa.Float, nullable=False),
+    sa.Column("runtime_seconds", sa.Float),
+    sa.Column("max_duration_seconds", sa.Float),
+    sa.Column("outcome", sa.String(20), nullable=False),
+    sa.Column("phase", sa.String(20), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("node", sa.String(253)),
+    sa.Column("gpu_indices", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("admitted_at", sa.Float),
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("request", sa.String(20)),
+    sa.Column("request_reason", sa.Text),
+    sa.Index("ix_simulated_workload_cluster_id_phase", "cluster_id", "phase"),
+    sa.Index("ix_simulated_workload_job_id", "job_id"),
+)
+
+_LIVE = [p.value for p in (WorkloadPhase.QUEUED, WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)]
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _from_row(row: sa.RowMapping) -> SimWorkload:
+    created = _dt(row["created_at"])
+    assert created is not None
+    return SimWorkload(
+        name=row["name"],
+        job_id=str(row["job_id"]),
+        attempt=row["attempt"],
+        priority=row["priority"],
+        gpu_type=row["gpu_type"],
+        gpu_count=row["gpu_count"],
+        cpu_cores=row["cpu_cores"],
+        memory_gb=row["memory_gb"],
+        runtime_seconds=row["runtime_seconds"],
+        max_duration_seconds=row["max_duration_seconds"],
+        outcome=WorkloadPhase(row["outcome"]),
+        created_at=created,
+        phase=WorkloadPhase(row["phase"]),
+        reason=row["reason"],
+        node=row["node"],
+        gpu_indices=tuple(row["gpu_indices"]),
+        admitted_at=_dt(row["admitted_at"]),
+        started_at=_dt(row["started_at"]),
+        finished_at=_dt(row["finished_at"]),
+        request=row["request"],
+        request_reason=row["request_reason"],
+    )
+
+
+def _state(w: SimWorkload) -> dict[str, Any]:
+    return {
+        "phase": w.phase.value,
+        "reason": w.reason,
+        "node": w.node,
+        "gpu_indices": list(w.gpu_indices),
+        "admitted_at": _ts(w.admitted_at),
+        "started_at": _ts(w.started_at),
+        "finished_at": _ts(w.finished_at),
+        "request": w.request,
+        "request_reason": w.request_reason,
+        "priority": w.priority,
+    }
+
+
+class SimulatedStore:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        serialised: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+    ) -> None:
+        self._engine = engine
+        self._serialised = serialised or contextlib.nullcontext
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+        async with self._serialised(), self._engine.begin() as conn:
+            yield conn
+
+    async def insert(self, cluster_id: uuid.UUID, w: SimWorkload) -> bool:
+        """Create the workload unless one of that name exists; True if created."""
+        async with self.transaction() as conn:
+            exists = (
+                await conn.execute(
+                    sa.select(simulated_workloads.c.name).where(
+                        simulated_workloads.c.cluster_id == cluster_id,
+                        simulated_workloads.c.name == w.name,
+                    )
+                )
+            ).first()
+            if exists is not None:
+                return False
+            await conn.execute(
+                simulated_workloads.insert().values(
+                    cluster_id=cluster_id,
+                    name=w.name,
+                    job_id=uuid.UUID(w.job_id),
+                    attempt=w.attempt,
+                    gpu_type=w.gpu_type,
+                    gpu_count=w.gpu_count,
+                    cpu_cores=w.cpu_cores,
+                    memory_gb=w.memory_gb,
+                    runtime_seconds=w.runtime_seconds,
+                    max_duration_seconds=w.max_duration_seconds,
+                    outcome=w.outcome.value,
+                    created_at=_ts(w.created_at),
+                    **_state(w),
+                )
+            )
+            return True
+
+    async def request(
+        self, cluster_id: uuid.UUID, job_id: uuid.UUID, attempt: int, action: str, reason: str
+    ) -> bool:
+        """Ask the running loop to end a live workload; True if there was one."""
+        async with self.transaction() as conn:
+            result = await conn.execute(
+                simulated_workloads.update()
+                .where(
+                    simulated_workloads.c.cluster_id == cluster_id,
+                    simulated_workloads.c.job_id == job_id,
+                    simulated_workloads.c.attempt == attempt,
+                    simulated_workloads.c.phase.in_(_LIVE),
+                )
+                .values(request=action, request_reason=reason)
+            )
+            return bool(result.rowcount)
+
+    async def set_priority(
+        self, cluster_id: uuid.UUID, job_id: uuid.UUID, attempt: int, priority: int
+    ) -> None:
+        async with self.transaction() as conn:
+            await conn.execute(
+                simulated_workloads.update()
+                .where(
+                    simulated_workloads.c.cluster_id == cluster_id,
+                    simulated_workloads.c.job_id == job_id,
+                    simulated_workloads.c.attempt == attempt,
+                )
+                .values(priority=priority)
+            )
+
+    async def live(self, conn: AsyncConnection, cluster_id: uuid.UUID) -> list[SimWorkload]:
+        rows = (
+            (
+                await conn.execute(
+                    sa.select(simulated_workloads).where(
+                        simulated_workloads.c.cluster_id == cluster_id,
+                        simulated_workloads.c.phase.in_(_LIVE),
+                    )
+                )
+            )
+            .mappings()
+            .all()
+        )
+        return [_from_row(r) for r in rows]
+
+    async def save(
+        self, conn: AsyncConnection, cluster_id: uuid.UUID, workloads: Sequence[SimWorkload]
+    ) -> None:
+        for w in workloads:
+            await conn.execute(
+                simulated_workloads.update()
+                .where(
+                    simulated_workloads.c.cluster_id == cluster_id,
+                    simulated_workloads.c.name == w.name,
+                )
+                .values(_state(w))
+            )
+
+    async def all(self, cluster_id: uuid.UUID, *, finished_since: datetime) -> list[SimWorkload]:
+        """Live workloads and those that ended after `finished_since`."""
+        async with self._engine.connect() as conn:
+            rows = (
+                (
+                    await conn.execute(
+                        sa.select(simulated_workloads).where(
+                            simulated_workloads.c.cluster_id == cluster_id,
+                            sa.or_(
+                                simulated_workloads.c.phase.in_(_LIVE),
+                                simulated_workloads.c.finished_at >= finished_since.timestamp(),
+                            ),
+                        )
+                    )
+                )
+                .mappings()
+                .all()
+            )
+        return [_from_row(r) for r in rows]

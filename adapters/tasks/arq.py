@@ -1,0 +1,53 @@
+"""Tasks on Redis with arq: JSON payloads (never pickle), the task key as arq's job id."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from arq import Retry
+from arq.connections import ArqRedis
+from arq.worker import Function, func
+
+from adapters.tasks import TaskSpec
+from domain.ports import RetryTask
+
+
+def serialize(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":"), default=str).encode()
+
+
+def deserialize(data: bytes) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(data)
+    return result
+
+
+class ArqTaskQueue:
+    def __init__(self, pool: ArqRedis, *, queue_name: str) -> None:
+        self._pool = pool
+        self._queue = queue_name
+
+    async def enqueue(
+        self, task: str, *, key: str, defer_until: datetime | None = None, **kwargs: Any
+    ) -> bool:
+        job = await self._pool.enqueue_job(
+            task, _job_id=key, _queue_name=self._queue, _defer_until=defer_until, **kwargs
+        )
+        return job is not None
+
+
+def _arq_function(spec: TaskSpec) -> Function:
+    async def run(ctx: dict[str, Any], **kwargs: Any) -> Any:
+        try:
+            return await spec.function(ctx, **kwargs)
+        except RetryTask as retry:
+            raise Retry(defer=retry.defer_seconds) from retry
+
+    run.__qualname__ = run.__name__ = spec.name
+    return func(run, name=spec.name, timeout=spec.timeout_seconds, max_tries=spec.max_tries)
+
+
+def arq_functions(specs: Iterable[TaskSpec]) -> list[Function]:
+    return [_arq_function(spec) for spec in specs]

@@ -1,0 +1,3 @@
+from budcluster.cli import main
+
+raise SystemExit(main())

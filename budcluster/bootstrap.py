@@ -1,0 +1,224 @@
+"""Wiring: which adapter stands behind each port, for the way this process runs.
+
+`build` makes the whole object graph from Settings; `App.start` starts what runs in the
+background (the Redis relay, the hub's catch-up, the cluster supervisor); `App.close` stops it.
+Tests build the same graph with their own settings and clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from arq import create_pool
+from arq.connections import ArqRedis, RedisSettings
+from redis.asyncio import Redis
+
+from adapters.auth.hashing import HmacSecretHasher
+from adapters.clock import SystemClock
+from adapters.db.engine import Database
+from adapters.db.eventlog import SqlEventLog
+from adapters.events.hub import EventHubImpl, InProcessPublisher
+from adapters.events.redis import RedisPublisher, RedisRelay
+from adapters.leases import LocalLease, RedisLease
+from adapters.simulated.config import parse_node_groups, settings_for
+from adapters.simulated.gateway import SimulatedClusters
+from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
+from adapters.tasks.inprocess import InProcessTaskQueue
+from budcluster.settings import Settings
+from domain.model.cluster import Cluster, Platform
+from domain.model.ids import TenantId
+from domain.model.principal import Scope
+from domain.ports import Clock, ClusterGateway, EventPublisher, GatewayUnavailable, TaskQueue
+from domain.services.clusters import ClusterService
+from domain.services.jobs import JobService
+from domain.services.observations import ObservationService
+from domain.services.tokens import IssuedToken, TokenService
+from domain.services.updates import UpdatesService
+from domain.services.watch import ClusterSupervisor
+from domain.services.workloads import WorkloadService
+from workers.tasks import TASKS
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CLUSTER = "local-sim"
+
+
+class GatewayRouter:
+    """Chooses the gateway adapter for a cluster by its platform."""
+
+    def __init__(self, simulated: SimulatedClusters) -> None:
+        self.simulated = simulated
+
+    def for_cluster(self, cluster: Cluster) -> ClusterGateway:
+        if cluster.platform is Platform.SIMULATED:
+            return self.simulated.for_cluster(cluster)
+        raise GatewayUnavailable(f"no adapter for {cluster.platform.value} clusters yet")
+
+
+@dataclass
+class App:
+    settings: Settings
+    clock: Clock
+    db: Database
+    event_log: SqlEventLog
+    hub: EventHubImpl
+    publisher: EventPublisher
+    tasks: TaskQueue
+    gateways: GatewayRouter
+    jobs: JobService
+    workloads: WorkloadService
+    observations: ObservationService
+    clusters: ClusterService
+    tokens: TokenService
+    updates: UpdatesService
+    supervisor: ClusterSupervisor
+    redis: Redis | None = None
+    arq: ArqRedis | None = None
+    relay: RedisRelay | None = None
+    background: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    @property
+    def task_context(self) -> dict[str, Any]:
+        return {"workloads": self.workloads, "app": self}
+
+    async def start(self, *, supervisor: bool | None = None) -> None:
+        if isinstance(self.tasks, InProcessTaskQueue):
+            self.tasks.context.update(self.task_context)
+        if self.relay is not None:
+            self.background.append(asyncio.create_task(self.relay.run(), name="event-relay"))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.relay.connected.wait(), 5)
+        self.background.append(
+            asyncio.create_task(
+                self.hub.run_catch_up(self.settings.catch_up_seconds), name="event-catch-up"
+            )
+        )
+        if self.settings.run_supervisor if supervisor is None else supervisor:
+            self.background.append(
+                asyncio.create_task(self.supervisor.run(), name="cluster-supervisor")
+            )
+            self.background.append(asyncio.create_task(self._prune(), name="event-pruning"))
+
+    async def _prune(self) -> None:
+        while True:
+            await asyncio.sleep(60)
+            try:
+                for cluster in await self.clusters.all():
+                    await self.event_log.prune(cluster.id, keep=self.settings.event_retention)
+            except Exception:
+                log.exception("pruning events failed")
+
+    async def close(self) -> None:
+        for task in self.background:
+            task.cancel()
+        for task in self.background:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.background.clear()
+        if isinstance(self.tasks, InProcessTaskQueue):
+            await self.tasks.close()
+        if self.arq is not None:
+            await self.arq.aclose()
+        if self.redis is not None:
+            await self.redis.aclose()
+        await self.db.dispose()
+
+    async def ensure_defaults(self) -> IssuedToken | None:
+        """First start: a simulated cluster if there is none, and an admin token if there is
+        none (returned so the caller can show it once)."""
+        if not await self.clusters.all():
+            groups = parse_node_groups(self.settings.sim_nodes)
+            await self.clusters.create_simulated(
+                DEFAULT_CLUSTER, settings_for(groups, time_scale=self.settings.sim_time_scale)
+            )
+            log.info(
+                "created the simulated cluster %s (%s)", DEFAULT_CLUSTER, self.settings.sim_nodes
+            )
+        if await self.tokens.any_issued():
+            return None
+        return await self.tokens.issue(
+            tenant_id=TenantId(uuid.uuid4()),
+            name="admin (first start)",
+            scopes=frozenset({Scope.ADMIN}),
+        )
+
+
+async def build(settings: Settings, *, clock: Clock | None = None) -> App:
+    clock = clock or SystemClock()
+    db = Database(settings.database_url)
+    event_log = SqlEventLog(db)
+    hub = EventHubImpl(event_log)
+    redis: Redis | None = None
+    arq: ArqRedis | None = None
+    relay: RedisRelay | None = None
+    if settings.redis_url:
+        redis = Redis.from_url(settings.redis_url)
+    publisher: EventPublisher
+    if settings.events == "redis":
+        assert redis is not None
+        publisher = RedisPublisher(redis, hub, channel=settings.event_channel)
+        relay = RedisRelay(redis, hub, channel=settings.event_channel)
+    else:
+        publisher = InProcessPublisher(hub)
+    tasks: TaskQueue
+    if settings.tasks == "arq":
+        assert settings.redis_url is not None
+        arq = await create_pool(
+            RedisSettings.from_dsn(settings.redis_url),
+            job_serializer=serialize,
+            job_deserializer=deserialize,
+            default_queue_name=settings.queue_name,
+        )
+        tasks = ArqTaskQueue(arq, queue_name=settings.queue_name)
+    else:
+        tasks = InProcessTaskQueue(TASKS, clock)
+    lease = RedisLease(redis, prefix=settings.redis_prefix) if redis else LocalLease()
+
+    uow = db.unit_of_work
+    gateways = GatewayRouter(
+        SimulatedClusters(
+            db.engine, clock, serialised=db.serialised, poll_seconds=settings.sim_poll_seconds
+        )
+    )
+    jobs = JobService(uow=uow, clock=clock, tasks=tasks, publisher=publisher)
+    workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways, publisher=publisher)
+    observations = ObservationService(
+        uow=uow, clock=clock, tasks=tasks, publisher=publisher, jobs=jobs
+    )
+    clusters = ClusterService(uow=uow, clock=clock, gateways=gateways)
+    tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.token_pepper))
+    updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
+    supervisor = ClusterSupervisor(
+        clusters=clusters,
+        jobs=jobs,
+        observations=observations,
+        gateways=gateways,
+        lease=lease,
+        clock=clock,
+        poll_seconds=settings.supervisor_poll_seconds,
+    )
+    return App(
+        settings=settings,
+        clock=clock,
+        db=db,
+        event_log=event_log,
+        hub=hub,
+        publisher=publisher,
+        tasks=tasks,
+        gateways=gateways,
+        jobs=jobs,
+        workloads=workloads,
+        observations=observations,
+        clusters=clusters,
+        tokens=tokens,
+        updates=updates,
+        supervisor=supervisor,
+        redis=redis,
+        arq=arq,
+        relay=relay,
+    )

@@ -1,0 +1,215 @@
+"""The `budcluster` command: serve, worker, migrate, token, cluster, export-schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import uuid
+from pathlib import Path
+
+import uvicorn
+
+from budcluster import migrate
+from budcluster.bootstrap import App, build
+from budcluster.settings import Settings
+from domain.errors import DomainError
+from domain.model.ids import ProjectId, TenantId, TokenId
+from domain.model.principal import Scope
+
+SCHEMA_PATH = Path("frontend-contract/schema.graphql")
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+async def _prepared(settings: Settings, *, migrate_first: bool) -> App:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app = await build(settings)
+    if migrate_first:
+        await migrate.upgrade(app.db.engine)
+    return app
+
+
+def _announce_token(secret: str, settings: Settings) -> None:
+    print(
+        "\n"
+        "  budcluster is ready: first start, so an admin token was created.\n"
+        "  It is shown this once and stored only as a hash; keep it now:\n\n"
+        f"    {secret}\n\n"
+        f"  GraphiQL: http://{settings.host}:{settings.port}/graphql  (add the header\n"
+        '  {"Authorization": "Bearer <token>"})\n',
+        flush=True,
+    )
+
+
+async def serve(settings: Settings) -> None:
+    app = await _prepared(settings, migrate_first=settings.auto_migrate)
+    from budcluster.http import create_app
+
+    try:
+        if settings.create_defaults:
+            issued = await app.ensure_defaults()
+            if issued is not None:
+                _announce_token(issued.secret, settings)
+        config = uvicorn.Config(
+            create_app(app),
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level.lower(),
+            ws="websockets",
+            lifespan="on",
+        )
+        await uvicorn.Server(config).serve()
+    finally:
+        await app.close()
+
+
+async def worker(settings: Settings) -> None:
+    from workers.settings import worker_for
+
+    app = await _prepared(settings, migrate_first=False)
+    await app.start()
+    try:
+        await worker_for(app).async_run()
+    finally:
+        await app.close()
+
+
+async def run_migrations(settings: Settings) -> None:
+    app = await _prepared(settings, migrate_first=True)
+    await app.close()
+    print(f"migrated {app.db.engine.url.render_as_string(hide_password=True)} to head")
+
+
+async def create_token(settings: Settings, args: argparse.Namespace) -> None:
+    app = await _prepared(settings, migrate_first=settings.auto_migrate)
+    try:
+        scopes = frozenset(Scope(s) for s in args.scope) or frozenset({Scope.ADMIN})
+        projects = (
+            frozenset(ProjectId(uuid.UUID(p)) for p in args.project) if args.project else None
+        )
+        tenant = TenantId(uuid.UUID(args.tenant)) if args.tenant else TenantId(uuid.uuid4())
+        issued = await app.tokens.issue(
+            tenant_id=tenant, name=args.name, scopes=scopes, project_ids=projects
+        )
+    finally:
+        await app.close()
+    print(f"token id: {issued.token.id}\ntenant:   {issued.token.tenant_id}", file=sys.stderr)
+    print(issued.secret)
+
+
+async def revoke_token(settings: Settings, args: argparse.Namespace) -> None:
+    app = await _prepared(settings, migrate_first=False)
+    try:
+        await app.tokens.revoke(TokenId(uuid.UUID(args.token_id)))
+    finally:
+        await app.close()
+    print(f"revoked {args.token_id}")
+
+
+async def create_simulated_cluster(settings: Settings, args: argparse.Namespace) -> None:
+    from adapters.simulated.config import parse_node_groups, settings_for
+
+    app = await _prepared(settings, migrate_first=settings.auto_migrate)
+    try:
+        cluster = await app.clusters.create_simulated(
+            args.name,
+            settings_for(
+                parse_node_groups(args.nodes),
+                time_scale=args.time_scale,
+                startup_seconds=args.startup_seconds,
+            ),
+        )
+    finally:
+        await app.close()
+    print(cluster.id)
+
+
+def export_schema(path: Path) -> None:
+    from schema.schema import sdl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(sdl())
+    print(f"wrote {path}")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="budcluster", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", help="run the GraphQL API (embedded default with nothing set)")
+    sub.add_parser("worker", help="run an arq worker and the cluster watchers")
+    sub.add_parser("migrate", help="bring the database to the latest schema")
+
+    token = sub.add_parser("token", help="API tokens").add_subparsers(dest="action", required=True)
+    create = token.add_parser("create", help="issue a token; prints it once")
+    create.add_argument("--name", required=True)
+    create.add_argument("--tenant", help="tenant id (a new tenant if omitted)")
+    create.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        choices=[s.value for s in Scope],
+        help="repeatable; default admin",
+    )
+    create.add_argument(
+        "--project", action="append", default=[], help="limit to these project ids (repeatable)"
+    )
+    revoke = token.add_parser("revoke")
+    revoke.add_argument("token_id")
+
+    cluster = sub.add_parser("cluster", help="clusters").add_subparsers(
+        dest="action", required=True
+    )
+    sim = cluster.add_parser("create-simulated", help="add a simulated cluster")
+    sim.add_argument("--name", required=True)
+    sim.add_argument("--nodes", default="2x8xnvidia-a100-80gb,1x4xnvidia-tesla-t4")
+    sim.add_argument(
+        "--time-scale", type=float, default=1.0, help="simulated seconds per real second"
+    )
+    sim.add_argument("--startup-seconds", type=float, default=2.0)
+
+    export = sub.add_parser("export-schema", help="write the GraphQL SDL")
+    export.add_argument("--path", type=Path, default=SCHEMA_PATH)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "export-schema":
+        export_schema(args.path)
+        return 0
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"budcluster: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(settings)
+    try:
+        if args.command == "serve":
+            asyncio.run(serve(settings))
+        elif args.command == "worker":
+            asyncio.run(worker(settings))
+        elif args.command == "migrate":
+            asyncio.run(run_migrations(settings))
+        elif args.command == "token" and args.action == "create":
+            asyncio.run(create_token(settings, args))
+        elif args.command == "token" and args.action == "revoke":
+            asyncio.run(revoke_token(settings, args))
+        elif args.command == "cluster":
+            asyncio.run(create_simulated_cluster(settings, args))
+    except DomainError as exc:
+        print(f"budcluster: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Settings from the environment. With nothing set, budcluster runs embedded: a SQLite file in
+`./.budcluster`, in-process tasks and events, and a simulated cluster created on first start.
+Setting DATABASE_URL (PostgreSQL) and REDIS_URL moves it to production mode: arq workers and
+events across API processes through Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adapters.simulated.config import DEFAULT_NODES
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(f"BUDCLUSTER_{name}")
+    return value if value not in (None, "") else default
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = _env(name)
+    if value is None:
+        return default
+    return value.lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path(".budcluster")
+    database_url: str = ""
+    redis_url: str | None = None
+    tasks: str = "inprocess"
+    """`inprocess` or `arq`."""
+    events: str = "inprocess"
+    """`inprocess` or `redis`."""
+    run_supervisor: bool = True
+    """Watch clusters from this process (leases make several processes safe)."""
+    create_defaults: bool = True
+    """On first start: a simulated cluster, and an admin token printed once."""
+    auto_migrate: bool = True
+    host: str = "127.0.0.1"
+    port: int = 8000
+    allowed_origins: tuple[str, ...] = ()
+    redis_prefix: str = "budcluster"
+    token_pepper: bytes = b""
+    sim_nodes: str = DEFAULT_NODES
+    sim_time_scale: float = 1.0
+    sim_poll_seconds: float = 0.5
+    supervisor_poll_seconds: float = 5.0
+    catch_up_seconds: float = 2.0
+    event_retention: int = 10_000
+    subscriber_buffer: int = 256
+    log_level: str = "INFO"
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_embedded(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def queue_name(self) -> str:
+        return f"{self.redis_prefix}:queue"
+
+    @property
+    def event_channel(self) -> str:
+        return f"{self.redis_prefix}:events"
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        data_dir = Path(_env("DATA_DIR", ".budcluster") or ".budcluster")
+        database_url = (
+            _env("DATABASE_URL")
+            or os.environ.get("DATABASE_URL")
+            or (f"sqlite:///{(data_dir / 'budcluster.db').resolve()}")
+        )
+        redis_url = _env("REDIS_URL") or os.environ.get("REDIS_URL") or None
+        embedded = database_url.startswith("sqlite")
+        tasks = _env("TASKS", "arq" if redis_url and not embedded else "inprocess") or "inprocess"
+        events = _env("EVENTS", "redis" if redis_url and not embedded else "inprocess") or ""
+        if tasks not in ("inprocess", "arq"):
+            raise ValueError("BUDCLUSTER_TASKS must be inprocess or arq")
+        if events not in ("inprocess", "redis"):
+            raise ValueError("BUDCLUSTER_EVENTS must be inprocess or redis")
+        if (tasks == "arq" or events == "redis") and not redis_url:
+            raise ValueError("arq tasks and Redis events need REDIS_URL")
+        origins = tuple(
+            o.strip() for o in (_env("ALLOWED_ORIGINS", "") or "").split(",") if o.strip()
+        )
+        return cls(
+            data_dir=data_dir,
+            database_url=database_url,
+            redis_url=redis_url,
+            tasks=tasks,
+            events=events,
+            run_supervisor=_flag("RUN_SUPERVISOR", True),
+            create_defaults=_flag("CREATE_DEFAULTS", embedded),
+            auto_migrate=_flag("AUTO_MIGRATE", embedded),
+            host=_env("HOST", "127.0.0.1") or "127.0.0.1",
+            port=int(_env("PORT", "8000") or 8000),
+            allowed_origins=origins,
+            redis_prefix=_env("REDIS_PREFIX", "budcluster") or "budcluster",
+            token_pepper=_pepper(data_dir),
+            sim_nodes=_env("SIM_NODES", DEFAULT_NODES) or DEFAULT_NODES,
+            sim_time_scale=float(_env("SIM_TIME_SCALE", "1.0") or 1.0),
+            sim_poll_seconds=float(_env("SIM_POLL_SECONDS", "0.5") or 0.5),
+            supervisor_poll_seconds=float(_env("SUPERVISOR_POLL_SECONDS", "5") or 5),
+            catch_up_seconds=float(_env("CATCH_UP_SECONDS", "2") or 2),
+            event_retention=int(_env("EVENT_RETENTION", "10000") or 10000),
+            subscriber_buffer=int(_env("SUBSCRIBER_BUFFER", "256") or 256),
+            log_level=_env("LOG_LEVEL", "INFO") or "INFO",
+        )
+
+
+def _pepper(data_dir: Path) -> bytes:
+    """The key token hashes are made with: from the environment, or a private file made once."""
+    value = _env("TOKEN_PEPPER")
+    if value:
+        return value.encode()
+    path = data_dir / "token-pepper"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process made it a moment ago
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+    for _ in range(50):
+        value = path.read_text().strip()
+        if value:
+            return value.encode()
+        time.sleep(0.02)
+    raise RuntimeError(f"{path} is empty")

@@ -1,0 +1,83 @@
+"""Errors the core raises.
+
+`DomainError` subclasses are outcomes a user can act on: the GraphQL layer turns each into a typed
+union member (ValidationError, NotFoundError, ConflictError, ForbiddenError) carrying a stable code,
+a message and, where it applies, the path of the offending input field. Anything else that escapes
+is a bug or an outage and is masked before it reaches a client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class DomainError(Exception):
+    code = "DOMAIN_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class FieldIssue:
+    """One problem with one input field. `field` is a dotted path, e.g. `resources.gpuCount`."""
+
+    field: str
+    message: str
+    code: str = "INVALID"
+
+
+class ValidationFailed(DomainError):
+    code = "VALIDATION_FAILED"
+
+    def __init__(self, issues: list[FieldIssue]) -> None:
+        if not issues:
+            raise ValueError("ValidationFailed needs at least one issue")
+        super().__init__("; ".join(f"{i.field}: {i.message}" for i in issues))
+        self.issues = tuple(issues)
+
+    @classmethod
+    def single(cls, field: str, message: str, code: str = "INVALID") -> ValidationFailed:
+        return cls([FieldIssue(field, message, code)])
+
+
+class NotFound(DomainError):
+    code = "NOT_FOUND"
+
+    def __init__(self, entity: str, entity_id: object) -> None:
+        super().__init__(f"{entity} {entity_id} not found")
+        self.entity = entity
+        self.entity_id = str(entity_id)
+
+
+class Conflict(DomainError):
+    code = "CONFLICT"
+
+    def __init__(self, message: str, code: str = "CONFLICT") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class InvalidTransition(Conflict):
+    def __init__(self, job_id: object, current: str, target: str) -> None:
+        super().__init__(
+            f"job {job_id} cannot move from {current} to {target}", code="INVALID_TRANSITION"
+        )
+        self.current = current
+        self.target = target
+
+
+class Forbidden(DomainError):
+    code = "FORBIDDEN"
+
+
+class Unauthenticated(DomainError):
+    code = "UNAUTHENTICATED"
+
+    def __init__(self, message: str = "a valid bearer token is required") -> None:
+        super().__init__(message)
+
+
+class DuplicateIdempotencyKey(Exception):
+    """Raised by a job repository when (tenant, idempotency_key) already exists; not user-facing."""

@@ -1,0 +1,1 @@
+"""Entities and value objects of the core."""

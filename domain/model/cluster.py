@@ -1,0 +1,93 @@
+"""Clusters and their nodes, as far as scheduling needs them.
+
+A cluster is shared platform infrastructure registered by an operator; the jobs on it belong to
+tenants. The node inventory gives the cluster's GPU flavors and capacity, which decide what may be
+submitted (no job may ask for more GPUs of a type than one node has) and feed admission.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from domain.model.ids import ClusterId, NodeId
+
+
+class Platform(enum.StrEnum):
+    ON_PREM = "ON_PREM"
+    EKS = "EKS"
+    AKS = "AKS"
+    OPENSHIFT = "OPENSHIFT"
+    SIMULATED = "SIMULATED"
+
+
+class ClusterStatus(enum.StrEnum):
+    REGISTERING = "REGISTERING"
+    AVAILABLE = "AVAILABLE"
+    NOT_AVAILABLE = "NOT_AVAILABLE"
+    ERROR = "ERROR"
+    DELETING = "DELETING"
+
+
+class NodeType(enum.StrEnum):
+    MASTER = "MASTER"
+    WORKER = "WORKER"
+    GPU = "GPU"
+    HPU = "HPU"
+
+
+@dataclass
+class Node:
+    id: NodeId
+    cluster_id: ClusterId
+    name: str
+    node_type: NodeType
+    gpu_type: str | None
+    gpu_count: int
+    cpu_cores: float
+    memory_gb: float
+    ready: bool = True
+    schedulable: bool = True
+    hardware_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usable(self) -> bool:
+        return self.ready and self.schedulable
+
+
+@dataclass
+class Cluster:
+    id: ClusterId
+    name: str
+    platform: Platform
+    status: ClusterStatus
+    created_at: datetime
+    updated_at: datetime
+    reason: str | None = None
+    nodes: list[Node] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Adapter settings that are not secret, e.g. a simulated cluster's time scale."""
+
+    @property
+    def gpu_types(self) -> frozenset[str]:
+        return frozenset(n.gpu_type for n in self.nodes if n.gpu_type and n.gpu_count > 0)
+
+    def largest_node_gpus(self, gpu_type: str) -> int:
+        return max((n.gpu_count for n in self.nodes if n.gpu_type == gpu_type), default=0)
+
+    def gpu_capacity(self) -> dict[str, int]:
+        capacity: dict[str, int] = {}
+        for node in self.nodes:
+            if node.gpu_type and node.gpu_count:
+                capacity[node.gpu_type] = capacity.get(node.gpu_type, 0) + node.gpu_count
+        return capacity
+
+    @property
+    def largest_node_cpu(self) -> float:
+        return max((n.cpu_cores for n in self.nodes), default=0.0)
+
+    @property
+    def largest_node_memory(self) -> float:
+        return max((n.memory_gb for n in self.nodes), default=0.0)

@@ -1,0 +1,189 @@
+"""Jobs as plain JSON documents, for the outbox: what a subscriber in any process decodes.
+
+Only JSON types appear in a document (strings, numbers, booleans, lists, objects, null), so the
+same payload travels through the database and through Redis without pickling.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+from domain.model.job import (
+    ChangeKind,
+    DeploymentType,
+    Job,
+    JobChanged,
+    JobEvent,
+    JobPriority,
+    JobSource,
+    JobStatus,
+    JobType,
+    Placement,
+    Resources,
+    SourceKind,
+)
+
+
+def _dt(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _parse_dt(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+def _dec(value: Decimal | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _parse_dec(value: Any) -> Decimal | None:
+    return Decimal(value) if value is not None else None
+
+
+def job_to_document(job: Job) -> dict[str, Any]:
+    r = job.resources
+    return {
+        "id": str(job.id),
+        "name": job.name,
+        "tenant_id": str(job.tenant_id),
+        "project_id": str(job.project_id),
+        "cluster_id": str(job.cluster_id),
+        "source": {"kind": job.source.kind.value, "source_id": job.source.source_id},
+        "job_type": job.job_type.value,
+        "deployment_type": job.deployment_type.value,
+        "spec": job.spec,
+        "resources": {
+            "gpu_type": r.gpu_type,
+            "gpu_count": r.gpu_count,
+            "cpu_cores": r.cpu_cores,
+            "memory_gb": r.memory_gb,
+            "storage_gb": r.storage_gb,
+        },
+        "estimated_duration_seconds": job.estimated_duration_seconds,
+        "max_duration_seconds": job.max_duration_seconds,
+        "deadline": _dt(job.deadline),
+        "priority": job.priority.value,
+        "preemptible": job.preemptible,
+        "status": job.status.value,
+        "status_message": job.status_message,
+        "retry_count": job.retry_count,
+        "max_retries": job.max_retries,
+        "estimated_start": _dt(job.estimated_start),
+        "estimated_end": _dt(job.estimated_end),
+        "actual_start": _dt(job.actual_start),
+        "actual_end": _dt(job.actual_end),
+        "estimated_cost": _dec(job.estimated_cost),
+        "actual_cost": _dec(job.actual_cost),
+        "budget_limit": _dec(job.budget_limit),
+        "outputs": job.outputs,
+        "idempotency_key": job.idempotency_key,
+        "placement": (
+            {"node": job.placement.node, "gpu_indices": list(job.placement.gpu_indices)}
+            if job.placement
+            else None
+        ),
+        "next_attempt_at": _dt(job.next_attempt_at),
+        "created_at": _dt(job.created_at),
+        "updated_at": _dt(job.updated_at),
+        "version": job.version,
+    }
+
+
+def job_from_document(doc: dict[str, Any]) -> Job:
+    res = doc["resources"]
+    placement = doc.get("placement")
+    created_at = _parse_dt(doc["created_at"])
+    updated_at = _parse_dt(doc["updated_at"])
+    assert created_at is not None and updated_at is not None
+    return Job(
+        id=JobId(UUID(doc["id"])),
+        name=doc["name"],
+        tenant_id=TenantId(UUID(doc["tenant_id"])),
+        project_id=ProjectId(UUID(doc["project_id"])),
+        cluster_id=ClusterId(UUID(doc["cluster_id"])),
+        source=JobSource(SourceKind(doc["source"]["kind"]), doc["source"]["source_id"]),
+        job_type=JobType(doc["job_type"]),
+        deployment_type=DeploymentType(doc["deployment_type"]),
+        spec=doc["spec"],
+        resources=Resources(
+            gpu_type=res["gpu_type"],
+            gpu_count=res["gpu_count"],
+            cpu_cores=res["cpu_cores"],
+            memory_gb=res["memory_gb"],
+            storage_gb=res["storage_gb"],
+        ),
+        estimated_duration_seconds=doc["estimated_duration_seconds"],
+        max_duration_seconds=doc["max_duration_seconds"],
+        deadline=_parse_dt(doc["deadline"]),
+        priority=JobPriority(doc["priority"]),
+        preemptible=doc["preemptible"],
+        status=JobStatus(doc["status"]),
+        status_message=doc["status_message"],
+        retry_count=doc["retry_count"],
+        max_retries=doc["max_retries"],
+        estimated_start=_parse_dt(doc["estimated_start"]),
+        estimated_end=_parse_dt(doc["estimated_end"]),
+        actual_start=_parse_dt(doc["actual_start"]),
+        actual_end=_parse_dt(doc["actual_end"]),
+        estimated_cost=_parse_dec(doc["estimated_cost"]),
+        actual_cost=_parse_dec(doc["actual_cost"]),
+        budget_limit=_parse_dec(doc["budget_limit"]),
+        outputs=doc["outputs"],
+        idempotency_key=doc["idempotency_key"],
+        placement=(
+            Placement(placement["node"], tuple(placement["gpu_indices"])) if placement else None
+        ),
+        next_attempt_at=_parse_dt(doc.get("next_attempt_at")),
+        created_at=created_at,
+        updated_at=updated_at,
+        version=doc.get("version", 0),
+    )
+
+
+def event_to_document(event: JobEvent) -> dict[str, Any]:
+    return {
+        "job_id": str(event.job_id),
+        "attempt": event.attempt,
+        "from_status": event.from_status.value if event.from_status else None,
+        "to_status": event.to_status.value,
+        "reason": event.reason,
+        "at": event.at.isoformat(),
+    }
+
+
+def event_from_document(doc: dict[str, Any]) -> JobEvent:
+    at = _parse_dt(doc["at"])
+    assert at is not None
+    return JobEvent(
+        job_id=JobId(UUID(doc["job_id"])),
+        attempt=doc["attempt"],
+        from_status=JobStatus(doc["from_status"]) if doc["from_status"] else None,
+        to_status=JobStatus(doc["to_status"]),
+        reason=doc["reason"],
+        at=at,
+    )
+
+
+def change_to_document(change: JobChanged) -> dict[str, Any]:
+    return {
+        "kind": change.kind.value,
+        "job": job_to_document(change.job),
+        "transition": event_to_document(change.transition) if change.transition else None,
+        "previous_priority": change.previous_priority.value if change.previous_priority else None,
+    }
+
+
+def change_from_document(doc: dict[str, Any]) -> JobChanged:
+    transition = doc.get("transition")
+    return JobChanged(
+        kind=ChangeKind(doc["kind"]),
+        job=job_from_document(doc["job"]),
+        transition=event_from_document(transition) if transition else None,
+        previous_priority=(
+            JobPriority(doc["previous_priority"]) if doc.get("previous_priority") else None
+        ),
+    )

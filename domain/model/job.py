@@ -1,0 +1,264 @@
+"""The Job: the atomic unit of GPU work, and the one table of its allowed status transitions.
+
+A job is created PENDING, handed to its cluster (QUEUED), given resources by the cluster's admission
+(ADMITTED, the seed's SCHEDULED), runs (RUNNING) and ends COMPLETED, FAILED, CANCELLED or PREEMPTED.
+FAILED and PREEMPTED jobs may be retried: a retry is a new attempt of the same job, back to PENDING.
+Every transition goes through `Job.transition`, which checks `ALLOWED_TRANSITIONS`, stamps the times
+and records a `JobEvent`; the unit of work stores those events with the job, in one transaction, and
+turns them into outbox events for subscribers.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from domain.errors import InvalidTransition
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+
+
+class JobType(enum.StrEnum):
+    SERVICE = "SERVICE"
+    BATCH = "BATCH"
+    TRAINING = "TRAINING"
+
+
+class DeploymentType(enum.StrEnum):
+    HELM = "HELM"
+    DOCKER = "DOCKER"
+    MODEL = "MODEL"
+
+
+class SourceKind(enum.StrEnum):
+    DIRECT = "DIRECT"
+    PIPELINE = "PIPELINE"
+    USECASE = "USECASE"
+
+
+class JobPriority(enum.StrEnum):
+    CRITICAL = "CRITICAL"
+    HIGH = "HIGH"
+    NORMAL = "NORMAL"
+    LOW = "LOW"
+    SPOT = "SPOT"
+
+    @property
+    def rank(self) -> int:
+        """Higher runs first; the Kueue WorkloadPriorityClass defaults."""
+        return _PRIORITY_RANK[self]
+
+
+_PRIORITY_RANK = {
+    JobPriority.CRITICAL: 1000,
+    JobPriority.HIGH: 100,
+    JobPriority.NORMAL: 10,
+    JobPriority.LOW: 1,
+    JobPriority.SPOT: 0,
+}
+
+
+class JobStatus(enum.StrEnum):
+    PENDING = "PENDING"
+    QUEUED = "QUEUED"
+    ADMITTED = "ADMITTED"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    PREEMPTED = "PREEMPTED"
+
+    @property
+    def is_active(self) -> bool:
+        """Holds or waits for cluster resources."""
+        return self in _ACTIVE
+
+    @property
+    def is_finished(self) -> bool:
+        """Done for good unless someone retries it (COMPLETED and CANCELLED never are)."""
+        return self in (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+_ACTIVE = frozenset({JobStatus.PENDING, JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING})
+
+S = JobStatus
+ALLOWED_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
+    S.PENDING: frozenset({S.QUEUED, S.CANCELLED, S.FAILED}),
+    S.QUEUED: frozenset({S.ADMITTED, S.CANCELLED, S.FAILED, S.PREEMPTED}),
+    S.ADMITTED: frozenset({S.RUNNING, S.QUEUED, S.CANCELLED, S.FAILED, S.PREEMPTED}),
+    S.RUNNING: frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.PREEMPTED}),
+    S.FAILED: frozenset({S.PENDING}),
+    S.PREEMPTED: frozenset({S.PENDING, S.CANCELLED}),
+    S.COMPLETED: frozenset(),
+    S.CANCELLED: frozenset(),
+}
+"""The one table of allowed transitions. ADMITTED -> QUEUED is Kueue releasing a reservation."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    gpu_type: str | None = None
+    gpu_count: int = 0
+    cpu_cores: float = 1.0
+    memory_gb: float = 4.0
+    storage_gb: int | None = None
+
+
+@dataclass(frozen=True)
+class JobSource:
+    kind: SourceKind = SourceKind.DIRECT
+    source_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the cluster put the job: a node and the GPU indices on it."""
+
+    node: str
+    gpu_indices: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One transition of one attempt of a job: the job's history is the list of these."""
+
+    job_id: JobId
+    attempt: int
+    from_status: JobStatus | None
+    to_status: JobStatus
+    reason: str
+    at: datetime
+
+
+class ChangeKind(enum.StrEnum):
+    SUBMITTED = "SUBMITTED"
+    TRANSITION = "TRANSITION"
+    PRIORITY_CHANGED = "PRIORITY_CHANGED"
+
+
+@dataclass(frozen=True)
+class JobChanged:
+    """A domain event: a job's state changed. Written to the outbox with the job's new state."""
+
+    kind: ChangeKind
+    job: Job
+    transition: JobEvent | None = None
+    previous_priority: JobPriority | None = None
+
+    def previous_view(self) -> tuple[JobStatus, JobPriority] | None:
+        """The job's status and priority before this change; None if it did not exist."""
+        if self.kind is ChangeKind.SUBMITTED:
+            return None
+        status = self.transition.from_status if self.transition else self.job.status
+        assert status is not None
+        return status, self.previous_priority or self.job.priority
+
+
+@dataclass(eq=False)
+class Job:
+    id: JobId
+    name: str
+    tenant_id: TenantId
+    project_id: ProjectId
+    cluster_id: ClusterId
+    job_type: JobType
+    deployment_type: DeploymentType
+    created_at: datetime
+    updated_at: datetime
+    source: JobSource = JobSource()
+    spec: dict[str, Any] = field(default_factory=dict)
+    resources: Resources = Resources()
+    estimated_duration_seconds: int | None = None
+    max_duration_seconds: int | None = None
+    deadline: datetime | None = None
+    priority: JobPriority = JobPriority.NORMAL
+    preemptible: bool = False
+    status: JobStatus = JobStatus.PENDING
+    status_message: str | None = None
+    retry_count: int = 0
+    max_retries: int = 3
+    estimated_start: datetime | None = None
+    estimated_end: datetime | None = None
+    actual_start: datetime | None = None
+    actual_end: datetime | None = None
+    estimated_cost: Decimal | None = None
+    actual_cost: Decimal | None = None
+    budget_limit: Decimal | None = None
+    outputs: dict[str, Any] = field(default_factory=dict)
+    idempotency_key: str | None = None
+    placement: Placement | None = None
+    next_attempt_at: datetime | None = None
+    version: int = 0
+    """Bumped on every stored change; guards against lost updates between processes."""
+
+    changes: list[JobChanged] = field(default_factory=list, repr=False, compare=False)
+    """Domain events raised since the job was loaded; the unit of work drains them on commit."""
+
+    @property
+    def attempt(self) -> int:
+        return self.retry_count
+
+    @property
+    def workload_name(self) -> str:
+        """Deterministic cluster object name for this attempt: retried tasks never make a second."""
+        return f"bud-{self.id.hex[:20]}-a{self.attempt}"
+
+    def can_transition_to(self, target: JobStatus) -> bool:
+        return target in ALLOWED_TRANSITIONS[self.status]
+
+    def transition(self, target: JobStatus, reason: str, at: datetime) -> JobEvent:
+        if not self.can_transition_to(target):
+            raise InvalidTransition(self.id, self.status.value, target.value)
+        event = JobEvent(self.id, self.attempt, self.status, target, reason, at)
+        self.status = target
+        self.status_message = reason
+        self.updated_at = at
+        if target is JobStatus.RUNNING:
+            self.actual_start = at
+        if target in (JobStatus.QUEUED, JobStatus.PENDING):
+            self.placement = None
+        if target in (
+            JobStatus.COMPLETED,
+            JobStatus.FAILED,
+            JobStatus.CANCELLED,
+            JobStatus.PREEMPTED,
+        ):
+            self.actual_end = at
+            self.next_attempt_at = None
+        self.changes.append(JobChanged(ChangeKind.TRANSITION, self.snapshot(), event))
+        return event
+
+    def record_submission(self) -> JobEvent:
+        event = JobEvent(self.id, self.attempt, None, self.status, "submitted", self.created_at)
+        self.changes.append(JobChanged(ChangeKind.SUBMITTED, self.snapshot(), event))
+        return event
+
+    def begin_retry(self, at: datetime, not_before: datetime, reason: str) -> JobEvent:
+        """Start the next attempt: back to PENDING, to be handed to the cluster at `not_before`."""
+        if not self.can_transition_to(JobStatus.PENDING):
+            raise InvalidTransition(self.id, self.status.value, JobStatus.PENDING.value)
+        self.retry_count += 1
+        self.actual_start = None
+        self.actual_end = None
+        self.estimated_start = None
+        self.estimated_end = None
+        event = self.transition(JobStatus.PENDING, reason, at)
+        self.next_attempt_at = not_before
+        self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
+        return event
+
+    def change_priority(self, priority: JobPriority, at: datetime) -> None:
+        previous, self.priority = self.priority, priority
+        self.updated_at = at
+        self.changes.append(
+            JobChanged(ChangeKind.PRIORITY_CHANGED, self.snapshot(), previous_priority=previous)
+        )
+
+    def place(self, placement: Placement | None) -> None:
+        self.placement = placement
+
+    def snapshot(self) -> Job:
+        """An immutable-by-convention copy for events: later changes to self do not leak into it."""
+        return replace(self, changes=[], spec=dict(self.spec), outputs=dict(self.outputs))

@@ -1,0 +1,352 @@
+"""The core's only doors to the outside world.
+
+Each port is a small Protocol. Adapters implement them (SQLAlchemy, Redis, arq, the simulated or
+Kubernetes cluster); tests use fakes that satisfy the same Protocols. The composition root
+(`budcluster.bootstrap`) chooses which adapter stands behind each port for a given way of running.
+
+Tenant isolation lives here too: a unit of work is opened for a `TenantScope`, and every job read
+through it is limited to that tenant by the repository itself, so a resolver cannot forget it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from domain.model.cluster import Cluster, Node
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId, TokenId
+from domain.model.job import (
+    Job,
+    JobChanged,
+    JobEvent,
+    JobPriority,
+    JobStatus,
+    JobType,
+    Placement,
+    Resources,
+)
+from domain.model.principal import ApiToken
+
+# --- time -----------------------------------------------------------------------------------
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+# --- persistence ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TenantScope:
+    """Whose data a unit of work may see. `tenant_id=None` is the system (workers, watchers)."""
+
+    tenant_id: TenantId | None
+
+    @classmethod
+    def system(cls) -> TenantScope:
+        return cls(None)
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    statuses: frozenset[JobStatus] = frozenset()
+    priorities: frozenset[JobPriority] = frozenset()
+    job_types: frozenset[JobType] = frozenset()
+    cluster_ids: frozenset[ClusterId] = frozenset()
+    project_ids: frozenset[ProjectId] = frozenset()
+
+    def matches(self, job: Job) -> bool:
+        return (
+            (not self.statuses or job.status in self.statuses)
+            and (not self.priorities or job.priority in self.priorities)
+            and (not self.job_types or job.job_type in self.job_types)
+            and (not self.cluster_ids or job.cluster_id in self.cluster_ids)
+            and (not self.project_ids or job.project_id in self.project_ids)
+        )
+
+
+@dataclass(frozen=True)
+class JobCursor:
+    """Keyset position in the newest-first job listing."""
+
+    created_at: datetime
+    job_id: JobId
+
+
+@dataclass(frozen=True)
+class JobPage:
+    jobs: list[Job]
+    has_next: bool
+
+
+class JobRepository(Protocol):
+    async def add(self, job: Job) -> None:
+        """Insert a new job; raises DuplicateIdempotencyKey if its key is taken."""
+
+    async def get(self, job_id: JobId, *, for_update: bool = False) -> Job | None: ...
+
+    async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None: ...
+
+    async def page(
+        self, job_filter: JobFilter, *, first: int, after: JobCursor | None = None
+    ) -> JobPage: ...
+
+    async def list_for_cluster(
+        self, cluster_id: ClusterId, job_filter: JobFilter, *, limit: int
+    ) -> list[Job]: ...
+
+    async def active_on_cluster(self, cluster_id: ClusterId) -> list[Job]: ...
+
+    async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
+        """PENDING jobs whose next attempt is due before `before` (the submission sweeper)."""
+
+    async def events(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobEvent]]: ...
+
+
+class ClusterRepository(Protocol):
+    async def add(self, cluster: Cluster) -> None: ...
+
+    async def get(self, cluster_id: ClusterId) -> Cluster | None: ...
+
+    async def get_many(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, Cluster]: ...
+
+    async def get_by_name(self, name: str) -> Cluster | None: ...
+
+    async def all(self) -> list[Cluster]: ...
+
+    async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None: ...
+
+
+class TokenRepository(Protocol):
+    async def add(self, token: ApiToken) -> None: ...
+
+    async def get(self, token_id: TokenId) -> ApiToken | None: ...
+
+    async def revoke(self, token_id: TokenId, at: datetime) -> bool: ...
+
+    async def count(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An outbox event as committed: ordered within its cluster by `sequence`."""
+
+    cluster_id: ClusterId
+    sequence: int
+    change: JobChanged
+    occurred_at: datetime
+
+    @property
+    def tenant_id(self) -> TenantId:
+        return self.change.job.tenant_id
+
+    @property
+    def job(self) -> Job:
+        return self.change.job
+
+
+class EventLog(Protocol):
+    """The committed, retained event history of each cluster (the outbox, read side)."""
+
+    async def current_sequence(self, cluster_id: ClusterId) -> int: ...
+
+    async def retained_after(self, cluster_id: ClusterId) -> int:
+        """Events with a sequence above this are still held: a `since` below it needs a snapshot."""
+
+    async def read_after(
+        self, cluster_id: ClusterId, after: int, *, limit: int
+    ) -> list[StoredEvent]: ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction. Domain events of the jobs it touched are stored with the same commit."""
+
+    @property
+    def jobs(self) -> JobRepository: ...
+
+    @property
+    def clusters(self) -> ClusterRepository: ...
+
+    @property
+    def tokens(self) -> TokenRepository: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    async def commit(self) -> list[StoredEvent]:
+        """Commit; returns the events written, stamped with their sequences."""
+
+    async def rollback(self) -> None: ...
+
+    async def current_sequence(self, cluster_id: ClusterId) -> int:
+        """The cluster's latest event sequence as this transaction sees it."""
+
+
+class UnitOfWorkFactory(Protocol):
+    def __call__(self, scope: TenantScope, *, consistent_read: bool = False) -> UnitOfWork:
+        """`consistent_read` asks for one snapshot across statements (a stamped snapshot)."""
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+class EventPublisher(Protocol):
+    async def publish(self, events: Sequence[StoredEvent]) -> None:
+        """Announce committed events to every API process. Best effort: subscribers re-read gaps."""
+
+
+class Overflowed:
+    """Marker a live subscription yields when its bounded buffer overflowed and events were lost."""
+
+    def __repr__(self) -> str:
+        return "Overflowed()"
+
+
+class LiveSubscription(Protocol):
+    def __aiter__(self) -> AsyncIterator[StoredEvent | Overflowed]: ...
+
+    async def close(self) -> None: ...
+
+
+class EventHub(Protocol):
+    """Per-process fan-out of a cluster's events, in sequence order without gaps."""
+
+    async def subscribe(self, cluster_id: ClusterId, *, buffer: int) -> LiveSubscription: ...
+
+
+# --- tasks ----------------------------------------------------------------------------------
+
+
+class RetryTask(Exception):
+    """Raised by a task function to be run again after `defer_seconds` (counts as a try)."""
+
+    def __init__(self, defer_seconds: float) -> None:
+        super().__init__(f"retry in {defer_seconds:.1f}s")
+        self.defer_seconds = defer_seconds
+
+
+class TaskQueue(Protocol):
+    async def enqueue(
+        self, task: str, *, key: str, defer_until: datetime | None = None, **kwargs: Any
+    ) -> bool:
+        """Run `task(**kwargs)` once per `key` (returns False if that key is already queued)."""
+
+
+# --- clusters -------------------------------------------------------------------------------
+
+
+class WorkloadPhase(enum.StrEnum):
+    QUEUED = "QUEUED"
+    ADMITTED = "ADMITTED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    PREEMPTED = "PREEMPTED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What budcluster asks a cluster to run: one attempt of one job."""
+
+    job_id: JobId
+    attempt: int
+    name: str
+    tenant_id: TenantId
+    job_type: JobType
+    priority: JobPriority
+    preemptible: bool
+    resources: Resources
+    created_at: datetime
+    estimated_duration_seconds: int | None = None
+    max_duration_seconds: int | None = None
+    spec: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, job: Job) -> Workload:
+        return cls(
+            job_id=job.id,
+            attempt=job.attempt,
+            name=job.workload_name,
+            tenant_id=job.tenant_id,
+            job_type=job.job_type,
+            priority=job.priority,
+            preemptible=job.preemptible,
+            resources=job.resources,
+            created_at=job.created_at,
+            estimated_duration_seconds=job.estimated_duration_seconds,
+            max_duration_seconds=job.max_duration_seconds,
+            spec=dict(job.spec),
+        )
+
+
+@dataclass(frozen=True)
+class WorkloadObservation:
+    """What the cluster reports about one workload: its whole current state, not a delta."""
+
+    job_id: JobId
+    attempt: int
+    phase: WorkloadPhase
+    reason: str
+    observed_at: datetime
+    admitted_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    placement: Placement | None = None
+
+
+class GatewayUnavailable(Exception):
+    """The cluster could not be reached; the caller retries with backoff."""
+
+
+class ClusterGateway(Protocol):
+    async def submit(self, workload: Workload) -> None:
+        """Create the workload; a second call with the same name changes nothing."""
+
+    async def cancel(self, job_id: JobId, attempt: int) -> None: ...
+
+    async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None: ...
+
+    async def nodes(self) -> list[Node]: ...
+
+    async def list_workloads(self) -> list[WorkloadObservation]: ...
+
+    def watch(self) -> AsyncIterator[WorkloadObservation]:
+        """Observations as they happen; the caller lists first, then watches."""
+
+
+class GatewayFactory(Protocol):
+    def for_cluster(self, cluster: Cluster) -> ClusterGateway: ...
+
+
+class Lease(Protocol):
+    """A time-limited, renewable claim that only one process watches a given cluster."""
+
+    async def acquire(self, name: str, *, ttl_seconds: float) -> bool: ...
+
+    async def renew(self, name: str, *, ttl_seconds: float) -> bool: ...
+
+    async def release(self, name: str) -> None: ...
+
+
+# --- secrets --------------------------------------------------------------------------------
+
+
+class SecretHasher(Protocol):
+    def hash(self, secret: str) -> str: ...
+
+    def verify(self, secret: str, hashed: str) -> bool: ...

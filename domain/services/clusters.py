@@ -1,0 +1,63 @@
+"""Clusters: reading them, creating simulated ones, and refreshing their node inventory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from domain.errors import Conflict, ValidationFailed
+from domain.model.cluster import Cluster, ClusterStatus, Platform
+from domain.model.ids import ClusterId, new_cluster_id
+from domain.names import name_problem
+from domain.ports import Clock, GatewayFactory, TenantScope, UnitOfWorkFactory
+
+
+class ClusterService:
+    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock, gateways: GatewayFactory) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._gateways = gateways
+
+    async def get(self, cluster_id: ClusterId) -> Cluster | None:
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.clusters.get(cluster_id)
+
+    async def get_many(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, Cluster]:
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.clusters.get_many(cluster_ids)
+
+    async def all(self) -> list[Cluster]:
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.clusters.all()
+
+    async def create_simulated(self, name: str, settings: dict[str, Any]) -> Cluster:
+        """Register a simulated cluster and read its nodes from it; AVAILABLE at once."""
+        problem = name_problem(name)
+        if problem:
+            raise ValidationFailed.single("name", problem)
+        now = self._clock.now()
+        cluster = Cluster(
+            id=new_cluster_id(),
+            name=name,
+            platform=Platform.SIMULATED,
+            status=ClusterStatus.AVAILABLE,
+            created_at=now,
+            updated_at=now,
+            settings=settings,
+        )
+        nodes = await self._gateways.for_cluster(cluster).nodes()
+        cluster.nodes = nodes
+        async with self._uow(TenantScope.system()) as uow:
+            if await uow.clusters.get_by_name(name) is not None:
+                raise Conflict(f"a cluster named {name} exists", code="NAME_TAKEN")
+            await uow.clusters.add(cluster)
+            await uow.commit()
+        return cluster
+
+    async def refresh_nodes(self, cluster: Cluster) -> Cluster:
+        nodes = await self._gateways.for_cluster(cluster).nodes()
+        async with self._uow(TenantScope.system()) as uow:
+            await uow.clusters.replace_nodes(cluster.id, nodes)
+            await uow.commit()
+        cluster.nodes = nodes
+        return cluster

@@ -1,0 +1,272 @@
+"""Job commands and queries: submit, cancel, retry, change priority, and reads for a principal.
+
+Each command runs in one unit of work scoped to the caller's tenant; what it changes and the events
+it raises commit together, are then announced to subscribers, and only then is cluster-side work
+queued as a task (a task must find the committed job). A crash between commit and enqueue leaves
+a PENDING job the submission sweeper picks up; tasks are idempotent, so running one twice is safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from domain.backoff import backoff_seconds
+from domain.errors import (
+    Conflict,
+    DuplicateIdempotencyKey,
+    Forbidden,
+    NotFound,
+    ValidationFailed,
+)
+from domain.model.ids import JobId, new_job_id
+from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus
+from domain.model.principal import Principal
+from domain.ports import (
+    Clock,
+    EventPublisher,
+    JobCursor,
+    JobFilter,
+    JobPage,
+    TaskQueue,
+    TenantScope,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from domain.services import task_names
+from domain.services.submission import JobSubmission, validate_submission
+
+MAX_PAGE = 100
+
+
+def scoped_filter(principal: Principal, job_filter: JobFilter) -> JobFilter | None:
+    """The filter narrowed to the principal's projects; None when nothing can match."""
+    if principal.project_ids is None:
+        return job_filter
+    allowed = principal.project_ids
+    wanted = job_filter.project_ids & allowed if job_filter.project_ids else allowed
+    if not wanted:
+        return None
+    return JobFilter(
+        statuses=job_filter.statuses,
+        priorities=job_filter.priorities,
+        job_types=job_filter.job_types,
+        cluster_ids=job_filter.cluster_ids,
+        project_ids=wanted,
+    )
+
+
+async def commit_and_publish(uow: UnitOfWork, publisher: EventPublisher) -> None:
+    events = await uow.commit()
+    if events:
+        await publisher.publish(events)
+
+
+class JobService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        tasks: TaskQueue,
+        publisher: EventPublisher,
+        backoff: Callable[[int], float] = backoff_seconds,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._tasks = tasks
+        self._publisher = publisher
+        self._backoff = backoff
+
+    # --- commands ---------------------------------------------------------------------------
+
+    async def submit(self, principal: Principal, sub: JobSubmission) -> Job:
+        if not principal.may_use_project(sub.project_id):
+            raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
+        scope = TenantScope(principal.tenant_id)
+        now = self._clock.now()
+        async with self._uow(scope) as uow:
+            if sub.idempotency_key is not None:
+                existing = await uow.jobs.get_by_idempotency_key(
+                    principal.tenant_id, sub.idempotency_key
+                )
+                if existing is not None:
+                    return existing
+            cluster = await uow.clusters.get(sub.cluster_id)
+            issues = validate_submission(sub, cluster, now)
+            if issues:
+                raise ValidationFailed(issues)
+            job = Job(
+                id=new_job_id(),
+                name=sub.name,
+                tenant_id=principal.tenant_id,
+                project_id=sub.project_id,
+                cluster_id=sub.cluster_id,
+                job_type=sub.job_type,
+                deployment_type=sub.deployment_type,
+                created_at=now,
+                updated_at=now,
+                source=JobSource(sub.source_kind, sub.source_id),
+                spec=dict(sub.spec),
+                resources=sub.resources,
+                estimated_duration_seconds=sub.estimated_duration_seconds,
+                max_duration_seconds=sub.max_duration_seconds,
+                deadline=sub.deadline,
+                priority=sub.priority,
+                preemptible=sub.preemptible,
+                max_retries=sub.max_retries,
+                budget_limit=sub.budget_limit,
+                idempotency_key=sub.idempotency_key,
+                status_message="submitted",
+            )
+            job.record_submission()
+            try:
+                await uow.jobs.add(job)
+                await commit_and_publish(uow, self._publisher)
+            except DuplicateIdempotencyKey:
+                await uow.rollback()
+                return await self._existing(principal, sub)
+        await self._enqueue_submission(job)
+        return job
+
+    async def _existing(self, principal: Principal, sub: JobSubmission) -> Job:
+        """The job a concurrent submission with the same idempotency key stored first."""
+        assert sub.idempotency_key is not None
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            job = await uow.jobs.get_by_idempotency_key(principal.tenant_id, sub.idempotency_key)
+        if job is None:  # pragma: no cover - the key was just seen taken
+            raise Conflict("idempotency key in use; try again", code="IDEMPOTENCY_RACE")
+        return job
+
+    async def cancel(self, principal: Principal, job_id: JobId, reason: str | None) -> Job:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            job = await self._get(uow, principal, job_id)
+            if job.status.is_finished:
+                raise Conflict(
+                    f"job {job.name} is already {job.status.value}", code="ALREADY_FINISHED"
+                )
+            job.transition(JobStatus.CANCELLED, reason or "cancelled by user", self._clock.now())
+            await commit_and_publish(uow, self._publisher)
+        await self._tasks.enqueue(
+            task_names.CANCEL_WORKLOAD,
+            key=f"cancel:{job.id}:{job.attempt}",
+            job_id=str(job.id),
+            attempt=job.attempt,
+        )
+        return job
+
+    async def retry(self, principal: Principal, job_id: JobId) -> Job:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            job = await self._get(uow, principal, job_id)
+            if job.status not in (JobStatus.FAILED, JobStatus.PREEMPTED):
+                raise Conflict(
+                    f"only FAILED or PREEMPTED jobs can be retried; {job.name} is "
+                    f"{job.status.value}",
+                    code="NOT_RETRYABLE",
+                )
+            if job.retry_count >= job.max_retries:
+                raise Conflict(
+                    f"job {job.name} has used all {job.max_retries} retries",
+                    code="RETRIES_EXHAUSTED",
+                )
+            self.start_next_attempt(job, "retry requested")
+            await commit_and_publish(uow, self._publisher)
+        await self._enqueue_submission(job)
+        return job
+
+    def start_next_attempt(self, job: Job, why: str) -> None:
+        """Move a FAILED or PREEMPTED job to its next attempt, due after a backoff delay."""
+        now = self._clock.now()
+        attempt = job.retry_count + 1
+        delay = timedelta(seconds=self._backoff(attempt))
+        job.begin_retry(
+            now,
+            now + delay,
+            f"{why}: attempt {attempt + 1} (retry {attempt} of {job.max_retries}) "
+            f"starts in {delay.total_seconds():.0f}s",
+        )
+
+    async def change_priority(
+        self, principal: Principal, job_id: JobId, priority: JobPriority
+    ) -> Job:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            job = await self._get(uow, principal, job_id)
+            if job.status.is_finished:
+                raise Conflict(
+                    f"job {job.name} is already {job.status.value}", code="ALREADY_FINISHED"
+                )
+            if priority is JobPriority.CRITICAL and job.preemptible:
+                raise ValidationFailed.single(
+                    "priority", "a preemptible job cannot be CRITICAL (CRITICAL is never preempted)"
+                )
+            if priority is job.priority:
+                return job
+            job.change_priority(priority, self._clock.now())
+            await commit_and_publish(uow, self._publisher)
+        if job.status in (JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING):
+            await self._tasks.enqueue(
+                task_names.SET_WORKLOAD_PRIORITY,
+                key=f"priority:{job.id}:{job.attempt}:{job.version}",
+                job_id=str(job.id),
+                attempt=job.attempt,
+            )
+        return job
+
+    async def _enqueue_submission(self, job: Job) -> None:
+        await self._tasks.enqueue(
+            task_names.SUBMIT_WORKLOAD,
+            key=f"submit:{job.id}:{job.attempt}",
+            defer_until=job.next_attempt_at,
+            job_id=str(job.id),
+            attempt=job.attempt,
+        )
+
+    async def sweep_due_submissions(self, *, grace: timedelta, limit: int = 500) -> int:
+        """Queue again PENDING jobs whose submission is overdue (e.g. lost between commit and
+        enqueue). The task key de-duplicates against a submission still queued."""
+        async with self._uow(TenantScope.system()) as uow:
+            due = await uow.jobs.due_for_submission(self._clock.now() - grace, limit=limit)
+        for job in due:
+            await self._enqueue_submission(job)
+        return len(due)
+
+    # --- queries ----------------------------------------------------------------------------
+
+    async def get(self, principal: Principal, job_id: JobId) -> Job | None:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            job = await uow.jobs.get(job_id)
+        return job if job is not None and principal.may_use_project(job.project_id) else None
+
+    async def page(
+        self,
+        principal: Principal,
+        job_filter: JobFilter,
+        *,
+        first: int,
+        after: JobCursor | None,
+    ) -> JobPage:
+        if not 1 <= first <= MAX_PAGE:
+            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        narrowed = scoped_filter(principal, job_filter)
+        if narrowed is None:
+            return JobPage([], False)
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            return await uow.jobs.page(narrowed, first=first, after=after)
+
+    async def events(
+        self, principal: Principal, job_ids: Sequence[JobId]
+    ) -> dict[JobId, list[JobEvent]]:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            events = await uow.jobs.events(job_ids)
+            if principal.project_ids is None:
+                return events
+            jobs = [await uow.jobs.get(job_id) for job_id in events]
+        allowed = {j.id for j in jobs if j and principal.may_use_project(j.project_id)}
+        return {job_id: evs for job_id, evs in events.items() if job_id in allowed}
+
+    @staticmethod
+    async def _get(uow: UnitOfWork, principal: Principal, job_id: JobId) -> Job:
+        job = await uow.jobs.get(job_id, for_update=True)
+        if job is None or not principal.may_use_project(job.project_id):
+            raise NotFound("job", job_id)
+        return job

@@ -1,0 +1,122 @@
+"""Turn what a cluster reports about a workload into job transitions.
+
+An observation carries the workload's whole current state, so applying it is idempotent and
+tolerant of missed or late reports: a job QUEUED in our records whose workload has already
+finished is walked through ADMITTED and RUNNING to COMPLETED, each step stamped with the time
+the cluster recorded for it; an observation older than what we know, or about another attempt,
+changes nothing. A preempted attempt is retried automatically (after backoff) while retries
+remain, as Kueue requeues evicted workloads; a FAILED job waits for `retryJob`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus
+from domain.ports import (
+    Clock,
+    EventPublisher,
+    TaskQueue,
+    TenantScope,
+    UnitOfWorkFactory,
+    WorkloadObservation,
+    WorkloadPhase,
+)
+from domain.services import task_names
+from domain.services.jobs import JobService, commit_and_publish
+
+PHASE_STATUS = {
+    WorkloadPhase.QUEUED: JobStatus.QUEUED,
+    WorkloadPhase.ADMITTED: JobStatus.ADMITTED,
+    WorkloadPhase.RUNNING: JobStatus.RUNNING,
+    WorkloadPhase.SUCCEEDED: JobStatus.COMPLETED,
+    WorkloadPhase.FAILED: JobStatus.FAILED,
+    WorkloadPhase.PREEMPTED: JobStatus.PREEMPTED,
+    WorkloadPhase.DELETED: JobStatus.CANCELLED,
+}
+
+_FORWARD = [JobStatus.PENDING, JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING]
+
+
+def transition_path(current: JobStatus, target: JobStatus) -> list[JobStatus]:
+    """The statuses a job passes through to reach what the cluster reports; [] if stale."""
+    if current not in _FORWARD:
+        return []  # the attempt already ended here; late reports change nothing
+    if current is JobStatus.ADMITTED and target is JobStatus.QUEUED:
+        return [JobStatus.QUEUED]  # the reservation was released
+    if target in _FORWARD:
+        here, there = _FORWARD.index(current), _FORWARD.index(target)
+        return _FORWARD[here + 1 : there + 1]
+    path: list[JobStatus] = []
+    status = current
+    while target not in _allowed(status):
+        status = _FORWARD[_FORWARD.index(status) + 1]
+        path.append(status)
+    path.append(target)
+    return path
+
+
+def _allowed(status: JobStatus) -> frozenset[JobStatus]:
+    return ALLOWED_TRANSITIONS[status]
+
+
+def _stamp(status: JobStatus, obs: WorkloadObservation) -> datetime:
+    if status is JobStatus.ADMITTED and obs.admitted_at:
+        return obs.admitted_at
+    if status is JobStatus.RUNNING and obs.started_at:
+        return obs.started_at
+    if not status.is_active and obs.finished_at:
+        return obs.finished_at
+    return obs.observed_at
+
+
+class ObservationService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        tasks: TaskQueue,
+        publisher: EventPublisher,
+        jobs: JobService,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._tasks = tasks
+        self._publisher = publisher
+        self._jobs = jobs
+
+    async def apply(self, obs: WorkloadObservation) -> Job | None:
+        """Apply one observation; returns the job if it changed."""
+        async with self._uow(TenantScope.system()) as uow:
+            job = await uow.jobs.get(obs.job_id, for_update=True)
+            if job is None or job.attempt != obs.attempt:
+                return None
+            path = transition_path(job.status, PHASE_STATUS[obs.phase])
+            moved = (
+                obs.placement is not None
+                and obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
+                and obs.placement != job.placement
+            )
+            if moved:
+                job.place(obs.placement)
+            if not path:
+                if moved:
+                    await uow.commit()
+                return job if moved else None
+            for status in path:
+                reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
+                job.transition(status, reason, _stamp(status, obs))
+            retry = job.status is JobStatus.PREEMPTED and job.retry_count < job.max_retries
+            if retry:
+                self._jobs.start_next_attempt(job, f"preempted ({obs.reason})")
+            await commit_and_publish(uow, self._publisher)
+        if retry:
+            await self._tasks.enqueue(
+                task_names.SUBMIT_WORKLOAD,
+                key=f"submit:{job.id}:{job.attempt}",
+                defer_until=job.next_attempt_at,
+                job_id=str(job.id),
+                attempt=job.attempt,
+            )
+        return job

@@ -1,0 +1,137 @@
+"""Follow every cluster: list its workloads, then watch them, applying what it reports.
+
+One process at a time watches a given cluster, holding a renewable lease; any number of processes
+may run a supervisor, and one takes over when the holder dies. Watching a cluster means: read its
+nodes, list every workload and apply each observation (catching up on whatever happened while no
+one watched), then apply observations as they stream. When the gateway fails, the watch is
+restarted after a capped, jittered backoff. The supervisor also re-queues overdue submissions, the
+safety net for a process that died between committing a job and queueing its task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+
+from domain.backoff import backoff_seconds
+from domain.model.cluster import Cluster, ClusterStatus
+from domain.model.ids import ClusterId
+from domain.ports import Clock, GatewayFactory, GatewayUnavailable, Lease
+from domain.services.clusters import ClusterService
+from domain.services.jobs import JobService
+from domain.services.observations import ObservationService
+
+log = logging.getLogger(__name__)
+
+
+class ClusterSupervisor:
+    def __init__(
+        self,
+        *,
+        clusters: ClusterService,
+        jobs: JobService,
+        observations: ObservationService,
+        gateways: GatewayFactory,
+        lease: Lease,
+        clock: Clock,
+        poll_seconds: float = 5.0,
+        lease_ttl_seconds: float = 15.0,
+        submission_grace: timedelta = timedelta(seconds=30),
+        backoff: Callable[[int], float] = backoff_seconds,
+    ) -> None:
+        self._clusters = clusters
+        self._jobs = jobs
+        self._observations = observations
+        self._gateways = gateways
+        self._lease = lease
+        self._clock = clock
+        self._poll = poll_seconds
+        self._ttl = lease_ttl_seconds
+        self._grace = submission_grace
+        self._backoff = backoff
+        self._watches: dict[ClusterId, asyncio.Task[None]] = {}
+
+    async def run(self) -> None:
+        """Run until cancelled."""
+        try:
+            while True:
+                await self.tick()
+                await self._clock.sleep(self._poll)
+        finally:
+            await self.stop()
+
+    async def tick(self) -> None:
+        try:
+            clusters = await self._clusters.all()
+            for cluster in clusters:
+                task = self._watches.get(cluster.id)
+                if cluster.status is ClusterStatus.DELETING:
+                    if task is not None:
+                        task.cancel()
+                    continue
+                if task is None or task.done():
+                    self._watches[cluster.id] = asyncio.create_task(
+                        self._watch(cluster), name=f"watch-{cluster.name}"
+                    )
+            await self._jobs.sweep_due_submissions(grace=self._grace)
+        except Exception:
+            log.exception("cluster supervisor tick failed")
+
+    async def stop(self) -> None:
+        tasks = list(self._watches.values())
+        self._watches.clear()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _watch(self, cluster: Cluster) -> None:
+        lease = f"watch:{cluster.id}"
+        failures = 0
+        while True:
+            if not await self._lease.acquire(lease, ttl_seconds=self._ttl):
+                await self._clock.sleep(self._ttl / 3)
+                continue
+            renewer = asyncio.create_task(self._renew(lease))
+            follower = asyncio.create_task(self._follow(cluster))
+            try:
+                done, _ = await asyncio.wait(
+                    {renewer, follower}, return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in done:
+                    task.result()
+                failures = 0
+            except (GatewayUnavailable, OSError) as exc:
+                failures += 1
+                log.warning("cluster %s unreachable (%s); retrying", cluster.name, exc)
+            except Exception:
+                failures += 1
+                log.exception("watching cluster %s failed", cluster.name)
+            finally:
+                for task in (renewer, follower):
+                    task.cancel()
+                for task in (renewer, follower):
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+                with contextlib.suppress(Exception):
+                    await self._lease.release(lease)
+            await self._clock.sleep(self._backoff(max(failures, 1)) if failures else 0.5)
+
+    async def _renew(self, lease: str) -> None:
+        while True:
+            await self._clock.sleep(self._ttl / 3)
+            if not await self._lease.renew(lease, ttl_seconds=self._ttl):
+                log.warning("lost lease %s", lease)
+                return
+
+    async def _follow(self, cluster: Cluster) -> None:
+        gateway = self._gateways.for_cluster(cluster)
+        await self._clusters.refresh_nodes(cluster)
+        for observation in await gateway.list_workloads():
+            await self._observations.apply(observation)
+        async for observation in gateway.watch():
+            await self._observations.apply(observation)

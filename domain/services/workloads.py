@@ -1,0 +1,106 @@
+"""Cluster-side work for jobs: hand an attempt to its cluster, cancel it, re-prioritise it.
+
+These run as background tasks, possibly more than once and concurrently with user commands, so
+each re-reads the job, acts only if the job is still in the state that asked for it, and relies on
+the gateway's idempotency (workload names are derived from job id and attempt). A cluster that
+cannot be reached raises `RetryTask` with a backoff delay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from domain.backoff import backoff_seconds
+from domain.model.ids import JobId
+from domain.model.job import Job, JobStatus
+from domain.ports import (
+    Clock,
+    EventPublisher,
+    GatewayFactory,
+    GatewayUnavailable,
+    RetryTask,
+    TenantScope,
+    UnitOfWorkFactory,
+    Workload,
+)
+from domain.services.jobs import commit_and_publish
+
+
+class WorkloadService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        gateways: GatewayFactory,
+        publisher: EventPublisher,
+        backoff: Callable[[int], float] = backoff_seconds,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._gateways = gateways
+        self._publisher = publisher
+        self._backoff = backoff
+
+    async def submit(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> bool:
+        """Create the workload for this attempt on its cluster; True if it was handed over."""
+        async with self._uow(TenantScope.system()) as uow:
+            job = await uow.jobs.get(job_id)
+            if job is None or job.attempt != attempt or job.status is not JobStatus.PENDING:
+                return False
+            if job.next_attempt_at is not None and job.next_attempt_at > self._clock.now():
+                wait = (job.next_attempt_at - self._clock.now()).total_seconds()
+                raise RetryTask(wait)
+            cluster = await uow.clusters.get(job.cluster_id)
+        if cluster is None:
+            return False
+        gateway = self._gateways.for_cluster(cluster)
+        try:
+            await gateway.submit(Workload.of(job))
+        except GatewayUnavailable as exc:
+            raise RetryTask(self._backoff(try_number)) from exc
+
+        async with self._uow(TenantScope.system()) as uow:
+            current = await uow.jobs.get(job_id, for_update=True)
+            if current is None or current.attempt != attempt:
+                return False
+            if current.status is JobStatus.PENDING:
+                current.transition(
+                    JobStatus.QUEUED, f"queued on cluster {cluster.name}", self._clock.now()
+                )
+                await commit_and_publish(uow, self._publisher)
+                return True
+            cancelled_meanwhile = current.status is JobStatus.CANCELLED
+        if cancelled_meanwhile:
+            await gateway.cancel(job_id, attempt)
+        return True
+
+    async def cancel(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> None:
+        job = await self._load(job_id)
+        if job is None:
+            return
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(job.cluster_id)
+        if cluster is None:
+            return
+        try:
+            await self._gateways.for_cluster(cluster).cancel(job_id, attempt)
+        except GatewayUnavailable as exc:
+            raise RetryTask(self._backoff(try_number)) from exc
+
+    async def set_priority(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> None:
+        job = await self._load(job_id)
+        if job is None or job.attempt != attempt or not job.status.is_active:
+            return
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(job.cluster_id)
+        if cluster is None:
+            return
+        try:
+            await self._gateways.for_cluster(cluster).set_priority(job_id, attempt, job.priority)
+        except GatewayUnavailable as exc:
+            raise RetryTask(self._backoff(try_number)) from exc
+
+    async def _load(self, job_id: JobId) -> Job | None:
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.jobs.get(job_id)

@@ -1,0 +1,1 @@
+"""Alembic migrations: one history that builds PostgreSQL and SQLite alike from empty."""

@@ -1,0 +1,1 @@
+"""Thin resolvers: check the caller, call one domain service, convert the result."""

@@ -1,0 +1,181 @@
+"""Job queries and mutations."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from domain.errors import DomainError
+from domain.model.ids import ClusterId, JobId, ProjectId
+from domain.model.job import Resources
+from domain.model.principal import Scope
+from domain.ports import JobFilter as DomainJobFilter
+from domain.services.submission import JobSubmission
+from resolvers.common import (
+    caller,
+    decode_cursor,
+    encode_cursor,
+    parse_uuid,
+    query_caller,
+    query_uuid,
+)
+from schema.context import Info
+from schema.types import errors
+from schema.types.connection import JobConnection, JobEdge, PageInfo
+from schema.types.enums import JobPriority
+from schema.types.inputs import JobFilter, SubmitJobInput
+from schema.types.job import Job, JobEvent
+
+SubmitJobResult = Annotated[
+    Job
+    | errors.ValidationError
+    | errors.NotFoundError
+    | errors.ConflictError
+    | errors.ForbiddenError,
+    strawberry.union("SubmitJobResult"),
+]
+JobCommandResult = Annotated[
+    Job
+    | errors.ValidationError
+    | errors.NotFoundError
+    | errors.ConflictError
+    | errors.ForbiddenError,
+    strawberry.union("JobCommandResult"),
+]
+
+DEFAULT_PAGE = 50
+
+
+def to_domain_filter(job_filter: JobFilter | None, field: str = "filter") -> DomainJobFilter:
+    if job_filter is None:
+        return DomainJobFilter()
+    return DomainJobFilter(
+        statuses=frozenset(job_filter.statuses or ()),
+        priorities=frozenset(job_filter.priorities or ()),
+        job_types=frozenset(job_filter.job_types or ()),
+        cluster_ids=frozenset(
+            ClusterId(query_uuid(c, f"{field}.clusterIds")) for c in job_filter.cluster_ids or ()
+        ),
+        project_ids=frozenset(
+            ProjectId(query_uuid(p, f"{field}.projectIds")) for p in job_filter.project_ids or ()
+        ),
+    )
+
+
+def to_submission(data: SubmitJobInput) -> JobSubmission:
+    r = data.resources
+    return JobSubmission(
+        name=data.name,
+        project_id=ProjectId(parse_uuid(data.project_id, "project_id")),
+        cluster_id=ClusterId(parse_uuid(data.cluster_id, "cluster_id")),
+        job_type=data.job_type,
+        deployment_type=data.deployment_type,
+        spec=data.spec,  # type: ignore[arg-type]
+        resources=Resources(
+            gpu_type=r.gpu_type,
+            gpu_count=r.gpu_count,
+            cpu_cores=r.cpu_cores,
+            memory_gb=r.memory_gb,
+            storage_gb=r.storage_gb,
+        ),
+        source_kind=data.source.kind,
+        source_id=data.source.source_id,
+        estimated_duration_seconds=data.estimated_duration_seconds,
+        max_duration_seconds=data.max_duration_seconds,
+        deadline=data.deadline,
+        priority=data.priority,
+        preemptible=data.preemptible,
+        max_retries=data.max_retries,
+        budget_limit=data.budget_limit,
+        idempotency_key=data.idempotency_key,
+    )
+
+
+# --- queries --------------------------------------------------------------------------------
+
+
+async def job(info: Info, id: strawberry.ID) -> Job | None:
+    principal = query_caller(info, Scope.JOBS_READ)
+    found = await info.context.services.jobs.get(principal, JobId(query_uuid(id, "id")))
+    return Job.from_domain(found) if found else None
+
+
+async def jobs(
+    info: Info,
+    filter: JobFilter | None = None,
+    first: int = DEFAULT_PAGE,
+    after: str | None = None,
+) -> JobConnection:
+    principal = query_caller(info, Scope.JOBS_READ)
+    cursor = decode_cursor(after) if after else None
+    try:
+        page = await info.context.services.jobs.page(
+            principal, to_domain_filter(filter), first=first, after=cursor
+        )
+    except DomainError as exc:
+        raise errors.UserInputError(exc.message, field="first") from None
+    edges = [
+        JobEdge(cursor=encode_cursor(j.created_at, j.id), node=Job.from_domain(j))
+        for j in page.jobs
+    ]
+    return JobConnection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next, end_cursor=edges[-1].cursor if edges else None
+        ),
+    )
+
+
+async def job_events(info: Info, job_id: strawberry.ID) -> list[JobEvent]:
+    principal = query_caller(info, Scope.JOBS_READ)
+    key = JobId(query_uuid(job_id, "jobId"))
+    found = await info.context.services.jobs.events(principal, [key])
+    return [JobEvent.from_domain(e) for e in found.get(key, [])]
+
+
+# --- mutations ------------------------------------------------------------------------------
+
+
+async def submit_job(info: Info, input: SubmitJobInput) -> SubmitJobResult:
+    try:
+        principal = caller(info, Scope.JOBS_WRITE)
+        submitted = await info.context.services.jobs.submit(principal, to_submission(input))
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return Job.from_domain(submitted)
+
+
+async def cancel_job(info: Info, id: strawberry.ID, reason: str | None = None) -> JobCommandResult:
+    try:
+        principal = caller(info, Scope.JOBS_WRITE)
+        if reason is not None and len(reason) > 500:
+            return errors.validation_error("reason", "must be at most 500 characters")
+        cancelled = await info.context.services.jobs.cancel(
+            principal, JobId(parse_uuid(id, "id")), reason
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return Job.from_domain(cancelled)
+
+
+async def retry_job(info: Info, id: strawberry.ID) -> JobCommandResult:
+    try:
+        principal = caller(info, Scope.JOBS_WRITE)
+        retried = await info.context.services.jobs.retry(principal, JobId(parse_uuid(id, "id")))
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return Job.from_domain(retried)
+
+
+async def update_job_priority(
+    info: Info, id: strawberry.ID, priority: JobPriority
+) -> JobCommandResult:
+    try:
+        principal = caller(info, Scope.JOBS_WRITE)
+        changed = await info.context.services.jobs.change_priority(
+            principal, JobId(parse_uuid(id, "id")), priority
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return Job.from_domain(changed)

@@ -1,0 +1,62 @@
+"""The live job stream."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import strawberry
+
+from domain.errors import NotFound
+from domain.model.ids import ClusterId
+from domain.model.principal import Scope
+from domain.services.updates import JobUpdate as Update
+from domain.services.updates import Snapshot
+from resolvers.common import query_caller, query_uuid
+from resolvers.jobs import to_domain_filter
+from schema.context import Info
+from schema.types.errors import UserInputError
+from schema.types.inputs import JobFilter
+from schema.types.job import Job, JobEvent
+from schema.types.updates import JobChange, JobSnapshot, JobUpdate
+
+
+async def job_updates(
+    info: Info,
+    cluster_id: strawberry.ID,
+    filter: JobFilter | None = None,
+    since: int | None = None,
+) -> AsyncGenerator[JobUpdate, None]:
+    principal = query_caller(info, Scope.JOBS_READ)
+    key = ClusterId(query_uuid(cluster_id, "clusterId"))
+    if since is not None and since < 0:
+        raise UserInputError("since must not be negative", field="since")
+    try:
+        stream = await info.context.services.updates.job_updates(
+            principal, key, to_domain_filter(filter), since
+        )
+    except NotFound:
+        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
+    try:
+        async for update in stream:
+            info.context.refresh_loaders()
+            yield _message(update)
+    finally:
+        await stream.aclose()
+
+
+def _message(update: Update) -> JobUpdate:
+    if isinstance(update, Snapshot):
+        return JobSnapshot(
+            sequence=update.sequence,
+            jobs=[Job.from_domain(j) for j in update.jobs],
+            truncated=update.truncated,
+            reason=update.reason,
+        )
+    change = update.change
+    return JobChange(
+        sequence=update.sequence,
+        kind=change.kind,
+        job=Job.from_domain(change.job),
+        transition=JobEvent.from_domain(change.transition) if change.transition else None,
+        matches_filter=update.matches_filter,
+    )

@@ -1,0 +1,74 @@
+"""What every resolver receives: the domain services, the caller, and per-request DataLoaders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from strawberry.dataloader import DataLoader
+from strawberry.types import Info as StrawberryInfo
+
+from domain.errors import Unauthenticated
+from domain.model.cluster import Cluster
+from domain.model.ids import ClusterId, JobId
+from domain.model.job import JobEvent
+from domain.model.principal import Principal
+from domain.services.clusters import ClusterService
+from domain.services.jobs import JobService
+from domain.services.tokens import TokenService
+from domain.services.updates import UpdatesService
+
+
+@dataclass(frozen=True)
+class ApiServices:
+    jobs: JobService
+    clusters: ClusterService
+    tokens: TokenService
+    updates: UpdatesService
+
+
+class Loaders:
+    """Batch and cache lookups for one request (or one subscription message)."""
+
+    def __init__(self, services: ApiServices, principal: Principal | None) -> None:
+        self._services = services
+        self._principal = principal
+        self.cluster: DataLoader[ClusterId, Cluster | None] = DataLoader(self._clusters)
+        self.job_events: DataLoader[JobId, list[JobEvent]] = DataLoader(self._job_events)
+
+    async def _clusters(self, ids: list[ClusterId]) -> list[Cluster | None]:
+        found = await self._services.clusters.get_many(ids)
+        return [found.get(i) for i in ids]
+
+    async def _job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
+        if self._principal is None:
+            return [[] for _ in ids]
+        found = await self._services.jobs.events(self._principal, ids)
+        return [found.get(i, []) for i in ids]
+
+
+@dataclass
+class Context:
+    services: ApiServices
+    principal: Principal | None = None
+    auth_error: str | None = None
+    request: Any = None
+    response: Any = None
+    connection_params: Any = None
+    """What a WebSocket client sent in connection_init (set by Strawberry)."""
+    loaders: Loaders = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.refresh_loaders()
+
+    def refresh_loaders(self) -> None:
+        """Fresh caches: a long-lived subscription must not serve yesterday's data."""
+        self.loaders = Loaders(self.services, self.principal)
+
+    def authenticated(self) -> Principal:
+        if self.principal is None:
+            raise Unauthenticated(self.auth_error or "a valid bearer token is required")
+        return self.principal
+
+
+Info = StrawberryInfo[Context, None]

@@ -1,0 +1,65 @@
+"""The assembled Schema: root Query, Mutation and Subscription bound to the resolvers."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.schema.config import StrawberryConfig
+
+from resolvers import clusters as cluster_resolvers
+from resolvers import jobs as job_resolvers
+from resolvers import subscriptions as subscription_resolvers
+from schema.extensions import extensions
+from schema.types.cluster import Cluster
+from schema.types.connection import JobConnection
+from schema.types.job import Job, JobEvent
+
+
+@strawberry.type
+class Query:
+    job: Job | None = strawberry.field(resolver=job_resolvers.job, description="A job you may see.")
+    jobs: JobConnection = strawberry.field(
+        resolver=job_resolvers.jobs, description="Your jobs, newest first (at most 100 per page)."
+    )
+    job_events: list[JobEvent] = strawberry.field(
+        resolver=job_resolvers.job_events, description="A job's history, oldest first."
+    )
+    cluster: Cluster | None = strawberry.field(resolver=cluster_resolvers.cluster)
+    clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
+
+
+@strawberry.type
+class Mutation:
+    submit_job = strawberry.mutation(
+        resolver=job_resolvers.submit_job,
+        description="Submit a job to a cluster. With an idempotencyKey, a repeat returns the "
+        "first job.",
+    )
+    cancel_job = strawberry.mutation(resolver=job_resolvers.cancel_job)
+    retry_job = strawberry.mutation(
+        resolver=job_resolvers.retry_job,
+        description="Start the next attempt of a FAILED or PREEMPTED job, after backoff.",
+    )
+    update_job_priority = strawberry.mutation(resolver=job_resolvers.update_job_priority)
+
+
+@strawberry.type
+class Subscription:
+    job_updates = strawberry.subscription(
+        resolver=subscription_resolvers.job_updates,
+        description="A snapshot of your jobs on a cluster, then every change in order. "
+        "Reconnect with `since` (the last sequence you hold) to get exactly what you missed.",
+    )
+
+
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    subscription=Subscription,
+    extensions=extensions(),
+    config=StrawberryConfig(auto_camel_case=True),
+)
+
+
+def sdl() -> str:
+    """The schema as SDL, exactly as exported to frontend-contract/schema.graphql."""
+    return schema.as_str() + "\n"

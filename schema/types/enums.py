@@ -1,0 +1,39 @@
+"""GraphQL enums are the domain's enums: one name per concept, in every layer.
+
+`strawberry.enum` registers each domain enum in place, so the types annotate fields with the
+domain classes themselves.
+"""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.model.cluster import ClusterStatus, NodeType, Platform
+from domain.model.job import ChangeKind, DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+
+strawberry.enum(JobStatus, description="Where a job is in its lifecycle.")
+strawberry.enum(
+    JobType, description="SERVICE runs until stopped; BATCH and TRAINING run to completion."
+)
+strawberry.enum(DeploymentType)
+strawberry.enum(
+    JobPriority,
+    description="Admission order and preemption: CRITICAL is never preempted, SPOT is first to go.",
+)
+strawberry.enum(SourceKind, description="What created the job.")
+strawberry.enum(ClusterStatus)
+strawberry.enum(Platform)
+strawberry.enum(NodeType)
+strawberry.enum(ChangeKind, name="JobChangeKind")
+
+__all__ = [
+    "ChangeKind",
+    "ClusterStatus",
+    "DeploymentType",
+    "JobPriority",
+    "JobStatus",
+    "JobType",
+    "NodeType",
+    "Platform",
+    "SourceKind",
+]

@@ -1,0 +1,60 @@
+"""Inputs of queries and mutations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+import strawberry
+from strawberry.scalars import JSON
+
+from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+
+
+@strawberry.input
+class ResourcesInput:
+    gpu_type: str | None = strawberry.field(
+        default=None, description="GPU product, e.g. nvidia-a100-80gb; required with gpuCount."
+    )
+    gpu_count: int = 0
+    cpu_cores: float = 1.0
+    memory_gb: float = 4.0
+    storage_gb: int | None = None
+
+
+@strawberry.input
+class JobSourceInput:
+    kind: SourceKind = SourceKind.DIRECT
+    source_id: str | None = None
+
+
+@strawberry.input
+class SubmitJobInput:
+    name: str = strawberry.field(description="A DNS-1123 label of at most 53 characters.")
+    project_id: strawberry.ID
+    cluster_id: strawberry.ID
+    job_type: JobType
+    deployment_type: DeploymentType
+    spec: JSON = strawberry.field(default_factory=dict)
+    resources: ResourcesInput = strawberry.field(default_factory=ResourcesInput)
+    source: JobSourceInput = strawberry.field(default_factory=JobSourceInput)
+    estimated_duration_seconds: int | None = None
+    max_duration_seconds: int | None = None
+    deadline: datetime | None = None
+    priority: JobPriority = JobPriority.NORMAL
+    preemptible: bool = False
+    max_retries: int = 3
+    budget_limit: Decimal | None = None
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Submitting again with the same key returns the first job, never a second.",
+    )
+
+
+@strawberry.input
+class JobFilter:
+    statuses: list[JobStatus] | None = None
+    priorities: list[JobPriority] | None = None
+    job_types: list[JobType] | None = None
+    cluster_ids: list[strawberry.ID] | None = None
+    project_ids: list[strawberry.ID] | None = None

@@ -1,0 +1,155 @@
+"""The Job type and its parts."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from typing import cast
+
+import strawberry
+from strawberry.scalars import JSON
+
+from domain.model import job as model
+from domain.model.ids import ClusterId, JobId
+from schema.context import Info
+from schema.types.cluster import Cluster
+from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+
+
+@strawberry.type
+class Resources:
+    gpu_type: str | None
+    gpu_count: int
+    cpu_cores: float
+    memory_gb: float
+    storage_gb: int | None
+
+
+@strawberry.type
+class JobSource:
+    kind: SourceKind
+    source_id: str | None
+
+
+@strawberry.type(description="The node and GPU indices a job holds: its rows on the timeline.")
+class Placement:
+    node: str
+    gpu_indices: list[int]
+
+
+@strawberry.type(description="One status transition of one attempt of a job.")
+class JobEvent:
+    attempt: int
+    from_status: JobStatus | None
+    to_status: JobStatus
+    reason: str
+    at: datetime
+
+    @classmethod
+    def from_domain(cls, event: model.JobEvent) -> JobEvent:
+        return cls(
+            attempt=event.attempt,
+            from_status=event.from_status,
+            to_status=event.to_status,
+            reason=event.reason,
+            at=event.at,
+        )
+
+
+@strawberry.type
+class Job:
+    id: strawberry.ID
+    name: str
+    tenant_id: strawberry.ID
+    project_id: strawberry.ID
+    cluster_id: strawberry.ID
+    source: JobSource
+    job_type: JobType
+    deployment_type: DeploymentType
+    spec: JSON
+    resources: Resources
+    estimated_duration_seconds: int | None
+    max_duration_seconds: int | None
+    deadline: datetime | None
+    priority: JobPriority
+    preemptible: bool
+    status: JobStatus
+    status_message: str | None
+    retry_count: int
+    max_retries: int
+    attempt: int = strawberry.field(description="0 for the first run, then one more per retry.")
+    estimated_start: datetime | None
+    estimated_end: datetime | None
+    actual_start: datetime | None
+    actual_end: datetime | None
+    estimated_cost: Decimal | None
+    actual_cost: Decimal | None
+    budget_limit: Decimal | None
+    outputs: JSON
+    idempotency_key: str | None
+    placement: Placement | None
+    next_attempt_at: datetime | None = strawberry.field(
+        description="When a retried job is next handed to its cluster."
+    )
+    created_at: datetime
+    updated_at: datetime
+
+    @strawberry.field
+    async def cluster(self, info: Info) -> Cluster | None:
+        found = await info.context.loaders.cluster.load(ClusterId(uuid.UUID(self.cluster_id)))
+        return Cluster.from_domain(found) if found else None
+
+    @strawberry.field(description="The job's history: every transition of every attempt.")  # type: ignore[untyped-decorator]
+    async def events(self, info: Info) -> list[JobEvent]:
+        found = await info.context.loaders.job_events.load(JobId(uuid.UUID(self.id)))
+        return [JobEvent.from_domain(e) for e in found]
+
+    @classmethod
+    def from_domain(cls, job: model.Job) -> Job:
+        r = job.resources
+        return cls(
+            id=strawberry.ID(str(job.id)),
+            name=job.name,
+            tenant_id=strawberry.ID(str(job.tenant_id)),
+            project_id=strawberry.ID(str(job.project_id)),
+            cluster_id=strawberry.ID(str(job.cluster_id)),
+            source=JobSource(kind=job.source.kind, source_id=job.source.source_id),
+            job_type=job.job_type,
+            deployment_type=job.deployment_type,
+            spec=cast(JSON, job.spec),
+            resources=Resources(
+                gpu_type=r.gpu_type,
+                gpu_count=r.gpu_count,
+                cpu_cores=r.cpu_cores,
+                memory_gb=r.memory_gb,
+                storage_gb=r.storage_gb,
+            ),
+            estimated_duration_seconds=job.estimated_duration_seconds,
+            max_duration_seconds=job.max_duration_seconds,
+            deadline=job.deadline,
+            priority=job.priority,
+            preemptible=job.preemptible,
+            status=job.status,
+            status_message=job.status_message,
+            retry_count=job.retry_count,
+            max_retries=job.max_retries,
+            attempt=job.attempt,
+            estimated_start=job.estimated_start,
+            estimated_end=job.estimated_end,
+            actual_start=job.actual_start,
+            actual_end=job.actual_end,
+            estimated_cost=job.estimated_cost,
+            actual_cost=job.actual_cost,
+            budget_limit=job.budget_limit,
+            outputs=cast(JSON, job.outputs),
+            idempotency_key=job.idempotency_key,
+            placement=(
+                Placement(node=job.placement.node, gpu_indices=list(job.placement.gpu_indices))
+                if job.placement
+                else None
+            ),
+            next_attempt_at=job.next_attempt_at,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+        )

@@ -1,0 +1,35 @@
+"""Messages of the `jobUpdates` subscription."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from schema.types.enums import ChangeKind
+from schema.types.job import Job, JobEvent
+
+
+@strawberry.type(description="The jobs you may see on the cluster, as of `sequence`.")
+class JobSnapshot:
+    sequence: int
+    jobs: list[Job]
+    truncated: bool = strawberry.field(description="More jobs matched than a snapshot holds.")
+    reason: str = strawberry.field(
+        description="subscribed, history-gone (since was older than the retained history) or "
+        "resync (this subscriber fell behind and its backlog was dropped)."
+    )
+
+
+@strawberry.type(description="One change to one job, in the cluster's event order.")
+class JobChange:
+    sequence: int
+    kind: ChangeKind
+    job: Job
+    transition: JobEvent | None
+    matches_filter: bool = strawberry.field(
+        description="False when the change took the job out of the subscription's filter."
+    )
+
+
+JobUpdate = Annotated[JobSnapshot | JobChange, strawberry.union("JobUpdate")]

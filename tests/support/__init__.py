@@ -1,0 +1,1 @@
+"""Test support: fakes of the ports, fixtures' helpers, and the service probe used by ./dev."""

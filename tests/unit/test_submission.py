@@ -1,0 +1,117 @@
+"""Validating a submission: each bad input names its field; good input passes.
+
+Covers the issue's list: negative gpu_count, more GPUs than any node has, unknown cluster, a GPU
+type the cluster lacks, empty/overlong/non-DNS-1123 names, max_duration shorter than the estimate,
+a deadline in the past; and the rest of what a user can send (spec size, source ids, retries,
+budget, CRITICAL + preemptible, CPU and memory beyond the largest node).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from domain.model.cluster import ClusterStatus
+from domain.model.ids import ClusterId, ProjectId
+from domain.model.job import DeploymentType, JobPriority, JobType, Resources, SourceKind
+from domain.services.submission import JobSubmission, validate_submission
+from tests.support.fakes import T0, make_cluster
+
+CLUSTER = make_cluster(ClusterId(uuid.uuid4()))
+
+GOOD = JobSubmission(
+    name="train-llama",
+    project_id=ProjectId(uuid.uuid4()),
+    cluster_id=CLUSTER.id,
+    job_type=JobType.TRAINING,
+    deployment_type=DeploymentType.DOCKER,
+    resources=Resources("nvidia-a100-80gb", 8, 16, 256),
+    estimated_duration_seconds=3600,
+    max_duration_seconds=7200,
+    deadline=T0 + timedelta(days=1),
+)
+
+
+def res(**changes: Any) -> Resources:
+    return replace(GOOD.resources, **changes)
+
+
+CASES: list[tuple[str, dict[str, Any], str, str]] = [
+    ("negative gpus", {"resources": res(gpu_count=-1)}, "resources.gpu_count", "INVALID"),
+    ("more gpus than a node", {"resources": res(gpu_count=9)}, "resources.gpu_count",
+     "EXCEEDS_NODE"),
+    ("t4 node is smaller", {"resources": res(gpu_type="nvidia-tesla-t4", gpu_count=5)},
+     "resources.gpu_count", "EXCEEDS_NODE"),
+    ("unknown gpu type", {"resources": res(gpu_type="nvidia-h100-sxm")}, "resources.gpu_type",
+     "UNKNOWN_GPU_TYPE"),
+    ("gpus without type", {"resources": res(gpu_type=None)}, "resources.gpu_type", "REQUIRED"),
+    ("zero cpu", {"resources": res(cpu_cores=0)}, "resources.cpu_cores", "INVALID"),
+    ("cpu beyond node", {"resources": res(cpu_cores=65)}, "resources.cpu_cores", "EXCEEDS_NODE"),
+    ("memory beyond node", {"resources": res(memory_gb=600)}, "resources.memory_gb",
+     "EXCEEDS_NODE"),
+    ("negative storage", {"resources": res(storage_gb=-5)}, "resources.storage_gb", "INVALID"),
+    ("empty name", {"name": ""}, "name", "INVALID_NAME"),
+    ("overlong name", {"name": "a" * 54}, "name", "INVALID_NAME"),
+    ("uppercase name", {"name": "Train"}, "name", "INVALID_NAME"),
+    ("underscore name", {"name": "train_1"}, "name", "INVALID_NAME"),
+    ("name ends with dash", {"name": "train-"}, "name", "INVALID_NAME"),
+    ("max shorter than estimate", {"max_duration_seconds": 60}, "max_duration_seconds",
+     "SHORTER_THAN_ESTIMATE"),
+    ("zero estimate", {"estimated_duration_seconds": 0}, "estimated_duration_seconds", "INVALID"),
+    ("deadline in the past", {"deadline": T0 - timedelta(seconds=1)}, "deadline", "IN_THE_PAST"),
+    ("naive deadline", {"deadline": T0.replace(tzinfo=None) + timedelta(days=1)}, "deadline",
+     "INVALID"),
+    ("retries out of range", {"max_retries": 11}, "max_retries", "INVALID"),
+    ("negative retries", {"max_retries": -1}, "max_retries", "INVALID"),
+    ("negative budget", {"budget_limit": Decimal("-1")}, "budget_limit", "INVALID"),
+    ("infinite budget", {"budget_limit": Decimal("Infinity")}, "budget_limit", "INVALID"),
+    ("critical and preemptible", {"priority": JobPriority.CRITICAL, "preemptible": True},
+     "preemptible", "INVALID"),
+    ("pipeline without id", {"source_kind": SourceKind.PIPELINE}, "source.source_id",
+     "REQUIRED"),
+    ("direct with id", {"source_id": "p-1"}, "source.source_id", "INVALID"),
+    ("spec not an object", {"spec": ["x"]}, "spec", "INVALID"),
+    ("spec too large", {"spec": {"blob": "x" * 70_000}}, "spec", "TOO_LARGE"),
+    ("spec with NaN", {"spec": {"x": float("nan")}}, "spec", "INVALID"),
+    ("empty idempotency key", {"idempotency_key": ""}, "idempotency_key", "INVALID"),
+    ("long idempotency key", {"idempotency_key": "k" * 129}, "idempotency_key", "INVALID"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "changes", "field", "code"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_names_its_field(case: str, changes: dict[str, Any], field: str, code: str):
+    issues = validate_submission(replace(GOOD, **changes), CLUSTER, T0)
+    assert [(i.field, i.code) for i in issues] == [(field, code)], case
+
+
+def test_good_input_passes() -> None:
+    assert validate_submission(GOOD, CLUSTER, T0) == []
+    cpu_only = replace(GOOD, resources=Resources(None, 0, 2, 8), max_duration_seconds=None)
+    assert validate_submission(cpu_only, CLUSTER, T0) == []
+    pipeline = replace(GOOD, source_kind=SourceKind.PIPELINE, source_id="pipe-7")
+    assert validate_submission(pipeline, CLUSTER, T0) == []
+
+
+def test_unknown_cluster() -> None:
+    issues = validate_submission(GOOD, None, T0)
+    assert [(i.field, i.code) for i in issues] == [("cluster_id", "NOT_FOUND")]
+
+
+def test_cluster_being_deleted() -> None:
+    deleting = make_cluster(CLUSTER.id, status=ClusterStatus.DELETING)
+    issues = validate_submission(GOOD, deleting, T0)
+    assert [(i.field, i.code) for i in issues] == [("cluster_id", "CLUSTER_DELETING")]
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    bad = replace(GOOD, name="Bad_Name", resources=res(gpu_count=-2), deadline=T0)
+    assert {i.field for i in validate_submission(bad, CLUSTER, T0)} == {
+        "name",
+        "resources.gpu_count",
+        "deadline",
+    }

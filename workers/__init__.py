@@ -1,0 +1,1 @@
+"""Background work: the task functions both task runners execute, and the arq worker settings."""

@@ -1,0 +1,67 @@
+"""arq worker settings, for `budcluster worker` and for `arq workers.settings.WorkerSettings`.
+
+The worker builds the same App as the API (settings from the environment), runs the task
+functions with the domain services in the task context, and, unless disabled, also runs the
+cluster supervisor: the watchers that follow each cluster live with the workers.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from arq.connections import RedisSettings
+from arq.worker import Worker
+
+from adapters.tasks.arq import arq_functions, deserialize, serialize
+from budcluster.bootstrap import App, build
+from budcluster.settings import Settings
+from workers.tasks import TASKS
+
+
+async def startup(ctx: dict[str, Any]) -> None:
+    settings = Settings.from_env()
+    app = await build(settings)
+    await app.start()
+    ctx.update(app.task_context)
+
+
+async def shutdown(ctx: dict[str, Any]) -> None:
+    app: App | None = ctx.get("app")
+    if app is not None:
+        await app.close()
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"BUDCLUSTER_{name}") or os.environ.get(name) or default
+
+
+class WorkerSettings:
+    functions = arq_functions(TASKS.values())
+    on_startup = startup
+    on_shutdown = shutdown
+    job_serializer = serialize
+    job_deserializer = deserialize
+    keep_result = 60
+    max_jobs = 50
+    redis_settings = RedisSettings.from_dsn(_env("REDIS_URL", "redis://127.0.0.1:6379"))
+    queue_name = f"{_env('REDIS_PREFIX', 'budcluster')}:queue"
+
+
+def worker_for(app: App, *, burst: bool = False, handle_signals: bool = True) -> Worker:
+    """A worker bound to an already built App (the CLI and the tests use this)."""
+    assert app.settings.redis_url is not None, "arq needs REDIS_URL"
+    return Worker(
+        functions=arq_functions(TASKS.values()),
+        queue_name=app.settings.queue_name,
+        redis_pool=app.arq,
+        redis_settings=RedisSettings.from_dsn(app.settings.redis_url),
+        burst=burst,
+        handle_signals=handle_signals,
+        keep_result=60,
+        max_jobs=50,
+        poll_delay=0.2,
+        ctx=dict(app.task_context),
+        job_serializer=serialize,
+        job_deserializer=deserialize,
+    )
