@@ -93,18 +93,16 @@ class ObservationService:
             if job is None or job.attempt != obs.attempt:
                 return None
             path = transition_path(job.status, PHASE_STATUS[obs.phase])
-            moved = (
-                obs.placement is not None
-                and obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
-                and obs.placement != job.placement
-            )
-            if moved:
-                job.place(obs.placement)
+            holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
+            moved = holds and obs.placement is not None and obs.placement != job.placement
             if not path:
                 if moved:
+                    job.place(obs.placement)
                     await uow.commit()
                 return job if moved else None
             for status in path:
+                if obs.placement is not None and status in (JobStatus.ADMITTED, JobStatus.RUNNING):
+                    job.place(obs.placement)
                 reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
                 job.transition(status, reason, _stamp(status, obs))
             retry = job.status is JobStatus.PREEMPTED and job.retry_count < job.max_retries

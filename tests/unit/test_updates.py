@@ -1,0 +1,197 @@
+"""The job update stream's contract, with a fake hub and event log.
+
+Covers: a snapshot stamped with the sequence it reflects, then changes in order; nothing committed
+between subscribing and the snapshot is lost or repeated; `since` replays exactly the missed events,
+or sends a snapshot when that history is gone or `since` is ahead; a subscriber that overflows its
+buffer is resynchronised with a snapshot; other tenants' jobs never appear; a job leaving the
+filter is announced once with matches_filter false; an unknown cluster is NotFound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator
+from dataclasses import replace
+
+import pytest
+
+from domain.errors import NotFound
+from domain.model.ids import ClusterId
+from domain.model.job import JobStatus
+from domain.ports import JobFilter
+from domain.services.updates import Change, JobUpdate, Snapshot, UpdatesService
+from tests.support.fakes import FakeEventLog, FakeHub
+from tests.unit.test_job_service import GOOD, World
+
+
+class Stream:
+    def __init__(self, world: World, hub: FakeHub, buffer: int = 100) -> None:
+        self.world = world
+        self.hub = hub
+        self.service = UpdatesService(
+            uow=world.uow,
+            hub=hub,
+            log=FakeEventLog(world.uow.store),
+            buffer=buffer,
+            snapshot_limit=50,
+        )
+
+    async def open(self, principal, job_filter=JobFilter(), since=None):  # type: ignore[no-untyped-def]
+        return await self.service.job_updates(principal, self.world.cluster.id, job_filter, since)
+
+
+@pytest.fixture
+def world() -> World:
+    w = World()
+    w.hub = FakeHub()  # type: ignore[attr-defined]
+    # publishing goes to the hub, as the in-process publisher does
+    original = w.publisher.publish
+
+    async def publish(events):  # type: ignore[no-untyped-def]
+        await original(events)
+        w.hub.deliver(events)  # type: ignore[attr-defined]
+
+    w.publisher.publish = publish  # type: ignore[method-assign]
+    return w
+
+
+async def take(stream: AsyncGenerator[JobUpdate, None], n: int) -> list[JobUpdate]:
+    return [await asyncio.wait_for(anext(stream), 1) for _ in range(n)]
+
+
+async def test_snapshot_then_changes_in_order(world: World) -> None:
+    first = await world.service.submit(world.alice, GOOD)
+    stream = await Stream(world, world.hub).open(world.alice)  # type: ignore[attr-defined]
+    [snapshot] = await take(stream, 1)
+    assert isinstance(snapshot, Snapshot)
+    assert (snapshot.sequence, [j.id for j in snapshot.jobs]) == (1, [first.id])
+    second = await world.service.submit(world.alice, replace(GOOD, name="second"))
+    await world.service.cancel(world.alice, first.id, None)
+    changes = await take(stream, 2)
+    assert [(c.sequence, c.change.job.id, c.change.job.status) for c in changes] == [
+        (2, second.id, JobStatus.PENDING),
+        (3, first.id, JobStatus.CANCELLED),
+    ]
+    await stream.aclose()
+    assert world.hub.subscriptions == []  # type: ignore[attr-defined]
+
+
+async def test_commits_between_subscribing_and_the_snapshot_are_neither_lost_nor_repeated(
+    world: World,
+) -> None:
+    hub: FakeHub = world.hub  # type: ignore[attr-defined]
+    stream_maker = Stream(world, hub)
+    real_factory = world.uow
+    racing = {}
+
+    class RacingFactory:
+        """Commits a submission just as the snapshot's transaction opens."""
+
+        def __call__(self, scope, *, consistent_read=False):  # type: ignore[no-untyped-def]
+            if consistent_read and not racing:
+                racing["job"] = asyncio.ensure_future(
+                    world.service.submit(world.alice, replace(GOOD, name="racer"))
+                )
+            return real_factory(scope, consistent_read=consistent_read)
+
+    stream_maker.service._uow = RacingFactory()  # type: ignore[assignment]
+    stream = await stream_maker.open(world.alice)
+    first = await take(stream, 1)
+    racer = await racing["job"]
+    await world.service.cancel(world.alice, racer.id, None)
+    updates = first + await take(stream, 1 if racer.id in _ids(first[0]) else 2)
+    snapshot = updates[0]
+    assert isinstance(snapshot, Snapshot)
+    changes = updates[1:]
+    assert all(isinstance(c, Change) and c.sequence > snapshot.sequence for c in changes)
+    statuses = [j.status for j in snapshot.jobs] + [c.change.job.status for c in changes]  # type: ignore[union-attr]
+    assert statuses == [JobStatus.PENDING, JobStatus.CANCELLED]
+    assert [c.sequence for c in changes] == sorted({c.sequence for c in changes})
+
+
+def _ids(update: JobUpdate) -> set:  # type: ignore[type-arg]
+    return {j.id for j in update.jobs} if isinstance(update, Snapshot) else set()
+
+
+async def test_since_replays_exactly_what_was_missed(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    await world.service.change_priority(world.alice, job.id, type(job.priority).HIGH)
+    await world.service.cancel(world.alice, job.id, None)
+    stream = await Stream(world, world.hub).open(world.alice, since=1)  # type: ignore[attr-defined]
+    replayed = await take(stream, 2)
+    assert [u.sequence for u in replayed] == [2, 3]
+    assert all(isinstance(u, Change) for u in replayed)
+    later = await world.service.submit(world.alice, replace(GOOD, name="later"))
+    [live] = await take(stream, 1)
+    assert (live.sequence, live.change.job.id) == (4, later.id)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("since", [0, 3])
+async def test_since_within_history_is_not_a_snapshot(world: World, since: int) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    await world.service.cancel(world.alice, job.id, None)
+    stream = await Stream(world, world.hub).open(world.alice, since=2)  # type: ignore[attr-defined]
+    await world.service.submit(world.alice, replace(GOOD, name="next"))
+    [update] = await take(stream, 1)
+    assert isinstance(update, Change) and update.sequence == 3
+
+
+async def test_since_older_than_history_gets_a_snapshot(world: World) -> None:
+    for i in range(3):
+        await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
+    world.uow.store.retained_after[world.cluster.id] = 2
+    stream = await Stream(world, world.hub).open(world.alice, since=1)  # type: ignore[attr-defined]
+    [update] = await take(stream, 1)
+    assert isinstance(update, Snapshot)
+    assert (update.sequence, update.reason, len(update.jobs)) == (3, "history-gone", 3)
+
+
+async def test_since_ahead_of_the_cluster_gets_a_snapshot(world: World) -> None:
+    await world.service.submit(world.alice, GOOD)
+    stream = await Stream(world, world.hub).open(world.alice, since=99)  # type: ignore[attr-defined]
+    [update] = await take(stream, 1)
+    assert isinstance(update, Snapshot) and update.sequence == 1
+
+
+async def test_overflow_resynchronises_with_a_snapshot(world: World) -> None:
+    stream = await Stream(world, world.hub, buffer=3).open(world.alice)  # type: ignore[attr-defined]
+    [initial] = await take(stream, 1)
+    for i in range(5):  # the consumer reads nothing meanwhile
+        await world.service.submit(world.alice, replace(GOOD, name=f"burst-{i}"))
+    [resync] = await take(stream, 1)
+    assert isinstance(resync, Snapshot)
+    assert (resync.reason, resync.sequence, len(resync.jobs)) == ("resync", 5, 5)
+    assert initial.sequence == 0
+
+
+async def test_other_tenants_never_appear(world: World) -> None:
+    await world.service.submit(world.bob, GOOD)
+    stream = await Stream(world, world.hub).open(world.alice)  # type: ignore[attr-defined]
+    [snapshot] = await take(stream, 1)
+    assert snapshot.jobs == []  # type: ignore[union-attr]
+    await world.service.submit(world.bob, replace(GOOD, name="bobs"))
+    mine = await world.service.submit(world.alice, replace(GOOD, name="mine"))
+    [change] = await take(stream, 1)
+    assert change.change.job.id == mine.id  # type: ignore[union-attr]
+
+
+async def test_leaving_the_filter_is_announced_once(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    pending_only = JobFilter(statuses=frozenset({JobStatus.PENDING}))
+    stream = await Stream(world, world.hub).open(world.alice, pending_only)  # type: ignore[attr-defined]
+    [snapshot] = await take(stream, 1)
+    assert [j.id for j in snapshot.jobs] == [job.id]  # type: ignore[union-attr]
+    await world.service.cancel(world.alice, job.id, None)
+    other = await world.service.submit(world.alice, replace(GOOD, name="other"))
+    updates = await take(stream, 2)
+    assert [(u.change.job.id, u.matches_filter) for u in updates] == [  # type: ignore[union-attr]
+        (job.id, False),
+        (other.id, True),
+    ]
+
+
+async def test_unknown_cluster_is_not_found(world: World) -> None:
+    service = Stream(world, world.hub).service  # type: ignore[attr-defined]
+    with pytest.raises(NotFound):
+        await service.job_updates(world.alice, ClusterId(uuid.uuid4()), JobFilter(), None)

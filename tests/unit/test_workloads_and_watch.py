@@ -1,0 +1,176 @@
+"""Cluster-side work (hand-over, cancel, priority) and the supervisor that follows clusters.
+
+Covers: hand-over queues the job once, even when the task runs twice; a job cancelled while it was
+being handed over has its workload cancelled; an unreachable cluster asks for a retry with backoff;
+an attempt not yet due is deferred. The supervisor lists before it watches (catching up on what
+happened while no one watched), applies streamed observations, only watches with the lease, and
+restarts a failed watch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from domain.model.job import JobPriority, JobStatus
+from domain.ports import GatewayUnavailable, RetryTask, WorkloadObservation, WorkloadPhase
+from domain.services.clusters import ClusterService
+from domain.services.observations import ObservationService
+from domain.services.watch import ClusterSupervisor
+from domain.services.workloads import WorkloadService
+from tests.support.fakes import FakeGatewayFactory, FakeLease
+from tests.unit.test_job_service import GOOD, World
+
+
+@pytest.fixture
+def world() -> World:
+    w = World()
+    w.gateways = FakeGatewayFactory()  # type: ignore[attr-defined]
+    w.workloads = WorkloadService(  # type: ignore[attr-defined]
+        uow=w.uow,
+        clock=w.clock,
+        gateways=w.gateways,
+        publisher=w.publisher,  # type: ignore[attr-defined]
+        backoff=lambda n: 7.0 * n,
+    )
+    return w
+
+
+async def test_hand_over_queues_once(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    assert await world.workloads.submit(job.id, 0) is True  # type: ignore[attr-defined]
+    assert await world.workloads.submit(job.id, 0) is False  # type: ignore[attr-defined]
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    assert [w.name for w in gateway.submitted] == [job.workload_name]
+    assert world.stored(job.id).status is JobStatus.QUEUED
+    assert gateway.submitted[0].resources == GOOD.resources
+
+
+async def test_cancelled_during_hand_over_cancels_the_workload(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    real_submit = gateway.submit
+
+    async def submit_then_user_cancels(workload):  # type: ignore[no-untyped-def]
+        await real_submit(workload)
+        await world.service.cancel(world.alice, job.id, "changed my mind")
+
+    gateway.submit = submit_then_user_cancels
+    await world.workloads.submit(job.id, 0)  # type: ignore[attr-defined]
+    assert world.stored(job.id).status is JobStatus.CANCELLED
+    assert gateway.cancelled == [(job.id, 0)]
+
+
+async def test_unreachable_cluster_asks_for_a_retry(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    world.gateways.gateway.fail_with = GatewayUnavailable("connection refused")  # type: ignore[attr-defined]
+    with pytest.raises(RetryTask) as retry:
+        await world.workloads.submit(job.id, 0, try_number=3)  # type: ignore[attr-defined]
+    assert retry.value.defer_seconds == 21.0
+    assert world.stored(job.id).status is JobStatus.PENDING
+
+
+async def test_attempt_not_yet_due_is_deferred(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    world.stored(job.id).next_attempt_at = world.clock.now() + timedelta(seconds=40)
+    with pytest.raises(RetryTask) as retry:
+        await world.workloads.submit(job.id, 0)  # type: ignore[attr-defined]
+    assert retry.value.defer_seconds == 40
+    assert world.gateways.gateway.submitted == []  # type: ignore[attr-defined]
+
+
+async def test_priority_and_cancel_reach_the_gateway(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    await world.workloads.submit(job.id, 0)  # type: ignore[attr-defined]
+    await world.service.change_priority(world.alice, job.id, JobPriority.HIGH)
+    await world.workloads.set_priority(job.id, 0)  # type: ignore[attr-defined]
+    await world.workloads.cancel(job.id, 0)  # type: ignore[attr-defined]
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    assert gateway.priorities == [(job.id, 0, JobPriority.HIGH)]
+    assert gateway.cancelled == [(job.id, 0)]
+
+
+def supervisor(world: World, lease: FakeLease) -> ClusterSupervisor:
+    observations = ObservationService(
+        uow=world.uow,
+        clock=world.clock,
+        tasks=world.tasks,
+        publisher=world.publisher,
+        jobs=world.service,
+    )
+    clusters = ClusterService(uow=world.uow, clock=world.clock, gateways=world.gateways)  # type: ignore[attr-defined]
+    return ClusterSupervisor(
+        clusters=clusters,
+        jobs=world.service,
+        observations=observations,
+        gateways=world.gateways,
+        lease=lease,
+        clock=world.clock,  # type: ignore[attr-defined]
+        poll_seconds=1,
+        lease_ttl_seconds=30,
+        backoff=lambda n: 1.0,
+    )
+
+
+async def eventually(check, timeout: float = 2.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+async def test_supervisor_lists_then_watches(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    await world.workloads.submit(job.id, 0)  # type: ignore[attr-defined]
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    now = world.clock.now()
+    gateway.workloads = [
+        WorkloadObservation(
+            job.id, 0, WorkloadPhase.RUNNING, "pods running", now, admitted_at=now, started_at=now
+        )
+    ]
+    sup = supervisor(world, FakeLease())
+    await sup.tick()
+    await eventually(lambda: world.stored(job.id).status is JobStatus.RUNNING)
+    gateway.stream.put_nowait(
+        WorkloadObservation(job.id, 0, WorkloadPhase.SUCCEEDED, "done", now, finished_at=now)
+    )
+    await eventually(lambda: world.stored(job.id).status is JobStatus.COMPLETED)
+    await sup.stop()
+
+
+async def test_no_lease_no_watch(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    now = world.clock.now()
+    gateway.workloads = [WorkloadObservation(job.id, 0, WorkloadPhase.RUNNING, "r", now)]
+    sup = supervisor(world, FakeLease(grant=False))
+    await sup.tick()
+    await asyncio.sleep(0.05)
+    assert world.stored(job.id).status is JobStatus.PENDING
+    await sup.stop()
+
+
+async def test_a_failed_watch_is_restarted(world: World) -> None:
+    job = await world.service.submit(world.alice, GOOD)
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    calls = 0
+    real_list = gateway.list_workloads
+
+    async def flaky_list():  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise GatewayUnavailable("down")
+        return await real_list()
+
+    gateway.list_workloads = flaky_list
+    now = world.clock.now()
+    gateway.workloads = [WorkloadObservation(job.id, 0, WorkloadPhase.QUEUED, "queued", now)]
+    sup = supervisor(world, FakeLease())
+    await sup.tick()
+    await eventually(lambda: world.stored(job.id).status is JobStatus.QUEUED)
+    assert calls >= 2
+    await sup.stop()
