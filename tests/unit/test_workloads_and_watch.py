@@ -114,8 +114,8 @@ def supervisor(world: World, lease: FakeLease) -> ClusterSupervisor:
     )
 
 
-async def eventually(check, timeout: float = 2.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
+async def eventually(check, within: float = 2.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + within
     while not check():
         assert asyncio.get_running_loop().time() < deadline, "condition not reached"
         await asyncio.sleep(0.01)
