@@ -70,10 +70,11 @@ def should_mask(error: GraphQLError) -> bool:
 
 
 def extensions() -> list[Any]:
+    """Factories, so each operation gets fresh extension instances (limits read at that time)."""
     return [
         RequireAuthentication,
-        QueryDepthLimiter(max_depth=MAX_DEPTH),
-        MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
-        MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        MaskErrors(should_mask_error=should_mask, error_message="Internal error."),
+        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        lambda: MaskErrors(should_mask_error=should_mask, error_message="Internal error."),
     ]

@@ -1,0 +1,272 @@
+"""Repositories and the unit of work on real PostgreSQL and SQLite.
+
+Covers: a job survives the round trip field for field (UTC times, decimals, JSON, placement);
+tenant isolation in every read; the (tenant, idempotency key) constraint; a commit writes the job,
+its history and its outbox events with consecutive per-cluster sequences, and a rollback writes
+none of them; keyset paging; lost updates are refused; concurrent commits on PostgreSQL get
+unique, gapless sequences in commit order; the event log reads, prunes and reports retention.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from adapters.db.engine import Database
+from adapters.db.eventlog import SqlEventLog
+from domain.errors import Conflict, DuplicateIdempotencyKey
+from domain.model.cluster import ClusterStatus
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+from domain.model.job import JobPriority, JobStatus, JobType, Placement, Resources
+from domain.ports import JobCursor, JobFilter, TenantScope
+from tests.support.fakes import T0, make_cluster
+from tests.unit.test_job_model import new_job
+
+SYSTEM = TenantScope.system()
+
+
+async def add_cluster(db: Database, name: str = "sim") -> ClusterId:
+    cluster = make_cluster(ClusterId(uuid.uuid4()), name=name)
+    async with db.unit_of_work(SYSTEM) as uow:
+        await uow.clusters.add(cluster)
+        await uow.commit()
+    return cluster.id
+
+
+def job_on(cluster_id: ClusterId, tenant: TenantId | None = None, **changes):  # type: ignore[no-untyped-def]
+    job = new_job()
+    job.cluster_id = cluster_id
+    if tenant is not None:
+        job.tenant_id = tenant
+    for key, value in changes.items():
+        setattr(job, key, value)
+    job.record_submission()
+    return job
+
+
+async def save(db: Database, *jobs):  # type: ignore[no-untyped-def]
+    async with db.unit_of_work(SYSTEM) as uow:
+        for job in jobs:
+            await uow.jobs.add(job)
+        return await uow.commit()
+
+
+async def test_job_round_trip(db: Database) -> None:
+    cluster = await add_cluster(db)
+    job = job_on(
+        cluster,
+        resources=Resources("nvidia-a100-80gb", 8, 12.5, 256.0, 500),
+        spec={"image": "vllm:latest", "args": ["--tp", 8], "env": {"A": "b"}},
+        deadline=T0 + timedelta(hours=5),
+        budget_limit=Decimal("123.4500"),
+        estimated_duration_seconds=3600,
+        max_duration_seconds=7200,
+        priority=JobPriority.HIGH,
+        idempotency_key="k-1",
+        placement=Placement("node-0", (0, 1)),
+    )
+    await save(db, job)
+    async with db.unit_of_work(SYSTEM) as uow:
+        loaded = await uow.jobs.get(job.id)
+    assert loaded is not None
+    for field in (
+        "name",
+        "tenant_id",
+        "project_id",
+        "cluster_id",
+        "resources",
+        "spec",
+        "deadline",
+        "budget_limit",
+        "priority",
+        "status",
+        "idempotency_key",
+        "placement",
+        "created_at",
+        "estimated_duration_seconds",
+        "source",
+    ):
+        assert getattr(loaded, field) == getattr(job, field), field
+    assert loaded.created_at.tzinfo is not None and loaded.created_at.utcoffset() == timedelta(0)
+
+
+async def test_tenant_scope_hides_other_tenants(db: Database) -> None:
+    cluster = await add_cluster(db)
+    alice, bob = TenantId(uuid.uuid4()), TenantId(uuid.uuid4())
+    job = job_on(cluster, alice)
+    await save(db, job)
+    async with db.unit_of_work(TenantScope(bob)) as uow:
+        assert await uow.jobs.get(job.id) is None
+        assert (await uow.jobs.page(JobFilter(), first=10)).jobs == []
+        assert await uow.jobs.list_for_cluster(cluster, JobFilter(), limit=10) == []
+        assert await uow.jobs.events([job.id]) == {job.id: []}
+        assert await uow.jobs.get_by_idempotency_key(alice, "anything") is None
+    async with db.unit_of_work(TenantScope(alice)) as uow:
+        assert (await uow.jobs.get(job.id)) is not None
+        assert [e.to_status for e in (await uow.jobs.events([job.id]))[job.id]] == [
+            JobStatus.PENDING
+        ]
+
+
+async def test_idempotency_key_is_unique_per_tenant(db: Database) -> None:
+    cluster = await add_cluster(db)
+    tenant = TenantId(uuid.uuid4())
+    await save(db, job_on(cluster, tenant, idempotency_key="same"))
+    await save(db, job_on(cluster, TenantId(uuid.uuid4()), idempotency_key="same"))
+    with pytest.raises(DuplicateIdempotencyKey):
+        await save(db, job_on(cluster, tenant, idempotency_key="same"))
+    async with db.unit_of_work(SYSTEM) as uow:
+        assert len((await uow.jobs.page(JobFilter(), first=10)).jobs) == 2
+
+
+async def test_commit_writes_state_history_and_outbox_together(db: Database) -> None:
+    first, second = await add_cluster(db, "one"), await add_cluster(db, "two")
+    events = await save(db, job_on(first), job_on(first), job_on(second))
+    assert sorted((str(e.cluster_id), e.sequence) for e in events) == sorted(
+        [(str(first), 1), (str(first), 2), (str(second), 1)]
+    )
+    job = next(e.job for e in events if e.cluster_id == first)
+    async with db.unit_of_work(SYSTEM) as uow:
+        loaded = await uow.jobs.get(job.id)
+        assert loaded is not None
+        loaded.transition(JobStatus.QUEUED, "queued", T0)
+        loaded.transition(JobStatus.ADMITTED, "admitted", T0)
+        stored = await uow.commit()
+    assert [e.sequence for e in stored] == [3, 4]
+    log = SqlEventLog(db)
+    assert await log.current_sequence(first) == 4
+    replay = await log.read_after(first, 2, limit=10)
+    assert [(e.sequence, e.job.status) for e in replay] == [
+        (3, JobStatus.QUEUED),
+        (4, JobStatus.ADMITTED),
+    ]
+
+
+async def test_rollback_writes_nothing(db: Database) -> None:
+    cluster = await add_cluster(db)
+    job = job_on(cluster)
+    with pytest.raises(RuntimeError):
+        async with db.unit_of_work(SYSTEM) as uow:
+            await uow.jobs.add(job)
+            raise RuntimeError("boom before commit")
+    async with db.unit_of_work(SYSTEM) as uow:
+        assert await uow.jobs.get(job.id) is None
+    assert await SqlEventLog(db).current_sequence(cluster) == 0
+
+
+async def test_keyset_paging_newest_first(db: Database) -> None:
+    cluster = await add_cluster(db)
+    tenant = TenantId(uuid.uuid4())
+    jobs = [job_on(cluster, tenant, created_at=T0 + timedelta(seconds=i % 3)) for i in range(7)]
+    await save(db, *jobs)
+    expected = sorted(jobs, key=lambda j: (j.created_at, j.id), reverse=True)
+    seen: list[JobId] = []
+    after = None
+    async with db.unit_of_work(TenantScope(tenant)) as uow:
+        while True:
+            page = await uow.jobs.page(JobFilter(), first=3, after=after)
+            seen.extend(j.id for j in page.jobs)
+            if not page.has_next:
+                break
+            last = page.jobs[-1]
+            after = JobCursor(last.created_at, last.id)
+    assert seen == [j.id for j in expected]
+
+
+async def test_filters(db: Database) -> None:
+    cluster = await add_cluster(db)
+    project = ProjectId(uuid.uuid4())
+    a = job_on(cluster, priority=JobPriority.HIGH, project_id=project)
+    b = job_on(cluster, job_type=JobType.SERVICE)
+    await save(db, a, b)
+    async with db.unit_of_work(SYSTEM) as uow:
+        high = await uow.jobs.page(JobFilter(priorities=frozenset({JobPriority.HIGH})), first=5)
+        services = await uow.jobs.page(JobFilter(job_types=frozenset({JobType.SERVICE})), first=5)
+        in_project = await uow.jobs.page(JobFilter(project_ids=frozenset({project})), first=5)
+        pending = await uow.jobs.page(JobFilter(statuses=frozenset({JobStatus.PENDING})), first=5)
+    assert [j.id for j in high.jobs] == [a.id]
+    assert [j.id for j in services.jobs] == [b.id]
+    assert [j.id for j in in_project.jobs] == [a.id]
+    assert len(pending.jobs) == 2
+
+
+async def test_lost_updates_are_refused(pg: Database) -> None:
+    cluster = await add_cluster(pg)
+    job = job_on(cluster)
+    await save(pg, job)
+    first, second = pg.unit_of_work(SYSTEM), pg.unit_of_work(SYSTEM)
+    async with first, second:
+        mine, theirs = await first.jobs.get(job.id), await second.jobs.get(job.id)
+        assert mine and theirs
+        mine.transition(JobStatus.QUEUED, "mine", T0)
+        await first.commit()
+        theirs.transition(JobStatus.CANCELLED, "theirs", T0)
+        with pytest.raises(Conflict):
+            await second.commit()
+
+
+async def test_concurrent_commits_get_gapless_sequences(pg: Database) -> None:
+    cluster = await add_cluster(pg)
+    results = await asyncio.gather(*(save(pg, job_on(cluster), job_on(cluster)) for _ in range(15)))
+    sequences = sorted(e.sequence for events in results for e in events)
+    assert sequences == list(range(1, 31))
+    log = await SqlEventLog(pg).read_after(cluster, 0, limit=100)
+    assert [e.sequence for e in log] == list(range(1, 31))
+
+
+async def test_event_log_pruning_moves_the_retention_floor(db: Database) -> None:
+    cluster = await add_cluster(db)
+    await save(db, *(job_on(cluster) for _ in range(10)))
+    log = SqlEventLog(db)
+    assert await log.prune(cluster, keep=4) == 6
+    assert await log.retained_after(cluster) == 6
+    assert [e.sequence for e in await log.read_after(cluster, 0, limit=100)] == [7, 8, 9, 10]
+    assert await log.prune(cluster, keep=4) == 0
+
+
+async def test_clusters_and_nodes(db: Database) -> None:
+    cluster_id = await add_cluster(db, "gpu-farm")
+    async with db.unit_of_work(SYSTEM) as uow:
+        cluster = await uow.clusters.get_by_name("gpu-farm")
+        assert cluster is not None and cluster.id == cluster_id
+        assert cluster.status is ClusterStatus.AVAILABLE
+        assert cluster.gpu_capacity() == {"nvidia-a100-80gb": 16, "nvidia-tesla-t4": 4}
+        await uow.clusters.replace_nodes(cluster_id, cluster.nodes[:1])
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        again = await uow.clusters.get(cluster_id)
+        assert again is not None and [n.name for n in again.nodes] == ["node-0"]
+        assert (await uow.clusters.get_many([cluster_id, ClusterId(uuid.uuid4())])).keys() == {
+            cluster_id
+        }
+
+
+async def test_tokens(db: Database) -> None:
+    from domain.model.ids import TokenId
+    from domain.model.principal import ApiToken, Scope
+
+    token = ApiToken(
+        TokenId(uuid.uuid4()),
+        TenantId(uuid.uuid4()),
+        "ci",
+        "hash",
+        frozenset({Scope.JOBS_READ}),
+        frozenset({ProjectId(uuid.uuid4())}),
+        T0,
+    )
+    async with db.unit_of_work(SYSTEM) as uow:
+        await uow.tokens.add(token)
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        assert await uow.tokens.get(token.id) == token
+        assert await uow.tokens.revoke(token.id, T0) is True
+        assert await uow.tokens.revoke(token.id, T0) is False
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        loaded = await uow.tokens.get(token.id)
+        assert loaded is not None and loaded.revoked
+        assert await uow.tokens.count() == 1
