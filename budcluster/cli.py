@@ -62,7 +62,7 @@ async def serve(settings: Settings) -> None:
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level.lower(),
-            ws="websockets",
+            ws="websockets-sansio",
             lifespan="on",
         )
         await uvicorn.Server(config).serve()

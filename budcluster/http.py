@@ -68,6 +68,7 @@ class GraphQLView(GraphQL[Context, None]):
     ) -> Context:
         context = Context(self.services, request=request, response=response)
         if isinstance(request, WebSocket):
+            context.transport = "websocket"
             return context  # authenticated in on_ws_connect
         token = bearer(request.headers.get("authorization"))
         try:

@@ -54,6 +54,8 @@ class Context:
     auth_error: str | None = None
     request: Any = None
     response: Any = None
+    transport: str = "http"
+    """`http` or `websocket`: subscriptions are served over graphql-transport-ws only."""
     connection_params: Any = None
     """What a WebSocket client sent in connection_init (set by Strawberry)."""
     loaders: Loaders = field(init=False)

@@ -10,6 +10,7 @@ from graphql import (
     FieldNode,
     GraphQLError,
     OperationDefinitionNode,
+    OperationType,
     get_operation_ast,
 )
 from strawberry.extensions import (
@@ -39,7 +40,8 @@ def _introspection_only(operation: OperationDefinitionNode | None) -> bool:
 
 class RequireAuthentication(SchemaExtension):
     """Operations other than pure introspection need a principal: an unauthenticated error and
-    no data otherwise (and HTTP 401 where there is an HTTP response)."""
+    no data otherwise (and HTTP 401 where there is an HTTP response). Subscriptions must come
+    over the WebSocket."""
 
     def on_execute(self) -> Iterator[None]:
         ctx = self.execution_context
@@ -48,7 +50,21 @@ class RequireAuthentication(SchemaExtension):
         operation = (
             get_operation_ast(document, ctx.operation_name) if document is not None else None
         )
-        if getattr(context, "principal", None) is None and not _introspection_only(operation):
+        if (
+            operation is not None
+            and operation.operation is OperationType.SUBSCRIPTION
+            and getattr(context, "transport", "http") != "websocket"
+        ):
+            ctx.result = ExecutionResult(
+                data=None,
+                errors=[
+                    GraphQLError(
+                        "subscriptions are served over WebSocket (graphql-transport-ws) only",
+                        extensions={"code": "BAD_REQUEST"},
+                    )
+                ],
+            )
+        elif getattr(context, "principal", None) is None and not _introspection_only(operation):
             message = getattr(context, "auth_error", None) or "a valid bearer token is required"
             ctx.result = ExecutionResult(
                 data=None,
@@ -59,6 +75,19 @@ class RequireAuthentication(SchemaExtension):
                 response.status_code = 401
                 response.headers["WWW-Authenticate"] = 'Bearer realm="budcluster"'
         yield
+
+
+USER_ERROR_CODES = frozenset(
+    {"UNAUTHENTICATED", "BAD_USER_INPUT", "FORBIDDEN", "NOT_FOUND", "BAD_REQUEST"}
+)
+
+
+def is_user_error(error: GraphQLError) -> bool:
+    """A request error (malformed, unauthenticated, over a limit) rather than a server fault."""
+    if isinstance(error.original_error, UserInputError | Unauthenticated):
+        return True
+    code = (error.extensions or {}).get("code")
+    return code in USER_ERROR_CODES or error.path is None
 
 
 def should_mask(error: GraphQLError) -> bool:

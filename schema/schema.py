@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+
 import strawberry
+from graphql import GraphQLError
+from strawberry.types import ExecutionContext
+from strawberry.utils.logging import StrawberryLogger
 from strawberry.schema.config import StrawberryConfig
 
 from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import subscriptions as subscription_resolvers
-from schema.extensions import extensions
+from schema.extensions import extensions, is_user_error
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.job import Job, JobEvent
+
+
+log = logging.getLogger(__name__)
 
 
 @strawberry.type
@@ -51,7 +59,19 @@ class Subscription:
     )
 
 
-schema = strawberry.Schema(
+class Schema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        """Log server faults with their traceback; a user's mistakes are not server errors."""
+        for error in errors:
+            if is_user_error(error):
+                log.debug("request error: %s", error.message)
+            else:
+                StrawberryLogger.error(error, execution_context)
+
+
+schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,

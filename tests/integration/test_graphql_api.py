@@ -206,7 +206,7 @@ async def test_tenants_never_see_each_other(api: Api) -> None:
     )
     seen_by_alice = await api.ok(query, {"id": job["id"]}, token=alice)
     assert seen_by_alice["job"] == {"id": job["id"]}
-    assert [e["toStatus"] for e in seen_by_alice["jobEvents"]][0] == "PENDING"
+    assert seen_by_alice["jobEvents"][0]["toStatus"] == "PENDING"
 
 
 @pytest.mark.parametrize(
@@ -330,3 +330,11 @@ async def test_graphiql_is_served_from_local_assets(api: Api) -> None:
     assert not re.search(r"https?://", page.text)
     assets = await api.client.get("/graphiql/assets/graphiql.min.js")
     assert assets.status_code == 200 and len(assets.content) > 100_000
+
+
+async def test_subscriptions_over_http_are_refused(api: Api) -> None:
+    query = f'subscription {{ jobUpdates(clusterId: "{api.cluster_id}") {{ __typename }} }}'
+    body = (await api.call(query, token=await api.token())).json()
+    assert body["data"] is None
+    assert body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    assert "graphql-transport-ws" in body["errors"][0]["message"]
