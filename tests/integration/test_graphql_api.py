@@ -338,3 +338,20 @@ async def test_subscriptions_over_http_are_refused(api: Api) -> None:
     assert body["data"] is None
     assert body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
     assert "graphql-transport-ws" in body["errors"][0]["message"]
+
+
+async def test_allowed_origins_govern_browsers(sqlite_url: str) -> None:
+    app = await make_app(sqlite_url, allowed_origins=("https://admin.bud.example",))
+    transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            headers = {"Access-Control-Request-Method": "POST",
+                       "Access-Control-Request-Headers": "authorization,content-type"}
+            allowed = await client.options(
+                "/graphql", headers={**headers, "Origin": "https://admin.bud.example"})
+            refused = await client.options(
+                "/graphql", headers={**headers, "Origin": "https://evil.example"})
+    finally:
+        await app.close()
+    assert allowed.headers["access-control-allow-origin"] == "https://admin.bud.example"
+    assert "access-control-allow-origin" not in refused.headers
