@@ -149,8 +149,6 @@ async def submit_job(info: Info, input: SubmitJobInput) -> SubmitJobResult:
 async def cancel_job(info: Info, id: strawberry.ID, reason: str | None = None) -> JobCommandResult:
     try:
         principal = caller(info, Scope.JOBS_WRITE)
-        if reason is not None and len(reason) > 500:
-            return errors.validation_error("reason", "must be at most 500 characters")
         cancelled = await info.context.services.jobs.cancel(
             principal, JobId(parse_uuid(id, "id")), reason
         )

@@ -6,9 +6,9 @@ import logging
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 from strawberry.utils.logging import StrawberryLogger
-from strawberry.schema.config import StrawberryConfig
 
 from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
@@ -17,7 +17,6 @@ from schema.extensions import extensions, is_user_error
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.job import Job, JobEvent
-
 
 log = logging.getLogger(__name__)
 

@@ -34,9 +34,10 @@ from domain.ports import (
     UnitOfWorkFactory,
 )
 from domain.services import task_names
-from domain.services.submission import JobSubmission, validate_submission
+from domain.services.submission import JobSubmission, text_problem, validate_submission
 
 MAX_PAGE = 100
+MAX_REASON = 500
 
 
 def scoped_filter(principal: Principal, job_filter: JobFilter) -> JobFilter | None:
@@ -139,6 +140,10 @@ class JobService:
         return job
 
     async def cancel(self, principal: Principal, job_id: JobId, reason: str | None) -> Job:
+        if reason is not None and (len(reason) > MAX_REASON or text_problem(reason)):
+            raise ValidationFailed.single(
+                "reason", f"must be at most {MAX_REASON} characters of plain text"
+            )
         async with self._uow(TenantScope(principal.tenant_id)) as uow:
             job = await self._get(uow, principal, job_id)
             if job.status.is_finished:

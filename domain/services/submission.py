@@ -30,6 +30,36 @@ MAX_SPEC_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY = 128
 MAX_RETRIES_LIMIT = 10
 MAX_DURATION_SECONDS = 366 * 24 * 3600
+MAX_SOURCE_ID = 255
+MAX_BUDGET = Decimal("9999999999.9999")
+"""What a job's money columns hold: 14 digits, 4 after the point."""
+
+
+def text_problem(value: str) -> str | None:
+    """Text every store and every client can carry: no NUL, no lone UTF-16 surrogate."""
+    if "\x00" in value:
+        return "must not contain NUL characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be valid Unicode text (it holds a lone surrogate)"
+    return None
+
+
+def _json_text_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _json_text_problem(key) or _json_text_problem(item)
+            if problem:
+                return problem
+    if isinstance(value, list):
+        for item in value:
+            problem = _json_text_problem(item)
+            if problem:
+                return problem
+    return None
 
 
 @dataclass(frozen=True)
@@ -61,7 +91,7 @@ def validate_submission(
     def bad(path: str, message: str, code: str = "INVALID") -> None:
         issues.append(FieldIssue(path, message, code))
 
-    problem = name_problem(sub.name)
+    problem = text_problem(sub.name) or name_problem(sub.name)
     if problem:
         bad("name", problem, "INVALID_NAME")
 
@@ -79,15 +109,23 @@ def validate_submission(
                     f"must be at most {MAX_SPEC_BYTES} bytes of JSON (got {size})",
                     "TOO_LARGE",
                 )
+            elif problem := _json_text_problem(sub.spec):
+                bad("spec", f"text in it {problem}")
 
     if sub.source_kind is SourceKind.DIRECT:
         if sub.source_id is not None:
             bad("source.source_id", "must be empty for DIRECT jobs")
     elif not sub.source_id:
         bad("source.source_id", f"is required for {sub.source_kind.value} jobs", "REQUIRED")
+    elif len(sub.source_id) > MAX_SOURCE_ID:
+        bad("source.source_id", f"must be at most {MAX_SOURCE_ID} characters")
+    elif problem := text_problem(sub.source_id):
+        bad("source.source_id", problem)
 
     if sub.idempotency_key is not None and not (
-        0 < len(sub.idempotency_key) <= MAX_IDEMPOTENCY_KEY and sub.idempotency_key.isprintable()
+        0 < len(sub.idempotency_key) <= MAX_IDEMPOTENCY_KEY
+        and sub.idempotency_key.isprintable()
+        and text_problem(sub.idempotency_key) is None
     ):
         bad("idempotency_key", f"must be 1 to {MAX_IDEMPOTENCY_KEY} printable characters")
 
@@ -115,8 +153,10 @@ def validate_submission(
 
     if not 0 <= sub.max_retries <= MAX_RETRIES_LIMIT:
         bad("max_retries", f"must be between 0 and {MAX_RETRIES_LIMIT}")
-    if sub.budget_limit is not None and (not sub.budget_limit.is_finite() or sub.budget_limit < 0):
-        bad("budget_limit", "must be a finite amount of at least 0")
+    if sub.budget_limit is not None and (
+        not sub.budget_limit.is_finite() or not 0 <= sub.budget_limit <= MAX_BUDGET
+    ):
+        bad("budget_limit", f"must be an amount from 0 to {MAX_BUDGET}")
     if sub.priority is JobPriority.CRITICAL and sub.preemptible:
         bad("preemptible", "CRITICAL jobs are never preempted")
 
@@ -138,6 +178,9 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
         issues.append(FieldIssue("resources.memory_gb", "must be greater than 0"))
     if res.storage_gb is not None and res.storage_gb < 0:
         issues.append(FieldIssue("resources.storage_gb", "must not be negative"))
+    if res.gpu_type is not None and (len(res.gpu_type) > 100 or text_problem(res.gpu_type)):
+        issues.append(FieldIssue("resources.gpu_type", "is not a GPU type name"))
+        return issues
     if res.gpu_count > 0 and not res.gpu_type:
         issues.append(
             FieldIssue("resources.gpu_type", "is required when gpu_count is above 0", "REQUIRED")

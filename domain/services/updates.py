@@ -108,7 +108,9 @@ class UpdatesService:
         try:
             replay = None if since is None else await self._replay(cluster_id, since)
             if replay is None:
-                reason = "subscribed" if since is None else "history-gone"
+                reason = (
+                    "subscribed" if since is None else await self._why_no_replay(cluster_id, since)
+                )
                 snapshot = await self._snapshot(principal, cluster_id, narrowed, reason)
                 last = snapshot.sequence
                 yield snapshot
@@ -153,6 +155,11 @@ class UpdatesService:
         if events and events[0].sequence != since + 1:
             return None  # pruned while we read
         return events
+
+    async def _why_no_replay(self, cluster_id: ClusterId, since: int) -> str:
+        if since > await self._log.current_sequence(cluster_id):
+            return "unknown-since"
+        return "history-gone"
 
     async def _snapshot(
         self,

@@ -73,14 +73,6 @@ def from_domain(
     raise TypeError(f"no GraphQL error for {type(error).__name__}")
 
 
-def validation_error(path: str, message: str, code: str = "INVALID") -> ValidationError:
-    return ValidationError(
-        code="VALIDATION_FAILED",
-        message=f"{path}: {message}",
-        fields=[FieldError(path=path, message=message, code=code)],
-    )
-
-
 class UserInputError(Exception):
     """A malformed argument to a query or subscription; shown to the client, never masked."""
 

@@ -16,7 +16,8 @@ class JobSnapshot:
     jobs: list[Job]
     truncated: bool = strawberry.field(description="More jobs matched than a snapshot holds.")
     reason: str = strawberry.field(
-        description="subscribed, history-gone (since was older than the retained history) or "
+        description="subscribed; history-gone (since was older than the retained history); "
+        "unknown-since (since was ahead of the cluster's history, e.g. after a restore); or "
         "resync (this subscriber fell behind and its backlog was dropped)."
     )
 

@@ -345,12 +345,16 @@ async def test_allowed_origins_govern_browsers(sqlite_url: str) -> None:
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            headers = {"Access-Control-Request-Method": "POST",
-                       "Access-Control-Request-Headers": "authorization,content-type"}
+            headers = {
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type",
+            }
             allowed = await client.options(
-                "/graphql", headers={**headers, "Origin": "https://admin.bud.example"})
+                "/graphql", headers={**headers, "Origin": "https://admin.bud.example"}
+            )
             refused = await client.options(
-                "/graphql", headers={**headers, "Origin": "https://evil.example"})
+                "/graphql", headers={**headers, "Origin": "https://evil.example"}
+            )
     finally:
         await app.close()
     assert allowed.headers["access-control-allow-origin"] == "https://admin.bud.example"
