@@ -30,6 +30,8 @@ from domain.model.job import (
     Resources,
 )
 from domain.model.principal import ApiToken
+from domain.model.quota import QuotaSet
+from domain.model.reservation import CapacityReservation
 
 # --- time -----------------------------------------------------------------------------------
 
@@ -125,6 +127,21 @@ class ClusterRepository(Protocol):
     async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None: ...
 
 
+class QuotaRepository(Protocol):
+    """Kueue's objects per cluster, the priority classes, and capacity reservations.
+
+    (Read side needed by admission and the estimator; the quota service's commands add more.)
+    """
+
+    async def quota_set(self, cluster_id: ClusterId) -> QuotaSet:
+        """Flavors, cluster queues, local queues, cohorts and priority values of one cluster."""
+
+    async def reservations(
+        self, cluster_id: ClusterId, *, active_after: datetime
+    ) -> list[CapacityReservation]:
+        """Reservations not cancelled that end after `active_after`."""
+
+
 class TokenRepository(Protocol):
     async def add(self, token: ApiToken) -> None: ...
 
@@ -177,6 +194,9 @@ class UnitOfWork(Protocol):
 
     @property
     def tokens(self) -> TokenRepository: ...
+
+    @property
+    def quotas(self) -> QuotaRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -67,7 +67,9 @@ def job_from_row(row: sa.RowMapping) -> Job:
         outputs=row["outputs"],
         idempotency_key=row["idempotency_key"],
         placement=(
-            Placement(placement["node"], tuple(placement["gpu_indices"])) if placement else None
+            Placement(placement["node"], tuple(placement["gpu_indices"]), placement.get("flavor"))
+            if placement
+            else None
         ),
         next_attempt_at=row["next_attempt_at"],
         version=row["version"],
@@ -113,7 +115,11 @@ def job_to_row(job: Job) -> dict[str, Any]:
         "outputs": job.outputs,
         "idempotency_key": job.idempotency_key,
         "placement": (
-            {"node": job.placement.node, "gpu_indices": list(job.placement.gpu_indices)}
+            {
+                "node": job.placement.node,
+                "gpu_indices": list(job.placement.gpu_indices),
+                "flavor": job.placement.flavor,
+            }
             if job.placement
             else None
         ),

@@ -51,6 +51,8 @@ class Node:
     ready: bool = True
     schedulable: bool = True
     hardware_info: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    """Kubernetes node labels (NFD/GFD ones included): what ResourceFlavors select on."""
 
     @property
     def usable(self) -> bool:

@@ -6,7 +6,7 @@ same payload travels through the database and through Redis without pickling.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, time
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -15,6 +15,7 @@ from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
     ChangeKind,
     DeploymentType,
+    Estimate,
     Job,
     JobChanged,
     JobEvent,
@@ -25,6 +26,7 @@ from domain.model.job import (
     Placement,
     Resources,
     SourceKind,
+    TimeWindow,
 )
 
 
@@ -42,6 +44,37 @@ def _dec(value: Decimal | None) -> str | None:
 
 def _parse_dec(value: Any) -> Decimal | None:
     return Decimal(value) if value is not None else None
+
+
+def window_to_document(window: TimeWindow | None) -> dict[str, str] | None:
+    if window is None:
+        return None
+    return {"start": window.start.strftime("%H:%M"), "end": window.end.strftime("%H:%M")}
+
+
+def window_from_document(doc: Any) -> TimeWindow | None:
+    if not doc:
+        return None
+    return TimeWindow(time.fromisoformat(doc["start"]), time.fromisoformat(doc["end"]))
+
+
+def estimate_to_document(estimate: Estimate | None) -> dict[str, Any] | None:
+    if estimate is None:
+        return None
+    return {
+        "start": _dt(estimate.start),
+        "end": _dt(estimate.end),
+        "reason": estimate.reason,
+        "warnings": list(estimate.warnings),
+    }
+
+
+def estimate_from_document(doc: Any) -> Estimate | None:
+    if not doc:
+        return None
+    return Estimate(
+        _parse_dt(doc["start"]), _parse_dt(doc["end"]), doc["reason"], tuple(doc["warnings"])
+    )
 
 
 def job_to_document(job: Job) -> dict[str, Any]:
@@ -82,11 +115,23 @@ def job_to_document(job: Job) -> dict[str, Any]:
         "outputs": job.outputs,
         "idempotency_key": job.idempotency_key,
         "placement": (
-            {"node": job.placement.node, "gpu_indices": list(job.placement.gpu_indices)}
+            {
+                "node": job.placement.node,
+                "gpu_indices": list(job.placement.gpu_indices),
+                "flavor": job.placement.flavor,
+            }
             if job.placement
             else None
         ),
         "next_attempt_at": _dt(job.next_attempt_at),
+        "queue_name": job.queue_name,
+        "reservation_id": str(job.reservation_id) if job.reservation_id else None,
+        "window": window_to_document(job.window),
+        "depends_on": [str(d) for d in job.depends_on],
+        "estimate_reason": job.estimate_reason,
+        "estimate_warnings": list(job.estimate_warnings),
+        "submission_estimate": estimate_to_document(job.submission_estimate),
+        "admission_estimate": estimate_to_document(job.admission_estimate),
         "created_at": _dt(job.created_at),
         "updated_at": _dt(job.updated_at),
         "version": job.version,
@@ -135,9 +180,19 @@ def job_from_document(doc: dict[str, Any]) -> Job:
         outputs=doc["outputs"],
         idempotency_key=doc["idempotency_key"],
         placement=(
-            Placement(placement["node"], tuple(placement["gpu_indices"])) if placement else None
+            Placement(placement["node"], tuple(placement["gpu_indices"]), placement.get("flavor"))
+            if placement
+            else None
         ),
         next_attempt_at=_parse_dt(doc.get("next_attempt_at")),
+        queue_name=doc.get("queue_name", "default"),
+        reservation_id=UUID(doc["reservation_id"]) if doc.get("reservation_id") else None,
+        window=window_from_document(doc.get("window")),
+        depends_on=tuple(JobId(UUID(d)) for d in doc.get("depends_on", ())),
+        estimate_reason=doc.get("estimate_reason"),
+        estimate_warnings=tuple(doc.get("estimate_warnings", ())),
+        submission_estimate=estimate_from_document(doc.get("submission_estimate")),
+        admission_estimate=estimate_from_document(doc.get("admission_estimate")),
         created_at=created_at,
         updated_at=updated_at,
         version=doc.get("version", 0),

@@ -11,8 +11,9 @@ turns them into outbox events for subscribers.
 from __future__ import annotations
 
 import enum
+import uuid
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -113,11 +114,59 @@ class JobSource:
 
 
 @dataclass(frozen=True)
+class TimeWindow:
+    """A daily window, in UTC, in which a job may start (e.g. 22:00 to 06:00, across midnight)."""
+
+    start: time
+    end: time
+
+    def contains(self, moment: datetime) -> bool:
+        now = moment.astimezone(UTC).time().replace(tzinfo=None)
+        if self.start < self.end:
+            return self.start <= now < self.end
+        return now >= self.start or now < self.end
+
+    def next_open(self, moment: datetime) -> datetime:
+        """`moment` if the window is open then, else when it next opens."""
+        if self.contains(moment):
+            return moment
+        moment = moment.astimezone(UTC)
+        opening = moment.replace(
+            hour=self.start.hour, minute=self.start.minute, second=0, microsecond=0
+        )
+        return opening if opening > moment else opening + timedelta(days=1)
+
+    def closes_after(self, moment: datetime) -> datetime:
+        """When the window that is open at `moment` closes."""
+        moment = moment.astimezone(UTC)
+        closing = moment.replace(
+            hour=self.end.hour, minute=self.end.minute, second=0, microsecond=0
+        )
+        return closing if closing > moment else closing + timedelta(days=1)
+
+    def __str__(self) -> str:
+        return f"{self.start:%H:%M}-{self.end:%H:%M} UTC"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """When the schedule estimator expects a job to start and end, and why it waits."""
+
+    start: datetime | None
+    end: datetime | None
+    reason: str
+    warnings: tuple[str, ...] = ()
+    """NEVER_FITS, MISSES_DEADLINE, DEPENDENCY_FAILED: problems found at once, not left waiting."""
+
+
+@dataclass(frozen=True)
 class Placement:
-    """Where the cluster put the job: a node and the GPU indices on it."""
+    """Where the cluster put the job: a node, the GPU indices on it, and the ResourceFlavor
+    whose quota it was admitted against."""
 
     node: str
     gpu_indices: tuple[int, ...] = ()
+    flavor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +239,19 @@ class Job:
     idempotency_key: str | None = None
     placement: Placement | None = None
     next_attempt_at: datetime | None = None
+    queue_name: str = "default"
+    """The LocalQueue (in the tenant's namespace) the job is submitted to."""
+    window: TimeWindow | None = None
+    depends_on: tuple[JobId, ...] = ()
+    """Jobs that must complete before this one may start."""
+    reservation_id: uuid.UUID | None = None
+    """A capacity reservation (of the same tenant) the job runs in."""
+    estimate_reason: str | None = None
+    estimate_warnings: tuple[str, ...] = ()
+    submission_estimate: Estimate | None = None
+    """The estimate made when the job was submitted, kept to measure accuracy."""
+    admission_estimate: Estimate | None = None
+    """The estimate made when the job was admitted (its start is the admission time)."""
     version: int = 0
     """Bumped on every stored change; guards against lost updates between processes."""
 
@@ -244,6 +306,10 @@ class Job:
         self.actual_end = None
         self.estimated_start = None
         self.estimated_end = None
+        self.estimate_reason = None
+        self.estimate_warnings = ()
+        self.submission_estimate = None
+        self.admission_estimate = None
         event = self.transition(JobStatus.PENDING, reason, at)
         self.next_attempt_at = not_before
         self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
@@ -258,6 +324,29 @@ class Job:
 
     def place(self, placement: Placement | None) -> None:
         self.placement = placement
+
+    def apply_estimate(self, estimate: Estimate) -> bool:
+        """Store a new estimate; True if anything a viewer sees changed. The first estimate of
+        each attempt is kept as its submission estimate, the first after admission as its
+        admission estimate."""
+        changed = (
+            self.estimated_start != estimate.start
+            or self.estimated_end != estimate.end
+            or self.estimate_reason != estimate.reason
+            or self.estimate_warnings != estimate.warnings
+        )
+        self.estimated_start, self.estimated_end = estimate.start, estimate.end
+        self.estimate_reason, self.estimate_warnings = estimate.reason, estimate.warnings
+        if self.submission_estimate is None and self.status.is_active:
+            self.submission_estimate = estimate
+            changed = True
+        if self.admission_estimate is None and self.status in (
+            JobStatus.ADMITTED,
+            JobStatus.RUNNING,
+        ):
+            self.admission_estimate = estimate
+            changed = True
+        return changed
 
     def snapshot(self) -> Job:
         """An immutable-by-convention copy for events: later changes to self do not leak into it."""
