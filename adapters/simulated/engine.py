@@ -1,27 +1,33 @@
-"""The simulated cluster's physics: one step of admission, start-up, completion and requests.
+"""The simulated cluster's physics: one step of requests, start-up, completion and admission.
 
-`step` is a pure function of the workloads' records, the nodes and the time. Requests (cancel,
-fail, preempt) are honoured first and free their resources; admitted workloads start after the
-configured start-up delay; running ones end when their run time (scaled by `time_scale`, the
-simulated seconds per real second) is up, or fail at `max_duration`; then the queue is admitted
-with the domain's admission rules (`domain.scheduling.placement`), the same rules the schedule
-estimator replays. Each transition is stamped with the moment it was due, not when the step ran,
-so a late step does not distort recorded times.
+`step` is a pure function of the workloads' records, the nodes, the cluster's quotas and
+reservations, and the time. Requests (cancel, fail, preempt) are honoured first and free their
+resources; admitted workloads start after the configured start-up delay; running ones end when
+their run time (scaled by `time_scale`, the simulated seconds per real second) is up, or fail at
+`max_duration`; reservations that ended give their GPUs back; then one admission cycle of the
+domain's rules (`domain.scheduling.admission`) runs, the same rules the schedule estimator
+replays: it admits, preempts, and grows active reservations. Each transition is stamped with the
+moment it was due, not when the step ran, so a late step does not distort recorded times.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from domain.model.cluster import Node
 from domain.model.job import Placement
+from domain.model.quota import QuotaSet
+from domain.model.reservation import CapacityReservation
 from domain.ports import WorkloadPhase
-from domain.scheduling.placement import ClusterState, Request, admit
+from domain.scheduling.admission import INFINITE_PRIORITY, ClusterModel, Demand, Holding
 
 FINISHED = frozenset(
     {WorkloadPhase.SUCCEEDED, WorkloadPhase.FAILED, WorkloadPhase.PREEMPTED, WorkloadPhase.DELETED}
 )
+RESERVATION = "reservation"
 
 
 @dataclass
@@ -39,20 +45,30 @@ class SimWorkload:
     max_duration_seconds: float | None
     outcome: WorkloadPhase
     created_at: datetime
+    namespace: str = ""
+    queue_name: str = "default"
+    preemptible: bool = False
+    critical: bool = False
+    reservation: str | None = None
+    """For a workload: the reservation it runs in. For a reservation's row: its id."""
+    kind: str = "workload"
+    """`workload`, or `reservation` for the GPUs a reservation holds on one node."""
     phase: WorkloadPhase = WorkloadPhase.QUEUED
     reason: str = "queued"
     node: str | None = None
     gpu_indices: tuple[int, ...] = ()
+    flavor: str | None = None
     admitted_at: datetime | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
     request: str | None = None
     request_reason: str | None = None
     changed: bool = field(default=False, compare=False)
+    new: bool = field(default=False, compare=False)
 
     @property
     def placement(self) -> Placement | None:
-        return Placement(self.node, self.gpu_indices) if self.node else None
+        return Placement(self.node, self.gpu_indices, self.flavor) if self.node else None
 
     def move(self, phase: WorkloadPhase, reason: str) -> None:
         self.phase = phase
@@ -84,11 +100,99 @@ def _end_of_run(w: SimWorkload, pace: Pace) -> tuple[datetime, WorkloadPhase, st
     return w.started_at + pace.real(w.runtime_seconds), w.outcome, reason
 
 
+def demand_of(w: SimWorkload, quotas: QuotaSet) -> Demand:
+    local = quotas.local_queue(w.namespace, w.queue_name)
+    return Demand(
+        key=w.name,
+        cluster_queue=local.cluster_queue if local else f"(no local queue {w.queue_name})",
+        priority=w.priority,
+        created_at=w.created_at,
+        gpu_type=w.gpu_type if w.gpu_count else None,
+        gpu_count=w.gpu_count,
+        cpu=w.cpu_cores,
+        memory=w.memory_gb,
+        preemptible=w.preemptible,
+        critical=w.critical,
+        reservation=f"reservation-{w.reservation}" if w.reservation else None,
+    )
+
+
+def _reservation_demand(r: CapacityReservation, gpu_type: str | None) -> Demand:
+    return Demand(
+        key=f"reservation-{r.id}",
+        cluster_queue=r.cluster_queue,
+        priority=INFINITE_PRIORITY,
+        created_at=r.start,
+        gpu_type=gpu_type,
+        gpu_count=r.gpu_count,
+        cpu=0.0,
+        memory=0.0,
+        is_reservation=True,
+        flavor=r.flavor,
+    )
+
+
 def step(
-    workloads: list[SimWorkload], nodes: list[Node], now: datetime, pace: Pace
+    workloads: list[SimWorkload],
+    nodes: Sequence[Node],
+    quotas: QuotaSet,
+    now: datetime,
+    pace: Pace,
+    reservations: Sequence[CapacityReservation] = (),
 ) -> datetime | None:
-    """Advance every workload to `now`; returns when the next thing is due (None: nothing)."""
+    """Advance every workload to `now`; new reservation rows are appended to `workloads` (marked
+    `new`). Returns when the next thing is due (None: nothing is)."""
     live = [w for w in workloads if w.phase not in FINISHED]
+    _honour_requests(live, now)
+    _start_and_finish(live, now, pace)
+    by_id = {str(r.id): r for r in reservations}
+    for row in live:
+        if row.kind == RESERVATION and row.phase is WorkloadPhase.RUNNING:
+            booked = by_id.get(row.reservation or "")
+            if booked is None or not booked.active_at(now):
+                row.finished_at = min(now, booked.end) if booked else now
+                row.move(WorkloadPhase.SUCCEEDED, "reservation ended")
+
+    model = ClusterModel(nodes, quotas)
+    _restore(model, live, quotas, by_id)
+    for reservation in reservations:
+        if reservation.active_at(now):
+            gpu_type = next(
+                (
+                    n.gpu_type
+                    for n in nodes
+                    for f in quotas.flavors
+                    if f.name == reservation.flavor and f.matches(n) and n.gpu_count
+                ),
+                None,
+            )
+            model.enqueue(_reservation_demand(reservation, gpu_type))
+    queued = {w.name: w for w in live if w.kind != RESERVATION and w.phase is WorkloadPhase.QUEUED}
+    for w in queued.values():
+        model.enqueue(demand_of(w, quotas))
+    decision = model.cycle(now)
+    for victim in decision.preempted:
+        w = next(x for x in live if x.name == victim.demand.key)
+        w.finished_at = now
+        w.move(WorkloadPhase.PREEMPTED, "preempted: evicted for a higher-priority workload")
+    for holding in decision.admitted:
+        w = queued[holding.demand.key]
+        placement = holding.placement
+        w.node, w.gpu_indices, w.flavor = placement.node, placement.gpu_indices, placement.flavor
+        w.admitted_at = now
+        w.move(WorkloadPhase.ADMITTED, f"admitted on {placement.node}")
+        if pace.startup_seconds <= 0:
+            w.started_at = now
+            w.move(WorkloadPhase.RUNNING, "pods running")
+    for key, why in {**decision.waiting, **decision.never}.items():
+        waiting = queued.get(key)
+        if waiting is not None and waiting.phase is WorkloadPhase.QUEUED and waiting.reason != why:
+            waiting.reason = why  # as Kueue's QuotaReserved=False message: not a phase change
+    _record_reservations(model, workloads, live, reservations, now)
+    return _next_due(live, pace, reservations, now)
+
+
+def _honour_requests(live: list[SimWorkload], now: datetime) -> None:
     for w in live:
         if w.request is None:
             continue
@@ -101,7 +205,11 @@ def step(
         w.move(phase, w.request_reason or phase.value.lower())
         w.request = None
 
+
+def _start_and_finish(live: list[SimWorkload], now: datetime, pace: Pace) -> None:
     for w in live:
+        if w.kind == RESERVATION:
+            continue
         if w.phase is WorkloadPhase.ADMITTED:
             assert w.admitted_at is not None
             start = w.admitted_at + pace.real(pace.startup_seconds)
@@ -114,32 +222,116 @@ def step(
                 w.finished_at = end[0]
                 w.move(end[1], end[2])
 
-    holding = [w for w in live if w.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)]
-    state = ClusterState.empty(nodes)
-    for w in holding:
-        if w.placement is not None:
-            state.occupy(w.placement, w.cpu_cores, w.memory_gb)
-    queued = {w.name: w for w in live if w.phase is WorkloadPhase.QUEUED}
-    requests = [
-        Request(w.name, w.priority, w.created_at, w.gpu_type, w.gpu_count, w.cpu_cores, w.memory_gb)
-        for w in queued.values()
-    ]
-    for request, placement in admit(state, requests):
-        w = queued[request.key]
-        w.node, w.gpu_indices = placement.node, placement.gpu_indices
-        w.admitted_at = now
-        w.move(WorkloadPhase.ADMITTED, f"admitted on {placement.node}")
-        if pace.startup_seconds <= 0:
-            w.started_at = now
-            w.move(WorkloadPhase.RUNNING, "pods running")
-        holding.append(w)
 
+def _restore(
+    model: ClusterModel,
+    live: list[SimWorkload],
+    quotas: QuotaSet,
+    reservations: dict[str, CapacityReservation],
+) -> None:
+    """Put what already holds resources back into the model: reservations first."""
+    rows: dict[str, list[SimWorkload]] = defaultdict(list)
+    for w in live:
+        if w.kind == RESERVATION and w.phase is WorkloadPhase.RUNNING and w.reservation:
+            rows[w.reservation].append(w)
+    for reservation_id, held in rows.items():
+        booked = reservations[reservation_id]
+        demand = _reservation_demand(booked, held[0].gpu_type)
+        placements = [Placement(r.node or "", r.gpu_indices, r.flavor) for r in held]
+        model.hold(demand, Holding(demand, booked.flavor, None, placements, held[0].created_at))
+    for w in live:
+        if w.kind == RESERVATION or w.phase not in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING):
+            continue
+        demand = demand_of(w, quotas)
+        if demand.reservation is not None and demand.reservation not in model.holdings:
+            demand = replace(demand, reservation=None)  # its reservation is over
+        queue = model.queues.get(demand.cluster_queue)
+        cpu_flavors = queue.flavors_for("cpu") if queue else ()
+        placement = w.placement
+        assert placement is not None
+        model.hold(
+            demand,
+            Holding(
+                demand,
+                w.flavor,
+                cpu_flavors[0].flavor if cpu_flavors else None,
+                [placement],
+                w.started_at or w.admitted_at or w.created_at,
+            ),
+        )
+
+
+def _record_reservations(
+    model: ClusterModel,
+    workloads: list[SimWorkload],
+    live: list[SimWorkload],
+    reservations: Sequence[CapacityReservation],
+    now: datetime,
+) -> None:
+    """Reservations that took GPUs in this cycle get a row per node for what they now hold."""
+    for reservation in reservations:
+        holding = model.holdings.get(f"reservation-{reservation.id}")
+        if holding is None:
+            continue
+        rows = {
+            w.node: w
+            for w in live
+            if w.kind == RESERVATION
+            and w.reservation == str(reservation.id)
+            and w.phase is WorkloadPhase.RUNNING
+        }
+        for placement in holding.placements:
+            row = rows.get(placement.node)
+            if row is not None:
+                if row.gpu_indices != placement.gpu_indices:
+                    row.gpu_indices = placement.gpu_indices
+                    row.changed = True
+                continue
+            row = SimWorkload(
+                name=f"rsv-{reservation.id.hex[:16]}-{placement.node}"[:63],
+                job_id=str(reservation.id),
+                attempt=0,
+                priority=INFINITE_PRIORITY,
+                gpu_type=None,
+                gpu_count=len(placement.gpu_indices),
+                cpu_cores=0.0,
+                memory_gb=0.0,
+                runtime_seconds=None,
+                max_duration_seconds=None,
+                outcome=WorkloadPhase.SUCCEEDED,
+                created_at=now,
+                kind=RESERVATION,
+                reservation=str(reservation.id),
+                phase=WorkloadPhase.RUNNING,
+                reason="reserved",
+                node=placement.node,
+                gpu_indices=placement.gpu_indices,
+                flavor=placement.flavor,
+                admitted_at=now,
+                started_at=now,
+            )
+            row.new = row.changed = True
+            workloads.append(row)
+            live.append(row)
+
+
+def _next_due(
+    live: list[SimWorkload],
+    pace: Pace,
+    reservations: Sequence[CapacityReservation],
+    now: datetime,
+) -> datetime | None:
     due: list[datetime] = []
-    for w in holding:
+    for w in live:
+        if w.kind == RESERVATION:
+            continue
         if w.phase is WorkloadPhase.ADMITTED and w.admitted_at is not None:
             due.append(w.admitted_at + pace.real(pace.startup_seconds))
         elif w.phase is WorkloadPhase.RUNNING:
             end = _end_of_run(w, pace)
             if end is not None:
                 due.append(end[0])
+    for r in reservations:
+        if r.cancelled_at is None:
+            due.extend(t for t in (r.start, r.end) if t > now)
     return min(due) if due else None

@@ -16,22 +16,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.simulated.config import SimulationConfig
-from adapters.simulated.engine import Pace, SimWorkload, step
+from adapters.simulated.engine import RESERVATION, Pace, SimWorkload, step
 from adapters.simulated.store import SimulatedStore
 from domain.model.cluster import Cluster, Node
-from domain.model.ids import JobId
+from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
+from domain.model.quota import QuotaSet
+from domain.model.reservation import CapacityReservation
 from domain.ports import Clock, ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
+from domain.scheduling.durations import DEFAULT_SECONDS
 
-DEFAULT_RUNTIME = {JobType.BATCH: 600.0, JobType.TRAINING: 3600.0}
 LIST_FINISHED_WITHIN = timedelta(days=1)
+
+Configuration = tuple[QuotaSet, list[CapacityReservation]]
+"""A cluster's Kueue objects and its capacity reservations, as the simulated cluster sees them."""
 
 
 def runtime_of(workload: Workload) -> float | None:
@@ -42,7 +47,7 @@ def runtime_of(workload: Workload) -> float | None:
         return None
     if workload.estimated_duration_seconds is not None:
         return float(workload.estimated_duration_seconds)
-    return DEFAULT_RUNTIME[workload.job_type]
+    return DEFAULT_SECONDS[workload.job_type]
 
 
 def outcome_of(workload: Workload) -> WorkloadPhase:
@@ -67,16 +72,21 @@ def observation(w: SimWorkload, clock: Clock) -> WorkloadObservation:
 
 
 class SimulatedClusters:
-    """Gateway factory for simulated clusters; one per process."""
+    """Gateway factory for simulated clusters; one per process.
+
+    `configuration` reads a cluster's quotas and reservations: what a real cluster would hold as
+    reconciled Kueue objects, the simulated one reads from budcluster's own records."""
 
     def __init__(
         self,
         engine: AsyncEngine,
         clock: Clock,
+        configuration: Callable[[ClusterId], Awaitable[Configuration]],
         *,
         serialised: Callable[[], AbstractAsyncContextManager[None]] | None = None,
         poll_seconds: float = 0.5,
     ) -> None:
+        self.configuration = configuration
         self.store = SimulatedStore(engine, serialised)
         self.clock = clock
         self.poll_seconds = poll_seconds
@@ -98,25 +108,36 @@ class SimulatedGateway(ClusterGateway):
         self._config = SimulationConfig.from_settings(cluster.settings)
         self._pace = Pace(self._config.time_scale, self._config.startup_seconds)
 
+    @property
+    def time_scale(self) -> float:
+        return self._config.time_scale
+
     def _wake(self) -> None:
         self._clusters.wake_event(self._cluster.id).set()
 
     async def submit(self, workload: Workload) -> None:
+        quotas, _ = await self._clusters.configuration(self._cluster.id)
+        resources = workload.resources
         record = SimWorkload(
             name=workload.name,
             job_id=str(workload.job_id),
             attempt=workload.attempt,
-            priority=workload.priority.rank,
-            gpu_type=workload.resources.gpu_type if workload.resources.gpu_count else None,
-            gpu_count=workload.resources.gpu_count,
-            cpu_cores=workload.resources.cpu_cores,
-            memory_gb=workload.resources.memory_gb,
+            priority=quotas.priority_value(workload.priority),
+            gpu_type=resources.gpu_type if resources.gpu_count else None,
+            gpu_count=resources.gpu_count,
+            cpu_cores=resources.cpu_cores,
+            memory_gb=resources.memory_gb,
             runtime_seconds=runtime_of(workload),
             max_duration_seconds=(
                 float(workload.max_duration_seconds) if workload.max_duration_seconds else None
             ),
             outcome=outcome_of(workload),
             created_at=workload.created_at,
+            namespace=workload.namespace,
+            queue_name=workload.queue_name,
+            preemptible=workload.preemptible,
+            critical=workload.priority is JobPriority.CRITICAL,
+            reservation=str(workload.reservation_id) if workload.reservation_id else None,
         )
         if await self._store.insert(self._cluster.id, record):
             self._wake()
@@ -140,7 +161,10 @@ class SimulatedGateway(ClusterGateway):
         return done
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
-        await self._store.set_priority(self._cluster.id, job_id, attempt, priority.rank)
+        quotas, _ = await self._clusters.configuration(self._cluster.id)
+        await self._store.set_priority(
+            self._cluster.id, job_id, attempt, quotas.priority_value(priority)
+        )
         self._wake()
 
     async def nodes(self) -> list[Node]:
@@ -156,14 +180,16 @@ class SimulatedGateway(ClusterGateway):
     async def advance(self) -> tuple[list[WorkloadObservation], float | None]:
         """Run one step of the cluster now; returns what changed and seconds to the next due."""
         nodes = self._config.nodes(self._cluster.id)
+        quotas, reservations = await self._clusters.configuration(self._cluster.id)
         async with self._store.transaction() as conn:
             workloads = await self._store.live(conn, self._cluster.id)
             now = self._clock.now()
-            due = step(workloads, nodes, now, self._pace)
-            changed = [w for w in workloads if w.changed]
+            due = step(workloads, nodes, quotas, now, self._pace, reservations)
+            changed = [w for w in workloads if w.changed or w.new]
             await self._store.save(conn, self._cluster.id, changed)
         wait = None if due is None else max(0.0, (due - now).total_seconds())
-        return [observation(w, self._clock) for w in changed], wait
+        reported = [w for w in changed if w.kind != RESERVATION]
+        return [observation(w, self._clock) for w in reported], wait
 
     async def watch(self) -> AsyncIterator[WorkloadObservation]:
         wake = self._clusters.wake_event(self._cluster.id)

@@ -49,6 +49,13 @@ simulated_workloads = sa.Table(
     sa.Column("finished_at", sa.Float),
     sa.Column("request", sa.String(20)),
     sa.Column("request_reason", sa.Text),
+    sa.Column("namespace", sa.String(63), nullable=False, server_default=""),
+    sa.Column("queue_name", sa.String(63), nullable=False, server_default="default"),
+    sa.Column("preemptible", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("critical", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("reservation_id", sa.String(36)),
+    sa.Column("kind", sa.String(20), nullable=False, server_default="workload"),
+    sa.Column("flavor", sa.String(100)),
     sa.Index("ix_simulated_workload_cluster_id_phase", "cluster_id", "phase"),
     sa.Index("ix_simulated_workload_job_id", "job_id"),
 )
@@ -89,7 +96,40 @@ def _from_row(row: sa.RowMapping) -> SimWorkload:
         finished_at=_dt(row["finished_at"]),
         request=row["request"],
         request_reason=row["request_reason"],
+        namespace=row["namespace"],
+        queue_name=row["queue_name"],
+        preemptible=row["preemptible"],
+        critical=row["critical"],
+        reservation=row["reservation_id"],
+        kind=row["kind"],
+        flavor=row["flavor"],
     )
+
+
+def _row(cluster_id: uuid.UUID, w: SimWorkload) -> dict[str, Any]:
+    return {"cluster_id": cluster_id, **_identity(w), **_state(w)}
+
+
+def _identity(w: SimWorkload) -> dict[str, Any]:
+    return {
+        "name": w.name,
+        "job_id": uuid.UUID(w.job_id),
+        "attempt": w.attempt,
+        "gpu_type": w.gpu_type,
+        "gpu_count": w.gpu_count,
+        "cpu_cores": w.cpu_cores,
+        "memory_gb": w.memory_gb,
+        "runtime_seconds": w.runtime_seconds,
+        "max_duration_seconds": w.max_duration_seconds,
+        "outcome": w.outcome.value,
+        "created_at": _ts(w.created_at),
+        "namespace": w.namespace,
+        "queue_name": w.queue_name,
+        "preemptible": w.preemptible,
+        "critical": w.critical,
+        "reservation_id": w.reservation,
+        "kind": w.kind,
+    }
 
 
 def _state(w: SimWorkload) -> dict[str, Any]:
@@ -104,6 +144,7 @@ def _state(w: SimWorkload) -> dict[str, Any]:
         "request": w.request,
         "request_reason": w.request_reason,
         "priority": w.priority,
+        "flavor": w.flavor,
     }
 
 
@@ -134,23 +175,7 @@ class SimulatedStore:
             ).first()
             if exists is not None:
                 return False
-            await conn.execute(
-                simulated_workloads.insert().values(
-                    cluster_id=cluster_id,
-                    name=w.name,
-                    job_id=uuid.UUID(w.job_id),
-                    attempt=w.attempt,
-                    gpu_type=w.gpu_type,
-                    gpu_count=w.gpu_count,
-                    cpu_cores=w.cpu_cores,
-                    memory_gb=w.memory_gb,
-                    runtime_seconds=w.runtime_seconds,
-                    max_duration_seconds=w.max_duration_seconds,
-                    outcome=w.outcome.value,
-                    created_at=_ts(w.created_at),
-                    **_state(w),
-                )
-            )
+            await conn.execute(simulated_workloads.insert().values(_row(cluster_id, w)))
             return True
 
     async def request(
@@ -203,6 +228,10 @@ class SimulatedStore:
         self, conn: AsyncConnection, cluster_id: uuid.UUID, workloads: Sequence[SimWorkload]
     ) -> None:
         for w in workloads:
+            if w.new:
+                await conn.execute(simulated_workloads.insert().values(_row(cluster_id, w)))
+                w.new = False
+                continue
             await conn.execute(
                 simulated_workloads.update()
                 .where(
@@ -220,6 +249,7 @@ class SimulatedStore:
                     await conn.execute(
                         sa.select(simulated_workloads).where(
                             simulated_workloads.c.cluster_id == cluster_id,
+                            simulated_workloads.c.kind == "workload",
                             sa.or_(
                                 simulated_workloads.c.phase.in_(_LIVE),
                                 simulated_workloads.c.finished_at >= finished_since.timestamp(),

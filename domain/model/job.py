@@ -46,20 +46,6 @@ class JobPriority(enum.StrEnum):
     LOW = "LOW"
     SPOT = "SPOT"
 
-    @property
-    def rank(self) -> int:
-        """Higher runs first; the Kueue WorkloadPriorityClass defaults."""
-        return _PRIORITY_RANK[self]
-
-
-_PRIORITY_RANK = {
-    JobPriority.CRITICAL: 1000,
-    JobPriority.HIGH: 100,
-    JobPriority.NORMAL: 10,
-    JobPriority.LOW: 1,
-    JobPriority.SPOT: 0,
-}
-
 
 class JobStatus(enum.StrEnum):
     PENDING = "PENDING"

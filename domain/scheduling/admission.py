@@ -43,6 +43,7 @@ from domain.model.quota import (
 )
 
 INFINITE_PRIORITY = 10**12
+LaneKey = tuple[str, str | None, str | None]
 EPSILON = 1e-9
 
 
@@ -69,8 +70,11 @@ class Demand:
         return (-self.priority, self.created_at, self.key)
 
     @property
-    def lane(self) -> tuple[str, str | None]:
-        return (self.cluster_queue, self.gpu_type if self.gpu_count else None)
+    def lane(self) -> LaneKey:
+        """Demands compete in lanes: a queue's GPU type, a reservation, or a reservation's own
+        workloads (which only ever use its GPUs)."""
+        own = self.key if self.is_reservation else self.reservation
+        return (self.cluster_queue, self.gpu_type if self.gpu_count else None, own)
 
 
 @dataclass
@@ -150,7 +154,7 @@ class ClusterModel:
         self._capacity: dict[tuple[str | None, str], int] = {
             key: max(len(n.free) for n in members) for key, members in self._by_type_flavor.items()
         }
-        self._lanes: dict[tuple[str, str | None], Lane] = defaultdict(Lane)
+        self._lanes: dict[LaneKey, Lane] = defaultdict(Lane)
         self._waiting: dict[str, Demand] = {}
         self._max_free: dict[str | None, int] | None = None
         self.never: dict[str, str] = {}
@@ -275,7 +279,7 @@ class ClusterModel:
         for node in candidates:
             if cpu_flavor is not None and cpu_flavor not in node.flavors:
                 continue
-            free = node.free if allowed is None else node.free & allowed.get(node.name, set())
+            free = node.free if allowed is None else allowed.get(node.name, set())
             if (
                 len(free) >= demand.gpu_count
                 and node.cpu + EPSILON >= demand.cpu
@@ -287,7 +291,7 @@ class ClusterModel:
 
     def _take(self, node: NodeSlots, demand: Demand, pick: set[int] | None = None) -> Placement:
         self._max_free = None
-        pool = node.free if pick is None else node.free & pick
+        pool = node.free if pick is None else pick  # a reservation's GPUs are not in `free`
         indices = tuple(sorted(pool)[: demand.gpu_count])
         node.free.difference_update(indices)
         node.cpu -= demand.cpu
@@ -306,7 +310,9 @@ class ClusterModel:
             node = self.nodes[holding.placements[0].node]
             node.cpu -= demand.cpu
             node.memory -= demand.memory
-        if queue is not None and demand.reservation is None:
+        if queue is not None and demand.is_reservation and holding.gpu_flavor:
+            self._charge(queue, holding.gpu_flavor, gpu_resource(demand.gpu_type), holding.gpus)
+        elif queue is not None and demand.reservation is None:
             self._charge_demand(queue, demand, holding.gpu_flavor, holding.cpu_flavor, +1)
         self.holdings[demand.key] = holding
         if demand.reservation is not None:
@@ -332,47 +338,46 @@ class ClusterModel:
             return None
         self._max_free = None
         demand = holding.demand
-        reservation = self.reservation_of.pop(key, None)
-        first = True
+        queue = self.queues.get(demand.cluster_queue)
+        if demand.is_reservation:
+            self._release_reservation(key, holding, queue)
+            return holding
+        owner = self.reservation_of.pop(key, None)
+        node = self.nodes.get(holding.placement.node)
+        if node is not None:
+            if owner is None or owner not in self.holdings:
+                node.free.update(holding.placement.gpu_indices)
+            node.cpu += demand.cpu
+            node.memory += demand.memory
+        if queue is not None and owner is None:
+            self._charge_demand(queue, demand, holding.gpu_flavor, holding.cpu_flavor, -1)
+        return holding
+
+    def _release_reservation(self, key: str, holding: Holding, queue: ClusterQueue | None) -> None:
+        """The reservation's workloads run on as the queue's own; its idle GPUs go back."""
+        if queue is not None and holding.gpu_flavor:
+            self._charge(
+                queue, holding.gpu_flavor, gpu_resource(holding.demand.gpu_type), -holding.gpus
+            )
+        busy: dict[str, set[int]] = defaultdict(set)
+        for inner, owner in list(self.reservation_of.items()):
+            if owner != key:
+                continue
+            del self.reservation_of[inner]
+            inner_holding = self.holdings[inner]
+            busy[inner_holding.placement.node].update(inner_holding.placement.gpu_indices)
+            if queue is not None:
+                self._charge_demand(
+                    queue,
+                    inner_holding.demand,
+                    inner_holding.gpu_flavor,
+                    inner_holding.cpu_flavor,
+                    +1,
+                )
         for placement in holding.placements:
             node = self.nodes.get(placement.node)
-            if node is None:
-                continue
-            if reservation is None or reservation not in self.holdings:
-                node.free.update(placement.gpu_indices)
-            if first:
-                node.cpu += demand.cpu
-                node.memory += demand.memory
-                first = False
-        queue = self.queues.get(demand.cluster_queue)
-        if queue is not None and reservation is None:
-            self._charge_demand(queue, demand, holding.gpu_flavor, holding.cpu_flavor, -1)
-        if demand.is_reservation:
-            for inner, owner in list(self.reservation_of.items()):
-                if owner == key:  # its workloads run on: they now count as the queue's own
-                    del self.reservation_of[inner]
-                    inner_holding = self.holdings[inner]
-                    if queue is not None:
-                        self._charge_demand(
-                            queue,
-                            inner_holding.demand,
-                            inner_holding.gpu_flavor,
-                            inner_holding.cpu_flavor,
-                            +1,
-                        )
-            for placement in holding.placements:  # return the GPUs no workload of it uses
-                node = self.nodes.get(placement.node)
-                if node is None:
-                    continue
-                used = {
-                    i
-                    for h in self.holdings.values()
-                    for p in h.placements
-                    if p.node == placement.node
-                    for i in p.gpu_indices
-                }
-                node.free.update(set(placement.gpu_indices) - used)
-        return holding
+            if node is not None:
+                node.free.update(set(placement.gpu_indices) - busy[placement.node])
 
     def reservation_slots(self, key: str) -> dict[str, set[int]]:
         """GPUs a reservation holds that none of its workloads uses."""
@@ -475,6 +480,10 @@ class ClusterModel:
             node.free.difference_update(indices)
             self._max_free = None
             self._charge(queue, flavor, resource, take)
+            merged = next((p for p in holding.placements if p.node == node.name), None)
+            if merged is not None:
+                holding.placements.remove(merged)
+                indices = tuple(sorted((*merged.gpu_indices, *indices)))
             holding.placements.append(Placement(node.name, indices, flavor))
             missing -= take
         if missing > 0:
@@ -640,7 +649,7 @@ class ClusterModel:
         decision = Decision()
         blocked: set[str] = set()
         tried_preemption: set[str] = set()
-        heap: list[tuple[tuple[int, datetime, str], tuple[str, str | None], int]] = []
+        heap: list[tuple[tuple[int, datetime, str], LaneKey, int]] = []
         for lane_key, lane in self._lanes.items():
             first = lane.next_live(0)
             if first is not None:
@@ -703,8 +712,8 @@ class ClusterModel:
 
     def _push_next(
         self,
-        heap: list[tuple[tuple[int, datetime, str], tuple[str, str | None], int]],
-        lane_key: tuple[str, str | None],
+        heap: list[tuple[tuple[int, datetime, str], LaneKey, int]],
+        lane_key: LaneKey,
         lane: Lane,
         start: int,
         *,
@@ -717,10 +726,10 @@ class ClusterModel:
             return
         heapq.heappush(heap, (lane.items[index].order, lane_key, index))
 
-    def _may_fit(self, lane_key: tuple[str, str | None], lane: Lane, index: int) -> bool:
+    def _may_fit(self, lane_key: LaneKey, lane: Lane, index: int) -> bool:
         """Could any demand from `index` on fit? A cheap test that errs towards yes."""
-        queue_name, gpu_type = lane_key
-        if gpu_type is None:
+        queue_name, gpu_type, reservation = lane_key
+        if gpu_type is None or reservation is not None:
             return True
         smallest = lane.smallest_from(index)
         if smallest > self.max_free(gpu_type):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -247,6 +247,7 @@ class _Replay:
             cpu_flavors = queue.flavors_for("cpu")
             cpu_flavor = cpu_flavors[0].flavor if cpu_flavors else None
         started = job.actual_start or job.updated_at
+        demand = replace(demand, reservation=None)  # counted as its queue's own from here on
         holding = Holding(demand, flavor, cpu_flavor, [job.placement], started)
         self.model.hold(demand, holding)
         self.start[key] = started
@@ -279,6 +280,7 @@ class _Replay:
             return
         if waiting_on:
             self.blocked_on[key] = waiting_on
+            self.reasons[key] = f"waits for jobs {', '.join(sorted(waiting_on))}"
             for dep in waiting_on:
                 self.dependents[dep].append(key)
         if job.window is not None:
@@ -417,9 +419,8 @@ class _Replay:
             return self.reasons[key]
         if start == self.now:
             return "admitted now"
-        if self.blocked_on.get(key) or (job.depends_on and key in self.blocked_on):
-            names = ", ".join(sorted(self.blocked_on.get(key, set())))
-            return f"waits for jobs {names}" if names else "waits for its dependencies"
+        if key in self.blocked_on:
+            return self.reasons[key]
         window = self.windows.get(key)
         if window is not None and not window.contains(self.now):
             return f"waits for its window {window}"

@@ -92,34 +92,62 @@ class Scenario:
 
     def node_objects(self) -> list[Node]:
         return [
-            Node(NodeId(uuid.uuid5(CLUSTER, name)), CLUSTER, name, NodeType.GPU, gpu, count,
-                 128, 2048, labels={GPU_LABEL: gpu})
+            Node(
+                NodeId(uuid.uuid5(CLUSTER, name)),
+                CLUSTER,
+                name,
+                NodeType.GPU,
+                gpu,
+                count,
+                128,
+                2048,
+                labels={GPU_LABEL: gpu},
+            )
             for name, gpu, count in self.nodes
         ]
 
     def quota_set(self) -> QuotaSet:
         gpu_types = sorted({gpu for _, gpu, _ in self.nodes})
-        flavors = tuple(
-            ResourceFlavor(CLUSTER, gpu, {GPU_LABEL: gpu}, NOW, NOW) for gpu in gpu_types
-        ) + (ResourceFlavor(CLUSTER, "default-cpu", {}, NOW, NOW),)
+        flavors = (
+            *tuple(ResourceFlavor(CLUSTER, gpu, {GPU_LABEL: gpu}, NOW, NOW) for gpu in gpu_types),
+            ResourceFlavor(CLUSTER, "default-cpu", {}, NOW, NOW),
+        )
         queues = tuple(
             ClusterQueue(
-                CLUSTER, q.name, NOW, NOW, cohort=q.cohort, queueing_strategy=q.strategy,
+                CLUSTER,
+                q.name,
+                NOW,
+                NOW,
+                cohort=q.cohort,
+                queueing_strategy=q.strategy,
                 resource_groups=(
-                    ResourceGroup((NVIDIA_GPU,), tuple(
-                        FlavorQuotas(f, (ResourceQuota(NVIDIA_GPU, *limits),))
-                        for f, limits in q.quotas.items()
-                    )),
-                    ResourceGroup((CPU, MEMORY), (FlavorQuotas("default-cpu", (
-                        ResourceQuota(CPU, 10_000), ResourceQuota(MEMORY, 100_000),
-                    )),)),
+                    ResourceGroup(
+                        (NVIDIA_GPU,),
+                        tuple(
+                            FlavorQuotas(f, (ResourceQuota(NVIDIA_GPU, *limits),))
+                            for f, limits in q.quotas.items()
+                        ),
+                    ),
+                    ResourceGroup(
+                        (CPU, MEMORY),
+                        (
+                            FlavorQuotas(
+                                "default-cpu",
+                                (
+                                    ResourceQuota(CPU, 10_000),
+                                    ResourceQuota(MEMORY, 100_000),
+                                ),
+                            ),
+                        ),
+                    ),
                 ),
                 preemption=PreemptionPolicy(q.within, q.reclaim),
             )
             for q in self.queues
         )
         cohorts = tuple(
-            Cohort(CLUSTER, name, NOW) for name in sorted({q.cohort for q in self.queues if q.cohort})
+            Cohort(CLUSTER, name, NOW)
+            for name in sorted({q.cohort for q in self.queues if q.cohort})
         )
         local = tuple(
             LocalQueue(CLUSTER, q.name, tenant_namespace(TENANT), TENANT, q.name, NOW)
@@ -149,16 +177,35 @@ def job_id(key: str) -> JobId:
 def make_job(w: W, status: JobStatus) -> Job:
     created = NOW - timedelta(hours=1) + timedelta(seconds=w.age)
     return Job(
-        id=job_id(w.key), name=w.key, tenant_id=TENANT, project_id=ProjectId(uuid.UUID(int=1)),
-        cluster_id=CLUSTER, job_type=JobType.TRAINING, deployment_type=DeploymentType.DOCKER,
-        created_at=created, updated_at=created, resources=Resources(w.gpu_type, w.gpus, 1, 4),
-        estimated_duration_seconds=86_400, priority=w.priority, preemptible=w.preemptible,
-        status=status, queue_name=w.queue, max_retries=3,
+        id=job_id(w.key),
+        name=w.key,
+        tenant_id=TENANT,
+        project_id=ProjectId(uuid.UUID(int=1)),
+        cluster_id=CLUSTER,
+        job_type=JobType.TRAINING,
+        deployment_type=DeploymentType.DOCKER,
+        created_at=created,
+        updated_at=created,
+        resources=Resources(w.gpu_type, w.gpus, 1, 4),
+        estimated_duration_seconds=86_400,
+        priority=w.priority,
+        preemptible=w.preemptible,
+        status=status,
+        queue_name=w.queue,
+        max_retries=3,
     )
 
 
-def q(name: str, nominal: float, *, borrow: float | None = None, lend: float | None = None,
-      cohort: str | None = None, flavor: str = A100, **kw: object) -> Q:
+def q(
+    name: str,
+    nominal: float,
+    *,
+    borrow: float | None = None,
+    lend: float | None = None,
+    cohort: str | None = None,
+    flavor: str = A100,
+    **kw: object,
+) -> Q:
     return Q(name, {flavor: (nominal, borrow, lend)}, cohort, **kw)  # type: ignore[arg-type]
 
 

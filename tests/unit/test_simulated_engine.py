@@ -9,14 +9,22 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from adapters.simulated.engine import Pace, SimWorkload, step
-from domain.model.cluster import Node, NodeType
-from domain.model.ids import ClusterId, NodeId
+from adapters.simulated import engine
+from adapters.simulated.engine import Pace, SimWorkload
+from domain.model.cluster import Node
+from domain.model.quota import tenant_namespace
 from domain.ports import WorkloadPhase as P
+from tests.support.admission_tables import A100 as A
+from tests.support.admission_tables import TENANT, Scenario, q
 from tests.support.fakes import T0
 
-A = "nvidia-a100-80gb"
-NODES = [Node(NodeId(uuid.uuid4()), ClusterId(uuid.uuid4()), "n1", NodeType.GPU, A, 8, 64, 512)]
+SCENARIO = Scenario("engine", [("n1", A, 8)], [q("default", 8)])
+NODES: list[Node] = SCENARIO.node_objects()
+QUOTAS = SCENARIO.quota_set()
+
+
+def step(workloads: list[SimWorkload], nodes: list[Node], now: datetime, pace: Pace):  # type: ignore[no-untyped-def]
+    return engine.step(workloads, nodes, QUOTAS, now, pace)
 
 
 def workload(
@@ -42,6 +50,9 @@ def workload(
         max_duration,
         outcome,
         T0 + timedelta(seconds=age),
+        namespace=tenant_namespace(TENANT),
+        queue_name="default",
+        preemptible=True,
     )
 
 
@@ -122,3 +133,42 @@ def test_unchanged_workloads_are_not_marked() -> None:
     queued = workload("big", 16, 10)
     step([queued], NODES, at(0), Pace())
     assert (queued.phase, queued.changed) == (P.QUEUED, False)
+
+
+def test_a_reservation_takes_gpus_from_its_start_and_only_its_jobs_use_them() -> None:
+    import uuid as _uuid
+
+    from domain.model.ids import TenantId
+    from domain.model.reservation import CapacityReservation, ReservationId
+
+    booked = CapacityReservation(
+        ReservationId(_uuid.uuid4()),
+        NODES[0].cluster_id,
+        TenantId(TENANT),
+        "train-night",
+        "default",
+        A,
+        6,
+        at(10),
+        at(100),
+        T0,
+    )
+    running = workload("before", 4, 20)
+    outsider = workload("outsider", 4, 10, age=1)
+    insider = workload("insider", 4, 10, age=2)
+    insider.reservation = str(booked.id)
+    workloads = [running, outsider, insider]
+    pace = Pace(startup_seconds=0)
+    engine.step(workloads, NODES, QUOTAS, at(0), pace, [booked])
+    assert (running.phase, outsider.phase, insider.phase) == (P.RUNNING, P.RUNNING, P.QUEUED)
+    engine.step(workloads, NODES, QUOTAS, at(15), pace, [booked])  # outsider done: 4 GPUs free
+    rows = [w for w in workloads if w.kind == "reservation"]
+    assert sum(len(r.gpu_indices) for r in rows) == 4 and insider.phase is P.RUNNING
+    newcomer = workload("newcomer", 2, 10, age=3)
+    workloads.append(newcomer)
+    engine.step(workloads, NODES, QUOTAS, at(21), pace, [booked])  # `before` ended: 4 more free
+    rows = [w for w in workloads if w.kind == "reservation"]
+    assert sum(len(r.gpu_indices) for r in rows) == 6  # topped up to 6 ahead of the newcomer
+    assert newcomer.phase is P.RUNNING  # 2 GPUs were left over for it
+    engine.step(workloads, NODES, QUOTAS, at(101), pace, [booked])
+    assert all(r.phase is P.SUCCEEDED for r in workloads if r.kind == "reservation")

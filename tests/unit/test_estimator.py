@@ -1,0 +1,314 @@
+"""The schedule estimator beyond one admission pass.
+
+Covers: waiting jobs start when running ones end, on the GPUs those free; durations come from the
+job's estimate, else history (median), else the job type's default, and services run on; a running
+job past its estimate is extended, never shown ending in the past; time windows and dependencies
+hold jobs back; a failed dependency and a missed deadline are flagged; reservations block GPUs
+for their window; retried jobs wait out their backoff; why-it-waits reasons; the free-GPU
+forecast; and, the contract itself, the estimate made at the start equals what the simulated
+cluster then does, step by step, when durations are known.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import time, timedelta
+
+import pytest
+
+from adapters.simulated.engine import Pace, SimWorkload, step
+from domain.model.ids import JobId, TenantId
+from domain.model.job import JobStatus, JobType, TimeWindow
+from domain.model.quota import tenant_namespace
+from domain.model.reservation import CapacityReservation, ReservationId
+from domain.ports import WorkloadPhase
+from domain.scheduling.durations import Durations, history_key, medians
+from domain.scheduling.estimator import (
+    DEPENDENCY_FAILED,
+    MISSES_DEADLINE,
+    Snapshot,
+    estimate,
+)
+from tests.support.admission_tables import A100, NOW, TENANT, Scenario, W, job_id, q
+
+TWO_NODES = Scenario("two nodes", [("n1", A100, 8), ("n2", A100, 8)], [q("cq", 16)])
+
+
+def snapshot(jobs, scenario: Scenario = TWO_NODES, **kw) -> Snapshot:  # type: ignore[no-untyped-def]
+    return Snapshot(
+        NOW,
+        scenario.node_objects(),
+        scenario.quota_set(),
+        jobs,
+        kw.pop("durations", Durations()),
+        **kw,
+    )
+
+
+def jobs_of(scenario: Scenario, **durations: int):  # type: ignore[no-untyped-def]
+    jobs = scenario.jobs()
+    for job in jobs:
+        if job.name in durations:
+            job.estimated_duration_seconds = durations[job.name]
+    return {job.name: job for job in jobs}
+
+
+def test_waiting_jobs_start_when_running_ones_end() -> None:
+    scenario = replace(
+        TWO_NODES,
+        running=[W("r1", "cq", 8, node="n1"), W("r2", "cq", 8, node="n2", age=1)],
+        waiting=[W("w1", "cq", 8), W("w2", "cq", 4, age=1), W("w3", "cq", 4, age=2)],
+    )
+    jobs = jobs_of(scenario, r1=3600, r2=7200, w1=600, w2=1800, w3=600)
+    started = NOW - timedelta(minutes=30)
+    plan = estimate(snapshot(list(jobs.values()))).jobs
+    assert plan[jobs["r1"].id].end == started + timedelta(hours=1)
+    assert plan[jobs["w1"].id].start == started + timedelta(hours=1)
+    assert plan[jobs["w1"].id].end == started + timedelta(hours=1, minutes=10)
+    # w2 and w3 share n1 once w1 is done
+    assert plan[jobs["w2"].id].start == plan[jobs["w3"].id].start == plan[jobs["w1"].id].end
+    assert {p.node for j in ("w1", "w2", "w3") for p in plan[jobs[j].id].placements} == {"n1"}
+    w2, w3 = plan[jobs["w2"].id].placements[0], plan[jobs["w3"].id].placements[0]
+    assert set(w2.gpu_indices).isdisjoint(w3.gpu_indices)
+
+
+def test_a_running_job_past_its_estimate_is_extended() -> None:
+    scenario = replace(TWO_NODES, running=[W("late", "cq", 8, node="n1")])
+    jobs = jobs_of(scenario, late=600)  # started 30 minutes ago, expected to take 10
+    plan = estimate(snapshot(list(jobs.values()))).jobs[jobs["late"].id]
+    assert plan.end is not None and plan.end > NOW
+
+
+def test_durations_from_estimate_then_history_then_default() -> None:
+    scenario = replace(
+        TWO_NODES, waiting=[W("a", "cq", 8), W("b", "cq", 8, age=1), W("c", "cq", 8, age=2)]
+    )
+    jobs = jobs_of(scenario, a=100)
+    jobs["b"].estimated_duration_seconds = jobs["c"].estimated_duration_seconds = None
+    history = medians([(history_key(jobs["b"]), s) for s in (300.0, 500.0, 10_000.0)])
+    durations = Durations(history)
+    assert durations.source(jobs["a"]) == "estimate"
+    assert durations.source(jobs["b"]) == "history"
+    assert durations.source(jobs["c"]) == "default"
+    plan = estimate(snapshot(list(jobs.values()), durations=durations)).jobs
+    assert plan[jobs["a"].id].end == NOW + timedelta(seconds=100)
+    assert plan[jobs["b"].id].end == NOW + timedelta(seconds=500)  # the median, not the mean
+    assert plan[jobs["c"].id].end - plan[jobs["c"].id].start == timedelta(hours=1)  # type: ignore[operator]
+
+
+def test_services_run_until_stopped() -> None:
+    scenario = replace(TWO_NODES, waiting=[W("svc", "cq", 8)])
+    jobs = jobs_of(scenario)
+    jobs["svc"].job_type = JobType.SERVICE
+    plan = estimate(snapshot(list(jobs.values()))).jobs[jobs["svc"].id]
+    assert (plan.start, plan.end) == (NOW, None)
+
+
+def test_time_windows() -> None:
+    scenario = replace(TWO_NODES, waiting=[W("night", "cq", 8)])
+    jobs = jobs_of(scenario, night=3600)
+    jobs["night"].window = TimeWindow(time(22, 0), time(6, 0))  # NOW is 12:00 UTC
+    plan = estimate(snapshot(list(jobs.values()))).jobs[jobs["night"].id]
+    assert plan.start == NOW.replace(hour=22)
+    assert "window 22:00-06:00" in plan.reason
+
+
+def test_a_window_that_closes_before_capacity_frees_moves_to_the_next_night() -> None:
+    scenario = replace(
+        TWO_NODES,
+        running=[W("hog", "cq", 16, node="n1")],
+        nodes=[("n1", A100, 16)],
+        queues=[q("cq", 16)],
+        waiting=[W("night", "cq", 8)],
+    )
+    jobs = jobs_of(scenario, night=600)
+    jobs["hog"].estimated_duration_seconds = int(timedelta(hours=19).total_seconds())
+    jobs["night"].window = TimeWindow(time(22, 0), time(2, 0))
+    plan = estimate(snapshot(list(jobs.values()), scenario)).jobs
+    # the hog ends at 06:30 tomorrow, after the window closed at 02:00: the next night it is
+    assert plan[jobs["night"].id].start == (NOW + timedelta(days=1)).replace(hour=22)
+
+
+def test_dependencies_hold_jobs_back_and_failures_are_flagged() -> None:
+    scenario = replace(
+        TWO_NODES,
+        waiting=[W("first", "cq", 8), W("then", "cq", 8, age=1), W("orphan", "cq", 8, age=2)],
+    )
+    jobs = jobs_of(scenario, first=600, then=600, orphan=600)
+    jobs["then"].depends_on = (jobs["first"].id,)
+    failed = JobId(uuid.uuid4())
+    jobs["orphan"].depends_on = (failed,)
+    plan = estimate(snapshot(list(jobs.values()), finished={failed: JobStatus.FAILED})).jobs
+    assert plan[jobs["then"].id].start == plan[jobs["first"].id].end
+    assert "waits for jobs" in plan[jobs["then"].id].reason
+    assert DEPENDENCY_FAILED in plan[jobs["orphan"].id].warnings
+    assert plan[jobs["orphan"].id].start is None
+
+
+def test_a_completed_dependency_is_no_obstacle() -> None:
+    scenario = replace(TWO_NODES, waiting=[W("then", "cq", 8)])
+    jobs = jobs_of(scenario, then=600)
+    done = JobId(uuid.uuid4())
+    jobs["then"].depends_on = (done,)
+    plan = estimate(snapshot(list(jobs.values()), finished={done: JobStatus.COMPLETED})).jobs
+    assert plan[jobs["then"].id].start == NOW
+
+
+def test_a_missed_deadline_is_flagged() -> None:
+    scenario = replace(
+        TWO_NODES,
+        running=[W("r", "cq", 16, node="n1")],
+        nodes=[("n1", A100, 16)],
+        queues=[q("cq", 16)],
+        waiting=[W("urgent", "cq", 8), W("relaxed", "cq", 8, age=1)],
+    )
+    jobs = jobs_of(scenario, r=7200, urgent=600, relaxed=600)
+    jobs["urgent"].deadline = NOW + timedelta(minutes=45)
+    jobs["relaxed"].deadline = NOW + timedelta(days=1)
+    plan = estimate(snapshot(list(jobs.values()), scenario)).jobs
+    assert MISSES_DEADLINE in plan[jobs["urgent"].id].warnings
+    assert MISSES_DEADLINE not in plan[jobs["relaxed"].id].warnings
+
+
+def test_reservations_block_their_gpus_for_their_window() -> None:
+    scenario = replace(
+        TWO_NODES,
+        waiting=[
+            W("long", "cq", 8),
+            W("short", "cq", 8, age=1),
+            W("later", "cq", 8, age=2),
+            W("after", "cq", 8, age=3),
+            W("blocked", "cq", 8, age=4),
+        ],
+    )
+    jobs = jobs_of(scenario, long=3600, short=600, later=600, after=600, blocked=600)
+    booked = CapacityReservation(
+        ReservationId(uuid.uuid4()),
+        scenario.node_objects()[0].cluster_id,
+        TenantId(TENANT),
+        "demo",
+        "cq",
+        A100,
+        8,
+        NOW + timedelta(minutes=30),
+        NOW + timedelta(hours=3),
+        NOW,
+    )
+    plan = estimate(snapshot(list(jobs.values()))).jobs
+    assert plan[jobs["blocked"].id].start == NOW + timedelta(minutes=30)  # without it
+    schedule = estimate(snapshot(list(jobs.values()), reservations=[booked]))
+    plan = schedule.jobs
+    assert [plan[jobs[k].id].start for k in ("long", "short", "later", "after")] == [
+        NOW,
+        NOW,
+        NOW + timedelta(minutes=10),
+        NOW + timedelta(minutes=20),
+    ]
+    # from 12:30 the reservation holds the GPUs `after` leaves; `blocked` waits for `long`
+    assert plan[jobs["blocked"].id].start == NOW + timedelta(hours=1)
+    [reserved] = schedule.reservations
+    assert sum(len(p.gpu_indices) for p in reserved.placements) == 8
+    assert reserved.start == NOW + timedelta(minutes=30)
+
+
+def test_retry_backoff_is_waited_out() -> None:
+    scenario = replace(TWO_NODES, waiting=[W("retry", "cq", 8)])
+    jobs = jobs_of(scenario, retry=60)
+    jobs["retry"].status = JobStatus.PENDING
+    jobs["retry"].next_attempt_at = NOW + timedelta(seconds=40)
+    plan = estimate(snapshot(list(jobs.values()))).jobs[jobs["retry"].id]
+    assert plan.start == NOW + timedelta(seconds=40)
+
+
+def test_reasons_say_what_is_needed_and_how_many_are_ahead() -> None:
+    scenario = replace(
+        TWO_NODES,
+        running=[W("r", "cq", 16, node="n1")],
+        nodes=[("n1", A100, 16)],
+        queues=[q("cq", 16)],
+        waiting=[W("a", "cq", 8), W("b", "cq", 4, age=1), W("c", "cq", 4, age=2)],
+    )
+    jobs = jobs_of(scenario, r=3600, a=60, b=60, c=60)
+    schedule = estimate(snapshot(list(jobs.values()), scenario))
+    assert schedule.jobs[jobs["c"].id].reason.startswith(
+        "needs 4 x nvidia-a100-80gb in cq; 2 jobs ahead"
+    )
+    assert schedule.queue == [jobs["a"].id, jobs["b"].id, jobs["c"].id]
+    steps = schedule.free_gpus[A100]
+    assert steps[0] == (NOW, 0)
+    assert (NOW + timedelta(minutes=30), 0) in steps or steps[1][1] >= 0
+
+
+def test_time_scale_shrinks_durations_on_simulated_clusters() -> None:
+    scenario = replace(TWO_NODES, waiting=[W("w", "cq", 8)])
+    jobs = jobs_of(scenario, w=600)
+    plan = estimate(snapshot(list(jobs.values()), time_scale=60)).jobs[jobs["w"].id]
+    assert plan.end == NOW + timedelta(seconds=10)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_what_is_predicted_is_what_the_simulated_cluster_does(seed: int) -> None:
+    """Random jobs with known run times: estimate once, then run the engine event by event; every
+    job must start exactly when and where the estimate said."""
+    import random
+
+    rng = random.Random(seed)
+    from domain.model.job import JobPriority
+
+    scenario = Scenario(
+        "mixed",
+        [("n1", A100, 8), ("n2", A100, 8), ("n3", A100, 4)],
+        [q("a", 10, cohort="co"), q("b", 10, cohort="co")],
+    )
+    waiting = [
+        W(
+            f"j{i}",
+            rng.choice("ab"),
+            rng.choice([1, 2, 4, 8]),
+            rng.choice([JobPriority.LOW, JobPriority.NORMAL, JobPriority.HIGH]),
+            age=i,
+        )
+        for i in range(25)
+    ]
+    scenario = replace(scenario, waiting=waiting)
+    jobs = scenario.jobs()
+    runtime = {job.name: rng.randrange(60, 3600) for job in jobs}
+    for job in jobs:
+        job.estimated_duration_seconds = runtime[job.name]
+    schedule = estimate(snapshot(jobs, scenario))
+    quotas = scenario.quota_set()
+    workloads = [
+        SimWorkload(
+            job.name,
+            str(job.id),
+            0,
+            quotas.priority_value(job.priority),
+            A100,
+            job.resources.gpu_count,
+            1,
+            4,
+            runtime[job.name],
+            None,
+            WorkloadPhase.SUCCEEDED,
+            job.created_at,
+            namespace=tenant_namespace(TENANT),
+            queue_name=job.queue_name,
+        )
+        for job in jobs
+    ]
+    started: dict[str, tuple[object, str | None]] = {}
+    now = NOW
+    pace = Pace(startup_seconds=0)
+    for _ in range(200):
+        due = step(workloads, scenario.node_objects(), quotas, now, pace)
+        for w in workloads:
+            if w.started_at is not None and w.name not in started:
+                started[w.name] = (w.started_at, w.node)
+        if due is None:
+            break
+        now = due
+    for job in jobs:
+        plan = schedule.jobs[job.id]
+        assert started[job.name] == (plan.start, plan.placements[0].node), job.name
+    assert job_id("j0") == jobs[0].id

@@ -1,0 +1,63 @@
+"""The admission rules (tests/support/admission_tables.py) through the simulated cluster's engine.
+
+The same scenarios the estimator is held to: one engine step at NOW must admit exactly the
+expected workloads, preempt exactly the expected running ones, and leave the rest queued, the
+never-fitting ones with a reason that says so.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from adapters.simulated.engine import Pace, SimWorkload, step
+from domain.model.job import JobPriority
+from domain.model.quota import tenant_namespace
+from domain.ports import WorkloadPhase
+from tests.support.admission_tables import NOW, SCENARIOS, TENANT, Scenario, W
+
+
+def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
+    quotas = scenario.quota_set()
+    return SimWorkload(
+        name=w.key,
+        job_id=str(TENANT),
+        attempt=0,
+        priority=quotas.priority_value(w.priority),
+        gpu_type=w.gpu_type,
+        gpu_count=w.gpus,
+        cpu_cores=1,
+        memory_gb=4,
+        runtime_seconds=86_400,
+        max_duration_seconds=None,
+        outcome=WorkloadPhase.SUCCEEDED,
+        created_at=NOW - timedelta(hours=1) + timedelta(seconds=w.age),
+        namespace=tenant_namespace(TENANT),
+        queue_name=w.queue,
+        preemptible=w.preemptible,
+        critical=w.priority is JobPriority.CRITICAL,
+        phase=phase,
+    )
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_simulated_cluster_follows_the_rules(scenario: Scenario) -> None:
+    running = [sim(w, scenario, WorkloadPhase.RUNNING) for w in scenario.running]
+    for job, workload in zip(scenario.jobs(), running, strict=False):
+        assert job.placement is not None
+        workload.node, workload.gpu_indices = job.placement.node, job.placement.gpu_indices
+        workload.flavor = job.placement.flavor
+        workload.admitted_at = workload.started_at = job.actual_start
+    waiting = [sim(w, scenario, WorkloadPhase.QUEUED) for w in scenario.waiting]
+    step(
+        [*running, *waiting],
+        scenario.node_objects(),
+        scenario.quota_set(),
+        NOW,
+        Pace(startup_seconds=0),
+    )
+    admitted = {w.name for w in waiting if w.phase is WorkloadPhase.RUNNING}
+    preempted = {w.name for w in running if w.phase is WorkloadPhase.PREEMPTED}
+    never = {w.name for w in waiting if w.reason.startswith(w.queue_name) and "never" in w.reason}
+    assert (admitted, preempted, never) == (scenario.admitted, scenario.preempted, scenario.never)
