@@ -31,9 +31,18 @@ from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
 from domain.model.cluster import Cluster, Platform
-from domain.model.ids import TenantId
+from domain.model.ids import ClusterId, TenantId
+from domain.model.quota import QuotaSet
+from domain.model.reservation import CapacityReservation
 from domain.model.principal import Scope
-from domain.ports import Clock, ClusterGateway, EventPublisher, GatewayUnavailable, TaskQueue
+from domain.ports import (
+    Clock,
+    ClusterGateway,
+    EventPublisher,
+    GatewayUnavailable,
+    TaskQueue,
+    TenantScope,
+)
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
@@ -180,9 +189,20 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
     lease = RedisLease(redis, prefix=settings.redis_prefix) if redis else LocalLease()
 
     uow = db.unit_of_work
+
+    async def configuration(cluster_id: ClusterId) -> tuple[QuotaSet, list[CapacityReservation]]:
+        async with uow(TenantScope.system()) as reader:
+            quotas = await reader.quotas.quota_set(cluster_id)
+            reservations = await reader.quotas.reservations(cluster_id, active_after=clock.now())
+        return quotas, reservations
+
     gateways = GatewayRouter(
         SimulatedClusters(
-            db.engine, clock, serialised=db.serialised, poll_seconds=settings.sim_poll_seconds
+            db.engine,
+            clock,
+            configuration,
+            serialised=db.serialised,
+            poll_seconds=settings.sim_poll_seconds,
         )
     )
     jobs = JobService(uow=uow, clock=clock, tasks=tasks, publisher=publisher)
