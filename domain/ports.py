@@ -11,6 +11,7 @@ through it is limited to that tenant by the repository itself, so a resolver can
 from __future__ import annotations
 
 import enum
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,8 +31,16 @@ from domain.model.job import (
     Resources,
 )
 from domain.model.principal import ApiToken
-from domain.model.quota import QuotaSet
-from domain.model.reservation import CapacityReservation
+from domain.model.quota import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    QuotaSet,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+    tenant_namespace,
+)
+from domain.model.reservation import CapacityReservation, ReservationId
 
 # --- time -----------------------------------------------------------------------------------
 
@@ -95,6 +104,9 @@ class JobRepository(Protocol):
 
     async def get(self, job_id: JobId, *, for_update: bool = False) -> Job | None: ...
 
+    async def get_many(self, job_ids: Sequence[JobId]) -> dict[JobId, Job]:
+        """The jobs among `job_ids` that exist and are visible; missing ones are left out."""
+
     async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None: ...
 
     async def page(
@@ -106,6 +118,9 @@ class JobRepository(Protocol):
     ) -> list[Job]: ...
 
     async def active_on_cluster(self, cluster_id: ClusterId) -> list[Job]: ...
+
+    async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
+        """Active jobs (PENDING to RUNNING) of all these clusters, in one statement."""
 
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
         """PENDING jobs whose next attempt is due before `before` (the submission sweeper)."""
@@ -130,16 +145,76 @@ class ClusterRepository(Protocol):
 class QuotaRepository(Protocol):
     """Kueue's objects per cluster, the priority classes, and capacity reservations.
 
-    (Read side needed by admission and the estimator; the quota service's commands add more.)
+    Objects are keyed as in Kueue: flavors, cluster queues and cohorts by (cluster, name), local
+    queues by (cluster, namespace, name). The batch reads take many clusters at once, so a
+    listing costs a constant number of statements. Writes of a name that is taken raise
+    `Conflict` (code ALREADY_EXISTS).
     """
 
     async def quota_set(self, cluster_id: ClusterId) -> QuotaSet:
         """Flavors, cluster queues, local queues, cohorts and priority values of one cluster."""
 
+    async def quota_sets(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, QuotaSet]:
+        """`quota_set` of each cluster, in a constant number of statements."""
+
     async def reservations(
         self, cluster_id: ClusterId, *, active_after: datetime
     ) -> list[CapacityReservation]:
         """Reservations not cancelled that end after `active_after`."""
+
+    async def reservations_of(
+        self, cluster_ids: Sequence[ClusterId], *, ending_after: datetime
+    ) -> list[CapacityReservation]:
+        """Reservations (cancelled ones too) of these clusters that end after `ending_after`."""
+
+    async def get_reservation(
+        self, reservation_id: ReservationId
+    ) -> CapacityReservation | None: ...
+
+    async def add_reservation(self, reservation: CapacityReservation) -> None: ...
+
+    async def cancel_reservation(self, *, reservation_id: ReservationId, at: datetime) -> None: ...
+
+    async def get_flavor(self, *, cluster_id: ClusterId, name: str) -> ResourceFlavor | None: ...
+
+    async def add_flavor(self, flavor: ResourceFlavor) -> None: ...
+
+    async def update_flavor(self, flavor: ResourceFlavor) -> None: ...
+
+    async def delete_flavor(self, *, cluster_id: ClusterId, name: str) -> None: ...
+
+    async def get_cluster_queue(
+        self, *, cluster_id: ClusterId, name: str
+    ) -> ClusterQueue | None: ...
+
+    async def add_cluster_queue(self, queue: ClusterQueue) -> None: ...
+
+    async def update_cluster_queue(self, queue: ClusterQueue) -> None: ...
+
+    async def delete_cluster_queue(self, *, cluster_id: ClusterId, name: str) -> None: ...
+
+    async def get_local_queue(
+        self, *, cluster_id: ClusterId, namespace: str, name: str
+    ) -> LocalQueue | None: ...
+
+    async def add_local_queue(self, queue: LocalQueue, *, if_absent: bool = False) -> None:
+        """With `if_absent`, a queue of that name already there is kept and no error raised
+        (two first submissions racing to create a tenant's default queue both succeed)."""
+
+    async def delete_local_queue(
+        self, *, cluster_id: ClusterId, namespace: str, name: str
+    ) -> None: ...
+
+    async def get_cohort(self, *, cluster_id: ClusterId, name: str) -> Cohort | None: ...
+
+    async def add_cohort(self, cohort: Cohort) -> None: ...
+
+    async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None: ...
+
+    async def priority_classes(self) -> list[WorkloadPriorityClass]:
+        """Every priority class, highest priority first."""
+
+    async def update_priority_class(self, priority_class: WorkloadPriorityClass) -> None: ...
 
 
 class TokenRepository(Protocol):
@@ -295,6 +370,10 @@ class Workload:
     estimated_duration_seconds: int | None = None
     max_duration_seconds: int | None = None
     spec: Mapping[str, Any] = field(default_factory=dict)
+    namespace: str = ""
+    """The tenant's namespace, where its LocalQueues live."""
+    queue_name: str = "default"
+    reservation_id: uuid.UUID | None = None
 
     @classmethod
     def of(cls, job: Job) -> Workload:
@@ -311,6 +390,9 @@ class Workload:
             estimated_duration_seconds=job.estimated_duration_seconds,
             max_duration_seconds=job.max_duration_seconds,
             spec=dict(job.spec),
+            namespace=tenant_namespace(job.tenant_id),
+            queue_name=job.queue_name,
+            reservation_id=job.reservation_id,
         )
 
 

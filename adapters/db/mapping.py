@@ -9,6 +9,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
+from domain.model.codec import (
+    estimate_from_document,
+    estimate_to_document,
+    window_from_document,
+    window_to_document,
+)
 from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId, TokenId
 from domain.model.job import (
     DeploymentType,
@@ -23,6 +29,21 @@ from domain.model.job import (
     SourceKind,
 )
 from domain.model.principal import ApiToken, Scope
+from domain.model.quota import (
+    ClusterQueue,
+    Cohort,
+    FlavorQuotas,
+    LocalQueue,
+    PreemptionPolicy,
+    QueueingStrategy,
+    ReclaimWithinCohort,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    WithinClusterQueue,
+    WorkloadPriorityClass,
+)
+from domain.model.reservation import CapacityReservation, ReservationId
 
 
 def _decimal(value: Any) -> Decimal | None:
@@ -72,6 +93,14 @@ def job_from_row(row: sa.RowMapping) -> Job:
             else None
         ),
         next_attempt_at=row["next_attempt_at"],
+        queue_name=row["queue_name"],
+        window=window_from_document(row["window"]),
+        depends_on=tuple(JobId(uuid.UUID(d)) for d in row["depends_on"]),
+        reservation_id=row["reservation_id"],
+        estimate_reason=row["estimate_reason"],
+        estimate_warnings=tuple(row["estimate_warnings"]),
+        submission_estimate=estimate_from_document(row["submission_estimate"]),
+        admission_estimate=estimate_from_document(row["admission_estimate"]),
         version=row["version"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
@@ -124,6 +153,14 @@ def job_to_row(job: Job) -> dict[str, Any]:
             else None
         ),
         "next_attempt_at": job.next_attempt_at,
+        "queue_name": job.queue_name,
+        "window": window_to_document(job.window),
+        "depends_on": [str(d) for d in job.depends_on],
+        "reservation_id": job.reservation_id,
+        "estimate_reason": job.estimate_reason,
+        "estimate_warnings": list(job.estimate_warnings),
+        "submission_estimate": estimate_to_document(job.submission_estimate),
+        "admission_estimate": estimate_to_document(job.admission_estimate),
         "version": job.version,
         "created_at": job.created_at,
         "updated_at": job.updated_at,
@@ -154,6 +191,7 @@ def node_from_row(row: sa.RowMapping) -> Node:
         ready=row["status"],
         schedulable=row["schedulable"],
         hardware_info=row["hardware_info"],
+        labels=row["labels"],
     )
 
 
@@ -185,3 +223,176 @@ def token_from_row(row: sa.RowMapping) -> ApiToken:
         created_at=row["created_at"],
         revoked_at=row["revoked_at"],
     )
+
+
+# --- Kueue's objects and reservations --------------------------------------------------------
+
+
+def flavor_from_row(row: sa.RowMapping) -> ResourceFlavor:
+    return ResourceFlavor(
+        cluster_id=ClusterId(row["cluster_id"]),
+        name=row["name"],
+        node_labels=dict(row["node_labels"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def flavor_to_row(flavor: ResourceFlavor) -> dict[str, Any]:
+    return {
+        "cluster_id": flavor.cluster_id,
+        "name": flavor.name,
+        "node_labels": dict(flavor.node_labels),
+        "created_at": flavor.created_at,
+        "updated_at": flavor.updated_at,
+    }
+
+
+def resource_groups_to_document(groups: tuple[ResourceGroup, ...]) -> list[dict[str, Any]]:
+    return [
+        {
+            "covered_resources": list(group.covered_resources),
+            "flavors": [
+                {
+                    "flavor": fq.flavor,
+                    "resources": [
+                        {
+                            "name": q.name,
+                            "nominal_quota": q.nominal_quota,
+                            "borrowing_limit": q.borrowing_limit,
+                            "lending_limit": q.lending_limit,
+                        }
+                        for q in fq.resources
+                    ],
+                }
+                for fq in group.flavors
+            ],
+        }
+        for group in groups
+    ]
+
+
+def resource_groups_from_document(doc: list[dict[str, Any]]) -> tuple[ResourceGroup, ...]:
+    return tuple(
+        ResourceGroup(
+            covered_resources=tuple(group["covered_resources"]),
+            flavors=tuple(
+                FlavorQuotas(
+                    flavor=fq["flavor"],
+                    resources=tuple(
+                        ResourceQuota(
+                            name=q["name"],
+                            nominal_quota=q["nominal_quota"],
+                            borrowing_limit=q["borrowing_limit"],
+                            lending_limit=q["lending_limit"],
+                        )
+                        for q in fq["resources"]
+                    ),
+                )
+                for fq in group["flavors"]
+            ),
+        )
+        for group in doc
+    )
+
+
+def cluster_queue_from_row(row: sa.RowMapping) -> ClusterQueue:
+    return ClusterQueue(
+        cluster_id=ClusterId(row["cluster_id"]),
+        name=row["name"],
+        cohort=row["cohort"],
+        queueing_strategy=QueueingStrategy(row["queueing_strategy"]),
+        resource_groups=resource_groups_from_document(row["resource_groups"]),
+        preemption=PreemptionPolicy(
+            WithinClusterQueue(row["within_cluster_queue"]),
+            ReclaimWithinCohort(row["reclaim_within_cohort"]),
+        ),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def cluster_queue_to_row(queue: ClusterQueue) -> dict[str, Any]:
+    return {
+        "cluster_id": queue.cluster_id,
+        "name": queue.name,
+        "cohort": queue.cohort,
+        "queueing_strategy": queue.queueing_strategy.value,
+        "resource_groups": resource_groups_to_document(queue.resource_groups),
+        "within_cluster_queue": queue.preemption.within_cluster_queue.value,
+        "reclaim_within_cohort": queue.preemption.reclaim_within_cohort.value,
+        "created_at": queue.created_at,
+        "updated_at": queue.updated_at,
+    }
+
+
+def local_queue_from_row(row: sa.RowMapping) -> LocalQueue:
+    return LocalQueue(
+        cluster_id=ClusterId(row["cluster_id"]),
+        name=row["name"],
+        namespace=row["namespace"],
+        tenant_id=TenantId(row["tenant_id"]),
+        cluster_queue=row["cluster_queue"],
+        created_at=row["created_at"],
+    )
+
+
+def local_queue_to_row(queue: LocalQueue) -> dict[str, Any]:
+    return {
+        "cluster_id": queue.cluster_id,
+        "namespace": queue.namespace,
+        "name": queue.name,
+        "tenant_id": queue.tenant_id,
+        "cluster_queue": queue.cluster_queue,
+        "created_at": queue.created_at,
+    }
+
+
+def cohort_from_row(row: sa.RowMapping) -> Cohort:
+    return Cohort(
+        cluster_id=ClusterId(row["cluster_id"]),
+        name=row["name"],
+        description=row["description"],
+        created_at=row["created_at"],
+    )
+
+
+def priority_class_from_row(row: sa.RowMapping) -> WorkloadPriorityClass:
+    return WorkloadPriorityClass(
+        priority=JobPriority(row["priority"]),
+        value=row["value"],
+        description=row["description"],
+        updated_at=row["updated_at"],
+    )
+
+
+def reservation_from_row(row: sa.RowMapping) -> CapacityReservation:
+    return CapacityReservation(
+        id=ReservationId(row["id"]),
+        cluster_id=ClusterId(row["cluster_id"]),
+        tenant_id=TenantId(row["tenant_id"]),
+        name=row["name"],
+        cluster_queue=row["cluster_queue"],
+        flavor=row["flavor"],
+        gpu_count=row["gpu_count"],
+        start=row["start"],
+        end=row["end"],
+        created_at=row["created_at"],
+        cancelled_at=row["cancelled_at"],
+    )
+
+
+def reservation_to_row(reservation: CapacityReservation) -> dict[str, Any]:
+    return {
+        "id": reservation.id,
+        "cluster_id": reservation.cluster_id,
+        "tenant_id": reservation.tenant_id,
+        "name": reservation.name,
+        "cluster_queue": reservation.cluster_queue,
+        "flavor": reservation.flavor,
+        "gpu_count": reservation.gpu_count,
+        "start": reservation.start,
+        "end": reservation.end,
+        "created_at": reservation.created_at,
+        "cancelled_at": reservation.cancelled_at,
+    }

@@ -80,6 +80,13 @@ class SqlJobRepository:
         row = (await self._conn.execute(stmt)).mappings().first()
         return None if row is None else self._track([row])[0]
 
+    async def get_many(self, job_ids: Sequence[JobId]) -> dict[JobId, Job]:
+        if not job_ids:
+            return {}
+        stmt = self._scoped(sa.select(jobs).where(jobs.c.id.in_(list(job_ids))))
+        rows = (await self._conn.execute(stmt)).mappings().all()
+        return {job.id: job for job in self._track(rows)}
+
     async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None:
         stmt = self._scoped(
             sa.select(jobs).where(jobs.c.tenant_id == tenant_id, jobs.c.idempotency_key == key)
@@ -115,9 +122,16 @@ class SqlJobRepository:
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
     async def active_on_cluster(self, cluster_id: ClusterId) -> list[Job]:
+        return await self.active_on_clusters([cluster_id])
+
+    async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
+        if not cluster_ids:
+            return []
         active = [s.value for s in JobStatus if s.is_active]
         stmt = self._scoped(
-            sa.select(jobs).where(jobs.c.cluster_id == cluster_id, jobs.c.status.in_(active))
+            sa.select(jobs).where(
+                jobs.c.cluster_id.in_(list(cluster_ids)), jobs.c.status.in_(active)
+            )
         ).order_by(jobs.c.created_at)
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
@@ -212,6 +226,7 @@ class SqlClusterRepository:
                     "status": n.ready,
                     "schedulable": n.schedulable,
                     "hardware_info": n.hardware_info,
+                    "labels": n.labels,
                     "status_sync_at": at,
                 }
                 for n in nodes

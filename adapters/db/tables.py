@@ -53,6 +53,7 @@ cluster_nodes = sa.Table(
     sa.Column("status", sa.Boolean, nullable=False),
     sa.Column("schedulable", sa.Boolean, nullable=False),
     sa.Column("hardware_info", JSONDocument, nullable=False),
+    sa.Column("labels", JSONDocument, nullable=False),
     sa.Column("status_sync_at", UTCDateTime, nullable=False),
     sa.UniqueConstraint("cluster_id", "name"),
 )
@@ -95,6 +96,14 @@ jobs = sa.Table(
     sa.Column("idempotency_key", sa.String(128)),
     sa.Column("placement", JSONDocument),
     sa.Column("next_attempt_at", UTCDateTime),
+    sa.Column("queue_name", sa.String(63), nullable=False),
+    sa.Column("window", JSONDocument),
+    sa.Column("depends_on", JSONDocument, nullable=False),
+    sa.Column("reservation_id", sa.Uuid, sa.ForeignKey("capacity_reservation.id")),
+    sa.Column("estimate_reason", sa.Text),
+    sa.Column("estimate_warnings", JSONDocument, nullable=False),
+    sa.Column("submission_estimate", JSONDocument),
+    sa.Column("admission_estimate", JSONDocument),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
@@ -162,4 +171,86 @@ api_tokens = sa.Table(
     sa.Column("project_ids", JSONDocument),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("revoked_at", UTCDateTime),
+)
+
+# --- Kueue's objects, per cluster (their names are unique within a cluster, as in Kueue) -------
+
+
+def _cluster_fk() -> sa.Column[object]:
+    return sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+resource_flavors = sa.Table(
+    "resource_flavor",
+    metadata,
+    _cluster_fk(),
+    sa.Column("name", sa.String(63), primary_key=True),
+    sa.Column("node_labels", JSONDocument, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+cluster_queues = sa.Table(
+    "cluster_queue",
+    metadata,
+    _cluster_fk(),
+    sa.Column("name", sa.String(63), primary_key=True),
+    sa.Column("cohort", sa.String(63)),
+    sa.Column("queueing_strategy", sa.String(30), nullable=False),
+    sa.Column("resource_groups", JSONDocument, nullable=False),
+    sa.Column("within_cluster_queue", sa.String(30), nullable=False),
+    sa.Column("reclaim_within_cohort", sa.String(30), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+local_queues = sa.Table(
+    "local_queue",
+    metadata,
+    _cluster_fk(),
+    sa.Column("namespace", sa.String(63), primary_key=True),
+    sa.Column("name", sa.String(63), primary_key=True),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("cluster_queue", sa.String(63), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+cohorts = sa.Table(
+    "cohort",
+    metadata,
+    _cluster_fk(),
+    sa.Column("name", sa.String(63), primary_key=True),
+    sa.Column("description", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+workload_priority_classes = sa.Table(
+    "workload_priority_class",
+    metadata,
+    sa.Column("priority", sa.String(20), primary_key=True),
+    sa.Column("value", sa.Integer, nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+"""Global, one row per JobPriority; the migration seeds Kueue's defaults."""
+
+capacity_reservations = sa.Table(
+    "capacity_reservation",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("name", sa.String(63), nullable=False),
+    sa.Column("cluster_queue", sa.String(63), nullable=False),
+    sa.Column("flavor", sa.String(63), nullable=False),
+    sa.Column("gpu_count", sa.Integer, nullable=False),
+    sa.Column("start", UTCDateTime, nullable=False),
+    sa.Column("end", UTCDateTime, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("cancelled_at", UTCDateTime),
+    sa.Index("ix_capacity_reservation_cluster_id_end", "cluster_id", "end"),
 )

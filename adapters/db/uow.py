@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
+from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
 from adapters.db.tables import event_sequences, job_events, jobs, outbox
 from domain.errors import Conflict
@@ -35,6 +36,7 @@ class SqlUnitOfWork:
     jobs: SqlJobRepository
     clusters: SqlClusterRepository
     tokens: SqlTokenRepository
+    quotas: SqlQuotaRepository
 
     def __init__(self, db: Database, scope: TenantScope, *, consistent_read: bool = False) -> None:
         self._db = db
@@ -61,6 +63,7 @@ class SqlUnitOfWork:
         self.jobs = SqlJobRepository(conn, self._scope, self)
         self.clusters = SqlClusterRepository(conn)
         self.tokens = SqlTokenRepository(conn)
+        self.quotas = SqlQuotaRepository(conn)
         return self
 
     async def __aexit__(

@@ -1,4 +1,8 @@
-"""A simulated cluster's shape and pace, kept in the cluster's (non-secret) settings."""
+"""A simulated cluster's shape and pace, kept in the cluster's (non-secret) settings.
+
+Its nodes carry the labels a real GPU node has (the GPU Feature Discovery product label and the
+hostname), so ResourceFlavors select them as they would on Kubernetes.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ from typing import Any
 
 from domain.model.cluster import Node, NodeType
 from domain.model.ids import ClusterId, NodeId
+from domain.model.quota import GPU_LABEL
 
 DEFAULT_NODES = "2x8xnvidia-a100-80gb,1x4xnvidia-tesla-t4"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 _GROUP = re.compile(r"^(\d+)x(\d+)x([a-z0-9][a-z0-9.-]*)$")
 
 
@@ -96,6 +102,11 @@ class SimulationConfig:
                             "gpu_product": group.gpu_type,
                             "index_in_group": i,
                         },
+                        labels=(
+                            {GPU_LABEL: group.gpu_type, HOSTNAME_LABEL: name}
+                            if group.gpu_count
+                            else {HOSTNAME_LABEL: name}
+                        ),
                     )
                 )
         return nodes

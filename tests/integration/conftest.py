@@ -1,8 +1,9 @@
 """Real PostgreSQL, SQLite and Redis for integration tests.
 
 One fresh PostgreSQL database and one SQLite file per test session, both built by the Alembic
-history; the `db` fixture runs a test on each and empties the tables before it. Redis tests use a
-key prefix of their own, so a shared Redis is safe.
+history; the `db` fixture runs a test on each and empties the tables before it (putting back the
+priority classes the migration seeds). Redis tests use a key prefix of their own, so a shared
+Redis is safe.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sqlalchemy as sa
 from redis.asyncio import Redis
 
 from adapters.db.engine import Database
-from adapters.db.tables import metadata
+from adapters.db.tables import metadata, workload_priority_classes
 from adapters.simulated.store import metadata as simulated_metadata
 from budcluster import migrate
 
@@ -90,13 +91,23 @@ TABLES = [t.name for t in reversed(metadata.sorted_tables)] + [
 ]
 
 
+_SEEDED: dict[str, list[dict[str, object]]] = {}
+"""Per database, the rows the migration seeded, read before the first emptying."""
+
+
 async def empty(db: Database) -> None:
     async with db.engine.begin() as conn:
+        seeded = _SEEDED.get(db.url)
+        if seeded is None:
+            rows = (await conn.execute(sa.select(workload_priority_classes))).mappings().all()
+            seeded = _SEEDED.setdefault(db.url, [dict(row) for row in rows])
         if db.is_sqlite:
             for table in TABLES:
                 await conn.execute(sa.text(f'DELETE FROM "{table}"'))
         else:
             await conn.execute(sa.text(f"TRUNCATE {', '.join(TABLES)} CASCADE"))
+        if seeded:
+            await conn.execute(workload_priority_classes.insert(), seeded)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

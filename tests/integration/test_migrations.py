@@ -1,7 +1,11 @@
 """The one Alembic history builds PostgreSQL and SQLite from empty, matches the code's tables
-(`alembic check`), and goes down and up again."""
+(`alembic check`), and goes down and up again; upgrading a database that holds data seeds the
+priority classes and labels the nodes already stored."""
 
 from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
@@ -9,6 +13,8 @@ from alembic.util.exc import CommandError
 
 from adapters.db.engine import Database
 from budcluster import migrate
+from domain.model.quota import DEFAULT_PRIORITY_VALUES, GPU_LABEL
+from domain.ports import TenantScope
 from tests.integration.conftest import TABLES, create_database, drop_database
 
 
@@ -48,3 +54,57 @@ async def test_check_detects_drift(tmp_path) -> None:  # type: ignore[no-untyped
             await migrate.check(db.engine)
     finally:
         await db.dispose()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_upgrading_a_database_with_data(backend: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    url = f"sqlite:///{tmp_path / 'old.db'}" if backend == "sqlite" else await create_database()
+    db = Database(url)
+    cluster_id, now = uuid.uuid4(), datetime.now(UTC)
+
+    def value(v: object) -> object:  # what a plain SQL parameter needs on each database
+        if backend == "postgresql":
+            return v
+        return v.hex if isinstance(v, uuid.UUID) else v.replace(tzinfo=None)  # type: ignore[attr-defined]
+
+    try:
+        await migrate.upgrade(db.engine, "0001")
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO cluster VALUES (:id, 'old', 'SIMULATED', 'AVAILABLE', NULL, "
+                    "'{}', :now, :now)"
+                ),
+                {"id": value(cluster_id), "now": value(now)},
+            )
+            for name, gpu_type in (("gpu-0", "nvidia-tesla-t4"), ("cpu-0", None)):
+                await conn.execute(
+                    sa.text(
+                        "INSERT INTO cluster_node_info (id, cluster_id, name, type, gpu_type, "
+                        "gpu_count, cpu_cores, memory_gb, status, schedulable, hardware_info, "
+                        "status_sync_at) VALUES (:id, :cluster, :name, 'GPU', :gpu, 4, 8, 64, "
+                        "true, true, '{}', :now)"
+                    ),
+                    {
+                        "id": value(uuid.uuid4()),
+                        "cluster": value(cluster_id),
+                        "name": name,
+                        "gpu": gpu_type,
+                        "now": value(now),
+                    },
+                )
+        await migrate.upgrade(db.engine)
+        await migrate.check(db.engine)
+        async with db.unit_of_work(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get_by_name("old")
+            classes = await uow.quotas.priority_classes()
+        assert cluster is not None
+        assert {n.name: n.labels for n in cluster.nodes} == {
+            "cpu-0": {"kubernetes.io/hostname": "cpu-0"},
+            "gpu-0": {"kubernetes.io/hostname": "gpu-0", GPU_LABEL: "nvidia-tesla-t4"},
+        }
+        assert {pc.priority: pc.value for pc in classes} == DEFAULT_PRIORITY_VALUES
+    finally:
+        await db.dispose()
+        if backend == "postgresql":
+            await drop_database(url)

@@ -1,7 +1,8 @@
 """In-memory fakes of every port, for the domain's unit tests.
 
 They keep the contracts the real adapters keep where the domain relies on them: the unit of work
-scopes job reads to its tenant, writes nothing until `commit`, and numbers events per cluster; the
+scopes job reads to its tenant, writes nothing (jobs or quota objects) until `commit`, and numbers
+events per cluster; a quota object of a taken name is a Conflict; the
 task queue refuses a key that is already queued; the hub hands events to subscribers in order with
 a bounded buffer.
 """
@@ -17,11 +18,22 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from domain.errors import DuplicateIdempotencyKey
+from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
 from domain.model.job import Job, JobChanged, JobEvent, JobPriority
 from domain.model.principal import ApiToken
+from domain.model.quota import (
+    DEFAULT_PRIORITY_VALUES,
+    GPU_LABEL,
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    QuotaSet,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+)
+from domain.model.reservation import CapacityReservation, ReservationId
 from domain.ports import (
     JobCursor,
     JobFilter,
@@ -54,6 +66,23 @@ class FakeClock:
 
 
 @dataclass
+class QuotaState:
+    """Kueue's objects and reservations as the fake database holds them."""
+
+    flavors: dict[tuple[ClusterId, str], ResourceFlavor] = field(default_factory=dict)
+    cluster_queues: dict[tuple[ClusterId, str], ClusterQueue] = field(default_factory=dict)
+    local_queues: dict[tuple[ClusterId, str, str], LocalQueue] = field(default_factory=dict)
+    cohorts: dict[tuple[ClusterId, str], Cohort] = field(default_factory=dict)
+    reservations: dict[ReservationId, CapacityReservation] = field(default_factory=dict)
+    priority_classes: dict[JobPriority, WorkloadPriorityClass] = field(
+        default_factory=lambda: {
+            p: WorkloadPriorityClass(p, v, f"{p.value.lower()} work", T0)
+            for p, v in DEFAULT_PRIORITY_VALUES.items()
+        }
+    )
+
+
+@dataclass
 class Store:
     """What the fake database holds."""
 
@@ -68,6 +97,7 @@ class Store:
     retained_after: dict[ClusterId, int] = field(
         default_factory=lambda: collections.defaultdict(int)
     )
+    quota: QuotaState = field(default_factory=QuotaState)
     commits: int = 0
 
 
@@ -97,6 +127,10 @@ class FakeJobRepository:
         job = self._uow.store.jobs.get(job_id)
         return self._load(job) if job is not None and self._visible(job) else None
 
+    async def get_many(self, job_ids: Sequence[JobId]) -> dict[JobId, Job]:
+        found = {job_id: await self.get(job_id) for job_id in job_ids}
+        return {job_id: job for job_id, job in found.items() if job is not None}
+
     async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None:
         for job in self._uow.store.jobs.values():
             if job.tenant_id == tenant_id and job.idempotency_key == key and self._visible(job):
@@ -124,10 +158,13 @@ class FakeJobRepository:
         return [self._load(j) for j in jobs[:limit]]
 
     async def active_on_cluster(self, cluster_id: ClusterId) -> list[Job]:
+        return await self.active_on_clusters([cluster_id])
+
+    async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         return [
             self._load(j)
             for j in self._uow.store.jobs.values()
-            if j.cluster_id == cluster_id and j.status.is_active and self._visible(j)
+            if j.cluster_id in cluster_ids and j.status.is_active and self._visible(j)
         ]
 
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
@@ -195,6 +232,124 @@ class FakeTokenRepository:
         return len(self._store.tokens)
 
 
+class FakeQuotaRepository:
+    """Reads and writes a copy of the store's quota objects, made on first use; the unit of work
+    puts the copy in the store on commit."""
+
+    def __init__(self, uow: FakeUnitOfWork) -> None:
+        self._uow = uow
+
+    @property
+    def _q(self) -> QuotaState:
+        return self._uow.staged_quota(write=False)
+
+    @property
+    def _w(self) -> QuotaState:
+        return self._uow.staged_quota(write=True)
+
+    @staticmethod
+    def _add(table: dict[Any, Any], key: Any, value: Any, what: str) -> None:
+        if key in table:
+            raise Conflict(f"{what} {key[-1]} already exists", code="ALREADY_EXISTS")
+        table[key] = copy.deepcopy(value)
+
+    async def quota_set(self, cluster_id: ClusterId) -> QuotaSet:
+        q = self._q
+
+        def of(table: dict[Any, Any]) -> tuple[Any, ...]:
+            return tuple(copy.deepcopy(v) for k, v in sorted(table.items()) if k[0] == cluster_id)
+
+        return QuotaSet(
+            flavors=of(q.flavors),
+            cluster_queues=of(q.cluster_queues),
+            local_queues=of(q.local_queues),
+            cohorts=of(q.cohorts),
+            priority_values={p: pc.value for p, pc in q.priority_classes.items()},
+        )
+
+    async def quota_sets(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, QuotaSet]:
+        return {c: await self.quota_set(c) for c in cluster_ids}
+
+    async def reservations(
+        self, cluster_id: ClusterId, *, active_after: datetime
+    ) -> list[CapacityReservation]:
+        found = await self.reservations_of([cluster_id], ending_after=active_after)
+        return [r for r in found if r.cancelled_at is None]
+
+    async def reservations_of(
+        self, cluster_ids: Sequence[ClusterId], *, ending_after: datetime
+    ) -> list[CapacityReservation]:
+        found = [
+            copy.deepcopy(r)
+            for r in self._q.reservations.values()
+            if r.cluster_id in cluster_ids and r.end > ending_after
+        ]
+        return sorted(found, key=lambda r: (r.start, r.id))
+
+    async def get_reservation(self, reservation_id: ReservationId) -> CapacityReservation | None:
+        return copy.deepcopy(self._q.reservations.get(reservation_id))
+
+    async def add_reservation(self, reservation: CapacityReservation) -> None:
+        self._w.reservations[reservation.id] = copy.deepcopy(reservation)
+
+    async def cancel_reservation(self, *, reservation_id: ReservationId, at: datetime) -> None:
+        found = self._w.reservations.get(reservation_id)
+        if found is not None and found.cancelled_at is None:
+            found.cancelled_at = at
+
+    async def get_flavor(self, *, cluster_id: ClusterId, name: str) -> ResourceFlavor | None:
+        return copy.deepcopy(self._q.flavors.get((cluster_id, name)))
+
+    async def add_flavor(self, flavor: ResourceFlavor) -> None:
+        self._add(self._w.flavors, (flavor.cluster_id, flavor.name), flavor, "resource flavor")
+
+    async def update_flavor(self, flavor: ResourceFlavor) -> None:
+        self._w.flavors[(flavor.cluster_id, flavor.name)] = copy.deepcopy(flavor)
+
+    async def delete_flavor(self, *, cluster_id: ClusterId, name: str) -> None:
+        self._w.flavors.pop((cluster_id, name), None)
+
+    async def get_cluster_queue(self, *, cluster_id: ClusterId, name: str) -> ClusterQueue | None:
+        return copy.deepcopy(self._q.cluster_queues.get((cluster_id, name)))
+
+    async def add_cluster_queue(self, queue: ClusterQueue) -> None:
+        self._add(self._w.cluster_queues, (queue.cluster_id, queue.name), queue, "cluster queue")
+
+    async def update_cluster_queue(self, queue: ClusterQueue) -> None:
+        self._w.cluster_queues[(queue.cluster_id, queue.name)] = copy.deepcopy(queue)
+
+    async def delete_cluster_queue(self, *, cluster_id: ClusterId, name: str) -> None:
+        self._w.cluster_queues.pop((cluster_id, name), None)
+
+    async def get_local_queue(
+        self, *, cluster_id: ClusterId, namespace: str, name: str
+    ) -> LocalQueue | None:
+        return copy.deepcopy(self._q.local_queues.get((cluster_id, namespace, name)))
+
+    async def add_local_queue(self, queue: LocalQueue, *, if_absent: bool = False) -> None:
+        key = (queue.cluster_id, queue.namespace, queue.name)
+        if not (if_absent and key in self._w.local_queues):
+            self._add(self._w.local_queues, key, queue, "local queue")
+
+    async def delete_local_queue(self, *, cluster_id: ClusterId, namespace: str, name: str) -> None:
+        self._w.local_queues.pop((cluster_id, namespace, name), None)
+
+    async def get_cohort(self, *, cluster_id: ClusterId, name: str) -> Cohort | None:
+        return copy.deepcopy(self._q.cohorts.get((cluster_id, name)))
+
+    async def add_cohort(self, cohort: Cohort) -> None:
+        self._add(self._w.cohorts, (cohort.cluster_id, cohort.name), cohort, "cohort")
+
+    async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None:
+        self._w.cohorts.pop((cluster_id, name), None)
+
+    async def priority_classes(self) -> list[WorkloadPriorityClass]:
+        return [copy.deepcopy(self._q.priority_classes[p]) for p in JobPriority]
+
+    async def update_priority_class(self, priority_class: WorkloadPriorityClass) -> None:
+        self._w.priority_classes[priority_class.priority] = copy.deepcopy(priority_class)
+
+
 class FakeUnitOfWork:
     def __init__(self, store: Store, scope: TenantScope) -> None:
         self.store = store
@@ -205,9 +360,18 @@ class FakeUnitOfWork:
         self.jobs = FakeJobRepository(self)
         self.clusters = FakeClusterRepository(store)
         self.tokens = FakeTokenRepository(store)
+        self.quotas = FakeQuotaRepository(self)
+        self.quota_copy: QuotaState | None = None
+        self.quota_written = False
 
     def track(self, job: Job) -> Job:
         return self.seen.setdefault(job.id, job)
+
+    def staged_quota(self, *, write: bool) -> QuotaState:
+        if self.quota_copy is None:
+            self.quota_copy = copy.deepcopy(self.store.quota)
+        self.quota_written = self.quota_written or write
+        return self.quota_copy
 
     async def __aenter__(self) -> Self:
         return self
@@ -226,6 +390,7 @@ class FakeUnitOfWork:
     async def rollback(self) -> None:
         self.seen.clear()
         self.pending_new.clear()
+        self.quota_copy, self.quota_written = None, False
 
     async def commit(self) -> list[StoredEvent]:
         changes: list[JobChanged] = []
@@ -244,6 +409,9 @@ class FakeUnitOfWork:
             if change.transition is not None:
                 self.store.history.append(change.transition)
         self.pending_new.clear()
+        if self.quota_copy is not None and self.quota_written:
+            self.store.quota = self.quota_copy
+        self.quota_copy, self.quota_written = None, False
         self.committed = True
         self.store.commits += 1
         return stored
@@ -456,6 +624,7 @@ def make_cluster(
             gpu_count=count,
             cpu_cores=64,
             memory_gb=512,
+            labels={GPU_LABEL: gpu_type, "kubernetes.io/hostname": f"node-{i}"},
         )
         for i, (gpu_type, count) in enumerate(nodes)
     ]
