@@ -30,11 +30,12 @@ from adapters.simulated.gateway import SimulatedClusters
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
+from domain.errors import Conflict
 from domain.model.cluster import Cluster, Platform
 from domain.model.ids import ClusterId, TenantId
+from domain.model.principal import Scope
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
-from domain.model.principal import Scope
 from domain.ports import (
     Clock,
     ClusterGateway,
@@ -46,6 +47,8 @@ from domain.ports import (
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
+from domain.services.quotas import QuotaService
+from domain.services.reservations import ReservationService
 from domain.services.tokens import IssuedToken, TokenService
 from domain.services.updates import UpdatesService
 from domain.services.watch import ClusterSupervisor
@@ -83,6 +86,8 @@ class App:
     workloads: WorkloadService
     observations: ObservationService
     clusters: ClusterService
+    quotas: QuotaService
+    reservations: ReservationService
     tokens: TokenService
     updates: UpdatesService
     supervisor: ClusterSupervisor
@@ -138,9 +143,11 @@ class App:
         await self.db.dispose()
 
     async def ensure_defaults(self) -> IssuedToken | None:
-        """First start: a simulated cluster if there is none, and an admin token if there is
-        none (returned so the caller can show it once)."""
-        if not await self.clusters.all():
+        """First start: a simulated cluster if there is none, default quotas for clusters that
+        have no ClusterQueue (ones registered before quotas existed), and an admin token if there
+        is none (returned so the caller can show it once)."""
+        clusters = await self.clusters.all()
+        if not clusters:
             groups = parse_node_groups(self.settings.sim_nodes)
             await self.clusters.create_simulated(
                 DEFAULT_CLUSTER, settings_for(groups, time_scale=self.settings.sim_time_scale)
@@ -148,6 +155,12 @@ class App:
             log.info(
                 "created the simulated cluster %s (%s)", DEFAULT_CLUSTER, self.settings.sim_nodes
             )
+        for cluster in clusters:
+            try:
+                if await self.quotas.ensure_defaults(cluster):
+                    log.info("gave cluster %s its default quotas", cluster.name)
+            except Conflict:
+                pass  # another process did it at the same time
         if await self.tokens.any_issued():
             return None
         return await self.tokens.issue(
@@ -210,7 +223,9 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
     observations = ObservationService(
         uow=uow, clock=clock, tasks=tasks, publisher=publisher, jobs=jobs
     )
-    clusters = ClusterService(uow=uow, clock=clock, gateways=gateways)
+    quotas = QuotaService(uow=uow, clock=clock)
+    reservations = ReservationService(uow=uow, clock=clock)
+    clusters = ClusterService(uow=uow, clock=clock, gateways=gateways, quotas=quotas)
     tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.token_pepper))
     updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
     supervisor = ClusterSupervisor(
@@ -235,6 +250,8 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
         workloads=workloads,
         observations=observations,
         clusters=clusters,
+        quotas=quotas,
+        reservations=reservations,
         tokens=tokens,
         updates=updates,
         supervisor=supervisor,

@@ -1,4 +1,8 @@
-"""Clusters: reading them, creating simulated ones, and refreshing their node inventory."""
+"""Clusters: reading them, creating simulated ones, and refreshing their node inventory.
+
+A new cluster gets its default quotas (`QuotaService.ensure_defaults`) in the transaction that
+registers it, so jobs can be submitted to it at once.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +14,22 @@ from domain.model.cluster import Cluster, ClusterStatus, Platform
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem
 from domain.ports import Clock, GatewayFactory, TenantScope, UnitOfWorkFactory
+from domain.services.quotas import QuotaService
 
 
 class ClusterService:
-    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock, gateways: GatewayFactory) -> None:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        gateways: GatewayFactory,
+        quotas: QuotaService,
+    ) -> None:
         self._uow = uow
         self._clock = clock
         self._gateways = gateways
+        self._quotas = quotas
 
     async def get(self, cluster_id: ClusterId) -> Cluster | None:
         async with self._uow(TenantScope.system()) as uow:
@@ -51,6 +64,7 @@ class ClusterService:
             if await uow.clusters.get_by_name(name) is not None:
                 raise Conflict(f"a cluster named {name} exists", code="NAME_TAKEN")
             await uow.clusters.add(cluster)
+            await self._quotas.ensure_defaults(cluster, uow=uow)
             await uow.commit()
         return cluster
 

@@ -22,6 +22,7 @@ from domain.errors import (
 from domain.model.ids import JobId, new_job_id
 from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus
 from domain.model.principal import Principal
+from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
 from domain.ports import (
     Clock,
     EventPublisher,
@@ -34,7 +35,13 @@ from domain.ports import (
     UnitOfWorkFactory,
 )
 from domain.services import task_names
-from domain.services.submission import JobSubmission, text_problem, validate_submission
+from domain.services.submission import (
+    JobSubmission,
+    read_references,
+    reference_issues,
+    text_problem,
+    validate_submission,
+)
 
 MAX_PAGE = 100
 MAX_REASON = 500
@@ -95,8 +102,13 @@ class JobService:
                     return existing
             cluster = await uow.clusters.get(sub.cluster_id)
             issues = validate_submission(sub, cluster, now)
+            refs = None
+            if cluster is not None:
+                refs = await read_references(uow, principal.tenant_id, sub)
+                issues += reference_issues(sub, principal.tenant_id, refs, now)
             if issues:
                 raise ValidationFailed(issues)
+            assert refs is not None
             job = Job(
                 id=new_job_id(),
                 name=sub.name,
@@ -119,9 +131,25 @@ class JobService:
                 budget_limit=sub.budget_limit,
                 idempotency_key=sub.idempotency_key,
                 status_message="submitted",
+                queue_name=sub.queue_name,
+                window=sub.window,
+                depends_on=sub.dependencies,
+                reservation_id=sub.reservation_id,
             )
             job.record_submission()
             try:
+                if refs.local_queue is None:  # the tenant's first job in the default queue
+                    await uow.quotas.add_local_queue(
+                        LocalQueue(
+                            cluster_id=sub.cluster_id,
+                            name=sub.queue_name,
+                            namespace=tenant_namespace(principal.tenant_id),
+                            tenant_id=principal.tenant_id,
+                            cluster_queue=DEFAULT_QUEUE,
+                            created_at=now,
+                        ),
+                        if_absent=True,
+                    )
                 await uow.jobs.add(job)
                 await commit_and_publish(uow, self._publisher)
             except DuplicateIdempotencyKey:

@@ -3,12 +3,17 @@
 `validate_submission` returns every problem at once, each naming the input field by its dotted
 domain path (`resources.gpu_count`); the GraphQL layer renders those paths in its own casing.
 Checks that need the target cluster (GPU types it has, the largest node) run against the
-cluster's current inventory.
+cluster's current inventory. What a submission refers to (its LocalQueue, the jobs it depends on,
+the reservation it runs in) is read in the unit of work that stores the job (`read_references`)
+and checked by `reference_issues`: references resolve only to the submitting tenant's objects on
+the same cluster.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -16,15 +21,26 @@ from typing import Any
 
 from domain.errors import FieldIssue
 from domain.model.cluster import Cluster, ClusterStatus
-from domain.model.ids import ClusterId, ProjectId
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
     DeploymentType,
+    Job,
     JobPriority,
     JobType,
     Resources,
     SourceKind,
+    TimeWindow,
 )
-from domain.names import name_problem
+from domain.model.quota import (
+    DEFAULT_QUEUE,
+    GPU_LABEL,
+    LocalQueue,
+    ResourceFlavor,
+    tenant_namespace,
+)
+from domain.model.reservation import CapacityReservation, ReservationId
+from domain.names import MAX_OBJECT_NAME, name_problem
+from domain.ports import UnitOfWork
 
 MAX_SPEC_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY = 128
@@ -33,6 +49,7 @@ MAX_DURATION_SECONDS = 366 * 24 * 3600
 MAX_SOURCE_ID = 255
 MAX_BUDGET = Decimal("9999999999.9999")
 """What a job's money columns hold: 14 digits, 4 after the point."""
+MAX_DEPENDENCIES = 32
 
 
 def text_problem(value: str) -> str | None:
@@ -81,6 +98,30 @@ class JobSubmission:
     max_retries: int = 3
     budget_limit: Decimal | None = None
     idempotency_key: str | None = None
+    queue_name: str = DEFAULT_QUEUE
+    window: TimeWindow | None = None
+    depends_on: tuple[JobId, ...] = ()
+    reservation_id: uuid.UUID | None = None
+
+    @property
+    def dependencies(self) -> tuple[JobId, ...]:
+        """`depends_on` without repeats, in the order given."""
+        return tuple(dict.fromkeys(self.depends_on))
+
+
+def _queue_name_problem(name: str) -> str | None:
+    return text_problem(name) or name_problem(name, max_length=MAX_OBJECT_NAME)
+
+
+def _window_issues(window: TimeWindow) -> list[FieldIssue]:
+    issues = [
+        FieldIssue(f"window.{part}", "must be a UTC time of day in whole minutes (HH:MM)")
+        for part, moment in (("start", window.start), ("end", window.end))
+        if moment.tzinfo is not None or moment.second or moment.microsecond
+    ]
+    if window.start == window.end:
+        issues.append(FieldIssue("window.end", "must differ from window.start", "EMPTY_WINDOW"))
+    return issues
 
 
 def validate_submission(
@@ -159,6 +200,12 @@ def validate_submission(
         bad("budget_limit", f"must be an amount from 0 to {MAX_BUDGET}")
     if sub.priority is JobPriority.CRITICAL and sub.preemptible:
         bad("preemptible", "CRITICAL jobs are never preempted")
+    if problem := _queue_name_problem(sub.queue_name):
+        bad("queue_name", problem, "INVALID_NAME")
+    if sub.window is not None:
+        issues.extend(_window_issues(sub.window))
+    if len(sub.dependencies) > MAX_DEPENDENCIES:
+        bad("depends_on", f"must name at most {MAX_DEPENDENCIES} jobs", "TOO_MANY")
 
     issues.extend(_resource_issues(sub.resources, cluster))
     if cluster is None:
@@ -224,3 +271,115 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
             )
         )
     return issues
+
+
+# --- what a submission refers to -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class References:
+    """The objects a submission names, as the unit of work that stores the job reads them."""
+
+    local_queue: LocalQueue | None
+    default_cluster_queue: bool
+    """The cluster has the ClusterQueue "default" (a tenant's "default" LocalQueue is made on
+    its first submission)."""
+    dependencies: Mapping[JobId, Job]
+    """The submitting tenant's jobs among `depends_on`."""
+    reservation: CapacityReservation | None
+    reservation_flavor: ResourceFlavor | None
+
+
+async def read_references(uow: UnitOfWork, tenant_id: TenantId, sub: JobSubmission) -> References:
+    """Read through a unit of work scoped to `tenant_id`, so other tenants' jobs are not found."""
+    local = await uow.quotas.get_local_queue(
+        cluster_id=sub.cluster_id, namespace=tenant_namespace(tenant_id), name=sub.queue_name
+    )
+    default = (
+        local is None
+        and sub.queue_name == DEFAULT_QUEUE
+        and await uow.quotas.get_cluster_queue(cluster_id=sub.cluster_id, name=DEFAULT_QUEUE)
+        is not None
+    )
+    dependencies = await uow.jobs.get_many(sub.dependencies) if sub.dependencies else {}
+    reservation = (
+        await uow.quotas.get_reservation(ReservationId(sub.reservation_id))
+        if sub.reservation_id is not None
+        else None
+    )
+    flavor = (
+        await uow.quotas.get_flavor(cluster_id=reservation.cluster_id, name=reservation.flavor)
+        if reservation is not None
+        else None
+    )
+    return References(local, default, dependencies, reservation, flavor)
+
+
+def reference_issues(
+    sub: JobSubmission, tenant_id: TenantId, refs: References, now: datetime
+) -> list[FieldIssue]:
+    issues: list[FieldIssue] = []
+    namespace = tenant_namespace(tenant_id)
+    if (
+        _queue_name_problem(sub.queue_name) is None
+        and refs.local_queue is None
+        and not (sub.queue_name == DEFAULT_QUEUE and refs.default_cluster_queue)
+    ):
+        issues.append(
+            FieldIssue(
+                "queue_name",
+                f"no local queue {sub.queue_name} in your namespace {namespace} on this cluster",
+                "NOT_FOUND",
+            )
+        )
+    if missing := [str(d) for d in sub.dependencies if d not in refs.dependencies]:
+        issues.append(
+            FieldIssue("depends_on", f"no job of yours with id {', '.join(missing)}", "NOT_FOUND")
+        )
+    elsewhere = [str(d) for d, job in refs.dependencies.items() if job.cluster_id != sub.cluster_id]
+    if elsewhere:
+        issues.append(
+            FieldIssue(
+                "depends_on",
+                f"job {', '.join(elsewhere)} runs on another cluster",
+                "OTHER_CLUSTER",
+            )
+        )
+    if sub.reservation_id is not None:
+        issues.extend(_reservation_issues(sub, tenant_id, refs, now))
+    return issues
+
+
+def _reservation_issues(
+    sub: JobSubmission, tenant_id: TenantId, refs: References, now: datetime
+) -> list[FieldIssue]:
+    r = refs.reservation
+    if r is None or r.tenant_id != tenant_id or r.cluster_id != sub.cluster_id:
+        message = f"no reservation {sub.reservation_id} of yours on this cluster"
+        return [FieldIssue("reservation_id", message, "NOT_FOUND")]
+    if r.cancelled_at is not None:
+        return [FieldIssue("reservation_id", f"reservation {r.name} is cancelled", "CANCELLED")]
+    if r.end <= now:
+        return [FieldIssue("reservation_id", f"reservation {r.name} has ended", "ENDED")]
+    gpu_type = (
+        refs.reservation_flavor.node_labels.get(GPU_LABEL) if refs.reservation_flavor else None
+    )
+    res = sub.resources
+    if res.gpu_count < 1 or gpu_type is None or res.gpu_type != gpu_type:
+        return [
+            FieldIssue(
+                "reservation_id",
+                f"reservation {r.name} holds {r.flavor} GPUs ({gpu_type or 'no GPU product'}); "
+                f"the job asks for {res.gpu_count} x {res.gpu_type or 'no GPU'}",
+                "FLAVOR_MISMATCH",
+            )
+        ]
+    if res.gpu_count > r.gpu_count:
+        return [
+            FieldIssue(
+                "reservation_id",
+                f"reservation {r.name} holds {r.gpu_count} GPUs; the job asks for {res.gpu_count}",
+                "EXCEEDS_RESERVATION",
+            )
+        ]
+    return []

@@ -44,6 +44,7 @@ from domain.ports import (
     Workload,
     WorkloadObservation,
 )
+from domain.services.quota_rules import default_quotas
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -628,4 +629,15 @@ def make_cluster(
         )
         for i, (gpu_type, count) in enumerate(nodes)
     ]
+    return cluster
+
+
+def install_cluster(store: Store, cluster: Cluster) -> Cluster:
+    """Put a cluster in the fake store as `ClusterService.create_simulated` leaves it: with its
+    default flavors and ClusterQueue."""
+    store.clusters[cluster.id] = cluster
+    flavors, queue = default_quotas(cluster, T0)
+    for flavor in flavors:
+        store.quota.flavors[(cluster.id, flavor.name)] = flavor
+    store.quota.cluster_queues[(cluster.id, queue.name)] = queue
     return cluster

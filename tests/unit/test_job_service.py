@@ -27,6 +27,7 @@ from tests.support.fakes import (
     FakePublisher,
     FakeTaskQueue,
     FakeUnitOfWorkFactory,
+    install_cluster,
     make_cluster,
 )
 from tests.unit.test_submission import GOOD
@@ -38,8 +39,7 @@ class World:
         self.uow = FakeUnitOfWorkFactory()
         self.tasks = FakeTaskQueue()
         self.publisher = FakePublisher()
-        self.cluster = make_cluster(GOOD.cluster_id)
-        self.uow.store.clusters[self.cluster.id] = self.cluster
+        self.cluster = install_cluster(self.uow.store, make_cluster(GOOD.cluster_id))
         self.service = JobService(
             uow=self.uow,
             clock=self.clock,

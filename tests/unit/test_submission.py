@@ -3,22 +3,30 @@
 Covers the issue's list: negative gpu_count, more GPUs than any node has, unknown cluster, a GPU
 type the cluster lacks, empty/overlong/non-DNS-1123 names, max_duration shorter than the estimate,
 a deadline in the past; and the rest of what a user can send (spec size, source ids, retries,
-budget, CRITICAL + preemptible, CPU and memory beyond the largest node).
+budget, CRITICAL + preemptible, CPU and memory beyond the largest node, queue names, daily windows
+in whole minutes that are not empty, at most 32 distinct dependencies).
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, time, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from domain.model.cluster import ClusterStatus
-from domain.model.ids import ClusterId, ProjectId
-from domain.model.job import DeploymentType, JobPriority, JobType, Resources, SourceKind
+from domain.model.ids import ClusterId, JobId, ProjectId
+from domain.model.job import (
+    DeploymentType,
+    JobPriority,
+    JobType,
+    Resources,
+    SourceKind,
+    TimeWindow,
+)
 from domain.services.submission import JobSubmission, validate_submission
 from tests.support.fakes import T0, make_cluster
 
@@ -91,6 +99,15 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
      "INVALID"),
     ("empty idempotency key", {"idempotency_key": ""}, "idempotency_key", "INVALID"),
     ("long idempotency key", {"idempotency_key": "k" * 129}, "idempotency_key", "INVALID"),
+    ("bad queue name", {"queue_name": "My Queue"}, "queue_name", "INVALID_NAME"),
+    ("empty queue name", {"queue_name": ""}, "queue_name", "INVALID_NAME"),
+    ("empty window", {"window": TimeWindow(time(22), time(22))}, "window.end", "EMPTY_WINDOW"),
+    ("window start with seconds", {"window": TimeWindow(time(22, 0, 30), time(6))},
+     "window.start", "INVALID"),
+    ("window end with a zone", {"window": TimeWindow(time(22), time(6, tzinfo=UTC))},
+     "window.end", "INVALID"),
+    ("too many dependencies", {"depends_on": tuple(JobId(uuid.uuid4()) for _ in range(33))},
+     "depends_on", "TOO_MANY"),
 ]  # fmt: skip
 
 
@@ -102,6 +119,12 @@ def test_bad_input_names_its_field(case: str, changes: dict[str, Any], field: st
 
 def test_good_input_passes() -> None:
     assert validate_submission(GOOD, CLUSTER, T0) == []
+    one = JobId(uuid.uuid4())
+    scheduled = replace(
+        GOOD, window=TimeWindow(time(22), time(6)), depends_on=(one,) * 40, queue_name="team-a"
+    )
+    assert validate_submission(scheduled, CLUSTER, T0) == []
+    assert scheduled.dependencies == (one,)
     cpu_only = replace(GOOD, resources=Resources(None, 0, 2, 8), max_duration_seconds=None)
     assert validate_submission(cpu_only, CLUSTER, T0) == []
     pipeline = replace(GOOD, source_kind=SourceKind.PIPELINE, source_id="pipe-7")

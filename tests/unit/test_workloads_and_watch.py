@@ -18,6 +18,7 @@ from domain.model.job import JobPriority, JobStatus
 from domain.ports import GatewayUnavailable, RetryTask, WorkloadObservation, WorkloadPhase
 from domain.services.clusters import ClusterService
 from domain.services.observations import ObservationService
+from domain.services.quotas import QuotaService
 from domain.services.watch import ClusterSupervisor
 from domain.services.workloads import WorkloadService
 from tests.support.fakes import FakeGatewayFactory, FakeLease
@@ -100,7 +101,10 @@ def supervisor(world: World, lease: FakeLease) -> ClusterSupervisor:
         publisher=world.publisher,
         jobs=world.service,
     )
-    clusters = ClusterService(uow=world.uow, clock=world.clock, gateways=world.gateways)  # type: ignore[attr-defined]
+    quotas = QuotaService(uow=world.uow, clock=world.clock)
+    clusters = ClusterService(
+        uow=world.uow, clock=world.clock, gateways=world.gateways, quotas=quotas
+    )  # type: ignore[attr-defined]
     return ClusterSupervisor(
         clusters=clusters,
         jobs=world.service,

@@ -1,0 +1,498 @@
+"""Kueue's objects of each cluster, the priority classes and capacity reservations: commands,
+reads, the quotas every new cluster starts with, and how much of its quota each queue uses.
+
+Who may do what. Changing flavors, ClusterQueues, cohorts, LocalQueues and priority classes needs
+`clusters:write` (admin implies it); a LocalQueue is made in its tenant's namespace, and only an
+admin may make or remove one for another tenant. Reservations are a tenant's own booking, paid
+from a ClusterQueue's quota: `jobs:write`, for the caller's tenant. Reading needs `clusters:read`;
+everyone sees a cluster's flavors, ClusterQueues (with usage) and cohorts, but LocalQueues and
+reservations only of their own tenant, unless they are admins.
+
+Every command is one unit of work in system scope (the objects belong to the cluster, and the
+refusals need every tenant's jobs), and refuses before writing anything. Removals keep references
+whole: a flavor stays while a ClusterQueue names it, a ClusterQueue while a LocalQueue points at it
+(and so while any job is active in it, for a LocalQueue with active jobs stays too), a cohort while
+it has member queues. The checks are pure functions in `quota_rules`; usage is one here,
+`cluster_queue_usage`, of a quota set, the active jobs and the reservations.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from domain.errors import FieldIssue, NotFound, ValidationFailed
+from domain.model.cluster import Cluster
+from domain.model.ids import ClusterId, TenantId
+from domain.model.job import Job, JobPriority, JobStatus
+from domain.model.principal import Principal, Scope
+from domain.model.quota import (
+    CPU,
+    GPU_LABEL,
+    MEMORY,
+    ClusterQueue,
+    Cohort,
+    FlavorQuotas,
+    LocalQueue,
+    QuotaSet,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+    gpu_resource,
+    tenant_namespace,
+)
+from domain.model.reservation import CapacityReservation
+from domain.ports import Clock, TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.services import quota_rules as rules
+from domain.services.quota_rules import (
+    ClusterQueueSpec,
+    acting_for,
+    in_use,
+    require,
+    sees_all,
+    taken,
+)
+
+WAITING = frozenset({JobStatus.PENDING, JobStatus.QUEUED})
+HOLDING = frozenset({JobStatus.ADMITTED, JobStatus.RUNNING})
+
+
+@dataclass(frozen=True)
+class FlavorUsage:
+    """One (flavor, resource) row of a ClusterQueue: its quota and what holds it now."""
+
+    flavor: str
+    resource: str
+    nominal_quota: float
+    borrowing_limit: float | None
+    lending_limit: float | None
+    used: float
+    borrowed: float
+    reserved: int
+    pending_workloads: int
+    admitted_workloads: int
+
+
+@dataclass(frozen=True)
+class ClusterQuotas:
+    """A cluster's quota objects as one principal may see them."""
+
+    flavors: tuple[ResourceFlavor, ...]
+    cluster_queues: tuple[ClusterQueue, ...]
+    cohorts: tuple[Cohort, ...]
+    local_queues: tuple[LocalQueue, ...]
+    reservations: tuple[CapacityReservation, ...]
+    usage: Mapping[str, tuple[FlavorUsage, ...]]
+    """Per ClusterQueue name."""
+
+
+def queue_of(job: Job, quotas: QuotaSet) -> str | None:
+    """The ClusterQueue a job is submitted to: through its LocalQueue in its tenant's namespace."""
+    local = quotas.local_queue(tenant_namespace(job.tenant_id), job.queue_name)
+    return local.cluster_queue if local else None
+
+
+def _used(resource: str, flavor: str, cpu_flavor: str | None, holding: Sequence[Job]) -> float:
+    if resource in (CPU, MEMORY):
+        wanted = (
+            j.resources.cpu_cores if resource == CPU else j.resources.memory_gb for j in holding
+        )
+        return float(sum(wanted)) if flavor == cpu_flavor else 0.0
+    return float(
+        sum(
+            j.resources.gpu_count
+            for j in holding
+            if j.placement is not None
+            and j.placement.flavor == flavor
+            and gpu_resource(j.resources.gpu_type) == resource
+        )
+    )
+
+
+def _reserved_resource(fq: FlavorQuotas, flavor: ResourceFlavor | None) -> str | None:
+    """The resource reservations of a flavor hold: its GPU product's, else its first non-CPU."""
+    names = [q.name for q in fq.resources]
+    if flavor is not None and GPU_LABEL in flavor.node_labels:
+        own = gpu_resource(flavor.node_labels[GPU_LABEL])
+        return own if own in names else None
+    return next((n for n in names if n not in (CPU, MEMORY)), None)
+
+
+def _queue_usage(
+    queue: ClusterQueue,
+    jobs: Sequence[Job],
+    reservations: Sequence[CapacityReservation],
+    flavors: Mapping[str, ResourceFlavor],
+) -> tuple[FlavorUsage, ...]:
+    holding = [j for j in jobs if j.status in HOLDING]
+    waiting = sum(1 for j in jobs if j.status in WAITING)
+    cpu_flavors = queue.flavors_for(CPU)
+    cpu_flavor = cpu_flavors[0].flavor if cpu_flavors else None
+    rows: list[FlavorUsage] = []
+    for group in queue.resource_groups:
+        for fq in group.flavors:
+            held = _reserved_resource(fq, flavors.get(fq.flavor))
+            booked = sum(r.gpu_count for r in reservations if r.flavor == fq.flavor)
+            for quota in fq.resources:
+                used = _used(quota.name, fq.flavor, cpu_flavor, holding)
+                rows.append(
+                    FlavorUsage(
+                        flavor=fq.flavor,
+                        resource=quota.name,
+                        nominal_quota=quota.nominal_quota,
+                        borrowing_limit=quota.borrowing_limit,
+                        lending_limit=quota.lending_limit,
+                        used=used,
+                        borrowed=max(0.0, used - quota.nominal_quota),
+                        reserved=booked if quota.name == held else 0,
+                        pending_workloads=waiting,
+                        admitted_workloads=len(holding),
+                    )
+                )
+    return tuple(rows)
+
+
+def cluster_queue_usage(
+    quotas: QuotaSet,
+    jobs: Iterable[Job],
+    reservations: Iterable[CapacityReservation],
+    now: datetime,
+) -> dict[str, tuple[FlavorUsage, ...]]:
+    """For each ClusterQueue of one cluster, a row per (flavor, resource) of its quota.
+
+    `used` sums the requests of the queue's ADMITTED and RUNNING jobs: GPUs against the flavor
+    they were admitted under (`placement.flavor`), cores and GB against the queue's CPU flavor
+    (the first covering "cpu"). `reserved` is the GPUs of its reservations active at `now`.
+    """
+    by_queue: dict[str, list[Job]] = defaultdict(list)
+    for job in jobs:
+        if (name := queue_of(job, quotas)) is not None:
+            by_queue[name].append(job)
+    active = [r for r in reservations if r.active_at(now)]
+    flavors = {f.name: f for f in quotas.flavors}
+    return {
+        q.name: _queue_usage(
+            q, by_queue[q.name], [r for r in active if r.cluster_queue == q.name], flavors
+        )
+        for q in quotas.cluster_queues
+    }
+
+
+class QuotaService:
+    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
+        self._uow = uow
+        self._clock = clock
+
+    @staticmethod
+    async def _cluster(uow: UnitOfWork, cluster_id: ClusterId) -> Cluster:
+        cluster = await uow.clusters.get(cluster_id)
+        if cluster is None:
+            raise NotFound("cluster", cluster_id)
+        return cluster
+
+    # --- resource flavors -----------------------------------------------------------------
+
+    async def create_flavor(
+        self, principal: Principal, *, cluster_id: ClusterId, name: str, node_labels: dict[str, str]
+    ) -> ResourceFlavor:
+        require(principal, Scope.CLUSTERS_WRITE)
+        if issues := rules.name_issues(name) + rules.node_label_issues(node_labels):
+            raise ValidationFailed(issues)
+        now = self._clock.now()
+        flavor = ResourceFlavor(cluster_id, name, dict(node_labels), now, now)
+        async with self._uow(TenantScope.system()) as uow:
+            await self._cluster(uow, cluster_id)
+            if await uow.quotas.get_flavor(cluster_id=cluster_id, name=name) is not None:
+                raise taken(f"resource flavor {name}")
+            await uow.quotas.add_flavor(flavor)
+            await uow.commit()
+        return flavor
+
+    async def update_flavor(
+        self, principal: Principal, *, cluster_id: ClusterId, name: str, node_labels: dict[str, str]
+    ) -> ResourceFlavor:
+        require(principal, Scope.CLUSTERS_WRITE)
+        if issues := rules.node_label_issues(node_labels):
+            raise ValidationFailed(issues)
+        async with self._uow(TenantScope.system()) as uow:
+            found = await uow.quotas.get_flavor(cluster_id=cluster_id, name=name)
+            if found is None:
+                raise NotFound("resource flavor", name)
+            flavor = replace(found, node_labels=dict(node_labels), updated_at=self._clock.now())
+            await uow.quotas.update_flavor(flavor)
+            await uow.commit()
+        return flavor
+
+    async def delete_flavor(
+        self, principal: Principal, *, cluster_id: ClusterId, name: str
+    ) -> ResourceFlavor:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await uow.quotas.quota_set(cluster_id)
+            found = next((f for f in quotas.flavors if f.name == name), None)
+            if found is None:
+                raise NotFound("resource flavor", name)
+            if users := [q.name for q in quotas.cluster_queues if name in q.flavor_names]:
+                raise in_use(f"resource flavor {name}", [f"cluster queue {u}" for u in users])
+            await uow.quotas.delete_flavor(cluster_id=cluster_id, name=name)
+            await uow.commit()
+        return found
+
+    # --- cluster queues -------------------------------------------------------------------
+
+    async def _checked(self, uow: UnitOfWork, spec: ClusterQueueSpec) -> QuotaSet:
+        await self._cluster(uow, spec.cluster_id)
+        quotas = await uow.quotas.quota_set(spec.cluster_id)
+        issues = rules.cluster_queue_issues(
+            spec,
+            flavors={f.name for f in quotas.flavors},
+            cohort_exists=any(c.name == spec.cohort for c in quotas.cohorts),
+        )
+        if issues:
+            raise ValidationFailed(issues)
+        return quotas
+
+    async def create_cluster_queue(
+        self, principal: Principal, spec: ClusterQueueSpec
+    ) -> ClusterQueue:
+        require(principal, Scope.CLUSTERS_WRITE)
+        now = self._clock.now()
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await self._checked(uow, spec)
+            if quotas.cluster_queue(spec.name) is not None:
+                raise taken(f"cluster queue {spec.name}")
+            queue = spec.build(created_at=now, updated_at=now)
+            await uow.quotas.add_cluster_queue(queue)
+            await uow.commit()
+        return queue
+
+    async def update_cluster_queue(
+        self, principal: Principal, spec: ClusterQueueSpec
+    ) -> ClusterQueue:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await self._checked(uow, spec)
+            found = quotas.cluster_queue(spec.name)
+            if found is None:
+                raise NotFound("cluster queue", spec.name)
+            queue = spec.build(created_at=found.created_at, updated_at=self._clock.now())
+            await uow.quotas.update_cluster_queue(queue)
+            await uow.commit()
+        return queue
+
+    async def delete_cluster_queue(
+        self, principal: Principal, *, cluster_id: ClusterId, name: str
+    ) -> ClusterQueue:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await uow.quotas.quota_set(cluster_id)
+            found = quotas.cluster_queue(name)
+            if found is None:
+                raise NotFound("cluster queue", name)
+            users = [
+                f"local queue {q.namespace}/{q.name}"
+                for q in quotas.local_queues
+                if q.cluster_queue == name
+            ]
+            if users:  # and so every active job in it: a LocalQueue with jobs stays
+                raise in_use(f"cluster queue {name}", users)
+            await uow.quotas.delete_cluster_queue(cluster_id=cluster_id, name=name)
+            await uow.commit()
+        return found
+
+    # --- local queues ---------------------------------------------------------------------
+
+    async def create_local_queue(
+        self,
+        principal: Principal,
+        *,
+        cluster_id: ClusterId,
+        name: str,
+        cluster_queue: str,
+        tenant_id: TenantId | None = None,
+    ) -> LocalQueue:
+        require(principal, Scope.CLUSTERS_WRITE)
+        tenant = acting_for(principal, tenant_id, "local queues")
+        if issues := rules.name_issues(name):
+            raise ValidationFailed(issues)
+        queue = LocalQueue(
+            cluster_id, name, tenant_namespace(tenant), tenant, cluster_queue, self._clock.now()
+        )
+        async with self._uow(TenantScope.system()) as uow:
+            await self._cluster(uow, cluster_id)
+            if (
+                await uow.quotas.get_cluster_queue(cluster_id=cluster_id, name=cluster_queue)
+                is None
+            ):
+                raise ValidationFailed.single(
+                    "cluster_queue",
+                    f"no cluster queue {cluster_queue} on this cluster",
+                    "NOT_FOUND",
+                )
+            if await uow.quotas.get_local_queue(
+                cluster_id=cluster_id, namespace=queue.namespace, name=name
+            ):
+                raise taken(f"local queue {queue.namespace}/{name}")
+            await uow.quotas.add_local_queue(queue)
+            await uow.commit()
+        return queue
+
+    async def delete_local_queue(
+        self,
+        principal: Principal,
+        *,
+        cluster_id: ClusterId,
+        name: str,
+        tenant_id: TenantId | None = None,
+    ) -> LocalQueue:
+        require(principal, Scope.CLUSTERS_WRITE)
+        namespace = tenant_namespace(acting_for(principal, tenant_id, "local queues"))
+        async with self._uow(TenantScope.system()) as uow:
+            found = await uow.quotas.get_local_queue(
+                cluster_id=cluster_id, namespace=namespace, name=name
+            )
+            if found is None:
+                raise NotFound("local queue", f"{namespace}/{name}")
+            jobs = await uow.jobs.active_on_cluster(cluster_id)
+            users = [
+                f"job {j.name}"
+                for j in jobs
+                if j.queue_name == name and tenant_namespace(j.tenant_id) == namespace
+            ]
+            if users:
+                raise in_use(f"local queue {namespace}/{name}", users[:5])
+            await uow.quotas.delete_local_queue(
+                cluster_id=cluster_id, namespace=namespace, name=name
+            )
+            await uow.commit()
+        return found
+
+    # --- cohorts --------------------------------------------------------------------------
+
+    async def create_cohort(
+        self,
+        principal: Principal,
+        *,
+        cluster_id: ClusterId,
+        name: str,
+        description: str | None = None,
+    ) -> Cohort:
+        require(principal, Scope.CLUSTERS_WRITE)
+        if issues := rules.name_issues(name) + rules.description_issues(description):
+            raise ValidationFailed(issues)
+        cohort = Cohort(cluster_id, name, self._clock.now(), description)
+        async with self._uow(TenantScope.system()) as uow:
+            await self._cluster(uow, cluster_id)
+            if await uow.quotas.get_cohort(cluster_id=cluster_id, name=name) is not None:
+                raise taken(f"cohort {name}")
+            await uow.quotas.add_cohort(cohort)
+            await uow.commit()
+        return cohort
+
+    async def delete_cohort(
+        self, principal: Principal, *, cluster_id: ClusterId, name: str
+    ) -> Cohort:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await uow.quotas.quota_set(cluster_id)
+            found = next((c for c in quotas.cohorts if c.name == name), None)
+            if found is None:
+                raise NotFound("cohort", name)
+            if members := quotas.members(name):
+                raise in_use(f"cohort {name}", [f"cluster queue {q.name}" for q in members])
+            await uow.quotas.delete_cohort(cluster_id=cluster_id, name=name)
+            await uow.commit()
+        return found
+
+    # --- priority classes -----------------------------------------------------------------
+
+    async def priority_classes(self, principal: Principal) -> list[WorkloadPriorityClass]:
+        require(principal, Scope.CLUSTERS_READ)
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.quotas.priority_classes()
+
+    async def update_priority_class(
+        self,
+        principal: Principal,
+        priority: JobPriority,
+        *,
+        value: int | None = None,
+        description: str | None = None,
+    ) -> WorkloadPriorityClass:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            classes = await uow.quotas.priority_classes()
+            current = next(pc for pc in classes if pc.priority is priority)
+            issues: list[FieldIssue] = rules.description_issues(description)
+            if value is not None:
+                issues += rules.priority_value_issues(classes, priority, value)
+            if issues:
+                raise ValidationFailed(issues)
+            changed = replace(
+                current,
+                value=current.value if value is None else value,
+                description=current.description if description is None else description,
+                updated_at=self._clock.now(),
+            )
+            await uow.quotas.update_priority_class(changed)
+            await uow.commit()
+        return changed
+
+    # --- reads ----------------------------------------------------------------------------
+
+    async def overview(
+        self, principal: Principal, cluster_ids: Sequence[ClusterId]
+    ) -> dict[ClusterId, ClusterQuotas]:
+        """Each cluster's quota objects as `principal` may see them, with every ClusterQueue's
+        usage; a constant number of statements for any number of clusters."""
+        require(principal, Scope.CLUSTERS_READ)
+        now = self._clock.now()
+        async with self._uow(TenantScope.system()) as uow:
+            sets = await uow.quotas.quota_sets(cluster_ids)
+            reservations = await uow.quotas.reservations_of(cluster_ids, ending_after=now)
+            jobs = await uow.jobs.active_on_clusters(cluster_ids)
+
+        def visible(tenant: TenantId) -> bool:
+            return sees_all(principal) or tenant == principal.tenant_id
+
+        result: dict[ClusterId, ClusterQuotas] = {}
+        for cluster_id, quotas in sets.items():
+            booked = [r for r in reservations if r.cluster_id == cluster_id]
+            result[cluster_id] = ClusterQuotas(
+                flavors=quotas.flavors,
+                cluster_queues=quotas.cluster_queues,
+                cohorts=quotas.cohorts,
+                local_queues=tuple(q for q in quotas.local_queues if visible(q.tenant_id)),
+                reservations=tuple(r for r in booked if visible(r.tenant_id)),
+                usage=cluster_queue_usage(
+                    quotas, (j for j in jobs if j.cluster_id == cluster_id), booked, now
+                ),
+            )
+        return result
+
+    # --- defaults -------------------------------------------------------------------------
+
+    async def ensure_defaults(self, cluster: Cluster, *, uow: UnitOfWork | None = None) -> bool:
+        """Give a cluster that has no ClusterQueue the default flavors and ClusterQueue (see
+        `quota_rules.default_quotas`); True if it did. Inside `uow` when given (the caller
+        commits), else in a unit of work of its own."""
+        if uow is not None:
+            return await self._install_defaults(uow, cluster)
+        async with self._uow(TenantScope.system()) as own:
+            installed = await self._install_defaults(own, cluster)
+            if installed:
+                await own.commit()
+        return installed
+
+    async def _install_defaults(self, uow: UnitOfWork, cluster: Cluster) -> bool:
+        existing = await uow.quotas.quota_set(cluster.id)
+        if existing.cluster_queues:
+            return False
+        flavors, queue = rules.default_quotas(cluster, self._clock.now())
+        have = {f.name for f in existing.flavors}
+        for flavor in flavors:
+            if flavor.name not in have:
+                await uow.quotas.add_flavor(flavor)
+        await uow.quotas.add_cluster_queue(queue)
+        return True

@@ -1,0 +1,235 @@
+"""Capacity reservations, and the usage of each ClusterQueue, with fakes.
+
+Covers, as a table: what a reservation must be (a name, at least one GPU and no more than the
+flavor has on the cluster, a flavor and ClusterQueue that exist, the queue holding GPU quota in
+the flavor, start before end, end in the future, times with a timezone), each naming its field;
+a good reservation is the caller's, its name unique among live ones; cancelling stamps the time,
+once, and only the owner or an admin may. Usage: GPUs count against the flavor a job was admitted
+under, cores and memory against the queue's CPU flavor, only ADMITTED and RUNNING jobs hold
+quota, waiting ones are counted, borrowing is what exceeds nominal, reserved is what active
+reservations hold, and jobs are attributed through their tenant's LocalQueue.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from domain.model.ids import ClusterId, TenantId
+from domain.model.job import Job, JobStatus, Placement, Resources
+from domain.model.principal import Principal, Scope
+from domain.model.quota import (
+    NVIDIA_GPU,
+    ClusterQueue,
+    FlavorQuotas,
+    LocalQueue,
+    QuotaSet,
+    ResourceGroup,
+    ResourceQuota,
+    tenant_namespace,
+)
+from domain.model.reservation import CapacityReservation, ReservationId
+from domain.services.quota_rules import ReservationSpec, default_quotas
+from domain.services.quotas import FlavorUsage, cluster_queue_usage
+from domain.services.reservations import ReservationService
+from tests.support.fakes import T0, FakeClock, FakeUnitOfWorkFactory, install_cluster, make_cluster
+from tests.unit.test_job_model import new_job
+
+CLUSTER = ClusterId(uuid.uuid4())
+ALICE = Principal(TenantId(uuid.uuid4()), frozenset({Scope.JOBS_WRITE, Scope.CLUSTERS_READ}))
+BOB = Principal(TenantId(uuid.uuid4()), frozenset({Scope.JOBS_WRITE, Scope.CLUSTERS_READ}))
+ADMIN = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
+A100, T4 = "nvidia-a100-80gb", "nvidia-tesla-t4"
+
+GOOD = ReservationSpec(
+    cluster_id=CLUSTER,
+    name="launch",
+    cluster_queue="default",
+    flavor=A100,
+    gpu_count=8,
+    start=T0 + timedelta(hours=1),
+    end=T0 + timedelta(hours=3),
+)
+
+
+@pytest.fixture
+def world() -> tuple[ReservationService, FakeUnitOfWorkFactory]:
+    uow = FakeUnitOfWorkFactory()
+    install_cluster(uow.store, make_cluster(CLUSTER))
+    return ReservationService(uow=uow, clock=FakeClock()), uow
+
+
+CASES: list[tuple[str, dict[str, Any], set[tuple[str, str]]]] = [
+    ("bad name", {"name": "Launch Day"}, {("name", "INVALID_NAME")}),
+    ("no gpus", {"gpu_count": 0}, {("gpu_count", "INVALID")}),
+    ("more than the flavor has", {"gpu_count": 17}, {("gpu_count", "EXCEEDS_CAPACITY")}),
+    ("t4 is smaller", {"flavor": T4, "gpu_count": 5}, {("gpu_count", "EXCEEDS_CAPACITY")}),
+    ("unknown flavor", {"flavor": "h100"}, {("flavor", "NOT_FOUND")}),
+    ("unknown queue", {"cluster_queue": "nope"}, {("cluster_queue", "NOT_FOUND")}),
+    ("queue without gpu quota there", {"flavor": "default-cpu"}, {("cluster_queue", "NO_QUOTA")}),
+    ("end before start", {"end": T0 + timedelta(minutes=30)}, {("end", "BEFORE_START")}),
+    ("empty", {"end": GOOD.start}, {("end", "BEFORE_START")}),
+    ("ended", {"start": T0 - timedelta(hours=2), "end": T0}, {("end", "IN_THE_PAST")}),
+    ("naive start", {"start": datetime(2026, 1, 1, 13)}, {("start", "INVALID")}),
+]
+
+
+@pytest.mark.parametrize(("changes", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+async def test_reservation_rules(
+    world: tuple[ReservationService, FakeUnitOfWorkFactory],
+    changes: dict[str, Any],
+    expected: set[tuple[str, str]],
+) -> None:
+    service, uow = world
+    with pytest.raises(ValidationFailed) as caught:
+        await service.create_reservation(ALICE, replace(GOOD, **changes))
+    assert {(i.field, i.code) for i in caught.value.issues} == expected
+    assert uow.store.quota.reservations == {}
+
+
+async def test_reserve_then_cancel(world: tuple[ReservationService, FakeUnitOfWorkFactory]) -> None:
+    service, uow = world
+    made = await service.create_reservation(ALICE, GOOD)
+    assert made.tenant_id == ALICE.tenant_id and made.cancelled_at is None
+    assert uow.store.quota.reservations[made.id] == made
+    with pytest.raises(Conflict):
+        await service.create_reservation(ALICE, GOOD)
+    theirs = await service.create_reservation(BOB, GOOD)  # names are per tenant
+    with pytest.raises(NotFound):
+        await service.cancel_reservation(BOB, made.id)
+    cancelled = await service.cancel_reservation(ALICE, made.id)
+    assert cancelled.cancelled_at == T0
+    assert uow.store.quota.reservations[made.id].cancelled_at == T0
+    with pytest.raises(Conflict) as caught:
+        await service.cancel_reservation(ALICE, made.id)
+    assert caught.value.code == "CANCELLED"
+    await service.create_reservation(ALICE, GOOD)  # the name is free again
+    assert (await service.cancel_reservation(ADMIN, theirs.id)).cancelled_at == T0
+    with pytest.raises(NotFound):
+        await service.cancel_reservation(ALICE, ReservationId(uuid.uuid4()))
+
+
+async def test_reserving_needs_jobs_write(
+    world: tuple[ReservationService, FakeUnitOfWorkFactory],
+) -> None:
+    service, uow = world
+    reader = Principal(TenantId(uuid.uuid4()), frozenset({Scope.CLUSTERS_READ}))
+    with pytest.raises(Forbidden):
+        await service.create_reservation(reader, GOOD)
+    with pytest.raises(NotFound):
+        await service.create_reservation(ALICE, replace(GOOD, cluster_id=ClusterId(uuid.uuid4())))
+    assert uow.store.quota.reservations == {}
+
+
+# --- usage ------------------------------------------------------------------------------------
+
+SMALL = ClusterQueue(
+    CLUSTER,
+    "small",
+    T0,
+    T0,
+    resource_groups=(
+        ResourceGroup((NVIDIA_GPU,), (FlavorQuotas(A100, (ResourceQuota(NVIDIA_GPU, 2),)),)),
+    ),
+)
+
+
+def quota_set() -> QuotaSet:
+    flavors, default = default_quotas(make_cluster(CLUSTER), T0)
+    return QuotaSet(
+        flavors=tuple(flavors),
+        cluster_queues=(default, SMALL),
+        local_queues=(
+            LocalQueue(CLUSTER, "default", tenant_namespace(ALICE.tenant_id), ALICE.tenant_id,
+                       "default", T0),
+            LocalQueue(CLUSTER, "team", tenant_namespace(BOB.tenant_id), BOB.tenant_id,
+                       "small", T0),
+        ),
+    )  # fmt: skip
+
+
+def job(tenant: Principal, status: JobStatus, gpus: int, flavor: str | None, **kw: Any) -> Job:
+    made = new_job(status)
+    made.cluster_id, made.tenant_id = CLUSTER, tenant.tenant_id
+    made.queue_name = kw.pop("queue", "default" if tenant is ALICE else "team")
+    gpu_type = {A100: A100, T4: T4}.get(flavor or "", A100 if gpus else None)
+    made.resources = Resources(gpu_type, gpus, kw.pop("cpu", 2.0), kw.pop("memory", 16.0))
+    made.placement = Placement("node-0", tuple(range(gpus)), flavor) if flavor else None
+    return made
+
+
+def reservation(queue: str, flavor: str, gpus: int, **kw: Any) -> CapacityReservation:
+    return CapacityReservation(
+        id=ReservationId(uuid.uuid4()),
+        cluster_id=CLUSTER,
+        tenant_id=ALICE.tenant_id,
+        name="r",
+        cluster_queue=queue,
+        flavor=flavor,
+        gpu_count=gpus,
+        start=kw.get("start", T0 - timedelta(hours=1)),
+        end=kw.get("end", T0 + timedelta(hours=1)),
+        created_at=T0,
+        cancelled_at=kw.get("cancelled_at"),
+    )
+
+
+def row(rows: tuple[FlavorUsage, ...], flavor: str, resource: str) -> FlavorUsage:
+    return next(r for r in rows if (r.flavor, r.resource) == (flavor, resource))
+
+
+def test_usage_of_each_cluster_queue() -> None:
+    S = JobStatus
+    jobs = [
+        job(ALICE, S.RUNNING, 8, A100, cpu=16, memory=128),
+        job(ALICE, S.ADMITTED, 4, A100),
+        job(ALICE, S.RUNNING, 2, T4),
+        job(ALICE, S.RUNNING, 0, None, cpu=4, memory=8),  # CPU only
+        job(ALICE, S.PENDING, 8, None),
+        job(ALICE, S.QUEUED, 1, None),
+        job(ALICE, S.RUNNING, 8, A100, queue="ghost"),  # no such LocalQueue: no queue's
+        job(BOB, S.RUNNING, 4, A100),
+        job(BOB, S.QUEUED, 4, None),
+    ]
+    reservations = [
+        reservation("default", A100, 6),
+        reservation("default", A100, 3, start=T0 + timedelta(hours=1)),  # not yet
+        reservation("default", T4, 1, cancelled_at=T0 - timedelta(minutes=1)),
+        reservation("small", A100, 1),
+    ]
+    usage = cluster_queue_usage(quota_set(), jobs, reservations, T0)
+    default, small = usage["default"], usage["small"]
+    assert [(r.flavor, r.resource) for r in default] == [
+        (A100, NVIDIA_GPU), (T4, NVIDIA_GPU), ("default-cpu", "cpu"), ("default-cpu", "memory"),
+    ]  # fmt: skip
+    assert row(default, A100, NVIDIA_GPU) == FlavorUsage(
+        flavor=A100,
+        resource=NVIDIA_GPU,
+        nominal_quota=16,
+        borrowing_limit=None,
+        lending_limit=None,
+        used=12,
+        borrowed=0,
+        reserved=6,
+        pending_workloads=2,
+        admitted_workloads=4,
+    )
+    assert (row(default, T4, NVIDIA_GPU).used, row(default, T4, NVIDIA_GPU).reserved) == (2, 0)
+    assert row(default, "default-cpu", "cpu").used == 16 + 2 + 2 + 4
+    assert row(default, "default-cpu", "memory").used == 128 + 16 + 16 + 8
+    assert row(default, "default-cpu", "cpu").reserved == 0
+    [bobs] = small
+    assert (bobs.used, bobs.borrowed, bobs.reserved) == (4, 2, 1)
+    assert (bobs.pending_workloads, bobs.admitted_workloads) == (1, 1)
+
+
+def test_usage_of_an_idle_cluster() -> None:
+    usage = cluster_queue_usage(quota_set(), [], [], T0)
+    assert all(
+        r.used == r.borrowed == r.reserved == r.pending_workloads == 0 for r in usage["default"]
+    )
