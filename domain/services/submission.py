@@ -301,7 +301,8 @@ async def read_references(uow: UnitOfWork, tenant_id: TenantId, sub: JobSubmissi
         and await uow.quotas.get_cluster_queue(cluster_id=sub.cluster_id, name=DEFAULT_QUEUE)
         is not None
     )
-    dependencies = await uow.jobs.get_many(sub.dependencies) if sub.dependencies else {}
+    wanted = sub.dependencies
+    dependencies = await uow.jobs.get_many(wanted) if 0 < len(wanted) <= MAX_DEPENDENCIES else {}
     reservation = (
         await uow.quotas.get_reservation(ReservationId(sub.reservation_id))
         if sub.reservation_id is not None
@@ -332,7 +333,10 @@ def reference_issues(
                 "NOT_FOUND",
             )
         )
-    if missing := [str(d) for d in sub.dependencies if d not in refs.dependencies]:
+    too_many = len(sub.dependencies) > MAX_DEPENDENCIES  # refused already, and not looked up
+    if not too_many and (
+        missing := [str(d) for d in sub.dependencies if d not in refs.dependencies]
+    ):
         issues.append(
             FieldIssue("depends_on", f"no job of yours with id {', '.join(missing)}", "NOT_FOUND")
         )
