@@ -57,7 +57,12 @@ class GraphQLView(GraphQL[Context, None]):
         )
         self.app = app
         self.services = ApiServices(
-            jobs=app.jobs, clusters=app.clusters, tokens=app.tokens, updates=app.updates
+            jobs=app.jobs,
+            clusters=app.clusters,
+            quotas=app.quotas,
+            reservations=app.reservations,
+            tokens=app.tokens,
+            updates=app.updates,
         )
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from datetime import time
 from typing import Annotated
 
 import strawberry
 
-from domain.errors import DomainError
+from domain.errors import DomainError, FieldIssue, ValidationFailed
 from domain.model.ids import ClusterId, JobId, ProjectId
-from domain.model.job import Resources
+from domain.model.job import Resources, TimeWindow
 from domain.model.principal import Scope
 from domain.ports import JobFilter as DomainJobFilter
 from domain.services.submission import JobSubmission
@@ -24,7 +26,7 @@ from schema.context import Info
 from schema.types import errors
 from schema.types.connection import JobConnection, JobEdge, PageInfo
 from schema.types.enums import JobPriority
-from schema.types.inputs import JobFilter, SubmitJobInput
+from schema.types.inputs import JobFilter, SubmitJobInput, TimeWindowInput
 from schema.types.job import Job, JobEvent
 
 SubmitJobResult = Annotated[
@@ -45,6 +47,7 @@ JobCommandResult = Annotated[
 ]
 
 DEFAULT_PAGE = 50
+_HH_MM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
 
 def to_domain_filter(job_filter: JobFilter | None, field: str = "filter") -> DomainJobFilter:
@@ -61,6 +64,22 @@ def to_domain_filter(job_filter: JobFilter | None, field: str = "filter") -> Dom
             ProjectId(query_uuid(p, f"{field}.projectIds")) for p in job_filter.project_ids or ()
         ),
     )
+
+
+def to_window(window: TimeWindowInput | None) -> TimeWindow | None:
+    """ "HH:MM" to times of day; every malformed one is a validation error naming its field."""
+    if window is None:
+        return None
+    parsed: dict[str, time] = {}
+    issues: list[FieldIssue] = []
+    for part, text in (("start", window.start), ("end", window.end)):
+        if match := _HH_MM.match(text):
+            parsed[part] = time(int(match[1]), int(match[2]))
+        else:
+            issues.append(FieldIssue(f"window.{part}", "must be a UTC time of day, HH:MM"))
+    if issues:
+        raise ValidationFailed(issues)
+    return TimeWindow(parsed["start"], parsed["end"])
 
 
 def to_submission(data: SubmitJobInput) -> JobSubmission:
@@ -89,6 +108,12 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
         max_retries=data.max_retries,
         budget_limit=data.budget_limit,
         idempotency_key=data.idempotency_key,
+        queue_name=data.queue_name,
+        window=to_window(data.window),
+        depends_on=tuple(JobId(parse_uuid(d, "depends_on")) for d in data.depends_on),
+        reservation_id=(
+            parse_uuid(data.reservation_id, "reservation_id") if data.reservation_id else None
+        ),
     )
 
 

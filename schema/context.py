@@ -8,21 +8,26 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info as StrawberryInfo
 
-from domain.errors import Unauthenticated
+from domain.errors import Forbidden, Unauthenticated
 from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobEvent
 from domain.model.principal import Principal
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
+from domain.services.quotas import ClusterQuotas, QuotaService
+from domain.services.reservations import ReservationService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
+from schema.types.errors import UserInputError
 
 
 @dataclass(frozen=True)
 class ApiServices:
     jobs: JobService
     clusters: ClusterService
+    quotas: QuotaService
+    reservations: ReservationService
     tokens: TokenService
     updates: UpdatesService
 
@@ -35,10 +40,20 @@ class Loaders:
         self._principal = principal
         self.cluster: DataLoader[ClusterId, Cluster | None] = DataLoader(self._clusters)
         self.job_events: DataLoader[JobId, list[JobEvent]] = DataLoader(self._job_events)
+        self.quotas: DataLoader[ClusterId, ClusterQuotas] = DataLoader(self._quotas)
 
     async def _clusters(self, ids: list[ClusterId]) -> list[Cluster | None]:
         found = await self._services.clusters.get_many(ids)
         return [found.get(i) for i in ids]
+
+    async def _quotas(self, ids: list[ClusterId]) -> list[ClusterQuotas]:
+        if self._principal is None:
+            raise Unauthenticated()
+        try:
+            found = await self._services.quotas.overview(self._principal, ids)
+        except Forbidden as exc:
+            raise UserInputError(exc.message, code="FORBIDDEN") from None
+        return [found[i] for i in ids]
 
     async def _job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
         if self._principal is None:

@@ -12,11 +12,14 @@ from strawberry.utils.logging import StrawberryLogger
 
 from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
+from resolvers import quotas as quota_resolvers
+from resolvers import reservations as reservation_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from schema.extensions import extensions, is_user_error
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.job import Job, JobEvent
+from schema.types.quota import WorkloadPriorityClass
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,10 @@ class Query:
     )
     cluster: Cluster | None = strawberry.field(resolver=cluster_resolvers.cluster)
     clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
+    workload_priority_classes: list[WorkloadPriorityClass] = strawberry.field(
+        resolver=quota_resolvers.workload_priority_classes,
+        description="The value of each priority, highest first (global, as Kueue's are).",
+    )
 
 
 @strawberry.type
@@ -47,6 +54,49 @@ class Mutation:
         description="Start the next attempt of a FAILED or PREEMPTED job, after backoff.",
     )
     update_job_priority = strawberry.mutation(resolver=job_resolvers.update_job_priority)
+
+    create_resource_flavor = strawberry.mutation(resolver=quota_resolvers.create_resource_flavor)
+    update_resource_flavor = strawberry.mutation(
+        resolver=quota_resolvers.update_resource_flavor,
+        description="Replace a flavor's node labels.",
+    )
+    delete_resource_flavor = strawberry.mutation(
+        resolver=quota_resolvers.delete_resource_flavor,
+        description="Refused while a ClusterQueue names the flavor.",
+    )
+    create_cluster_queue = strawberry.mutation(resolver=quota_resolvers.create_cluster_queue)
+    update_cluster_queue = strawberry.mutation(
+        resolver=quota_resolvers.update_cluster_queue,
+        description="Replace a ClusterQueue's cohort, strategy, quotas and preemption.",
+    )
+    delete_cluster_queue = strawberry.mutation(
+        resolver=quota_resolvers.delete_cluster_queue,
+        description="Refused while a LocalQueue points at it.",
+    )
+    create_local_queue = strawberry.mutation(
+        resolver=quota_resolvers.create_local_queue,
+        description="A LocalQueue in your tenant's namespace.",
+    )
+    delete_local_queue = strawberry.mutation(
+        resolver=quota_resolvers.delete_local_queue,
+        description="Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs.",
+    )
+    create_cohort = strawberry.mutation(resolver=quota_resolvers.create_cohort)
+    delete_cohort = strawberry.mutation(
+        resolver=quota_resolvers.delete_cohort,
+        description="Refused while ClusterQueues are in it.",
+    )
+    update_workload_priority_class = strawberry.mutation(
+        resolver=quota_resolvers.update_workload_priority_class,
+        description="Values must keep CRITICAL > HIGH > NORMAL > LOW > SPOT.",
+    )
+    create_capacity_reservation = strawberry.mutation(
+        resolver=reservation_resolvers.create_capacity_reservation,
+        description="Book GPUs of a flavor for your tenant, paid from a ClusterQueue's quota.",
+    )
+    cancel_capacity_reservation = strawberry.mutation(
+        resolver=reservation_resolvers.cancel_capacity_reservation
+    )
 
 
 @strawberry.type

@@ -1,4 +1,4 @@
-"""Clusters and their nodes."""
+"""Clusters, their nodes, and their quota objects (Kueue's, and capacity reservations)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,16 @@ import strawberry
 from strawberry.scalars import JSON
 
 from domain.model import cluster as model
+from schema.context import Info
 from schema.types.enums import ClusterStatus, NodeType, Platform
+from schema.types.quota import (
+    CapacityReservation,
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    ResourceFlavor,
+    quotas_of,
+)
 
 
 @strawberry.type(description="A GPU type on a cluster and how many of it there are.")
@@ -59,6 +68,32 @@ class Cluster:
     updated_at: datetime
     nodes: list[Node]
     capacity: list[GpuCapacity]
+
+    @strawberry.field
+    async def resource_flavors(self, info: Info) -> list[ResourceFlavor]:
+        return [ResourceFlavor.from_domain(f) for f in (await quotas_of(info, self.id)).flavors]
+
+    @strawberry.field
+    async def cluster_queues(self, info: Info) -> list[ClusterQueue]:
+        queues = (await quotas_of(info, self.id)).cluster_queues
+        return [ClusterQueue.from_domain(q) for q in queues]
+
+    @strawberry.field
+    async def cohorts(self, info: Info) -> list[Cohort]:
+        return [Cohort.from_domain(c) for c in (await quotas_of(info, self.id)).cohorts]
+
+    @strawberry.field(description="Your tenant's LocalQueues (an admin sees every tenant's).")  # type: ignore[untyped-decorator]
+    async def local_queues(self, info: Info) -> list[LocalQueue]:
+        queues = (await quotas_of(info, self.id)).local_queues
+        return [LocalQueue.from_domain(q) for q in queues]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="Your tenant's reservations that have not ended, cancelled ones included "
+        "(an admin sees every tenant's)."
+    )
+    async def reservations(self, info: Info) -> list[CapacityReservation]:
+        booked = (await quotas_of(info, self.id)).reservations
+        return [CapacityReservation.from_domain(r) for r in booked]
 
     @classmethod
     def from_domain(cls, cluster: model.Cluster) -> Cluster:

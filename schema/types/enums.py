@@ -10,6 +10,7 @@ import strawberry
 
 from domain.model.cluster import ClusterStatus, NodeType, Platform
 from domain.model.job import ChangeKind, DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+from domain.model.quota import QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue
 
 strawberry.enum(JobStatus, description="Where a job is in its lifecycle.")
 strawberry.enum(
@@ -25,6 +26,20 @@ strawberry.enum(ClusterStatus)
 strawberry.enum(Platform)
 strawberry.enum(NodeType)
 strawberry.enum(ChangeKind, name="JobChangeKind")
+strawberry.enum(
+    QueueingStrategy,
+    description="STRICT_FIFO: a head that does not fit blocks the queue; BEST_EFFORT_FIFO: "
+    "later workloads that fit may go first.",
+)
+strawberry.enum(
+    WithinClusterQueue,
+    description="Which workloads of its own queue a pending workload may preempt.",
+)
+strawberry.enum(
+    ReclaimWithinCohort,
+    description="Which workloads of other queues in the cohort a queue may preempt to take back "
+    "quota they borrowed from it.",
+)
 
 __all__ = [
     "ChangeKind",
@@ -35,5 +50,8 @@ __all__ = [
     "JobType",
     "NodeType",
     "Platform",
+    "QueueingStrategy",
+    "ReclaimWithinCohort",
     "SourceKind",
+    "WithinClusterQueue",
 ]

@@ -28,6 +28,12 @@ class JobSourceInput:
     source_id: str | None = None
 
 
+@strawberry.input(description="A daily window, in UTC, in which the job may start.")
+class TimeWindowInput:
+    start: str = strawberry.field(description="HH:MM, UTC.")
+    end: str = strawberry.field(description="HH:MM, UTC; before start means across midnight.")
+
+
 @strawberry.input
 class SubmitJobInput:
     name: str = strawberry.field(description="A DNS-1123 label of at most 53 characters.")
@@ -48,6 +54,18 @@ class SubmitJobInput:
     idempotency_key: str | None = strawberry.field(
         default=None,
         description="Submitting again with the same key returns the first job, never a second.",
+    )
+    queue_name: str = strawberry.field(
+        default="default",
+        description='A LocalQueue in your namespace; "default" is made on first use.',
+    )
+    window: TimeWindowInput | None = None
+    depends_on: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="At most 32 of your jobs on the same cluster that must complete first.",
+    )
+    reservation_id: strawberry.ID | None = strawberry.field(
+        default=None, description="One of your capacity reservations to run in."
     )
 
 

@@ -36,6 +36,36 @@ class JobSource:
 class Placement:
     node: str
     gpu_indices: list[int]
+    flavor: str | None = strawberry.field(
+        description="The ResourceFlavor whose quota the job was admitted against."
+    )
+
+
+@strawberry.type(description="A daily window, in UTC, in which a job may start.")
+class TimeWindow:
+    start: str = strawberry.field(description="HH:MM, UTC.")
+    end: str = strawberry.field(description="HH:MM, UTC; before start means across midnight.")
+
+
+@strawberry.type(description="When the schedule estimator expects a job to start and end, and why.")
+class Estimate:
+    start: datetime | None = strawberry.field(description="Null while it cannot be known.")
+    end: datetime | None
+    reason: str
+    warnings: list[str] = strawberry.field(
+        description="Problems found at once: NEVER_FITS, MISSES_DEADLINE, DEPENDENCY_FAILED."
+    )
+
+    @classmethod
+    def from_domain(cls, estimate: model.Estimate | None) -> Estimate | None:
+        if estimate is None:
+            return None
+        return cls(
+            start=estimate.start,
+            end=estimate.end,
+            reason=estimate.reason,
+            warnings=list(estimate.warnings),
+        )
 
 
 @strawberry.type(description="One status transition of one attempt of a job.")
@@ -92,6 +122,22 @@ class Job:
     next_attempt_at: datetime | None = strawberry.field(
         description="When a retried job is next handed to its cluster."
     )
+    queue_name: str = strawberry.field(description="The LocalQueue, in your namespace.")
+    window: TimeWindow | None
+    depends_on: list[strawberry.ID] = strawberry.field(
+        description="Jobs that must complete before this one may start."
+    )
+    reservation_id: strawberry.ID | None
+    estimate: Estimate | None = strawberry.field(
+        description="The latest estimate (estimatedStart and estimatedEnd with the reason); "
+        "null until the job was first estimated."
+    )
+    submission_estimate: Estimate | None = strawberry.field(
+        description="The first estimate of this attempt, kept to measure accuracy."
+    )
+    admission_estimate: Estimate | None = strawberry.field(
+        description="The estimate when the job was admitted."
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -145,11 +191,35 @@ class Job:
             outputs=cast(JSON, job.outputs),
             idempotency_key=job.idempotency_key,
             placement=(
-                Placement(node=job.placement.node, gpu_indices=list(job.placement.gpu_indices))
+                Placement(
+                    node=job.placement.node,
+                    gpu_indices=list(job.placement.gpu_indices),
+                    flavor=job.placement.flavor,
+                )
                 if job.placement
                 else None
             ),
             next_attempt_at=job.next_attempt_at,
+            queue_name=job.queue_name,
+            window=(
+                TimeWindow(start=f"{job.window.start:%H:%M}", end=f"{job.window.end:%H:%M}")
+                if job.window
+                else None
+            ),
+            depends_on=[strawberry.ID(str(d)) for d in job.depends_on],
+            reservation_id=strawberry.ID(str(job.reservation_id)) if job.reservation_id else None,
+            estimate=(
+                Estimate(
+                    start=job.estimated_start,
+                    end=job.estimated_end,
+                    reason=job.estimate_reason,
+                    warnings=list(job.estimate_warnings),
+                )
+                if job.estimate_reason is not None
+                else None
+            ),
+            submission_estimate=Estimate.from_domain(job.submission_estimate),
+            admission_estimate=Estimate.from_domain(job.admission_estimate),
             created_at=job.created_at,
             updated_at=job.updated_at,
         )

@@ -1,0 +1,257 @@
+"""Kueue's objects and the priority classes: the query and the mutations.
+
+Each mutation states who may call it, converts its input and calls the quota service, which
+checks the scope and everything else; what the caller can act on comes back as a typed error in
+the result union. Reading a cluster's quota objects goes through the Cluster type's fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from domain.errors import DomainError, ValidationFailed
+from domain.model.ids import ClusterId, TenantId
+from domain.model.principal import Scope
+from domain.model.quota import (
+    FlavorQuotas,
+    PreemptionPolicy,
+    ResourceGroup,
+)
+from domain.model.quota import (
+    ResourceQuota as DomainResourceQuota,
+)
+from domain.services.quota_rules import ClusterQueueSpec
+from resolvers.common import caller, parse_uuid, query_caller
+from schema.context import Info
+from schema.types import errors
+from schema.types.enums import JobPriority
+from schema.types.quota import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+)
+from schema.types.quota_inputs import (
+    ClusterQueueInput,
+    CohortInput,
+    LocalQueueInput,
+    NodeLabelInput,
+    ResourceFlavorInput,
+)
+
+Errors = (
+    errors.ValidationError | errors.NotFoundError | errors.ConflictError | errors.ForbiddenError
+)
+ResourceFlavorResult = Annotated[ResourceFlavor | Errors, strawberry.union("ResourceFlavorResult")]
+ClusterQueueResult = Annotated[ClusterQueue | Errors, strawberry.union("ClusterQueueResult")]
+LocalQueueResult = Annotated[LocalQueue | Errors, strawberry.union("LocalQueueResult")]
+CohortResult = Annotated[Cohort | Errors, strawberry.union("CohortResult")]
+WorkloadPriorityClassResult = Annotated[
+    WorkloadPriorityClass | Errors, strawberry.union("WorkloadPriorityClassResult")
+]
+
+
+def to_cluster_id(value: strawberry.ID) -> ClusterId:
+    return ClusterId(parse_uuid(value, "cluster_id"))
+
+
+def labels(given: list[NodeLabelInput]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for label in given:
+        if label.key in found:
+            raise ValidationFailed.single("node_labels", f"label {label.key!r} is given twice")
+        found[label.key] = label.value
+    return found
+
+
+def queue_spec(data: ClusterQueueInput) -> ClusterQueueSpec:
+    return ClusterQueueSpec(
+        cluster_id=to_cluster_id(data.cluster_id),
+        name=data.name,
+        cohort=data.cohort,
+        queueing_strategy=data.queueing_strategy,
+        resource_groups=tuple(
+            ResourceGroup(
+                covered_resources=tuple(group.covered_resources),
+                flavors=tuple(
+                    FlavorQuotas(
+                        flavor=fq.flavor,
+                        resources=tuple(
+                            DomainResourceQuota(
+                                q.name, q.nominal_quota, q.borrowing_limit, q.lending_limit
+                            )
+                            for q in fq.resources
+                        ),
+                    )
+                    for fq in group.flavors
+                ),
+            )
+            for group in data.resource_groups
+        ),
+        preemption=PreemptionPolicy(
+            data.preemption.within_cluster_queue, data.preemption.reclaim_within_cohort
+        ),
+    )
+
+
+# --- query ------------------------------------------------------------------------------------
+
+
+async def workload_priority_classes(info: Info) -> list[WorkloadPriorityClass]:
+    principal = query_caller(info, Scope.CLUSTERS_READ)
+    found = await info.context.services.quotas.priority_classes(principal)
+    return [WorkloadPriorityClass.from_domain(pc) for pc in found]
+
+
+# --- resource flavors (clusters:write) --------------------------------------------------------
+
+
+async def create_resource_flavor(info: Info, input: ResourceFlavorInput) -> ResourceFlavorResult:
+    try:
+        made = await info.context.services.quotas.create_flavor(
+            caller(info, Scope.CLUSTERS_WRITE),
+            cluster_id=to_cluster_id(input.cluster_id),
+            name=input.name,
+            node_labels=labels(input.node_labels),
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return ResourceFlavor.from_domain(made)
+
+
+async def update_resource_flavor(info: Info, input: ResourceFlavorInput) -> ResourceFlavorResult:
+    try:
+        changed = await info.context.services.quotas.update_flavor(
+            caller(info, Scope.CLUSTERS_WRITE),
+            cluster_id=to_cluster_id(input.cluster_id),
+            name=input.name,
+            node_labels=labels(input.node_labels),
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return ResourceFlavor.from_domain(changed)
+
+
+async def delete_resource_flavor(
+    info: Info, cluster_id: strawberry.ID, name: str
+) -> ResourceFlavorResult:
+    try:
+        deleted = await info.context.services.quotas.delete_flavor(
+            caller(info, Scope.CLUSTERS_WRITE), cluster_id=to_cluster_id(cluster_id), name=name
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return ResourceFlavor.from_domain(deleted)
+
+
+# --- cluster queues (clusters:write) ----------------------------------------------------------
+
+
+async def create_cluster_queue(info: Info, input: ClusterQueueInput) -> ClusterQueueResult:
+    try:
+        made = await info.context.services.quotas.create_cluster_queue(
+            caller(info, Scope.CLUSTERS_WRITE), queue_spec(input)
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return ClusterQueue.from_domain(made)
+
+
+async def update_cluster_queue(info: Info, input: ClusterQueueInput) -> ClusterQueueResult:
+    try:
+        changed = await info.context.services.quotas.update_cluster_queue(
+            caller(info, Scope.CLUSTERS_WRITE), queue_spec(input)
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return ClusterQueue.from_domain(changed)
+
+
+async def delete_cluster_queue(
+    info: Info, cluster_id: strawberry.ID, name: str
+) -> ClusterQueueResult:
+    try:
+        deleted = await info.context.services.quotas.delete_cluster_queue(
+            caller(info, Scope.CLUSTERS_WRITE), cluster_id=to_cluster_id(cluster_id), name=name
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return ClusterQueue.from_domain(deleted)
+
+
+# --- local queues (clusters:write; another tenant's: admin) -----------------------------------
+
+
+async def create_local_queue(info: Info, input: LocalQueueInput) -> LocalQueueResult:
+    try:
+        made = await info.context.services.quotas.create_local_queue(
+            caller(info, Scope.CLUSTERS_WRITE),
+            cluster_id=to_cluster_id(input.cluster_id),
+            name=input.name,
+            cluster_queue=input.cluster_queue,
+            tenant_id=TenantId(parse_uuid(input.tenant_id, "tenant_id"))
+            if input.tenant_id
+            else None,
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return LocalQueue.from_domain(made)
+
+
+async def delete_local_queue(
+    info: Info, cluster_id: strawberry.ID, name: str, tenant_id: strawberry.ID | None = None
+) -> LocalQueueResult:
+    try:
+        deleted = await info.context.services.quotas.delete_local_queue(
+            caller(info, Scope.CLUSTERS_WRITE),
+            cluster_id=to_cluster_id(cluster_id),
+            name=name,
+            tenant_id=TenantId(parse_uuid(tenant_id, "tenant_id")) if tenant_id else None,
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return LocalQueue.from_domain(deleted)
+
+
+# --- cohorts (clusters:write) -----------------------------------------------------------------
+
+
+async def create_cohort(info: Info, input: CohortInput) -> CohortResult:
+    try:
+        made = await info.context.services.quotas.create_cohort(
+            caller(info, Scope.CLUSTERS_WRITE),
+            cluster_id=to_cluster_id(input.cluster_id),
+            name=input.name,
+            description=input.description,
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return Cohort.from_domain(made)
+
+
+async def delete_cohort(info: Info, cluster_id: strawberry.ID, name: str) -> CohortResult:
+    try:
+        deleted = await info.context.services.quotas.delete_cohort(
+            caller(info, Scope.CLUSTERS_WRITE), cluster_id=to_cluster_id(cluster_id), name=name
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return Cohort.from_domain(deleted)
+
+
+# --- priority classes (clusters:write) --------------------------------------------------------
+
+
+async def update_workload_priority_class(
+    info: Info, priority: JobPriority, value: int | None = None, description: str | None = None
+) -> WorkloadPriorityClassResult:
+    try:
+        changed = await info.context.services.quotas.update_priority_class(
+            caller(info, Scope.CLUSTERS_WRITE), priority, value=value, description=description
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return WorkloadPriorityClass.from_domain(changed)

@@ -1,0 +1,54 @@
+"""Capacity reservations: book and cancel (jobs:write; a tenant books for itself). Reading them
+goes through the Cluster type's `reservations` field."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from domain.errors import DomainError
+from domain.model.principal import Scope
+from domain.model.reservation import ReservationId
+from domain.services.quota_rules import ReservationSpec
+from resolvers.common import caller, parse_uuid
+from resolvers.quotas import Errors, to_cluster_id
+from schema.context import Info
+from schema.types import errors
+from schema.types.quota import CapacityReservation
+from schema.types.quota_inputs import CapacityReservationInput
+
+CapacityReservationResult = Annotated[
+    CapacityReservation | Errors, strawberry.union("CapacityReservationResult")
+]
+
+
+async def create_capacity_reservation(
+    info: Info, input: CapacityReservationInput
+) -> CapacityReservationResult:
+    try:
+        made = await info.context.services.reservations.create_reservation(
+            caller(info, Scope.JOBS_WRITE),
+            ReservationSpec(
+                cluster_id=to_cluster_id(input.cluster_id),
+                name=input.name,
+                cluster_queue=input.cluster_queue,
+                flavor=input.flavor,
+                gpu_count=input.gpu_count,
+                start=input.start,
+                end=input.end,
+            ),
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return CapacityReservation.from_domain(made)
+
+
+async def cancel_capacity_reservation(info: Info, id: strawberry.ID) -> CapacityReservationResult:
+    try:
+        cancelled = await info.context.services.reservations.cancel_reservation(
+            caller(info, Scope.JOBS_WRITE), ReservationId(parse_uuid(id, "id"))
+        )
+    except DomainError as exc:
+        return errors.from_domain(exc)
+    return CapacityReservation.from_domain(cancelled)
