@@ -1,7 +1,8 @@
 """The quota API over HTTP (ASGI): what each tenant sees, usage, and the statements it costs.
 
 Covers: two tenants see only their own LocalQueues and reservations (an admin sees both), make
-LocalQueues only with clusters:write, and cannot cancel each other's reservations; reservations
+LocalQueues only with clusters:write, and cannot cancel each other's reservations; a LocalQueue
+with active jobs is not removed; reservations
 refused for capacity or time name their field; usage numbers after jobs are admitted through the
 domain (used, borrowed, reserved, pending and admitted workloads, per ClusterQueue); a cluster
 with its queues, their usage and its LocalQueues is a pinned number of SQL statements, whatever
@@ -204,3 +205,25 @@ async def test_queues_and_usage_take_a_constant_number_of_statements(api: Api) -
     # token lookup; the cluster and its nodes; flavors, cluster queues, local queues, cohorts,
     # priority classes; reservations; active jobs
     assert one == many == listing_one == listing_many == 10
+
+
+async def test_a_local_queue_with_active_jobs_stays(api: Api) -> None:
+    admin = await api.token()
+    team = {"clusterId": api.cluster_id, "name": "team", "clusterQueue": "default"}
+    assert (await api.ok(LOCAL, {"input": team}, token=admin))["createLocalQueue"]["name"] == "team"
+    job = (await api.ok(SUBMIT, {"input": api.job_input(queueName="team")}, token=admin))[
+        "submitJob"
+    ]
+    delete = """mutation($c: ID!, $n: String!) { deleteLocalQueue(clusterId: $c, name: $n) {
+                  __typename ... on UserError { code } ... on LocalQueue { name } } }"""
+    names = {"c": api.cluster_id, "n": "team"}
+    refused = await api.ok(delete, names, token=admin)
+    assert refused["deleteLocalQueue"] == {"__typename": "ConflictError", "code": "IN_USE"}
+    tenant = await api.ok(delete, names, token=await api.token(*TENANT))
+    assert tenant["deleteLocalQueue"] == {"__typename": "ForbiddenError", "code": "FORBIDDEN"}
+    cancel = """mutation($id: ID!) { cancelJob(id: $id) { __typename } }"""
+    await api.ok(cancel, {"id": job["id"]}, token=admin)
+    deleted = await api.ok(delete, names, token=admin)
+    assert deleted["deleteLocalQueue"] == {"__typename": "LocalQueue", "name": "team"}
+    again = await api.ok(delete, names, token=admin)
+    assert again["deleteLocalQueue"] == {"__typename": "NotFoundError", "code": "NOT_FOUND"}
