@@ -211,8 +211,9 @@ class QuotaRepository(Protocol):
 
     async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None: ...
 
-    async def priority_classes(self) -> list[WorkloadPriorityClass]:
-        """Every priority class, highest priority first."""
+    async def priority_classes(self, *, for_update: bool = False) -> list[WorkloadPriorityClass]:
+        """Every priority class, highest priority first; `for_update` holds them until commit
+        (a change is checked against the others' values)."""
 
     async def update_priority_class(self, priority_class: WorkloadPriorityClass) -> None: ...
 

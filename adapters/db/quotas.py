@@ -237,9 +237,12 @@ class SqlQuotaRepository:
 
     # --- priority classes ------------------------------------------------------------------
 
-    async def priority_classes(self) -> list[WorkloadPriorityClass]:
+    async def priority_classes(self, *, for_update: bool = False) -> list[WorkloadPriorityClass]:
         t = workload_priority_classes
-        rows = await self._rows(sa.select(t))
+        stmt = sa.select(t)
+        if for_update and self._conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        rows = await self._rows(stmt)
         found = [mapping.priority_class_from_row(row) for row in rows]
         order = list(JobPriority)
         return sorted(found, key=lambda pc: order.index(pc.priority))

@@ -422,7 +422,7 @@ class QuotaService:
     ) -> WorkloadPriorityClass:
         require(principal, Scope.CLUSTERS_WRITE)
         async with self._uow(TenantScope.system()) as uow:
-            classes = await uow.quotas.priority_classes()
+            classes = await uow.quotas.priority_classes(for_update=True)
             current = next(pc for pc in classes if pc.priority is priority)
             issues: list[FieldIssue] = rules.description_issues(description)
             if value is not None:

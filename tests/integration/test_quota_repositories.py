@@ -5,13 +5,14 @@ Covers: flavors, ClusterQueues (resource groups with limits, preemption), LocalQ
 survive the round trip and come back per cluster in `quota_set`; update and delete; a taken name
 is a Conflict, except for `add_local_queue(if_absent=True)`, which keeps the first; quota sets of
 any number of clusters are five statements; the priority classes the migration seeds, and
-updating one; reservations (active ones for admission, every unended one for listings,
+updating one (concurrent updates on PostgreSQL cannot break their order); reservations (active ones for admission, every unended one for listings,
 cancelling); a job's queue, window, dependencies, reservation and stored estimates, and node
 labels, round trip; nothing is written on rollback.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime, time, timedelta
 
@@ -312,3 +313,19 @@ async def test_nothing_is_written_on_rollback(db: Database) -> None:
         assert (await uow.quotas.quota_set(cluster)).flavors == ()
         now = datetime.now(UTC) - timedelta(days=3650)
         assert await uow.quotas.reservations(cluster, active_after=now) == []
+
+
+async def test_priority_classes_read_for_update_wait_for_the_writer(pg: Database) -> None:
+    """Two updates of different classes cannot both pass the order check on stale values."""
+    first, second = pg.unit_of_work(SYSTEM), pg.unit_of_work(SYSTEM)
+    async with first, second:
+        classes = await first.quotas.priority_classes(for_update=True)
+        normal = classes[2]
+        normal.value = 50
+        waiting = asyncio.create_task(second.quotas.priority_classes(for_update=True))
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # held until the first commits
+        await first.quotas.update_priority_class(normal)
+        await first.commit()
+        seen = await asyncio.wait_for(waiting, 5)
+    assert seen[2].value == 50

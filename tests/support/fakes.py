@@ -344,7 +344,7 @@ class FakeQuotaRepository:
     async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None:
         self._w.cohorts.pop((cluster_id, name), None)
 
-    async def priority_classes(self) -> list[WorkloadPriorityClass]:
+    async def priority_classes(self, *, for_update: bool = False) -> list[WorkloadPriorityClass]:
         return [copy.deepcopy(self._q.priority_classes[p]) for p in JobPriority]
 
     async def update_priority_class(self, priority_class: WorkloadPriorityClass) -> None:
