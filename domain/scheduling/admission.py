@@ -2,49 +2,45 @@
 and replayed by the schedule estimator, so that what is predicted is what the simulator does.
 
 A demand (one workload, or a capacity reservation) belongs to a ClusterQueue. It is admitted when
-1. its queue has quota for it in a flavor of its GPU type, tried in the queue's flavor order: usage
-   within the nominal quota, or beyond it by borrowing unused quota of the cohort, within the
-   queue's borrowing limit and the other members' lending limits; and
+1. its queue has quota for it in a flavor of its GPU type, tried in the queue's flavor order:
+   within its nominal quota, or beyond it by borrowing what its cohort has unused, within the
+   borrowing and lending limits (`quota_ledger`); and
 2. one node of that flavor has the GPUs (and CPU and memory) free: the tightest such node.
 Queues are served in one order: priority, then age. A StrictFIFO queue admits only its head, so a
-head that does not fit blocks the queue; BestEffortFIFO lets later workloads pass. The first
-waiting workload of a queue that does not fit may preempt: lower-priority preemptible workloads of
-its own queue (withinClusterQueue), and, to win back its nominal quota, preemptible workloads of
-other queues of its cohort that are borrowing (reclaimWithinCohort). CRITICAL workloads and those
-not marked preemptible are never preempted. A reservation is admitted ahead of everything in its
-flavor from its start, takes GPUs as they come free, and lends them only to its own workloads.
+head that does not fit (even one that never can) blocks the queue; BestEffortFIFO lets later
+workloads pass. The first waiting workload of a queue that does not fit in a cycle may preempt
+(`preemption`). A reservation is admitted ahead of everything of its flavor from its start,
+takes GPUs as they come free, and lends them only to its own workloads.
 
-The state is built for speed: waiting demands sit in per-(queue, GPU type) lanes ordered by
-priority and age, merged through a heap; a lane stops being scanned when even its smallest
-remaining request could not fit on any node or in the queue's quota.
+Waiting demands sit in lanes (`lanes`), merged through a heap in admission order; a lane stops
+being scanned as soon as nothing left in it could fit, so a cycle costs what it admits.
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from domain.model.cluster import Node
 from domain.model.job import Placement
 from domain.model.quota import (
     CPU,
     MEMORY,
-    ClusterQueue,
     QueueingStrategy,
     QuotaSet,
     ReclaimWithinCohort,
-    ResourceQuota,
     WithinClusterQueue,
     gpu_resource,
 )
+from domain.scheduling import preemption
+from domain.scheduling.lanes import Lane, LaneKey
+from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
 
 INFINITE_PRIORITY = 10**12
-LaneKey = tuple[str, str | None, str | None]
-EPSILON = 1e-9
+_EPOCH_START = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -64,6 +60,7 @@ class Demand:
     is_reservation: bool = False
     flavor: str | None = None
     """A reservation's flavor (workloads get theirs from their queue's flavor order)."""
+    _resource: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def order(self) -> tuple[int, datetime, str]:
@@ -71,10 +68,16 @@ class Demand:
 
     @property
     def lane(self) -> LaneKey:
-        """Demands compete in lanes: a queue's GPU type, a reservation, or a reservation's own
-        workloads (which only ever use its GPUs)."""
+        """A queue's GPU type, a reservation, or a reservation's own workloads."""
         own = self.key if self.is_reservation else self.reservation
         return (self.cluster_queue, self.gpu_type if self.gpu_count else None, own)
+
+    @property
+    def gpu_resource(self) -> str:
+        resource = self._resource
+        if resource is None:
+            resource = self._resource = gpu_resource(self.gpu_type)
+        return resource
 
 
 @dataclass
@@ -108,10 +111,11 @@ class NodeSlots:
 class Refusal(Exception):
     """Why a demand cannot be admitted now; `never` if it cannot be admitted at all."""
 
-    def __init__(self, reason: str, *, never: bool = False) -> None:
+    def __init__(self, reason: str, *, never: bool = False, cpu_bound: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.never = never
+        self.cpu_bound = cpu_bound
 
 
 @dataclass
@@ -124,119 +128,75 @@ class Decision:
     """Demands that can never be admitted as things are configured."""
 
 
+Heap = list[tuple[tuple[int, datetime, str], LaneKey, int]]
+
+
 class ClusterModel:
     """Capacity, quotas and what holds them; `cycle` admits what the rules allow now."""
 
     def __init__(self, nodes: Iterable[Node], quotas: QuotaSet) -> None:
         self.quotas = quotas
         self.queues = {q.name: q for q in quotas.cluster_queues}
-        flavors = quotas.flavors
+        self.ledger = QuotaLedger(quotas)
         self.nodes: dict[str, NodeSlots] = {}
         for node in nodes:
-            if not node.usable:
-                continue
-            self.nodes[node.name] = NodeSlots(
-                node.name,
-                node.gpu_type if node.gpu_count else None,
-                set(range(node.gpu_count)),
-                node.cpu_cores,
-                node.memory_gb,
-                frozenset(f.name for f in flavors if f.matches(node)),
-            )
-        self.usage: dict[tuple[str, str, str], float] = defaultdict(float)
-        self.pool_used: dict[tuple[str, str, str], float] = defaultdict(float)
-        self.holdings: dict[str, Holding] = {}
-        self.reservation_of: dict[str, str] = {}
-        self._by_type_flavor: dict[tuple[str | None, str], list[NodeSlots]] = defaultdict(list)
+            if node.usable:
+                self.nodes[node.name] = NodeSlots(
+                    node.name,
+                    node.gpu_type if node.gpu_count else None,
+                    set(range(node.gpu_count)),
+                    node.cpu_cores,
+                    node.memory_gb,
+                    frozenset(f.name for f in quotas.flavors if f.matches(node)),
+                )
+        self.by_type_flavor: dict[tuple[str | None, str], list[NodeSlots]] = defaultdict(list)
         for slots in self.nodes.values():
             for flavor in slots.flavors:
-                self._by_type_flavor[(slots.gpu_type, flavor)].append(slots)
-        self._capacity: dict[tuple[str | None, str], int] = {
-            key: max(len(n.free) for n in members) for key, members in self._by_type_flavor.items()
+                self.by_type_flavor[(slots.gpu_type, flavor)].append(slots)
+        self._largest = {
+            key: max(len(n.free) for n in members) for key, members in self.by_type_flavor.items()
         }
+        self._all_flavors = tuple(f.name for f in quotas.flavors)
+        self._type_flavors: dict[tuple[str, str | None], tuple[str | None, ...]] = {}
+        self._cpu_flavor = {
+            q.name: (self.ledger.flavors(q.name, CPU) or (None,))[0] for q in quotas.cluster_queues
+        }
+        self.holdings: dict[str, Holding] = {}
+        self.reservation_of: dict[str, str] = {}
+        self.never: dict[str, str] = {}
+        """Waiting demands that can never be admitted as configured."""
         self._lanes: dict[LaneKey, Lane] = defaultdict(Lane)
         self._waiting: dict[str, Demand] = {}
         self._max_free: dict[str | None, int] | None = None
-        self.never: dict[str, str] = {}
-        """Waiting demands that can never be admitted as configured (they still block a
-        StrictFIFO queue, as they do in Kueue)."""
-
-    # --- quota arithmetic --------------------------------------------------------------------
-
-    def _quota(self, queue: ClusterQueue, flavor: str, resource: str) -> ResourceQuota | None:
-        return queue.quota(flavor, resource)
-
-    def _covers(self, queue: ClusterQueue, resource: str) -> bool:
-        return bool(queue.flavors_for(resource))
-
-    def _pool(self, queue: ClusterQueue, flavor: str, resource: str) -> float:
-        assert queue.cohort is not None
-        total = 0.0
-        for member in self.quotas.members(queue.cohort):
-            q = member.quota(flavor, resource)
-            if q is not None:
-                total += q.lendable
-        return total
-
-    def fits_quota(self, queue: ClusterQueue, flavor: str, resource: str, amount: float) -> bool:
-        if amount <= 0 or not self._covers(queue, resource):
-            return True
-        quota = queue.quota(flavor, resource)
-        if quota is None:
-            return False
-        used = self.usage[(queue.name, flavor, resource)]
-        after = used + amount
-        if after <= quota.nominal_quota + EPSILON and queue.cohort is None:
-            return True
-        if queue.cohort is None:
-            return False
-        if quota.borrowing_limit is not None and after > (
-            quota.nominal_quota + quota.borrowing_limit + EPSILON
-        ):
-            return False
-        pool_key = (queue.cohort, flavor, resource)
-        from_pool = max(0.0, after - quota.guaranteed) - max(0.0, used - quota.guaranteed)
-        return self.pool_used[pool_key] + from_pool <= self._pool(queue, flavor, resource) + EPSILON
-
-    def most_ever(self, queue: ClusterQueue, flavor: str, resource: str) -> float:
-        """The most of `resource` in `flavor` the queue could ever hold, all else idle."""
-        if not self._covers(queue, resource):
-            return float("inf")
-        quota = queue.quota(flavor, resource)
-        if quota is None:
-            return 0.0
-        if queue.cohort is None:
-            return quota.nominal_quota
-        most = quota.guaranteed + self._pool(queue, flavor, resource)
-        if quota.borrowing_limit is not None:
-            most = min(most, quota.nominal_quota + quota.borrowing_limit)
-        return most
-
-    def _charge(self, queue: ClusterQueue, flavor: str, resource: str, amount: float) -> None:
-        if amount == 0 or not self._covers(queue, resource):
-            return
-        quota = queue.quota(flavor, resource)
-        key = (queue.name, flavor, resource)
-        before = self.usage[key]
-        self.usage[key] = before + amount
-        if queue.cohort is not None and quota is not None:
-            guaranteed = quota.guaranteed
-            delta = max(0.0, before + amount - guaranteed) - max(0.0, before - guaranteed)
-            self.pool_used[(queue.cohort, flavor, resource)] += delta
-
-    def borrowing(self, queue_name: str, flavor: str, resource: str) -> float:
-        queue = self.queues.get(queue_name)
-        if queue is None:
-            return 0.0
-        quota = queue.quota(flavor, resource)
-        nominal = quota.nominal_quota if quota else 0.0
-        return max(0.0, self.usage[(queue_name, flavor, resource)] - nominal)
+        self._free_total: dict[str | None, int] = {}
+        self._type_epoch: dict[str | None, int] = defaultdict(int)
+        self._queue_epoch: dict[str, int] = defaultdict(int)
+        self._by_type: dict[str | None, dict[str, Holding]] = defaultdict(dict)
+        """Preemptible holdings by GPU type: where preemption looks for victims."""
+        self._by_queue_type: dict[tuple[str, str | None], dict[str, Holding]] = defaultdict(dict)
+        self._holdings_version: dict[tuple[str, str | None], int] = defaultdict(int)
+        self._preemption_failed: dict[str, tuple[int, ...]] = {}
+        """Demands whose preemption found no way in, at which holdings version of their type."""
+        self._active: set[LaneKey] = set()
+        """Lanes to look at in the next cycle: where work was added or resources freed."""
+        self._lanes_of_type: dict[str | None, set[LaneKey]] = defaultdict(set)
+        self._lanes_of_queue: dict[str, set[LaneKey]] = defaultdict(set)
+        self._cpu_bound: set[LaneKey] = set()
+        """GPU lanes refused for want of CPU or memory quota: any release in the cohort may
+        help them."""
 
     # --- waiting demands --------------------------------------------------------------------
 
     def enqueue(self, demand: Demand) -> None:
+        why = self.never_reason(demand)
+        if why is not None:
+            self.never[demand.key] = why
         self._waiting[demand.key] = demand
-        self._lanes[demand.lane].add(demand)
+        key = demand.lane
+        self._lanes[key].add(demand)
+        self._lanes_of_type[key[1]].add(key)
+        self._lanes_of_queue[key[0]].add(key)
+        self._active.add(key)
 
     def withdraw(self, key: str) -> None:
         self.never.pop(key, None)
@@ -250,19 +210,114 @@ class ClusterModel:
     def waiting(self) -> Iterator[Demand]:
         return iter(self._waiting.values())
 
-    # --- holding and releasing --------------------------------------------------------------
+    def never_reason(self, demand: Demand) -> str | None:
+        """Why `demand` can never be admitted as the cluster is configured, or None."""
+        queue = demand.cluster_queue
+        if queue not in self.queues:
+            return f"cluster queue {queue} does not exist"
+        if demand.is_reservation or demand.reservation is not None or not demand.gpu_count:
+            return None
+        resource = demand.gpu_resource
+        for flavor in self.flavors_for(queue, demand):
+            if flavor is not None and (
+                self._largest.get((demand.gpu_type, flavor), 0) >= demand.gpu_count
+                and demand.gpu_count <= self.ledger.most_ever(queue, flavor, resource)
+            ):
+                return None
+        return (
+            f"{queue} can never give {self.ask(demand)}: no flavor has a node that large, "
+            "or the quota (with what the cohort can lend) is smaller"
+        )
 
-    def _flavors_for(self, queue: ClusterQueue, demand: Demand) -> list[str | None]:
+    # --- capacity ---------------------------------------------------------------------------
+
+    def _freed(self, gpu_type: str | None, queue: str | None) -> None:
+        """Resources came back: refusals remembered for this type and queue may no longer hold."""
+        self._max_free = None
+        self._type_epoch[gpu_type] += 1
+        self._type_epoch[None] += 1
+        self._active |= self._lanes_of_type[gpu_type] | self._lanes_of_type[None]
+        if queue is not None:
+            cohort = self.ledger.cohort(queue)
+            members = [q.name for q in self.quotas.members(cohort)] if cohort else [queue]
+            for member in members:
+                self._queue_epoch[member] += 1
+                self._active |= self._cpu_bound & self._lanes_of_queue[member]
+
+    def could_preempt(self, demand: Demand) -> bool:
+        """A cheap test: could any preemption policy of the demand's queue find a victim?"""
+        queue = self.queues.get(demand.cluster_queue)
+        if queue is None or demand.is_reservation or demand.reservation is not None:
+            return False
+        kind = demand.gpu_type if demand.gpu_count else None
+        within = queue.preemption.within_cluster_queue
+        if within is not WithinClusterQueue.NEVER:
+            mine = self._by_queue_type.get((queue.name, kind))
+            if mine:
+                weakest = min(h.demand.priority for h in mine.values())
+                if weakest < demand.priority or (
+                    weakest == demand.priority
+                    and within is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
+                ):
+                    return True
+        if queue.cohort is None or queue.preemption.reclaim_within_cohort is (
+            ReclaimWithinCohort.NEVER
+        ):
+            return False
+        if demand.gpu_count and not self.ledger.within_nominal(
+            queue, demand.gpu_resource, demand.gpu_count
+        ):
+            return False
+        resource = demand.gpu_resource
+        for member in self.quotas.members(queue.cohort):
+            if member.name == queue.name or not self._by_queue_type.get((member.name, kind)):
+                continue
+            if any(
+                flavor and self.ledger.borrowing(member.name, flavor, resource) > 0
+                for flavor in self.flavors_for(member.name, demand)
+            ):
+                return True
+        return False
+
+    def max_free(self, gpu_type: str | None) -> int:
+        """The most GPUs of `gpu_type` free on one node."""
+        if self._max_free is None:
+            self._count_free()
+        assert self._max_free is not None
+        return self._max_free.get(gpu_type, 0)
+
+    def free_gpus(self, gpu_type: str | None) -> int:
+        """All GPUs of `gpu_type` free now (the capacity forecast)."""
+        if self._max_free is None:
+            self._count_free()
+        return self._free_total.get(gpu_type, 0)
+
+    def _count_free(self) -> None:
+        best: dict[str | None, int] = defaultdict(int)
+        total: dict[str | None, int] = defaultdict(int)
+        for node in self.nodes.values():
+            free = len(node.free)
+            total[node.gpu_type] += free
+            if free > best[node.gpu_type]:
+                best[node.gpu_type] = free
+        self._max_free, self._free_total = best, total
+
+    def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
+        """The flavors, in the queue's order, whose nodes have the demand's GPU type."""
         if demand.gpu_count == 0:
-            return [None]
-        resource = gpu_resource(demand.gpu_type)
-        if not self._covers(queue, resource):
-            return [f.name for f in self.quotas.flavors]
-        return [f.flavor for f in queue.flavors_for(resource)]
-
-    def _cpu_flavor(self, queue: ClusterQueue) -> str | None:
-        flavors = queue.flavors_for(CPU)
-        return flavors[0].flavor if flavors else None
+            return (None,)
+        key = (queue, demand.gpu_type)
+        found = self._type_flavors.get(key)
+        if found is None:
+            resource = demand.gpu_resource
+            listed = (
+                self.ledger.flavors(queue, resource)
+                if self.ledger.covers(queue, resource)
+                else self._all_flavors
+            )
+            found = tuple(f for f in listed if (demand.gpu_type, f) in self.by_type_flavor)
+            self._type_flavors[key] = found
+        return found
 
     def _node_for(
         self,
@@ -272,21 +327,22 @@ class ClusterModel:
         allowed: dict[str, set[int]] | None = None,
     ) -> NodeSlots | None:
         if gpu_flavor is not None:
-            candidates = self._by_type_flavor.get((demand.gpu_type, gpu_flavor), [])
+            candidates = self.by_type_flavor.get((demand.gpu_type, gpu_flavor), [])
         else:
             candidates = list(self.nodes.values())
         best: NodeSlots | None = None
+        best_free = 1 << 30
         for node in candidates:
-            if cpu_flavor is not None and cpu_flavor not in node.flavors:
-                continue
             free = node.free if allowed is None else allowed.get(node.name, set())
+            count = len(free)
             if (
-                len(free) >= demand.gpu_count
+                count >= demand.gpu_count
+                and (count < best_free or (count == best_free and best and node.name < best.name))
                 and node.cpu + EPSILON >= demand.cpu
                 and node.memory + EPSILON >= demand.memory
-                and (best is None or (len(free), node.name) < (len(best.free), best.name))
+                and (cpu_flavor is None or cpu_flavor in node.flavors)
             ):
-                best = node
+                best, best_free = node, count
         return best
 
     def _take(self, node: NodeSlots, demand: Demand, pick: set[int] | None = None) -> Placement:
@@ -298,10 +354,75 @@ class ClusterModel:
         node.memory -= demand.memory
         return Placement(node.name, indices)
 
+    def _charge_demand(self, holding: Holding, sign: int) -> None:
+        demand = holding.demand
+        queue = demand.cluster_queue
+        if demand.is_reservation:
+            if holding.gpu_flavor:
+                self.ledger.charge(
+                    queue, holding.gpu_flavor, demand.gpu_resource, sign * holding.gpus
+                )
+            return
+        if holding.gpu_flavor is not None and demand.gpu_count:
+            self.ledger.charge(
+                queue, holding.gpu_flavor, demand.gpu_resource, sign * demand.gpu_count
+            )
+        if holding.cpu_flavor is not None:
+            self.ledger.charge(queue, holding.cpu_flavor, CPU, sign * demand.cpu)
+            self.ledger.charge(queue, holding.cpu_flavor, MEMORY, sign * demand.memory)
+
+    def cpu_flavor(self, queue: str) -> str | None:
+        return self._cpu_flavor.get(queue)
+
+    # --- holding and releasing --------------------------------------------------------------
+
+    def _keep(self, holding: Holding) -> None:
+        demand = holding.demand
+        self.holdings[demand.key] = holding
+        kind = demand.gpu_type if demand.gpu_count else None
+        if (
+            demand.preemptible
+            and not demand.critical
+            and not demand.is_reservation
+            and demand.reservation is None
+        ):
+            self._by_type[kind][demand.key] = holding
+            self._by_queue_type[(demand.cluster_queue, kind)][demand.key] = holding
+        self._holdings_version[(demand.cluster_queue, kind)] += 1
+
+    def _drop(self, key: str) -> Holding | None:
+        holding = self.holdings.pop(key, None)
+        if holding is not None:
+            demand = holding.demand
+            kind = demand.gpu_type if demand.gpu_count else None
+            self._by_type[kind].pop(key, None)
+            self._by_queue_type[(demand.cluster_queue, kind)].pop(key, None)
+            self._holdings_version[(demand.cluster_queue, kind)] += 1
+        return holding
+
+    def holders(self, gpu_type: str | None) -> Iterable[Holding]:
+        """Workloads that may be preempted holding GPUs of `gpu_type` (any, for CPU work)."""
+        if gpu_type is None:
+            return [h for by_type in self._by_type.values() for h in by_type.values()]
+        return self._by_type[gpu_type].values()
+
+    def _preemption_state(self, demand: Demand) -> tuple[int, ...]:
+        """Versions of what a preemption attempt for `demand` depends on: the victims it could
+        pick (its queue's and its cohort's holdings of its GPU type) and freed capacity."""
+        kind = demand.gpu_type if demand.gpu_count else None
+        cohort = self.ledger.cohort(demand.cluster_queue)
+        queues = [q.name for q in self.quotas.members(cohort)] if cohort else [demand.cluster_queue]
+        return (self._type_epoch[kind], *(self._holdings_version[(q, kind)] for q in queues))
+
+    def preemption_hopeless(self, demand: Demand) -> bool:
+        return self._preemption_failed.get(demand.key) == self._preemption_state(demand)
+
+    def preemption_failed(self, demand: Demand) -> None:
+        self._preemption_failed[demand.key] = self._preemption_state(demand)
+
     def hold(self, demand: Demand, holding: Holding) -> None:
-        """Record a workload already admitted (from the cluster's current state)."""
+        """Record what already holds resources (from the cluster's current state)."""
         self._max_free = None
-        queue = self.queues.get(demand.cluster_queue)
         for placement in holding.placements:
             node = self.nodes.get(placement.node)
             if node is not None:
@@ -310,37 +431,20 @@ class ClusterModel:
             node = self.nodes[holding.placements[0].node]
             node.cpu -= demand.cpu
             node.memory -= demand.memory
-        if queue is not None and demand.is_reservation and holding.gpu_flavor:
-            self._charge(queue, holding.gpu_flavor, gpu_resource(demand.gpu_type), holding.gpus)
-        elif queue is not None and demand.reservation is None:
-            self._charge_demand(queue, demand, holding.gpu_flavor, holding.cpu_flavor, +1)
-        self.holdings[demand.key] = holding
-        if demand.reservation is not None:
+        if demand.reservation is None:
+            self._charge_demand(holding, +1)
+        else:
             self.reservation_of[demand.key] = demand.reservation
-
-    def _charge_demand(
-        self,
-        queue: ClusterQueue,
-        demand: Demand,
-        gpu_flavor: str | None,
-        cpu_flavor: str | None,
-        sign: int,
-    ) -> None:
-        if gpu_flavor is not None and demand.gpu_count:
-            self._charge(queue, gpu_flavor, gpu_resource(demand.gpu_type), sign * demand.gpu_count)
-        if cpu_flavor is not None:
-            self._charge(queue, cpu_flavor, CPU, sign * demand.cpu)
-            self._charge(queue, cpu_flavor, MEMORY, sign * demand.memory)
+        self._keep(holding)
 
     def release(self, key: str) -> Holding | None:
-        holding = self.holdings.pop(key, None)
+        holding = self._drop(key)
         if holding is None:
             return None
-        self._max_free = None
         demand = holding.demand
-        queue = self.queues.get(demand.cluster_queue)
+        self._freed(demand.gpu_type if demand.gpu_count else None, demand.cluster_queue)
         if demand.is_reservation:
-            self._release_reservation(key, holding, queue)
+            self._release_reservation(key, holding)
             return holding
         owner = self.reservation_of.pop(key, None)
         node = self.nodes.get(holding.placement.node)
@@ -349,16 +453,13 @@ class ClusterModel:
                 node.free.update(holding.placement.gpu_indices)
             node.cpu += demand.cpu
             node.memory += demand.memory
-        if queue is not None and owner is None:
-            self._charge_demand(queue, demand, holding.gpu_flavor, holding.cpu_flavor, -1)
+        if owner is None:
+            self._charge_demand(holding, -1)
         return holding
 
-    def _release_reservation(self, key: str, holding: Holding, queue: ClusterQueue | None) -> None:
-        """The reservation's workloads run on as the queue's own; its idle GPUs go back."""
-        if queue is not None and holding.gpu_flavor:
-            self._charge(
-                queue, holding.gpu_flavor, gpu_resource(holding.demand.gpu_type), -holding.gpus
-            )
+    def _release_reservation(self, key: str, holding: Holding) -> None:
+        """The reservation's workloads run on as their queue's own; its idle GPUs go back."""
+        self._charge_demand(holding, -1)
         busy: dict[str, set[int]] = defaultdict(set)
         for inner, owner in list(self.reservation_of.items()):
             if owner != key:
@@ -366,14 +467,7 @@ class ClusterModel:
             del self.reservation_of[inner]
             inner_holding = self.holdings[inner]
             busy[inner_holding.placement.node].update(inner_holding.placement.gpu_indices)
-            if queue is not None:
-                self._charge_demand(
-                    queue,
-                    inner_holding.demand,
-                    inner_holding.gpu_flavor,
-                    inner_holding.cpu_flavor,
-                    +1,
-                )
+            self._charge_demand(inner_holding, +1)
         for placement in holding.placements:
             node = self.nodes.get(placement.node)
             if node is not None:
@@ -395,45 +489,41 @@ class ClusterModel:
 
     def try_admit(self, demand: Demand, now: datetime) -> Holding:
         """Admit `demand` now or raise Refusal saying why not."""
-        queue = self.queues.get(demand.cluster_queue)
-        if queue is None:
-            raise Refusal(f"cluster queue {demand.cluster_queue} does not exist", never=True)
+        queue = demand.cluster_queue
+        if queue not in self.queues:
+            raise Refusal(f"cluster queue {queue} does not exist", never=True)
         if demand.is_reservation:
-            return self._grow_reservation(queue, demand, now)
+            return self._grow_reservation(demand, now)
         if demand.reservation is not None:
-            return self._admit_into_reservation(queue, demand, now)
-        cpu_flavor = self._cpu_flavor(queue)
-        reasons: list[str] = []
+            return self._admit_into_reservation(demand, now)
+        ledger = self.ledger
+        cpu_flavor = self._cpu_flavor.get(queue)
+        resource = demand.gpu_resource
+        refusal = ""
         never = True
-        for gpu_flavor in self._flavors_for(queue, demand):
-            if gpu_flavor is not None:
-                capacity = self._capacity.get((demand.gpu_type, gpu_flavor), 0)
-                if capacity < demand.gpu_count or demand.gpu_count > self.most_ever(
-                    queue, gpu_flavor, gpu_resource(demand.gpu_type)
-                ):
-                    continue
+        cpu_bound = False
+        for gpu_flavor in self.flavors_for(queue, demand):
+            if gpu_flavor is not None and (
+                self._largest.get((demand.gpu_type, gpu_flavor), 0) < demand.gpu_count
+                or demand.gpu_count > ledger.most_ever(queue, gpu_flavor, resource)
+            ):
+                continue
             never = False
-            quota_ok = (
-                gpu_flavor is None
-                or self.fits_quota(
-                    queue, gpu_flavor, gpu_resource(demand.gpu_type), demand.gpu_count
-                )
-            ) and (
-                cpu_flavor is None
-                or (
-                    self.fits_quota(queue, cpu_flavor, CPU, demand.cpu)
-                    and self.fits_quota(queue, cpu_flavor, MEMORY, demand.memory)
-                )
-            )
-            if not quota_ok:
-                reasons.append(
-                    f"no quota left in {queue.name} for {self._ask(demand)}"
-                    + (f" in {gpu_flavor}" if gpu_flavor else "")
-                )
+            if gpu_flavor is not None and not ledger.fits(
+                queue, gpu_flavor, resource, demand.gpu_count
+            ):
+                refusal = refusal or f"no quota left in {queue} for {self.ask(demand)}"
+                continue
+            if cpu_flavor is not None and not (
+                ledger.fits(queue, cpu_flavor, CPU, demand.cpu)
+                and ledger.fits(queue, cpu_flavor, MEMORY, demand.memory)
+            ):
+                refusal = refusal or f"no CPU or memory quota left in {queue}"
+                cpu_bound = True
                 continue
             node = self._node_for(demand, gpu_flavor, cpu_flavor)
             if node is None:
-                reasons.append(f"no node has {self._ask(demand)} free")
+                refusal = refusal or f"no node has {self.ask(demand)} free"
                 continue
             placement = self._take(node, demand)
             holding = Holding(
@@ -443,43 +533,43 @@ class ClusterModel:
                 [Placement(placement.node, placement.gpu_indices, gpu_flavor)],
                 now,
             )
-            self._charge_demand(queue, demand, gpu_flavor, cpu_flavor, +1)
-            self.holdings[demand.key] = holding
+            self._charge_demand(holding, +1)
+            self._keep(holding)
             return holding
         if never:
             raise Refusal(
-                f"{queue.name} can never give {self._ask(demand)}: no flavor has a node that "
-                "large, or the quota (with what the cohort can lend) is smaller",
+                f"{queue} can never give {self.ask(demand)}: no flavor has a node that large, "
+                "or the quota (with what the cohort can lend) is smaller",
                 never=True,
             )
-        raise Refusal(reasons[0])
+        raise Refusal(refusal, cpu_bound=cpu_bound)
 
     @staticmethod
-    def _ask(demand: Demand) -> str:
+    def ask(demand: Demand) -> str:
         if demand.gpu_count:
             return f"{demand.gpu_count} x {demand.gpu_type}"
         return f"{demand.cpu:g} CPU"
 
-    def _grow_reservation(self, queue: ClusterQueue, demand: Demand, now: datetime) -> Holding:
+    def _grow_reservation(self, demand: Demand, now: datetime) -> Holding:
         flavor = demand.flavor or ""
         holding = self.holdings.get(demand.key)
         if holding is None:
             holding = Holding(demand, flavor, None, [], now)
-            self.holdings[demand.key] = holding
+            self._keep(holding)
         missing = demand.gpu_count - holding.gpus
-        resource = gpu_resource(demand.gpu_type)
+        resource = demand.gpu_resource
         for node in sorted(self.nodes.values(), key=lambda n: (-len(n.free), n.name)):
             if missing <= 0:
                 break
             if flavor not in node.flavors or not node.free:
                 continue
             take = min(missing, len(node.free))
-            if not self.fits_quota(queue, flavor, resource, take):
+            if not self.ledger.fits(demand.cluster_queue, flavor, resource, take):
                 break
             indices = tuple(sorted(node.free)[:take])
             node.free.difference_update(indices)
             self._max_free = None
-            self._charge(queue, flavor, resource, take)
+            self.ledger.charge(demand.cluster_queue, flavor, resource, take)
             merged = next((p for p in holding.placements if p.node == node.name), None)
             if merged is not None:
                 holding.placements.remove(merged)
@@ -490,9 +580,7 @@ class ClusterModel:
             raise Refusal(f"reservation holds {holding.gpus} of {demand.gpu_count} GPUs")
         return holding
 
-    def _admit_into_reservation(
-        self, queue: ClusterQueue, demand: Demand, now: datetime
-    ) -> Holding:
+    def _admit_into_reservation(self, demand: Demand, now: datetime) -> Holding:
         assert demand.reservation is not None
         slots = self.reservation_slots(demand.reservation)
         if not slots:
@@ -500,7 +588,7 @@ class ClusterModel:
         owner = self.holdings[demand.reservation]
         node = self._node_for(demand, owner.gpu_flavor, None, allowed=slots)
         if node is None:
-            raise Refusal(f"reservation has no node with {self._ask(demand)} free")
+            raise Refusal(f"the reservation has no node with {self.ask(demand)} free")
         placement = self._take(node, demand, slots[node.name])
         holding = Holding(
             demand,
@@ -509,306 +597,139 @@ class ClusterModel:
             [Placement(placement.node, placement.gpu_indices, owner.gpu_flavor)],
             now,
         )
-        self.holdings[demand.key] = holding
+        self._keep(holding)
         self.reservation_of[demand.key] = demand.reservation
         return holding
 
-    # --- preemption -------------------------------------------------------------------------
-
-    def _may_preempt(self, queue: ClusterQueue, demand: Demand, victim: Holding) -> bool:
-        other = victim.demand
-        if other.critical or not other.preemptible or other.is_reservation:
-            return False
-        if other.reservation is not None:
-            return False
-        if other.cluster_queue == queue.name:
-            policy = queue.preemption.within_cluster_queue
-            if policy is WithinClusterQueue.LOWER_PRIORITY:
-                return other.priority < demand.priority
-            if policy is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY:
-                return other.priority < demand.priority or (
-                    other.priority == demand.priority and other.created_at > demand.created_at
-                )
-            return False
-        victim_queue = self.queues.get(other.cluster_queue)
-        if queue.cohort is None or victim_queue is None or victim_queue.cohort != queue.cohort:
-            return False
-        reclaim = queue.preemption.reclaim_within_cohort
-        if reclaim is ReclaimWithinCohort.NEVER or not self._within_nominal(queue, demand):
-            return False
-        if (
-            victim.gpu_flavor is None
-            or self.borrowing(other.cluster_queue, victim.gpu_flavor, gpu_resource(other.gpu_type))
-            <= 0
-        ):
-            return False
-        return reclaim is ReclaimWithinCohort.ANY or other.priority < demand.priority
-
-    def _within_nominal(self, queue: ClusterQueue, demand: Demand) -> bool:
-        """Would the demand fit in its queue's own nominal quota (what reclaiming wins back)?"""
-        resource = gpu_resource(demand.gpu_type)
-        for fq in queue.flavors_for(resource):
-            quota = fq.quota(resource)
-            if quota is not None and (
-                self.usage[(queue.name, fq.flavor, resource)] + demand.gpu_count
-                <= quota.nominal_quota + EPSILON
-            ):
-                return True
-        return False
-
-    def try_preempt(self, demand: Demand, now: datetime) -> tuple[Holding, list[Holding]] | None:
-        """Evict the fewest, least important workloads that let `demand` in; None if none do.
-
-        Victims are taken preferring borrowers of other queues, then the lowest priority, then
-        the most recently started; for each node that could host the demand, the victims on it
-        are taken in that order until the GPUs are free, then others until the quota allows."""
-        queue = self.queues.get(demand.cluster_queue)
-        if queue is None or demand.is_reservation or demand.reservation is not None:
-            return None
-        candidates = [h for h in self.holdings.values() if self._may_preempt(queue, demand, h)]
-        if not candidates:
-            return None
-        candidates.sort(
-            key=lambda h: (
-                h.demand.cluster_queue == queue.name,
-                h.demand.priority,
-                -h.since.timestamp(),
-            )
-        )
-        plans: list[list[Holding]] = []
-        hosts = (
-            {
-                n.name: n
-                for f in self._flavors_for(queue, demand)
-                if f is not None
-                for n in self._by_type_flavor.get((demand.gpu_type, f), [])
-            }
-            if demand.gpu_count
-            else {}
-        )
-        for name, node in hosts.items():
-            on_node = [h for h in candidates if h.placement.node == name]
-            freeable = len(node.free) + sum(len(h.placement.gpu_indices) for h in on_node)
-            if freeable < demand.gpu_count:
-                continue
-            plan: list[Holding] = []
-            free = len(node.free)
-            for holding in on_node:
-                if free >= demand.gpu_count:
-                    break
-                plan.append(holding)
-                free += len(holding.placement.gpu_indices)
-            plans.append(plan)
-        if not demand.gpu_count:
-            plans.append([])
-        best: list[Holding] | None = None
-        for plan in sorted(plans, key=len):
-            if best is not None and len(plan) >= len(best):
-                break
-            victims = self._complete_plan(demand, plan, candidates, now)
-            if victims is not None and (best is None or len(victims) < len(best)):
-                best = victims
-        if best is None:
-            return None
-        for victim in best:
-            self.release(victim.demand.key)
-        return self.try_admit(demand, now), best
-
-    def _complete_plan(
-        self, demand: Demand, plan: list[Holding], candidates: list[Holding], now: datetime
-    ) -> list[Holding] | None:
-        """Release `plan`, then further candidates until `demand` is admitted; restore the state
-        and return the victims (None if even all candidates do not make room)."""
-        released: list[Holding] = []
-        extra = (h for h in candidates if h not in plan)
-        try:
-            for holding in plan:
-                self.release(holding.demand.key)
-                released.append(holding)
-            while True:
-                try:
-                    trial = self.try_admit(demand, now)
-                except Refusal:
-                    nxt = next(extra, None)
-                    if nxt is None:
-                        return None
-                    self.release(nxt.demand.key)
-                    released.append(nxt)
-                    continue
-                self.release(trial.demand.key)
-                return list(released)
-        finally:
-            for holding in reversed(released):
-                self.hold(holding.demand, holding)
-
     # --- the cycle --------------------------------------------------------------------------
 
-    def cycle(self, now: datetime, *, eligible: set[str] | None = None) -> Decision:
-        """Admit, in queue order, what the rules allow now. `eligible` limits which waiting
-        demands may go (others wait for a window or a dependency, outside Kueue)."""
+    def _epoch(self, lane_key: LaneKey) -> tuple[int, int]:
+        return (self._type_epoch[lane_key[1]], self._queue_epoch[lane_key[0]])
+
+    def _strict(self, queue_name: str) -> bool:
+        queue = self.queues.get(queue_name)
+        return queue is not None and queue.queueing_strategy is QueueingStrategy.STRICT_FIFO
+
+    def cycle(self, now: datetime) -> Decision:
+        """Admit, in queue order, what the rules allow now. Only lanes where something changed
+        since they were last looked at (work added, resources of their kind freed) are looked
+        at: the others would give the same answer as last time."""
         decision = Decision()
         blocked: set[str] = set()
         tried_preemption: set[str] = set()
-        heap: list[tuple[tuple[int, datetime, str], LaneKey, int]] = []
-        for lane_key, lane in self._lanes.items():
-            first = lane.next_live(0)
-            if first is not None:
-                heapq.heappush(heap, (lane.items[first].order, lane_key, first))
+        heap: Heap = []
+        active, self._active = self._active, set()
+        active |= {k for k in self._lanes if k[2] is not None or self._strict(k[0])}
+        for lane_key in active:
+            lane = self._lanes.get(lane_key)
+            if lane is not None and len(lane):
+                self._push_next(heap, lane_key, lane, 0, tried_preemption)
         done: list[str] = []
         while heap:
             _, lane_key, index = heapq.heappop(heap)
             lane = self._lanes[lane_key]
             demand = lane.items[index]
-            if demand.key in lane.removed:
-                self._push_next(heap, lane_key, lane, index + 1, check=False)
-                continue
+            strict = self._strict(demand.cluster_queue)
             if demand.cluster_queue in blocked:
                 decision.waiting[demand.key] = (
                     f"behind the head of StrictFIFO queue {demand.cluster_queue}"
                 )
-                self._push_next(heap, lane_key, lane, index + 1, check=False)
+                self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                 continue
-            if eligible is not None and demand.key not in eligible:
-                self._push_next(heap, lane_key, lane, index + 1, check=False)
-                continue
-            queue = self.queues.get(demand.cluster_queue)
-            strict = queue is not None and queue.queueing_strategy is QueueingStrategy.STRICT_FIFO
             if demand.key in self.never:
                 decision.never[demand.key] = self.never[demand.key]
                 if strict:
                     blocked.add(demand.cluster_queue)
-                self._push_next(heap, lane_key, lane, index + 1, check=True)
+                self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
+                continue
+            limit = lane.known_limit(self._epoch(lane_key)) if lane_key[2] is None else None
+            if (
+                limit is not None
+                and demand.gpu_count >= limit
+                and (
+                    strict
+                    or demand.cluster_queue in tried_preemption
+                    or self.preemption_hopeless(demand)
+                )
+            ):
+                decision.waiting[demand.key] = lane.limit_reason
+                if strict:
+                    blocked.add(demand.cluster_queue)
+                self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                 continue
             try:
                 holding = self.try_admit(demand, now)
             except Refusal as refusal:
-                admitted_by_preemption = False
+                outcome = None
                 if refusal.never:
-                    decision.never[demand.key] = refusal.reason
-                    self.never[demand.key] = refusal.reason
-                elif demand.cluster_queue not in tried_preemption and not demand.is_reservation:
+                    decision.never[demand.key] = self.never[demand.key] = refusal.reason
+                elif (
+                    demand.cluster_queue not in tried_preemption
+                    and not demand.is_reservation
+                    and not self.preemption_hopeless(demand)
+                    and self.could_preempt(demand)
+                ):
                     tried_preemption.add(demand.cluster_queue)
-                    outcome = self.try_preempt(demand, now)
-                    if outcome is not None:
-                        holding, victims = outcome
-                        decision.preempted.extend(victims)
-                        decision.admitted = [h for h in decision.admitted if h not in victims]
-                        admitted_by_preemption = True
-                if not admitted_by_preemption:
+                    outcome = preemption.try_preempt(self, demand, now)
+                    if outcome is None:
+                        self.preemption_failed(demand)
+                if outcome is None:
                     if not refusal.never:
                         decision.waiting[demand.key] = refusal.reason
+                        if lane_key[2] is None and demand.gpu_count:
+                            lane.refused(demand.gpu_count, refusal.reason, self._epoch(lane_key))
+                            if refusal.cpu_bound:
+                                self._cpu_bound.add(lane_key)
                     if strict:
                         blocked.add(demand.cluster_queue)
-                    self._push_next(heap, lane_key, lane, index + 1, check=True)
+                    self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                     continue
+                holding, victims = outcome
+                decision.preempted.extend(victims)
+                decision.admitted = [h for h in decision.admitted if h not in victims]
             if not demand.is_reservation:
                 decision.admitted.append(holding)
             done.append(demand.key)
             lane.removed.add(demand.key)
-            self._push_next(heap, lane_key, lane, index + 1, check=False)
+            self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
         for key in done:
             self.withdraw(key)
+        decision.never = dict(self.never)
         return decision
 
     def _push_next(
-        self,
-        heap: list[tuple[tuple[int, datetime, str], LaneKey, int]],
-        lane_key: LaneKey,
-        lane: Lane,
-        start: int,
-        *,
-        check: bool,
+        self, heap: Heap, lane_key: LaneKey, lane: Lane, start: int, tried: set[str]
     ) -> None:
-        index = lane.next_live(start)
-        if index is None:
-            return
-        if check and not self._may_fit(lane_key, lane, index):
-            return
-        heapq.heappush(heap, (lane.items[index].order, lane_key, index))
-
-    def _may_fit(self, lane_key: LaneKey, lane: Lane, index: int) -> bool:
-        """Could any demand from `index` on fit? A cheap test that errs towards yes."""
+        """Queue the lane's next demand that could be admitted (or could preempt), if any."""
         queue_name, gpu_type, reservation = lane_key
-        if gpu_type is None or reservation is not None:
-            return True
-        smallest = lane.smallest_from(index)
-        if smallest > self.max_free(gpu_type):
-            return False
-        queue = self.queues.get(queue_name)
-        if queue is None:
-            return False
-        return smallest <= self._headroom(queue, gpu_type)
+        if gpu_type is None or reservation is not None or self._strict(queue_name):
+            index = lane.next_live(start)
+        else:
+            below = min(self.max_free(gpu_type), self._headroom(queue_name, gpu_type)) + 1
+            limit = lane.known_limit(self._epoch(lane_key))
+            if limit is not None:
+                below = min(below, limit)
+            index = lane.next_live(start, int(min(below, 1 << 30)))
+            if queue_name not in tried:  # the first refused of a queue may preempt
+                head = lane.next_live(start)
+                if (
+                    head is not None
+                    and (index is None or head < index)
+                    and not self.preemption_hopeless(lane.items[head])
+                    and self.could_preempt(lane.items[head])
+                ):
+                    index = head
+        if index is not None:
+            heapq.heappush(heap, (lane.items[index].order, lane_key, index))
 
-    def max_free(self, gpu_type: str | None) -> int:
-        if self._max_free is None:
-            best: dict[str | None, int] = defaultdict(int)
-            for node in self.nodes.values():
-                best[node.gpu_type] = max(best[node.gpu_type], len(node.free))
-            self._max_free = best
-        return self._max_free.get(gpu_type, 0)
-
-    def _headroom(self, queue: ClusterQueue, gpu_type: str) -> float:
+    def _headroom(self, queue: str, gpu_type: str) -> float:
         resource = gpu_resource(gpu_type)
-        if not self._covers(queue, resource):
+        if not self.ledger.covers(queue, resource):
             return float("inf")
         best = 0.0
-        for fq in queue.flavors_for(resource):
-            quota = fq.quota(resource)
-            if quota is None:
-                continue
-            used = self.usage[(queue.name, fq.flavor, resource)]
-            if queue.cohort is None:
-                room = quota.nominal_quota - used
-            else:
-                pool_free = (
-                    self._pool(queue, fq.flavor, resource)
-                    - self.pool_used[(queue.cohort, fq.flavor, resource)]
-                )
-                room = max(0.0, quota.guaranteed - used) + max(0.0, pool_free)
-                if quota.borrowing_limit is not None:
-                    room = min(room, quota.nominal_quota + quota.borrowing_limit - used)
-            best = max(best, room)
+        for flavor in self._type_flavors.get((queue, gpu_type)) or self.flavors_for(
+            queue, Demand("", queue, 0, _EPOCH_START, gpu_type, 1, 0.0, 0.0)
+        ):
+            if flavor is not None:
+                best = max(best, self.ledger.headroom(queue, flavor, resource))
         return best
-
-
-class Lane:
-    """Waiting demands of one (queue, GPU type), in queue order. Admitted ones are only marked
-    removed (and compacted away in bulk), so a cycle costs what it looks at, not the lane."""
-
-    def __init__(self) -> None:
-        self.items: list[Demand] = []
-        self.removed: set[str] = set()
-        self._suffix_min: list[int] | None = None
-
-    def add(self, demand: Demand) -> None:
-        if demand.key in self.removed:
-            self.compact()
-        bisect.insort(self.items, demand, key=lambda d: d.order)
-        self._suffix_min = None
-
-    def remove(self, key: str) -> None:
-        self.removed.add(key)
-        if len(self.removed) > 32 and len(self.removed) * 2 > len(self.items):
-            self.compact()
-
-    def compact(self) -> None:
-        self.items = [d for d in self.items if d.key not in self.removed]
-        self.removed.clear()
-        self._suffix_min = None
-
-    def next_live(self, start: int) -> int | None:
-        for index in range(start, len(self.items)):
-            if self.items[index].key not in self.removed:
-                return index
-        return None
-
-    def smallest_from(self, index: int) -> int:
-        """A lower bound of the GPUs asked by demands from `index` on."""
-        if self._suffix_min is None:
-            suffix = [0] * len(self.items)
-            smallest = 1 << 30
-            for i in range(len(self.items) - 1, -1, -1):
-                smallest = min(smallest, self.items[i].gpu_count)
-                suffix[i] = smallest
-            self._suffix_min = suffix
-        return self._suffix_min[index]

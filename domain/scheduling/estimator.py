@@ -185,6 +185,7 @@ class _Replay:
         t = self.now
         horizon = self.now + HORIZON
         free_steps: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
+        gpu_types = sorted({n.gpu_type for n in self.snap.nodes if n.gpu_type})
         while True:
             while self.events and self.events[0][0] <= t:
                 _, _, kind, key = heapq.heappop(self.events)
@@ -201,8 +202,8 @@ class _Replay:
             if t == self.now:
                 for key, why in decision.waiting.items():
                     self.reasons.setdefault(key, why)
-            for gpu_type in {n.gpu_type for n in self.snap.nodes if n.gpu_type}:
-                free = sum(len(n.free) for n in self.model.nodes.values() if n.gpu_type == gpu_type)
+            for gpu_type in gpu_types:
+                free = self.model.free_gpus(gpu_type)
                 steps = free_steps[gpu_type]
                 if not steps or steps[-1][1] != free:
                     steps.append((t, free))

@@ -1,0 +1,239 @@
+"""Estimator cost: a full recompute for 1,000 and 10,000 waiting jobs on 100 and 1,000 GPUs.
+
+The cluster has 4 GPU flavors (8-GPU nodes, split evenly), 6 ClusterQueues in 3 cohorts whose
+nominal quotas add up to the capacity (so borrowing matters), a mixed priority queue with some
+preemptible work, and half of the GPUs busy with running jobs. Each configuration is estimated
+`--repeat` times; the median wall time is printed, with the number of admission cycles the
+replay ran. An incremental update (one more submission, re-estimated) is timed the same way.
+
+    .venv/bin/python -m benchmarks.estimator [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from domain.model.cluster import Node, NodeType
+from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId
+from domain.model.job import (
+    DeploymentType,
+    Job,
+    JobPriority,
+    JobStatus,
+    JobType,
+    Placement,
+    Resources,
+)
+from domain.model.quota import (
+    CPU,
+    GPU_LABEL,
+    MEMORY,
+    NVIDIA_GPU,
+    ClusterQueue,
+    Cohort,
+    FlavorQuotas,
+    LocalQueue,
+    PreemptionPolicy,
+    QuotaSet,
+    ReclaimWithinCohort,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    tenant_namespace,
+)
+from domain.scheduling.durations import Durations
+from domain.scheduling.estimator import Snapshot, estimate
+
+NOW = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+FLAVORS = ["nvidia-a100-80gb", "nvidia-h100-sxm", "nvidia-l40s", "nvidia-a10g"]
+CLUSTER = ClusterId(uuid.UUID(int=1))
+TENANTS = [TenantId(uuid.UUID(int=100 + i)) for i in range(3)]
+
+
+def build(gpus: int, pending: int, seed: int = 7) -> Snapshot:
+    rng = random.Random(seed)
+    nodes: list[Node] = []
+    per_flavor = gpus // len(FLAVORS)
+    for flavor in FLAVORS:
+        for i in range(per_flavor // 8):
+            name = f"{flavor.split('-')[1]}-{i}"
+            nodes.append(
+                Node(
+                    NodeId(uuid.uuid5(CLUSTER, name)),
+                    CLUSTER,
+                    name,
+                    NodeType.GPU,
+                    flavor,
+                    8,
+                    128,
+                    2048,
+                    labels={GPU_LABEL: flavor},
+                )
+            )
+    flavors = (
+        *tuple(ResourceFlavor(CLUSTER, f, {GPU_LABEL: f}, NOW, NOW) for f in FLAVORS),
+        ResourceFlavor(CLUSTER, "cpu", {}, NOW, NOW),
+    )
+    queues, local = [], []
+    cohorts = [f"cohort-{i}" for i in range(3)]
+    for i in range(6):
+        name = f"cq-{i}"
+        share = per_flavor / 2  # two queues per cohort would each own half; 3 cohorts overlap
+        queues.append(
+            ClusterQueue(
+                CLUSTER,
+                name,
+                NOW,
+                NOW,
+                cohort=cohorts[i % 3],
+                resource_groups=(
+                    ResourceGroup(
+                        (NVIDIA_GPU,),
+                        tuple(
+                            FlavorQuotas(f, (ResourceQuota(NVIDIA_GPU, share / 3 * 2, None, None),))
+                            for f in FLAVORS
+                        ),
+                    ),
+                    ResourceGroup(
+                        (CPU, MEMORY),
+                        (
+                            FlavorQuotas(
+                                "cpu",
+                                (ResourceQuota(CPU, 100_000), ResourceQuota(MEMORY, 10_000_000)),
+                            ),
+                        ),
+                    ),
+                ),
+                preemption=PreemptionPolicy(
+                    reclaim_within_cohort=ReclaimWithinCohort.LOWER_PRIORITY
+                ),
+            )
+        )
+        for tenant in TENANTS:
+            local.append(LocalQueue(CLUSTER, name, tenant_namespace(tenant), tenant, name, NOW))
+    quotas = QuotaSet(
+        flavors, tuple(queues), tuple(local), tuple(Cohort(CLUSTER, c, NOW) for c in cohorts)
+    )
+    jobs: list[Job] = []
+    priorities = [
+        JobPriority.HIGH,
+        JobPriority.NORMAL,
+        JobPriority.NORMAL,
+        JobPriority.LOW,
+        JobPriority.SPOT,
+    ]
+    busy = {n.name: 0 for n in nodes}
+    for node in nodes[: len(nodes) // 2]:  # half the GPUs run something
+        job = _job(
+            rng,
+            f"running-{node.name}",
+            node.gpu_type or "",
+            8,
+            rng.choice(priorities),
+            JobStatus.RUNNING,
+            rng,
+        )
+        job.placement = Placement(node.name, tuple(range(8)), node.gpu_type)
+        job.actual_start = NOW - timedelta(minutes=rng.randrange(1, 600))
+        busy[node.name] = 8
+        jobs.append(job)
+    for i in range(pending):
+        jobs.append(
+            _job(
+                rng,
+                f"job-{i}",
+                rng.choice(FLAVORS),
+                rng.choice([1, 1, 2, 4, 4, 8]),
+                rng.choice(priorities),
+                JobStatus.QUEUED,
+                rng,
+                age=i,
+            )
+        )
+    return Snapshot(NOW, nodes, quotas, jobs, Durations())
+
+
+def _job(
+    rng: random.Random,
+    name: str,
+    gpu_type: str,
+    gpus: int,
+    priority: JobPriority,
+    status: JobStatus,
+    r: random.Random,
+    age: int = 0,
+) -> Job:
+    tenant = r.choice(TENANTS)
+    created = NOW - timedelta(hours=2) + timedelta(seconds=age)
+    return Job(
+        id=JobId(uuid.UUID(int=r.getrandbits(128))),
+        name=name,
+        tenant_id=tenant,
+        project_id=ProjectId(uuid.UUID(int=1)),
+        cluster_id=CLUSTER,
+        job_type=JobType.TRAINING,
+        deployment_type=DeploymentType.DOCKER,
+        created_at=created,
+        updated_at=created,
+        resources=Resources(gpu_type, gpus, 4, 32),
+        priority=priority,
+        preemptible=priority in (JobPriority.LOW, JobPriority.SPOT),
+        status=status,
+        estimated_duration_seconds=r.randrange(600, 6 * 3600),
+        queue_name=f"cq-{r.randrange(6)}",
+    )
+
+
+def timed(snapshot: Snapshot, repeat: int) -> tuple[float, int, int]:
+    runs = []
+    schedule = None
+    for _ in range(repeat):
+        began = time.perf_counter()
+        schedule = estimate(snapshot)
+        runs.append((time.perf_counter() - began) * 1000)
+    assert schedule is not None
+    started = sum(1 for p in schedule.jobs.values() if p.start is not None)
+    return statistics.median(runs), schedule.cycles, started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print(
+        f"{'GPUs':>6} {'waiting':>8} {'median ms':>10} {'cycles':>7} {'scheduled':>9} "
+        f"{'+1 job ms':>10}"
+    )
+    for gpus in (100, 1000):
+        for pending in (1000, 10_000):
+            snapshot = build(gpus, pending)
+            median, cycles, started = timed(snapshot, args.repeat)
+            extra = build(gpus, pending)
+            extra_jobs = [
+                *list(extra.jobs),
+                _job(
+                    random.Random(1),
+                    "late-arrival",
+                    FLAVORS[0],
+                    4,
+                    JobPriority.HIGH,
+                    JobStatus.QUEUED,
+                    random.Random(2),
+                    age=pending + 1,
+                ),
+            ]
+            plus_one, _, _ = timed(
+                Snapshot(NOW, extra.nodes, extra.quotas, extra_jobs, Durations()), args.repeat
+            )
+            print(
+                f"{gpus:>6} {pending:>8} {median:>10.1f} {cycles:>7} {started:>9} {plus_one:>10.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Preemption: which running workloads to evict so that a waiting one fits.
+
+Within its ClusterQueue, a waiting workload may evict lower-priority ones (LowerPriority), or also
+newer ones of equal priority (LowerOrNewerEqualPriority), per the queue's withinClusterQueue
+policy. To win back its own nominal quota it may evict workloads of other queues of its cohort
+that are borrowing, of any priority (Any) or lower (LowerPriority), per reclaimWithinCohort.
+CRITICAL workloads, workloads not marked preemptible and reservations are never evicted.
+
+Victims are chosen preferring borrowers of other queues, then the lowest priority, then the most
+recently started; for each node that could host the waiting workload the victims on it are taken
+in that order until its GPUs are free, then others until the quota allows; the plan with the
+fewest victims wins.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from domain.model.quota import ClusterQueue, ReclaimWithinCohort, WithinClusterQueue
+
+if TYPE_CHECKING:
+    from domain.scheduling.admission import ClusterModel, Demand, Holding
+
+
+def may_preempt(model: ClusterModel, queue: ClusterQueue, demand: Demand, victim: Holding) -> bool:
+    other = victim.demand
+    if other.critical or not other.preemptible or other.is_reservation or other.reservation:
+        return False
+    if other.cluster_queue == queue.name:
+        policy = queue.preemption.within_cluster_queue
+        if policy is WithinClusterQueue.LOWER_PRIORITY:
+            return other.priority < demand.priority
+        if policy is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY:
+            return other.priority < demand.priority or (
+                other.priority == demand.priority and other.created_at > demand.created_at
+            )
+        return False
+    victim_queue = model.queues.get(other.cluster_queue)
+    if queue.cohort is None or victim_queue is None or victim_queue.cohort != queue.cohort:
+        return False
+    reclaim = queue.preemption.reclaim_within_cohort
+    if reclaim is ReclaimWithinCohort.NEVER or not model.ledger.within_nominal(
+        queue, demand.gpu_resource, demand.gpu_count
+    ):
+        return False
+    if (
+        victim.gpu_flavor is None
+        or model.ledger.borrowing(other.cluster_queue, victim.gpu_flavor, other.gpu_resource) <= 0
+    ):
+        return False
+    return reclaim is ReclaimWithinCohort.ANY or other.priority < demand.priority
+
+
+def try_preempt(
+    model: ClusterModel, demand: Demand, now: datetime
+) -> tuple[Holding, list[Holding]] | None:
+    """Evict the fewest, least important workloads that let `demand` in; None if none do."""
+    queue = model.queues.get(demand.cluster_queue)
+    if queue is None or demand.is_reservation or demand.reservation is not None:
+        return None
+    candidates = [
+        h
+        for h in model.holders(demand.gpu_type if demand.gpu_count else None)
+        if may_preempt(model, queue, demand, h)
+    ]
+    if not candidates:
+        return None
+    candidates.sort(
+        key=lambda h: (
+            h.demand.cluster_queue == queue.name,
+            h.demand.priority,
+            -h.since.timestamp(),
+        )
+    )
+    plans: list[list[Holding]] = []
+    if demand.gpu_count:
+        hosts = {
+            n.name: n
+            for flavor in model.flavors_for(queue.name, demand)
+            if flavor is not None
+            for n in model.by_type_flavor.get((demand.gpu_type, flavor), [])
+        }
+        for name, node in hosts.items():
+            on_node = [h for h in candidates if h.placement.node == name]
+            if len(node.free) + sum(len(h.placement.gpu_indices) for h in on_node) < (
+                demand.gpu_count
+            ):
+                continue
+            plan: list[Holding] = []
+            free = len(node.free)
+            for holding in on_node:
+                if free >= demand.gpu_count:
+                    break
+                plan.append(holding)
+                free += len(holding.placement.gpu_indices)
+            plans.append(plan)
+    else:
+        plans.append([])
+    best: list[Holding] | None = None
+    for plan in sorted(plans, key=len):
+        if best is not None and len(plan) >= len(best):
+            break
+        victims = _complete(model, demand, plan, candidates, now)
+        if victims is not None and (best is None or len(victims) < len(best)):
+            best = victims
+    if best is None:
+        return None
+    for victim in best:
+        model.release(victim.demand.key)
+    return model.try_admit(demand, now), best
+
+
+def _complete(
+    model: ClusterModel,
+    demand: Demand,
+    plan: list[Holding],
+    candidates: list[Holding],
+    now: datetime,
+) -> list[Holding] | None:
+    """Release `plan`, then more candidates until `demand` is admitted; undo it all and say who
+    had to go (None if even all of them do not make room)."""
+    from domain.scheduling.admission import Refusal
+
+    released: list[Holding] = []
+    extra = (h for h in candidates if h not in plan)
+    try:
+        for holding in plan:
+            model.release(holding.demand.key)
+            released.append(holding)
+        while True:
+            try:
+                trial = model.try_admit(demand, now)
+            except Refusal:
+                nxt = next(extra, None)
+                if nxt is None:
+                    return None
+                model.release(nxt.demand.key)
+                released.append(nxt)
+                continue
+            model.release(trial.demand.key)
+            return list(released)
+    finally:
+        for holding in reversed(released):
+            model.hold(holding.demand, holding)
