@@ -19,6 +19,8 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 
 from domain.model.cluster import Cluster, Node
+from domain.model.events import ClusterChanged
+from domain.model.timeline import Timeline
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId, TokenId
 from domain.model.job import (
     Job,
@@ -127,6 +129,20 @@ class JobRepository(Protocol):
 
     async def events(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobEvent]]: ...
 
+    async def finished_on_cluster(
+        self, cluster_id: ClusterId, *, ended_after: datetime, limit: int
+    ) -> list[Job]:
+        """Jobs of the cluster that ran and ended after `ended_after` (the timeline's past)."""
+
+    async def run_times(
+        self, cluster_id: ClusterId, *, limit: int
+    ) -> list[tuple[str, TenantId, str | None, float]]:
+        """(name, tenant, GPU type, seconds) of the latest COMPLETED runs on the cluster."""
+
+    async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
+        """Write jobs' estimate fields only (the bool: also their kept submission/admission
+        estimates), without touching anything else a concurrent command may be changing."""
+
 
 class ClusterRepository(Protocol):
     async def add(self, cluster: Cluster) -> None: ...
@@ -234,16 +250,16 @@ class StoredEvent:
 
     cluster_id: ClusterId
     sequence: int
-    change: JobChanged
+    change: JobChanged | ClusterChanged
     occurred_at: datetime
 
     @property
-    def tenant_id(self) -> TenantId:
-        return self.change.job.tenant_id
+    def job_change(self) -> JobChanged | None:
+        return self.change if isinstance(self.change, JobChanged) else None
 
     @property
-    def job(self) -> Job:
-        return self.change.job
+    def cluster_change(self) -> ClusterChanged | None:
+        return self.change if isinstance(self.change, ClusterChanged) else None
 
 
 class EventLog(Protocol):
@@ -290,6 +306,12 @@ class UnitOfWork(Protocol):
 
     async def current_sequence(self, cluster_id: ClusterId) -> int:
         """The cluster's latest event sequence as this transaction sees it."""
+
+    def record(self, change: ClusterChanged) -> None:
+        """Write a cluster event with the commit (a TIMELINE one also stores its timeline)."""
+
+    async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
+        """The stored timeline and the event sequence it reflects."""
 
 
 class UnitOfWorkFactory(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -134,6 +134,68 @@ class SqlJobRepository:
             )
         ).order_by(jobs.c.created_at)
         return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def finished_on_cluster(
+        self, cluster_id: ClusterId, *, ended_after: datetime, limit: int
+    ) -> list[Job]:
+        stmt = (
+            self._scoped(
+                sa.select(jobs).where(
+                    jobs.c.cluster_id == cluster_id,
+                    jobs.c.status.in_([s.value for s in JobStatus if not s.is_active]),
+                    jobs.c.actual_start.is_not(None),
+                    jobs.c.actual_end > ended_after,
+                )
+            )
+            .order_by(jobs.c.actual_end.desc())
+            .limit(limit)
+        )
+        return [mapping.job_from_row(r) for r in (await self._conn.execute(stmt)).mappings()]
+
+    async def run_times(
+        self, cluster_id: ClusterId, *, limit: int
+    ) -> list[tuple[str, TenantId, str | None, float]]:
+        stmt = (
+            self._scoped(
+                sa.select(
+                    jobs.c.name,
+                    jobs.c.tenant_id,
+                    jobs.c.gpu_type,
+                    jobs.c.gpu_count,
+                    jobs.c.actual_start,
+                    jobs.c.actual_end,
+                ).where(
+                    jobs.c.cluster_id == cluster_id,
+                    jobs.c.status == JobStatus.COMPLETED.value,
+                    jobs.c.actual_start.is_not(None),
+                    jobs.c.actual_end.is_not(None),
+                )
+            )
+            .order_by(jobs.c.actual_end.desc())
+            .limit(limit)
+        )
+        return [
+            (
+                row["name"],
+                TenantId(row["tenant_id"]),
+                row["gpu_type"] if row["gpu_count"] else None,
+                (row["actual_end"] - row["actual_start"]).total_seconds(),
+            )
+            for row in (await self._conn.execute(stmt)).mappings()
+        ]
+
+    async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
+        if not estimates:
+            return
+        short = [mapping.estimate_row(job, kept=False) for job, kept in estimates if not kept]
+        full = [mapping.estimate_row(job, kept=True) for job, kept in estimates if kept]
+        for rows in (short, full):
+            if rows:
+                columns: dict[str, Any] = {k: sa.bindparam(f"v_{k}") for k in rows[0] if k != "id"}
+                await self._conn.execute(
+                    jobs.update().where(jobs.c.id == sa.bindparam("v_id")).values(columns),
+                    [{f"v_{k}": v for k, v in row.items()} for row in rows],
+                )
 
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
         stmt = (

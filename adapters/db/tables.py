@@ -154,10 +154,21 @@ outbox = sa.Table(
     ),
     sa.Column("sequence", sa.BigInteger, primary_key=True),
     sa.Column("kind", sa.String(30), nullable=False),
-    sa.Column("tenant_id", sa.Uuid, nullable=False),
-    sa.Column("job_id", sa.Uuid, nullable=False),
+    sa.Column("tenant_id", sa.Uuid),
+    sa.Column("job_id", sa.Uuid),
     sa.Column("payload", JSONDocument, nullable=False),
     sa.Column("occurred_at", UTCDateTime, nullable=False),
+)
+
+cluster_timelines = sa.Table(
+    "cluster_timeline",
+    metadata,
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("sequence", sa.BigInteger, nullable=False),
+    sa.Column("computed_at", UTCDateTime, nullable=False),
+    sa.Column("document", JSONDocument, nullable=False),
 )
 
 api_tokens = sa.Table(

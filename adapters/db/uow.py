@@ -12,6 +12,7 @@ is commit order and a reader that sees sequence N has already seen every event b
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -21,11 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.db import mapping
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
-from adapters.db.tables import event_sequences, job_events, jobs, outbox
+from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
 from domain.errors import Conflict
 from domain.model.codec import change_to_document
+from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobChanged
+from domain.model.timeline import Timeline, timeline_from_document, timeline_to_document
 from domain.ports import StoredEvent, TenantScope
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ class SqlUnitOfWork:
         self._conn: AsyncConnection | None = None
         self._seen: dict[JobId, tuple[Job, dict[str, Any] | None]] = {}
         self._lock_held = False
+        self._cluster_changes: list[ClusterChanged] = []
 
     async def __aenter__(self) -> Self:
         lock = self._db.write_lock
@@ -114,17 +118,34 @@ class SqlUnitOfWork:
             await self._conn.rollback()
         self._seen.clear()
 
+    def record(self, change: ClusterChanged) -> None:
+        self._cluster_changes.append(change)
+
+    async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
+        row = (
+            await self.connection.execute(
+                sa.select(cluster_timelines.c.sequence, cluster_timelines.c.document).where(
+                    cluster_timelines.c.cluster_id == cluster_id
+                )
+            )
+        ).first()
+        if row is None:
+            return None
+        return int(row[0]), timeline_from_document(row[1])
+
     async def commit(self) -> list[StoredEvent]:
         conn = self.connection
-        changes: list[JobChanged] = []
+        changes: list[JobChanged | ClusterChanged] = []
         for job, original in self._seen.values():
             row = mapping.job_to_row(job)
             if original is not None and row != original:
-                row["version"] = job.version + 1
+                # only what this unit of work changed: the estimator writes estimates beside it
+                changed = {k: v for k, v in row.items() if original.get(k) != v}
+                changed["version"] = job.version + 1
                 result = await conn.execute(
                     jobs.update()
                     .where(jobs.c.id == job.id, jobs.c.version == job.version)
-                    .values(row)
+                    .values(changed)
                 )
                 if result.rowcount != 1:
                     raise Conflict(
@@ -132,7 +153,11 @@ class SqlUnitOfWork:
                     )
                 job.version += 1
             changes.extend(job.changes)
-        history = [c.transition for c in changes if c.transition is not None]
+        history = [
+            c.transition for c in changes if isinstance(c, JobChanged) and c.transition is not None
+        ]
+        changes.extend(self._cluster_changes)
+        self._cluster_changes = []
         if history:
             await conn.execute(
                 job_events.insert(),
@@ -156,13 +181,14 @@ class SqlUnitOfWork:
         return stored
 
     async def _write_outbox(
-        self, conn: AsyncConnection, changes: list[JobChanged]
+        self, conn: AsyncConnection, changes: list[JobChanged | ClusterChanged]
     ) -> list[StoredEvent]:
         if not changes:
             return []
-        by_cluster: dict[ClusterId, list[JobChanged]] = defaultdict(list)
+        by_cluster: dict[ClusterId, list[JobChanged | ClusterChanged]] = defaultdict(list)
         for change in changes:
-            by_cluster[change.job.cluster_id].append(change)
+            cluster = change.job.cluster_id if isinstance(change, JobChanged) else change.cluster_id
+            by_cluster[cluster].append(change)
         stored: list[StoredEvent] = []
         rows: list[dict[str, Any]] = []
         for cluster_id in sorted(by_cluster, key=str):  # one lock order: no deadlocks
@@ -177,19 +203,43 @@ class SqlUnitOfWork:
             ).scalar_one()
             first = int(last) - len(batch) + 1
             for offset, change in enumerate(batch):
-                at = change.transition.at if change.transition else change.job.updated_at
-                event = StoredEvent(cluster_id, first + offset, change, at)
+                event = StoredEvent(cluster_id, first + offset, change, _occurred(change))
                 stored.append(event)
+                job = change.job if isinstance(change, JobChanged) else None
                 rows.append(
                     {
                         "cluster_id": cluster_id,
                         "sequence": event.sequence,
                         "kind": change.kind.value,
-                        "tenant_id": change.job.tenant_id,
-                        "job_id": change.job.id,
+                        "tenant_id": job.tenant_id if job else None,
+                        "job_id": job.id if job else None,
                         "payload": change_to_document(change),
-                        "occurred_at": at,
+                        "occurred_at": event.occurred_at,
                     }
                 )
+                if isinstance(change, ClusterChanged) and change.state is not None:
+                    await self._store_timeline(conn, cluster_id, event.sequence, change.state)
         await conn.execute(outbox.insert(), rows)
         return stored
+
+    async def _store_timeline(
+        self, conn: AsyncConnection, cluster_id: ClusterId, sequence: int, state: Timeline
+    ) -> None:
+        values = {
+            "sequence": sequence,
+            "computed_at": state.computed_at,
+            "document": timeline_to_document(state),
+        }
+        updated = await conn.execute(
+            cluster_timelines.update()
+            .where(cluster_timelines.c.cluster_id == cluster_id)
+            .values(values)
+        )
+        if not updated.rowcount:
+            await conn.execute(cluster_timelines.insert().values(cluster_id=cluster_id, **values))
+
+
+def _occurred(change: JobChanged | ClusterChanged) -> datetime:
+    if isinstance(change, ClusterChanged):
+        return change.timeline.computed_at if change.timeline else datetime.now(UTC)
+    return change.transition.at if change.transition else change.job.updated_at

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
     ChangeKind,
@@ -28,6 +29,7 @@ from domain.model.job import (
     SourceKind,
     TimeWindow,
 )
+from domain.model.timeline import diff_from_document, diff_to_document
 
 
 def _dt(value: datetime | None) -> str | None:
@@ -223,7 +225,14 @@ def event_from_document(doc: dict[str, Any]) -> JobEvent:
     )
 
 
-def change_to_document(change: JobChanged) -> dict[str, Any]:
+def change_to_document(change: JobChanged | ClusterChanged) -> dict[str, Any]:
+    if isinstance(change, ClusterChanged):
+        return {
+            "type": "cluster",
+            "kind": change.kind.value,
+            "cluster_id": str(change.cluster_id),
+            "timeline": diff_to_document(change.timeline) if change.timeline else None,
+        }
     return {
         "kind": change.kind.value,
         "job": job_to_document(change.job),
@@ -232,7 +241,13 @@ def change_to_document(change: JobChanged) -> dict[str, Any]:
     }
 
 
-def change_from_document(doc: dict[str, Any]) -> JobChanged:
+def change_from_document(doc: dict[str, Any]) -> JobChanged | ClusterChanged:
+    if doc.get("type") == "cluster":
+        return ClusterChanged(
+            kind=ClusterChangeKind(doc["kind"]),
+            cluster_id=ClusterId(UUID(doc["cluster_id"])),
+            timeline=diff_from_document(doc["timeline"]) if doc.get("timeline") else None,
+        )
     transition = doc.get("transition")
     return JobChanged(
         kind=ChangeKind(doc["kind"]),

@@ -20,7 +20,6 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from enum import StrEnum
 
 from domain.model.cluster import Node
 from domain.model.ids import JobId
@@ -42,13 +41,6 @@ HORIZON = timedelta(days=60)
 MAX_EVENTS = 2_000_000
 
 
-class SegmentKind(StrEnum):
-    COMPLETED = "COMPLETED"
-    RUNNING = "RUNNING"
-    ESTIMATED = "ESTIMATED"
-    RESERVED = "RESERVED"
-
-
 @dataclass(frozen=True)
 class JobPlan:
     """The estimator's answer for one job."""
@@ -62,10 +54,6 @@ class JobPlan:
     warnings: tuple[str, ...] = ()
     preempted_at: datetime | None = None
     """When the replay expects a higher-priority job to evict this one."""
-
-    @property
-    def kind(self) -> SegmentKind:
-        return SegmentKind.ESTIMATED
 
 
 @dataclass(frozen=True)

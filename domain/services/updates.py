@@ -183,9 +183,10 @@ class UpdatesService:
     def _visible(
         principal: Principal, job_filter: JobFilter | None, event: StoredEvent
     ) -> Change | None:
-        if job_filter is None or event.tenant_id != principal.tenant_id:
+        change = event.job_change
+        if job_filter is None or change is None or change.job.tenant_id != principal.tenant_id:
             return None
-        matches = job_filter.matches(event.job)
-        if matches or _matched_before(job_filter, event.change):
-            return Change(event.sequence, event.change, matches)
+        matches = job_filter.matches(change.job)
+        if matches or _matched_before(job_filter, change):
+            return Change(event.sequence, change, matches)
         return None

@@ -129,7 +129,7 @@ async def test_commit_writes_state_history_and_outbox_together(db: Database) -> 
     assert sorted((str(e.cluster_id), e.sequence) for e in events) == sorted(
         [(str(first), 1), (str(first), 2), (str(second), 1)]
     )
-    job = next(e.job for e in events if e.cluster_id == first)
+    job = next(e.change.job for e in events if e.cluster_id == first)  # type: ignore[union-attr]
     async with db.unit_of_work(SYSTEM) as uow:
         loaded = await uow.jobs.get(job.id)
         assert loaded is not None
@@ -140,7 +140,7 @@ async def test_commit_writes_state_history_and_outbox_together(db: Database) -> 
     log = SqlEventLog(db)
     assert await log.current_sequence(first) == 4
     replay = await log.read_after(first, 2, limit=10)
-    assert [(e.sequence, e.job.status) for e in replay] == [
+    assert [(e.sequence, e.change.job.status) for e in replay] == [  # type: ignore[union-attr]
         (3, JobStatus.QUEUED),
         (4, JobStatus.ADMITTED),
     ]

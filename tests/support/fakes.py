@@ -20,8 +20,9 @@ from typing import Any, Self
 
 from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
+from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
-from domain.model.job import Job, JobChanged, JobEvent, JobPriority
+from domain.model.job import Job, JobChanged, JobEvent, JobPriority, JobStatus
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
@@ -34,6 +35,7 @@ from domain.model.quota import (
     WorkloadPriorityClass,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
+from domain.model.timeline import Timeline
 from domain.ports import (
     JobCursor,
     JobFilter,
@@ -99,6 +101,7 @@ class Store:
         default_factory=lambda: collections.defaultdict(int)
     )
     quota: QuotaState = field(default_factory=QuotaState)
+    timelines: dict[ClusterId, tuple[int, Timeline]] = field(default_factory=dict)
     commits: int = 0
 
 
@@ -177,6 +180,55 @@ class FakeJobRepository:
             and self._visible(j)
         ]
         return [self._load(j) for j in due[:limit]]
+
+    async def finished_on_cluster(
+        self, cluster_id: ClusterId, *, ended_after: datetime, limit: int
+    ) -> list[Job]:
+        done = [
+            j
+            for j in self._uow.store.jobs.values()
+            if j.cluster_id == cluster_id
+            and not j.status.is_active
+            and j.actual_start
+            and j.actual_end
+            and j.actual_end > ended_after
+            and self._visible(j)
+        ]
+        done.sort(key=lambda j: j.actual_end or T0, reverse=True)
+        return [copy.deepcopy(j) for j in done[:limit]]
+
+    async def run_times(
+        self, cluster_id: ClusterId, *, limit: int
+    ) -> list[tuple[str, TenantId, str | None, float]]:
+        done = [
+            j
+            for j in self._uow.store.jobs.values()
+            if j.cluster_id == cluster_id
+            and j.status is JobStatus.COMPLETED
+            and j.actual_start
+            and j.actual_end
+            and self._visible(j)
+        ]
+        return [
+            (
+                j.name,
+                j.tenant_id,
+                j.resources.gpu_type if j.resources.gpu_count else None,
+                (j.actual_end - j.actual_start).total_seconds(),
+            )  # type: ignore[operator]
+            for j in done[:limit]
+        ]
+
+    async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
+        for job, kept in estimates:
+            stored = copy.deepcopy(self._uow.store.jobs[job.id])
+            stored.estimated_start, stored.estimated_end = job.estimated_start, job.estimated_end
+            stored.estimate_reason = job.estimate_reason
+            stored.estimate_warnings = job.estimate_warnings
+            if kept:
+                stored.submission_estimate = job.submission_estimate
+                stored.admission_estimate = job.admission_estimate
+            self._uow.estimated[job.id] = (stored, kept)
 
     async def events(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobEvent]]:
         result: dict[JobId, list[JobEvent]] = {}
@@ -362,6 +414,8 @@ class FakeUnitOfWork:
         self.clusters = FakeClusterRepository(store)
         self.tokens = FakeTokenRepository(store)
         self.quotas = FakeQuotaRepository(self)
+        self.cluster_changes: list[ClusterChanged] = []
+        self.estimated: dict[JobId, tuple[Job, bool]] = {}
         self.quota_copy: QuotaState | None = None
         self.quota_written = False
 
@@ -393,21 +447,38 @@ class FakeUnitOfWork:
         self.pending_new.clear()
         self.quota_copy, self.quota_written = None, False
 
+    def record(self, change: ClusterChanged) -> None:
+        self.cluster_changes.append(change)
+
+    async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
+        return self.store.timelines.get(cluster_id)
+
     async def commit(self) -> list[StoredEvent]:
-        changes: list[JobChanged] = []
+        changes: list[JobChanged | ClusterChanged] = []
         for job in self.seen.values():
             changes.extend(job.changes)
             job.changes = []
             self.store.jobs[job.id] = copy.deepcopy(job)
+        for job_id, (estimated, _) in self.estimated.items():
+            self.store.jobs[job_id] = copy.deepcopy(estimated)
+        self.estimated.clear()
+        changes.extend(self.cluster_changes)
+        self.cluster_changes = []
         stored: list[StoredEvent] = []
         for change in changes:
-            cluster = change.job.cluster_id
+            if isinstance(change, ClusterChanged):
+                cluster, at = change.cluster_id, T0
+            else:
+                cluster = change.job.cluster_id
+                at = change.transition.at if change.transition else change.job.updated_at
             self.store.sequences[cluster] += 1
-            at = change.transition.at if change.transition else change.job.updated_at
             event = StoredEvent(cluster, self.store.sequences[cluster], change, at)
             self.store.events[cluster].append(event)
             stored.append(event)
-            if change.transition is not None:
+            if isinstance(change, ClusterChanged):
+                if change.state is not None:
+                    self.store.timelines[cluster] = (event.sequence, change.state)
+            elif change.transition is not None:
                 self.store.history.append(change.transition)
         self.pending_new.clear()
         if self.quota_copy is not None and self.quota_written:

@@ -104,7 +104,7 @@ async def test_placement_is_recorded_when_admitted(world: World) -> None:
     placement = Placement("node-1", (4, 5))
     await service(world).apply(observation(job, WorkloadPhase.ADMITTED, placement=placement))
     assert world.stored(job.id).placement == placement
-    assert world.publisher.published[-1].job.placement == placement
+    assert world.publisher.published[-1].change.job.placement == placement
 
 
 async def test_stale_and_foreign_reports_change_nothing(world: World) -> None:

@@ -1,0 +1,195 @@
+"""The cluster schedule timeline: one row per GPU (and a CPU pool row), segments on the rows.
+
+A segment is one attempt of a job on the GPUs it holds (or a reservation on its GPUs): COMPLETED
+for what ran, RUNNING from its actual start to its estimated end, ESTIMATED for what the
+estimator expects, RESERVED for a capacity reservation. The queue lists waiting jobs in the order
+they are expected to start, and the forecast gives free GPUs per type over time.
+
+Timelines are compared, not resent: `diff` names the segments added, moved (any field changed)
+and removed, and the queue and forecast when they changed; `apply(old, diff(old, new)) == new`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from domain.model.cluster import Node
+from domain.model.job import Job, JobStatus, Placement
+from domain.model.reservation import CapacityReservation
+from domain.model.timeline import (
+    CPU_ROW,
+    QueueEntry,
+    Row,
+    Segment,
+    SegmentKind,
+    Timeline,
+    TimelineDiff,
+)
+from domain.scheduling.durations import Durations
+from domain.scheduling.estimator import Schedule
+
+
+def rows_of(nodes: Iterable[Node]) -> tuple[Row, ...]:
+    rows = [
+        Row(f"{n.name}/{i}", n.name, i, n.gpu_type)
+        for n in sorted(nodes, key=lambda n: n.name)
+        for i in range(n.gpu_count)
+    ]
+    rows.append(Row(CPU_ROW, None, None, None))
+    return tuple(rows)
+
+
+def _rows(placements: Sequence[Placement], gpu_count: int) -> tuple[str, ...]:
+    if not gpu_count:
+        return (CPU_ROW,)
+    return tuple(f"{p.node}/{i}" for p in placements for i in p.gpu_indices)
+
+
+def _job_segment(job: Job, **fields: Any) -> Segment:
+    return Segment(
+        id=f"{job.id}/{job.attempt}",
+        job_id=str(job.id),
+        tenant_id=str(job.tenant_id),
+        name=job.name,
+        status=job.status.value,
+        priority=job.priority.value,
+        **fields,
+    )
+
+
+def build(
+    schedule: Schedule,
+    nodes: Sequence[Node],
+    active: Sequence[Job],
+    finished: Sequence[Job],
+    reservations: Sequence[CapacityReservation],
+    durations: Durations,
+) -> Timeline:
+    segments: dict[str, Segment] = {}
+    for job in finished:
+        if job.actual_start is None or job.placement is None:
+            continue
+        seg = _job_segment(
+            job,
+            rows=_rows([job.placement], job.resources.gpu_count),
+            start=job.actual_start,
+            end=job.actual_end,
+            kind=SegmentKind.COMPLETED,
+            source="actual",
+        )
+        segments[seg.id] = seg
+    by_id = {str(r.id): r for r in reservations}
+    for held in schedule.reservations:
+        booked = by_id.get(held.reservation_id)
+        if booked is None or not held.placements:
+            continue
+        segments[f"reservation/{booked.id}"] = Segment(
+            id=f"reservation/{booked.id}",
+            rows=_rows(held.placements, 1),
+            start=held.start,
+            end=held.end,
+            kind=SegmentKind.RESERVED,
+            source="reservation",
+            tenant_id=str(booked.tenant_id),
+            name=booked.name,
+            reservation_id=str(booked.id),
+        )
+    for job in active:
+        plan = schedule.jobs.get(job.id)
+        if plan is None:
+            continue
+        source = durations.source(job)
+        gpus = job.resources.gpu_count
+        if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placement is not None:
+            started = job.actual_start or job.updated_at
+            end = plan.preempted_at if plan.preempted_at is not None else plan.end
+            seg = _job_segment(
+                job,
+                rows=_rows([job.placement], gpus),
+                start=started,
+                end=end,
+                kind=SegmentKind.RUNNING,
+                source=source,
+            )
+            segments[seg.id] = seg
+            if plan.preempted_at is None or plan.start is None or plan.start == started:
+                continue
+            seg = replace(
+                _job_segment(
+                    job,
+                    rows=_rows(plan.placements, gpus),
+                    start=plan.start,
+                    end=plan.end,
+                    kind=SegmentKind.ESTIMATED,
+                    source=source,
+                ),
+                id=f"{job.id}/{job.attempt}/requeued",
+            )
+            segments[seg.id] = seg
+        elif plan.start is not None:
+            seg = _job_segment(
+                job,
+                rows=_rows(plan.placements, gpus),
+                start=plan.start,
+                end=plan.end,
+                kind=SegmentKind.ESTIMATED,
+                source=source,
+            )
+            segments[seg.id] = seg
+    jobs_by_id = {job.id: job for job in active}
+    queue = tuple(
+        QueueEntry(
+            job_id=str(job_id),
+            tenant_id=str(jobs_by_id[job_id].tenant_id),
+            name=jobs_by_id[job_id].name,
+            position=position,
+            estimated_start=schedule.jobs[job_id].start,
+            reason=schedule.jobs[job_id].reason,
+            warnings=schedule.jobs[job_id].warnings,
+            priority=jobs_by_id[job_id].priority.value,
+            gpu_type=jobs_by_id[job_id].resources.gpu_type,
+            gpu_count=jobs_by_id[job_id].resources.gpu_count,
+        )
+        for position, job_id in enumerate(schedule.queue, start=1)
+        if job_id in jobs_by_id
+    )
+    forecast = {k: tuple(v) for k, v in schedule.free_gpus.items()}
+    return Timeline(schedule.now, rows_of(nodes), segments, queue, forecast)
+
+
+def diff(old: Timeline | None, new: Timeline) -> TimelineDiff:
+    if old is None:
+        return TimelineDiff(
+            new.computed_at,
+            added=tuple(new.segments.values()),
+            queue=new.queue,
+            forecast=new.forecast,
+            rows=new.rows,
+        )
+    added = tuple(s for k, s in new.segments.items() if k not in old.segments)
+    moved = tuple(s for k, s in new.segments.items() if k in old.segments and old.segments[k] != s)
+    removed = tuple(k for k in old.segments if k not in new.segments)
+    return TimelineDiff(
+        new.computed_at,
+        added,
+        moved,
+        removed,
+        queue=new.queue if new.queue != old.queue else None,
+        forecast=new.forecast if dict(new.forecast) != dict(old.forecast) else None,
+        rows=new.rows if new.rows != old.rows else None,
+    )
+
+
+def apply(old: Timeline, change: TimelineDiff) -> Timeline:
+    segments = {k: s for k, s in old.segments.items() if k not in change.removed}
+    for seg in (*change.added, *change.moved):
+        segments[seg.id] = seg
+    return Timeline(
+        change.computed_at,
+        change.rows if change.rows is not None else old.rows,
+        segments,
+        change.queue if change.queue is not None else old.queue,
+        change.forecast if change.forecast is not None else old.forecast,
+    )
