@@ -49,6 +49,8 @@ from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.quotas import QuotaService
 from domain.services.reservations import ReservationService
+from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import IssuedToken, TokenService
 from domain.services.updates import UpdatesService
 from domain.services.watch import ClusterSupervisor
@@ -90,6 +92,9 @@ class App:
     reservations: ReservationService
     tokens: TokenService
     updates: UpdatesService
+    timeline: TimelineService
+    refresher: TimelineRefresher
+    schedule_updates: ScheduleUpdatesService
     supervisor: ClusterSupervisor
     redis: Redis | None = None
     arq: ArqRedis | None = None
@@ -223,8 +228,16 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
     observations = ObservationService(
         uow=uow, clock=clock, tasks=tasks, publisher=publisher, jobs=jobs
     )
-    quotas = QuotaService(uow=uow, clock=clock)
-    reservations = ReservationService(uow=uow, clock=clock)
+    quotas = QuotaService(uow=uow, clock=clock, publisher=publisher)
+    reservations = ReservationService(uow=uow, clock=clock, publisher=publisher)
+    timeline = TimelineService(uow=uow, clock=clock, publisher=publisher, jobs=jobs)
+    refresher = TimelineRefresher(
+        timeline,
+        hub,
+        clock,
+        debounce_seconds=settings.timeline_debounce_seconds,
+        period_seconds=settings.timeline_period_seconds,
+    )
     clusters = ClusterService(uow=uow, clock=clock, gateways=gateways, quotas=quotas)
     tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.token_pepper))
     updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
@@ -236,6 +249,7 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
         lease=lease,
         clock=clock,
         poll_seconds=settings.supervisor_poll_seconds,
+        timeline=refresher,
     )
     return App(
         settings=settings,
@@ -254,6 +268,11 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
         reservations=reservations,
         tokens=tokens,
         updates=updates,
+        timeline=timeline,
+        refresher=refresher,
+        schedule_updates=ScheduleUpdatesService(
+            timeline=timeline, hub=hub, log=event_log, buffer=settings.subscriber_buffer
+        ),
         supervisor=supervisor,
         redis=redis,
         arq=arq,

@@ -62,6 +62,8 @@ class GraphQLView(GraphQL[Context, None]):
             quotas=app.quotas,
             reservations=app.reservations,
             tokens=app.tokens,
+            timeline=app.timeline,
+            schedule_updates=app.schedule_updates,
             updates=app.updates,
         )
 

@@ -20,7 +20,6 @@ from typing import Any, Protocol, Self
 
 from domain.model.cluster import Cluster, Node
 from domain.model.events import ClusterChanged
-from domain.model.timeline import Timeline
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId, TokenId
 from domain.model.job import (
     Job,
@@ -43,6 +42,7 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
+from domain.model.timeline import Timeline
 
 # --- time -----------------------------------------------------------------------------------
 

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
 from domain.errors import NotFound
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
+from domain.services.schedule_updates import ScheduleSnapshot
 from domain.services.updates import JobUpdate as Update
 from domain.services.updates import Snapshot
 from resolvers.common import query_caller, query_uuid
 from resolvers.jobs import to_domain_filter
 from schema.context import Info
+from schema.schedule import window
 from schema.types.errors import UserInputError
 from schema.types.inputs import JobFilter
 from schema.types.job import Job, JobEvent
+from schema.types.timeline import (
+    QueueEntry,
+    ScheduleDiff,
+    ScheduleUpdate,
+    TimelineSegment,
+    forecast_of,
+    schedule_of,
+)
 from schema.types.updates import JobChange, JobSnapshot, JobUpdate
 
 
@@ -60,3 +72,42 @@ def _message(update: Update) -> JobUpdate:
         transition=JobEvent.from_domain(change.transition) if change.transition else None,
         matches_filter=update.matches_filter,
     )
+
+
+async def schedule_timeline(
+    info: Info,
+    cluster_id: strawberry.ID,
+    from_: Annotated[datetime | None, strawberry.argument(name="from")] = None,
+    to: datetime | None = None,
+    since: int | None = None,
+) -> AsyncGenerator[ScheduleUpdate, None]:
+    principal = query_caller(info, Scope.JOBS_READ)
+    key = ClusterId(query_uuid(cluster_id, "clusterId"))
+    if since is not None and since < 0:
+        raise UserInputError("since must not be negative", field="since")
+    services = info.context.services
+    start, end = window(services.timeline.now(), from_, to)
+    try:
+        stream = await services.schedule_updates.updates(principal, key, start, end, since)
+    except NotFound:
+        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
+    try:
+        async for update in stream:
+            if isinstance(update, ScheduleSnapshot):
+                yield schedule_of(
+                    update.sequence, update.timeline, principal, start, end, update.reason
+                )
+            else:
+                yield ScheduleDiff(
+                    sequence=update.sequence,
+                    computed_at=update.computed_at,
+                    added=[TimelineSegment.from_domain(s, principal) for s in update.added],
+                    moved=[TimelineSegment.from_domain(s, principal) for s in update.moved],
+                    removed=list(update.removed),
+                    queue=None
+                    if update.queue is None
+                    else [QueueEntry.from_domain(e, principal) for e in update.queue],
+                    forecast=None if update.forecast is None else forecast_of(update.forecast),
+                )
+    finally:
+        await stream.aclose()

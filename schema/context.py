@@ -17,6 +17,8 @@ from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.quotas import ClusterQuotas, QuotaService
 from domain.services.reservations import ReservationService
+from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.timeline import TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
 from schema.types.errors import UserInputError
@@ -30,6 +32,8 @@ class ApiServices:
     reservations: ReservationService
     tokens: TokenService
     updates: UpdatesService
+    timeline: TimelineService
+    schedule_updates: ScheduleUpdatesService
 
 
 class Loaders:

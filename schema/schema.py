@@ -15,6 +15,7 @@ from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
 from resolvers import subscriptions as subscription_resolvers
+from resolvers import timeline as timeline_resolvers
 from schema.extensions import extensions, is_user_error
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
@@ -34,6 +35,11 @@ class Query:
         resolver=job_resolvers.job_events, description="A job's history, oldest first."
     )
     cluster: Cluster | None = strawberry.field(resolver=cluster_resolvers.cluster)
+    preview_job = strawberry.field(
+        resolver=timeline_resolvers.preview_job,
+        description="Where and when a job would start, and what it would cost, without "
+        "submitting it.",
+    )
     clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
     workload_priority_classes: list[WorkloadPriorityClass] = strawberry.field(
         resolver=quota_resolvers.workload_priority_classes,
@@ -105,6 +111,12 @@ class Subscription:
         resolver=subscription_resolvers.job_updates,
         description="A snapshot of your jobs on a cluster, then every change in order. "
         "Reconnect with `since` (the last sequence you hold) to get exactly what you missed.",
+    )
+    schedule_timeline = strawberry.subscription(
+        resolver=subscription_resolvers.schedule_timeline,
+        description="A cluster's schedule in a window: a snapshot, then diffs (segments added, "
+        "moved, removed; queue and forecast changes), each with its sequence. Reconnect with "
+        "`since` to get exactly the changes you missed.",
     )
 
 

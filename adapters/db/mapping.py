@@ -401,7 +401,13 @@ def reservation_to_row(reservation: CapacityReservation) -> dict[str, Any]:
 def estimate_row(job: Job, *, kept: bool) -> dict[str, Any]:
     """The estimate columns of a job (with `kept`, also its submission/admission estimates)."""
     full = job_to_row(job)
-    names = ["estimated_start", "estimated_end", "estimate_reason", "estimate_warnings"]
+    names = [
+        "estimated_start",
+        "estimated_end",
+        "estimate_reason",
+        "estimate_warnings",
+        "estimated_cost",
+    ]
     if kept:
         names += ["submission_estimate", "admission_estimate"]
     return {"id": job.id, **{name: full[name] for name in names}}

@@ -73,6 +73,12 @@ class Cluster:
     """Adapter settings that are not secret, e.g. a simulated cluster's time scale."""
 
     @property
+    def time_scale(self) -> float:
+        """Simulated seconds per real second: a simulated cluster may run faster than time."""
+        value = self.settings.get("time_scale", 1.0)
+        return float(value) if isinstance(value, int | float) and value > 0 else 1.0
+
+    @property
     def gpu_types(self) -> frozenset[str]:
         return frozenset(n.gpu_type for n in self.nodes if n.gpu_type and n.gpu_count > 0)
 

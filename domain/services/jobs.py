@@ -9,7 +9,7 @@ a PENDING job the submission sweeper picks up; tasks are idempotent, so running 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from domain.backoff import backoff_seconds
 from domain.errors import (
@@ -88,6 +88,61 @@ class JobService:
 
     # --- commands ---------------------------------------------------------------------------
 
+    async def prepare(
+        self, uow: UnitOfWork, principal: Principal, sub: JobSubmission, now: datetime
+    ) -> tuple[Job, LocalQueue | None]:
+        """Validate a submission and build its job (not stored). Also returns the tenant's
+        default LocalQueue when it still has to be created. Raises ValidationFailed."""
+        if not principal.may_use_project(sub.project_id):
+            raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
+        cluster = await uow.clusters.get(sub.cluster_id)
+        issues = validate_submission(sub, cluster, now)
+        refs = None
+        if cluster is not None:
+            refs = await read_references(uow, principal.tenant_id, sub)
+            issues += reference_issues(sub, principal.tenant_id, refs, now)
+        if issues:
+            raise ValidationFailed(issues)
+        assert refs is not None
+        job = Job(
+            id=new_job_id(),
+            name=sub.name,
+            tenant_id=principal.tenant_id,
+            project_id=sub.project_id,
+            cluster_id=sub.cluster_id,
+            job_type=sub.job_type,
+            deployment_type=sub.deployment_type,
+            created_at=now,
+            updated_at=now,
+            source=JobSource(sub.source_kind, sub.source_id),
+            spec=dict(sub.spec),
+            resources=sub.resources,
+            estimated_duration_seconds=sub.estimated_duration_seconds,
+            max_duration_seconds=sub.max_duration_seconds,
+            deadline=sub.deadline,
+            priority=sub.priority,
+            preemptible=sub.preemptible,
+            max_retries=sub.max_retries,
+            budget_limit=sub.budget_limit,
+            idempotency_key=sub.idempotency_key,
+            status_message="submitted",
+            queue_name=sub.queue_name,
+            window=sub.window,
+            depends_on=sub.dependencies,
+            reservation_id=sub.reservation_id,
+        )
+        default_queue = None
+        if refs.local_queue is None:  # the tenant's first job in the default queue
+            default_queue = LocalQueue(
+                cluster_id=sub.cluster_id,
+                name=sub.queue_name,
+                namespace=tenant_namespace(principal.tenant_id),
+                tenant_id=principal.tenant_id,
+                cluster_queue=DEFAULT_QUEUE,
+                created_at=now,
+            )
+        return job, default_queue
+
     async def submit(self, principal: Principal, sub: JobSubmission) -> Job:
         if not principal.may_use_project(sub.project_id):
             raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
@@ -100,56 +155,11 @@ class JobService:
                 )
                 if existing is not None:
                     return existing
-            cluster = await uow.clusters.get(sub.cluster_id)
-            issues = validate_submission(sub, cluster, now)
-            refs = None
-            if cluster is not None:
-                refs = await read_references(uow, principal.tenant_id, sub)
-                issues += reference_issues(sub, principal.tenant_id, refs, now)
-            if issues:
-                raise ValidationFailed(issues)
-            assert refs is not None
-            job = Job(
-                id=new_job_id(),
-                name=sub.name,
-                tenant_id=principal.tenant_id,
-                project_id=sub.project_id,
-                cluster_id=sub.cluster_id,
-                job_type=sub.job_type,
-                deployment_type=sub.deployment_type,
-                created_at=now,
-                updated_at=now,
-                source=JobSource(sub.source_kind, sub.source_id),
-                spec=dict(sub.spec),
-                resources=sub.resources,
-                estimated_duration_seconds=sub.estimated_duration_seconds,
-                max_duration_seconds=sub.max_duration_seconds,
-                deadline=sub.deadline,
-                priority=sub.priority,
-                preemptible=sub.preemptible,
-                max_retries=sub.max_retries,
-                budget_limit=sub.budget_limit,
-                idempotency_key=sub.idempotency_key,
-                status_message="submitted",
-                queue_name=sub.queue_name,
-                window=sub.window,
-                depends_on=sub.dependencies,
-                reservation_id=sub.reservation_id,
-            )
+            job, default_queue = await self.prepare(uow, principal, sub, now)
             job.record_submission()
             try:
-                if refs.local_queue is None:  # the tenant's first job in the default queue
-                    await uow.quotas.add_local_queue(
-                        LocalQueue(
-                            cluster_id=sub.cluster_id,
-                            name=sub.queue_name,
-                            namespace=tenant_namespace(principal.tenant_id),
-                            tenant_id=principal.tenant_id,
-                            cluster_queue=DEFAULT_QUEUE,
-                            created_at=now,
-                        ),
-                        if_absent=True,
-                    )
+                if default_queue is not None:
+                    await uow.quotas.add_local_queue(default_queue, if_absent=True)
                 await uow.jobs.add(job)
                 await commit_and_publish(uow, self._publisher)
             except DuplicateIdempotencyKey:

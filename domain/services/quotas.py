@@ -25,6 +25,7 @@ from datetime import datetime
 
 from domain.errors import FieldIssue, NotFound, ValidationFailed
 from domain.model.cluster import Cluster
+from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import Job, JobPriority, JobStatus
 from domain.model.principal import Principal, Scope
@@ -43,7 +44,7 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation
-from domain.ports import Clock, TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.ports import Clock, EventPublisher, TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
 from domain.services.quota_rules import (
     ClusterQueueSpec,
@@ -180,9 +181,20 @@ def cluster_queue_usage(
 
 
 class QuotaService:
-    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(
+        self, *, uow: UnitOfWorkFactory, clock: Clock, publisher: EventPublisher | None = None
+    ) -> None:
         self._uow = uow
         self._clock = clock
+        self._publisher = publisher
+
+    async def _commit(self, uow: UnitOfWork, cluster_id: ClusterId) -> None:
+        """Commit a change of the cluster's quotas, with the event that has its timeline
+        recomputed."""
+        uow.record(ClusterChanged(ClusterChangeKind.QUOTAS, cluster_id))
+        events = await uow.commit()
+        if self._publisher is not None:
+            await self._publisher.publish(events)
 
     @staticmethod
     async def _cluster(uow: UnitOfWork, cluster_id: ClusterId) -> Cluster:
@@ -206,7 +218,7 @@ class QuotaService:
             if await uow.quotas.get_flavor(cluster_id=cluster_id, name=name) is not None:
                 raise taken(f"resource flavor {name}")
             await uow.quotas.add_flavor(flavor)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return flavor
 
     async def update_flavor(
@@ -221,7 +233,7 @@ class QuotaService:
                 raise NotFound("resource flavor", name)
             flavor = replace(found, node_labels=dict(node_labels), updated_at=self._clock.now())
             await uow.quotas.update_flavor(flavor)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return flavor
 
     async def delete_flavor(
@@ -236,7 +248,7 @@ class QuotaService:
             if users := [q.name for q in quotas.cluster_queues if name in q.flavor_names]:
                 raise in_use(f"resource flavor {name}", [f"cluster queue {u}" for u in users])
             await uow.quotas.delete_flavor(cluster_id=cluster_id, name=name)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return found
 
     # --- cluster queues -------------------------------------------------------------------
@@ -264,7 +276,7 @@ class QuotaService:
                 raise taken(f"cluster queue {spec.name}")
             queue = spec.build(created_at=now, updated_at=now)
             await uow.quotas.add_cluster_queue(queue)
-            await uow.commit()
+            await self._commit(uow, spec.cluster_id)
         return queue
 
     async def update_cluster_queue(
@@ -278,7 +290,7 @@ class QuotaService:
                 raise NotFound("cluster queue", spec.name)
             queue = spec.build(created_at=found.created_at, updated_at=self._clock.now())
             await uow.quotas.update_cluster_queue(queue)
-            await uow.commit()
+            await self._commit(uow, spec.cluster_id)
         return queue
 
     async def delete_cluster_queue(
@@ -298,7 +310,7 @@ class QuotaService:
             if users:  # and so every active job in it: a LocalQueue with jobs stays
                 raise in_use(f"cluster queue {name}", users)
             await uow.quotas.delete_cluster_queue(cluster_id=cluster_id, name=name)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return found
 
     # --- local queues ---------------------------------------------------------------------
@@ -335,7 +347,7 @@ class QuotaService:
             ):
                 raise taken(f"local queue {queue.namespace}/{name}")
             await uow.quotas.add_local_queue(queue)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return queue
 
     async def delete_local_queue(
@@ -365,7 +377,7 @@ class QuotaService:
             await uow.quotas.delete_local_queue(
                 cluster_id=cluster_id, namespace=namespace, name=name
             )
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return found
 
     # --- cohorts --------------------------------------------------------------------------
@@ -387,7 +399,7 @@ class QuotaService:
             if await uow.quotas.get_cohort(cluster_id=cluster_id, name=name) is not None:
                 raise taken(f"cohort {name}")
             await uow.quotas.add_cohort(cohort)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return cohort
 
     async def delete_cohort(
@@ -402,7 +414,7 @@ class QuotaService:
             if members := quotas.members(name):
                 raise in_use(f"cohort {name}", [f"cluster queue {q.name}" for q in members])
             await uow.quotas.delete_cohort(cluster_id=cluster_id, name=name)
-            await uow.commit()
+            await self._commit(uow, cluster_id)
         return found
 
     # --- priority classes -----------------------------------------------------------------

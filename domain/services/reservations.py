@@ -14,17 +14,29 @@ import uuid
 from dataclasses import replace
 
 from domain.errors import Conflict, NotFound, ValidationFailed
+from domain.model.events import ClusterChanged, ClusterChangeKind
+from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
-from domain.ports import Clock, TenantScope, UnitOfWorkFactory
+from domain.ports import Clock, EventPublisher, TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
 from domain.services.quota_rules import ReservationSpec, require, sees_all, taken
 
 
 class ReservationService:
-    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(
+        self, *, uow: UnitOfWorkFactory, clock: Clock, publisher: EventPublisher | None = None
+    ) -> None:
         self._uow = uow
         self._clock = clock
+        self._publisher = publisher
+
+    async def _commit(self, uow: UnitOfWork, cluster_id: ClusterId) -> None:
+        """Commit, with the event that has the cluster's timeline recomputed."""
+        uow.record(ClusterChanged(ClusterChangeKind.RESERVATIONS, cluster_id))
+        events = await uow.commit()
+        if self._publisher is not None:
+            await self._publisher.publish(events)
 
     async def create_reservation(
         self, principal: Principal, spec: ReservationSpec
@@ -60,7 +72,7 @@ class ReservationService:
                 created_at=now,
             )
             await uow.quotas.add_reservation(reservation)
-            await uow.commit()
+            await self._commit(uow, spec.cluster_id)
         return reservation
 
     async def cancel_reservation(
@@ -77,5 +89,5 @@ class ReservationService:
             if found.end <= now:
                 raise Conflict(f"reservation {found.name} has already ended", "ENDED")
             await uow.quotas.cancel_reservation(reservation_id=reservation_id, at=now)
-            await uow.commit()
+            await self._commit(uow, found.cluster_id)
         return replace(found, cancelled_at=now)

@@ -31,6 +31,7 @@ from domain.ports import (
     UnitOfWorkFactory,
 )
 from domain.services.jobs import scoped_filter
+from domain.services.replay import events_after
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,11 @@ class UpdatesService:
         narrowed = scoped_filter(principal, job_filter)
         live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
         try:
-            replay = None if since is None else await self._replay(cluster_id, since)
+            replay = (
+                None
+                if since is None
+                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
+            )
             if replay is None:
                 reason = (
                     "subscribed" if since is None else await self._why_no_replay(cluster_id, since)
@@ -136,25 +141,6 @@ class UpdatesService:
                     yield change
         finally:
             await live.close()
-
-    async def _replay(self, cluster_id: ClusterId, since: int) -> list[StoredEvent] | None:
-        """The events after `since`, or None when a snapshot must be sent instead."""
-        if since < await self._log.retained_after(cluster_id):
-            return None
-        current = await self._log.current_sequence(cluster_id)
-        if since > current or current - since > self._replay_limit:
-            return None
-        events: list[StoredEvent] = []
-        after = since
-        while after < current:
-            page = await self._log.read_after(cluster_id, after, limit=1000)
-            if not page:
-                break
-            events.extend(page)
-            after = page[-1].sequence
-        if events and events[0].sequence != since + 1:
-            return None  # pruned while we read
-        return events
 
     async def _why_no_replay(self, cluster_id: ClusterId, since: int) -> str:
         if since > await self._log.current_sequence(cluster_id):

@@ -23,6 +23,7 @@ from domain.ports import Clock, GatewayFactory, GatewayUnavailable, Lease
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
+from domain.services.timeline import TimelineRefresher
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,9 @@ class ClusterSupervisor:
         lease_ttl_seconds: float = 15.0,
         submission_grace: timedelta = timedelta(seconds=30),
         backoff: Callable[[int], float] = backoff_seconds,
+        timeline: TimelineRefresher | None = None,
     ) -> None:
+        self._timeline = timeline
         self._clusters = clusters
         self._jobs = jobs
         self._observations = observations
@@ -98,10 +101,11 @@ class ClusterSupervisor:
                 continue
             renewer = asyncio.create_task(self._renew(lease))
             follower = asyncio.create_task(self._follow(cluster))
+            tasks = {renewer, follower}
+            if self._timeline is not None:  # the timeline is kept by whoever watches
+                tasks.add(asyncio.create_task(self._timeline.run(cluster.id)))
             try:
-                done, _ = await asyncio.wait(
-                    {renewer, follower}, return_when=asyncio.FIRST_COMPLETED
-                )
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     task.result()
                 failures = 0
@@ -112,9 +116,9 @@ class ClusterSupervisor:
                 failures += 1
                 log.exception("watching cluster %s failed", cluster.name)
             finally:
-                for task in (renewer, follower):
+                for task in tasks:
                     task.cancel()
-                for task in (renewer, follower):
+                for task in tasks:
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
                 with contextlib.suppress(Exception):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import cast
+from typing import Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
 from domain.model import cluster as model
 from schema.context import Info
+from schema.schedule import accuracy_for, schedule_for
 from schema.types.enums import ClusterStatus, NodeType, Platform
 from schema.types.quota import (
     CapacityReservation,
@@ -19,6 +20,7 @@ from schema.types.quota import (
     ResourceFlavor,
     quotas_of,
 )
+from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter
 
 
 @strawberry.type(description="A GPU type on a cluster and how many of it there are.")
@@ -94,6 +96,28 @@ class Cluster:
     async def reservations(self, info: Info) -> list[CapacityReservation]:
         booked = (await quotas_of(info, self.id)).reservations
         return [CapacityReservation.from_domain(r) for r in booked]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="What runs on which GPU in [from, to), what will run when, the queue and "
+        "the free-GPU forecast. Defaults: from an hour ago, to 24 hours after `from`."
+    )
+    async def schedule(
+        self,
+        info: Info,
+        from_: Annotated[datetime | None, strawberry.argument(name="from")] = None,
+        to: datetime | None = None,
+        filter: ScheduleFilter | None = None,
+    ) -> Schedule:
+        return await schedule_for(info, self.id, from_, to, filter)
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="How close estimates came to what happened, over jobs that ended since "
+        "`since` (default: 30 days)."
+    )
+    async def estimate_accuracy(
+        self, info: Info, since: datetime | None = None
+    ) -> EstimateAccuracy:
+        return await accuracy_for(info, self.id, since)
 
     @classmethod
     def from_domain(cls, cluster: model.Cluster) -> Cluster:

@@ -11,6 +11,7 @@ import strawberry
 from domain.model.cluster import ClusterStatus, NodeType, Platform
 from domain.model.job import ChangeKind, DeploymentType, JobPriority, JobStatus, JobType, SourceKind
 from domain.model.quota import QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue
+from domain.model.timeline import SegmentKind
 
 strawberry.enum(JobStatus, description="Where a job is in its lifecycle.")
 strawberry.enum(
@@ -26,6 +27,11 @@ strawberry.enum(ClusterStatus)
 strawberry.enum(Platform)
 strawberry.enum(NodeType)
 strawberry.enum(ChangeKind, name="JobChangeKind")
+strawberry.enum(
+    SegmentKind,
+    description="COMPLETED ran; RUNNING runs now; ESTIMATED is expected; "
+    "RESERVED is booked capacity.",
+)
 strawberry.enum(
     QueueingStrategy,
     description="STRICT_FIFO: a head that does not fit blocks the queue; BEST_EFFORT_FIFO: "
@@ -52,6 +58,7 @@ __all__ = [
     "Platform",
     "QueueingStrategy",
     "ReclaimWithinCohort",
+    "SegmentKind",
     "SourceKind",
     "WithinClusterQueue",
 ]

@@ -15,6 +15,7 @@ from domain.model.ids import ClusterId, JobId
 from schema.context import Info
 from schema.types.cluster import Cluster
 from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+from schema.types.placement import Placement
 
 
 @strawberry.type
@@ -30,15 +31,6 @@ class Resources:
 class JobSource:
     kind: SourceKind
     source_id: str | None
-
-
-@strawberry.type(description="The node and GPU indices a job holds: its rows on the timeline.")
-class Placement:
-    node: str
-    gpu_indices: list[int]
-    flavor: str | None = strawberry.field(
-        description="The ResourceFlavor whose quota the job was admitted against."
-    )
 
 
 @strawberry.type(description="A daily window, in UTC, in which a job may start.")

@@ -225,6 +225,7 @@ class FakeJobRepository:
             stored.estimated_start, stored.estimated_end = job.estimated_start, job.estimated_end
             stored.estimate_reason = job.estimate_reason
             stored.estimate_warnings = job.estimate_warnings
+            stored.estimated_cost = job.estimated_cost
             if kept:
                 stored.submission_estimate = job.submission_estimate
                 stored.admission_estimate = job.admission_estimate

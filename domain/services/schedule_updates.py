@@ -1,0 +1,173 @@
+"""The `scheduleTimeline` stream: a stamped snapshot of a cluster's timeline, then ordered diffs.
+
+Same contract as job updates: the live subscription is opened before the snapshot is read, the
+snapshot is stamped with the cluster event sequence it reflects, diffs follow in sequence order
+(job events in between are skipped), and `since: N` replays exactly the timeline changes after N,
+or sends a fresh snapshot when that history is gone. A subscriber that fell behind is
+resynchronised with a snapshot.
+
+Diffs are cut to the subscriber's window and visibility without keeping per-subscriber state, so
+a resumed stream is cut exactly like the original: `added` and `moved` segments are those that
+overlap the window after the change (upsert them by id); `removed` lists ids that left the
+timeline or the window (ids you do not hold can be ignored). The cut of one change is computed
+once per (tenant, window) and shared by every subscriber with the same view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.model.events import ClusterChangeKind
+from domain.model.ids import ClusterId
+from domain.model.principal import Principal, Scope
+from domain.model.timeline import QueueEntry, Segment, Timeline, TimelineDiff
+from domain.ports import EventHub, EventLog, Overflowed, StoredEvent
+from domain.services.replay import events_after
+from domain.services.timeline import TimelineService, anonymous, anonymous_entry, visible_to
+
+
+@dataclass(frozen=True)
+class ScheduleSnapshot:
+    sequence: int
+    timeline: Timeline
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScheduleChange:
+    sequence: int
+    computed_at: datetime
+    added: tuple[Segment, ...]
+    moved: tuple[Segment, ...]
+    removed: tuple[str, ...]
+    queue: tuple[QueueEntry, ...] | None
+    forecast: dict[str, tuple[tuple[datetime, int], ...]] | None
+
+
+ScheduleUpdate = ScheduleSnapshot | ScheduleChange
+
+
+def cut_change(
+    sequence: int, change: TimelineDiff, principal: Principal, start: datetime, end: datetime
+) -> ScheduleChange:
+    mine = visible_to(principal)
+
+    def shown(seg: Segment) -> Segment:
+        return seg if mine(seg.tenant_id) else anonymous(seg)
+
+    added = tuple(shown(s) for s in change.added if s.overlaps(start, end))
+    moved = tuple(shown(s) for s in change.moved if s.overlaps(start, end))
+    left = tuple(s.id for s in change.moved if not s.overlaps(start, end))
+    queue = (
+        None
+        if change.queue is None
+        else tuple(e if mine(e.tenant_id) else anonymous_entry(e) for e in change.queue)
+    )
+    forecast = None if change.forecast is None else dict(change.forecast)
+    return ScheduleChange(
+        sequence, change.computed_at, added, moved, (*change.removed, *left), queue, forecast
+    )
+
+
+class ScheduleUpdatesService:
+    def __init__(
+        self,
+        *,
+        timeline: TimelineService,
+        hub: EventHub,
+        log: EventLog,
+        buffer: int = 256,
+        replay_limit: int = 10_000,
+    ) -> None:
+        self._timeline = timeline
+        self._hub = hub
+        self._log = log
+        self._buffer = buffer
+        self._replay_limit = replay_limit
+        self._cuts: dict[tuple[int, ClusterId, str, datetime, datetime], ScheduleChange] = {}
+
+    async def updates(
+        self,
+        principal: Principal,
+        cluster_id: ClusterId,
+        start: datetime,
+        end: datetime,
+        since: int | None = None,
+    ) -> AsyncGenerator[ScheduleUpdate, None]:
+        """Raises NotFound (before anything is sent) for an unknown cluster."""
+        await self._timeline.view(principal, cluster_id, start, end)  # NotFound before streaming
+        return self._stream(principal, cluster_id, start, end, since)
+
+    def _cut(
+        self, event: StoredEvent, principal: Principal, start: datetime, end: datetime
+    ) -> ScheduleChange | None:
+        change = event.cluster_change
+        if change is None or change.kind is not ClusterChangeKind.TIMELINE or not change.timeline:
+            return None
+        viewer = "*" if principal.has(Scope.ADMIN) else str(principal.tenant_id)
+        key = (event.sequence, event.cluster_id, viewer, start, end)
+        found = self._cuts.get(key)
+        if found is None:
+            if len(self._cuts) > 4096:
+                self._cuts.clear()
+            found = self._cuts[key] = cut_change(
+                event.sequence, change.timeline, principal, start, end
+            )
+        return found
+
+    async def _stream(
+        self,
+        principal: Principal,
+        cluster_id: ClusterId,
+        start: datetime,
+        end: datetime,
+        since: int | None,
+    ) -> AsyncGenerator[ScheduleUpdate, None]:
+        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
+        try:
+            replay = (
+                None
+                if since is None
+                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
+            )
+            if replay is None:
+                snapshot = await self._snapshot(
+                    principal, cluster_id, start, end, "subscribed" if since is None else "resync"
+                )
+                last = snapshot.sequence
+                yield snapshot
+            else:
+                assert since is not None
+                last = since
+                for event in replay:
+                    last = event.sequence
+                    change = self._cut(event, principal, start, end)
+                    if change is not None:
+                        yield change
+            async for item in live:
+                if isinstance(item, Overflowed):
+                    snapshot = await self._snapshot(principal, cluster_id, start, end, "resync")
+                    last = snapshot.sequence
+                    yield snapshot
+                    continue
+                if item.sequence <= last:
+                    continue
+                last = item.sequence
+                change = self._cut(item, principal, start, end)
+                if change is not None:
+                    yield change
+        finally:
+            await live.close()
+
+    async def _snapshot(
+        self,
+        principal: Principal,
+        cluster_id: ClusterId,
+        start: datetime,
+        end: datetime,
+        reason: str,
+    ) -> ScheduleSnapshot:
+        view = await self._timeline.view(principal, cluster_id, start, end)
+        return ScheduleSnapshot(view.sequence, view.timeline, reason)

@@ -1,0 +1,355 @@
+"""The live schedule timeline of each cluster: recomputed, stored, diffed, and shown per caller.
+
+`refresh` reads a cluster's state in one consistent read (nodes, quotas, reservations, active
+jobs, what they depend on, recent history), runs the estimator, writes each job's estimate
+(keeping the first of each attempt and the one at admission, for accuracy), and, when the
+timeline changed, commits the change as a TIMELINE event of the cluster with the new timeline,
+in one transaction: the stream of diffs and the stored timeline can never disagree.
+
+`view` is what one caller sees: the stored timeline cut to a time window, with other tenants'
+segments and queue entries anonymised (their GPUs are busy, but not with anything you may know
+about). `preview` answers where and when a job would start, and what it would cost, without
+submitting it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from domain.errors import NotFound
+from domain.model.cluster import Cluster
+from domain.model.events import ClusterChanged, ClusterChangeKind
+from domain.model.ids import ClusterId, JobId
+from domain.model.job import Estimate, Job, Placement
+from domain.model.principal import Principal, Scope
+from domain.model.timeline import QueueEntry, Segment, Timeline
+from domain.ports import (
+    Clock,
+    EventHub,
+    EventPublisher,
+    Overflowed,
+    TenantScope,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from domain.scheduling import timeline as timelines
+from domain.scheduling.accuracy import Accuracy, measure
+from domain.scheduling.cost import estimate_cost
+from domain.scheduling.durations import Durations, medians
+from domain.scheduling.estimator import Schedule, Snapshot, estimate
+from domain.services.jobs import JobService
+from domain.services.submission import JobSubmission
+
+log = logging.getLogger(__name__)
+HISTORY_RUNS = 5000
+PAST = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Preview:
+    start: datetime | None
+    end: datetime | None
+    placements: tuple[Placement, ...]
+    reason: str
+    warnings: tuple[str, ...]
+    estimated_cost: Decimal | None
+    duration_source: str
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    sequence: int
+    timeline: Timeline
+
+
+def anonymous(segment: Segment) -> Segment:
+    return Segment(
+        segment.id,
+        segment.rows,
+        segment.start,
+        segment.end,
+        segment.kind,
+        segment.source,
+        name="another tenant",
+    )
+
+
+def anonymous_entry(entry: QueueEntry) -> QueueEntry:
+    return QueueEntry(
+        entry.job_id,
+        "",
+        "another tenant",
+        entry.position,
+        entry.estimated_start,
+        "",
+        (),
+        "",
+        entry.gpu_type,
+        entry.gpu_count,
+    )
+
+
+def visible_to(principal: Principal) -> Callable[[str | None], bool]:
+    tenant = str(principal.tenant_id)
+    admin = principal.has(Scope.ADMIN)
+    return lambda owner: admin or owner == tenant
+
+
+def cut(
+    timeline: Timeline,
+    principal: Principal,
+    start: datetime,
+    end: datetime,
+    *,
+    only_mine: bool = False,
+) -> Timeline:
+    """The part of `timeline` in [start, end) that `principal` may see."""
+    mine = visible_to(principal)
+    segments = {}
+    for key, seg in timeline.segments.items():
+        if not seg.overlaps(start, end):
+            continue
+        if mine(seg.tenant_id):
+            segments[key] = seg
+        elif not only_mine:
+            segments[key] = anonymous(seg)
+    queue = tuple(
+        e if mine(e.tenant_id) else anonymous_entry(e)
+        for e in timeline.queue
+        if mine(e.tenant_id) or not only_mine
+    )
+    return replace(timeline, segments=segments, queue=queue)
+
+
+class TimelineService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        publisher: EventPublisher,
+        jobs: JobService,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._publisher = publisher
+        self._jobs = jobs
+
+    def now(self) -> datetime:
+        return self._clock.now()
+
+    # --- computing --------------------------------------------------------------------------
+
+    async def _snapshot(
+        self, uow: UnitOfWork, cluster: Cluster, extra: Job | None = None
+    ) -> tuple[Snapshot, list[Job]]:
+        now = self._clock.now()
+        quotas = await uow.quotas.quota_set(cluster.id)
+        reservations = await uow.quotas.reservations(cluster.id, active_after=now)
+        active = await uow.jobs.active_on_cluster(cluster.id)
+        if extra is not None:
+            active = [*active, extra]
+        wanted = {d for job in active for d in job.depends_on} - {j.id for j in active}
+        finished = await uow.jobs.get_many(sorted(wanted, key=str)) if wanted else {}
+        history = medians(
+            ((name, tenant, gpu), seconds)
+            for name, tenant, gpu, seconds in await uow.jobs.run_times(
+                cluster.id, limit=HISTORY_RUNS
+            )
+        )
+        snapshot = Snapshot(
+            now=now,
+            nodes=cluster.nodes,
+            quotas=quotas,
+            jobs=active,
+            durations=Durations(history),
+            reservations=reservations,
+            finished={job_id: job.status for job_id, job in finished.items()},
+            time_scale=cluster.time_scale,
+        )
+        return snapshot, active
+
+    async def refresh(self, cluster_id: ClusterId) -> bool:
+        """Recompute the cluster's timeline and estimates; True if the timeline changed."""
+        async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None:
+                return False
+            snapshot, active = await self._snapshot(uow, cluster)
+            finished = await uow.jobs.finished_on_cluster(
+                cluster_id, ended_after=snapshot.now - PAST, limit=2000
+            )
+        schedule = await asyncio.to_thread(estimate, snapshot)
+        timeline = timelines.build(
+            schedule, cluster.nodes, active, finished, snapshot.reservations, snapshot.durations
+        )
+        prices = cluster.settings.get("gpu_hourly_prices")
+        estimates = self._estimates(schedule, active, snapshot.durations, prices)
+        async with self._uow(TenantScope.system()) as uow:
+            latest = await uow.latest_timeline(cluster_id)
+            change = timelines.diff(latest[1] if latest else None, timeline)
+            await uow.jobs.store_estimates(estimates)
+            if not change.empty:
+                uow.record(
+                    ClusterChanged(ClusterChangeKind.TIMELINE, cluster_id, change, state=timeline)
+                )
+            events = await uow.commit()
+        if events:
+            await self._publisher.publish(events)
+        return not change.empty
+
+    @staticmethod
+    def _estimates(
+        schedule: Schedule, active: list[Job], durations: Durations, prices: object
+    ) -> list[tuple[Job, bool]]:
+        changed: list[tuple[Job, bool]] = []
+        for job in active:
+            plan = schedule.jobs.get(job.id)
+            if plan is None:
+                continue
+            kept_before = (job.submission_estimate, job.admission_estimate)
+            cost = estimate_cost(
+                job.resources, durations.expected(job), prices if isinstance(prices, dict) else None
+            )
+            moved = job.apply_estimate(Estimate(plan.start, plan.end, plan.reason, plan.warnings))
+            if cost != job.estimated_cost:
+                job.estimated_cost = cost
+                moved = True
+            if moved:
+                kept = kept_before != (job.submission_estimate, job.admission_estimate)
+                changed.append((job, kept))
+        return changed
+
+    # --- reading ----------------------------------------------------------------------------
+
+    async def view(
+        self,
+        principal: Principal,
+        cluster_id: ClusterId,
+        start: datetime,
+        end: datetime,
+        *,
+        only_mine: bool = False,
+    ) -> TimelineView:
+        stored = await self._stored(cluster_id)
+        return TimelineView(
+            stored.sequence, cut(stored.timeline, principal, start, end, only_mine=only_mine)
+        )
+
+    async def _stored(self, cluster_id: ClusterId) -> TimelineView:
+        for _ in range(2):
+            async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+                if await uow.clusters.get(cluster_id) is None:
+                    raise NotFound("cluster", cluster_id)
+                latest = await uow.latest_timeline(cluster_id)
+            if latest is not None:
+                return TimelineView(*latest)
+            await self.refresh(cluster_id)  # never computed yet: do it now
+        raise NotFound("timeline", cluster_id)
+
+    async def preview(self, principal: Principal, sub: JobSubmission) -> Preview:
+        """Where and when the job would start, and its cost, without submitting it."""
+        now = self._clock.now()
+        async with self._uow(TenantScope(principal.tenant_id), consistent_read=True) as uow:
+            job, default_queue = await self._jobs.prepare(uow, principal, sub, now)
+            cluster = await uow.clusters.get(sub.cluster_id)
+            assert cluster is not None
+        async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+            snapshot, _ = await self._snapshot(uow, cluster, extra=job)
+        if default_queue is not None:
+            quotas = replace(
+                snapshot.quotas, local_queues=(*snapshot.quotas.local_queues, default_queue)
+            )
+            snapshot = replace(snapshot, quotas=quotas)
+        schedule = await asyncio.to_thread(estimate, snapshot)
+        plan = schedule.jobs[job.id]
+        seconds = snapshot.durations.expected(job)
+        prices = cluster.settings.get("gpu_hourly_prices")
+        return Preview(
+            start=plan.start,
+            end=plan.end,
+            placements=plan.placements,
+            reason=plan.reason,
+            warnings=plan.warnings,
+            estimated_cost=estimate_cost(
+                job.resources, seconds, prices if isinstance(prices, dict) else None
+            ),
+            duration_source=snapshot.durations.source(job),
+        )
+
+    async def accuracy(self, cluster_id: ClusterId, *, since: datetime | None = None) -> Accuracy:
+        after = since or self._clock.now() - timedelta(days=30)
+        async with self._uow(TenantScope.system()) as uow:
+            finished = await uow.jobs.finished_on_cluster(
+                cluster_id, ended_after=after, limit=100_000
+            )
+        return measure(finished)
+
+    async def estimate_of(self, job_id: JobId) -> Estimate | None:
+        async with self._uow(TenantScope.system()) as uow:
+            job = await uow.jobs.get(job_id)
+        if job is None or job.estimate_reason is None:
+            return None
+        return Estimate(
+            job.estimated_start, job.estimated_end, job.estimate_reason, job.estimate_warnings
+        )
+
+
+class TimelineRefresher:
+    """Keeps one cluster's timeline fresh: after every event of the cluster (bursts coalesce into
+    one recompute), and every `period` anyway, as time moves estimates along."""
+
+    def __init__(
+        self,
+        service: TimelineService,
+        hub: EventHub,
+        clock: Clock,
+        *,
+        debounce_seconds: float = 0.05,
+        period_seconds: float = 30.0,
+    ) -> None:
+        self._service = service
+        self._hub = hub
+        self._clock = clock
+        self._debounce = debounce_seconds
+        self._period = period_seconds
+        self.refreshes = 0
+
+    async def run(self, cluster_id: ClusterId) -> None:
+        dirty = asyncio.Event()
+        dirty.set()
+        live = await self._hub.subscribe(cluster_id, buffer=1024)
+
+        async def listen() -> None:
+            async for item in live:
+                if isinstance(item, Overflowed):
+                    dirty.set()
+                    continue
+                change = item.cluster_change
+                if change is None or change.kind is not ClusterChangeKind.TIMELINE:
+                    dirty.set()
+
+        listener = asyncio.create_task(listen())
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(dirty.wait(), self._period)
+                await asyncio.sleep(self._debounce)  # let a burst finish: one recompute for it
+                dirty.clear()
+                try:
+                    await self._service.refresh(cluster_id)
+                    self.refreshes += 1
+                except Exception:
+                    log.exception("refreshing the timeline of cluster %s failed", cluster_id)
+                    await asyncio.sleep(1.0)
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+            await live.close()

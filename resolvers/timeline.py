@@ -1,0 +1,42 @@
+"""Previewing a job: where and when it would start, and its cost, without submitting it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from domain.errors import DomainError
+from domain.model.principal import Scope
+from resolvers.common import caller
+from resolvers.jobs import to_submission
+from schema.context import Info
+from schema.types import errors
+from schema.types.inputs import SubmitJobInput
+from schema.types.placement import Placement
+from schema.types.timeline import JobPreview
+
+PreviewJobResult = Annotated[
+    JobPreview | errors.ValidationError | errors.NotFoundError | errors.ForbiddenError,
+    strawberry.union("PreviewJobResult"),
+]
+
+
+async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
+    try:
+        principal = caller(info, Scope.JOBS_READ)
+        preview = await info.context.services.timeline.preview(principal, to_submission(input))
+    except DomainError as exc:
+        error = errors.from_domain(exc)
+        if isinstance(error, errors.ConflictError):  # nothing is stored, so nothing conflicts
+            return errors.ValidationError(code=error.code, message=error.message, fields=[])
+        return error
+    return JobPreview(
+        estimated_start=preview.start,
+        estimated_end=preview.end,
+        placements=[Placement.from_domain(p) for p in preview.placements],
+        reason=preview.reason,
+        warnings=list(preview.warnings),
+        estimated_cost=preview.estimated_cost,
+        duration_source=preview.duration_source,
+    )

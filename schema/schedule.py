@@ -1,0 +1,85 @@
+"""Reading a cluster's schedule for the caller: the window, the filter, and visibility."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from domain.errors import NotFound
+from domain.model.ids import ClusterId
+from domain.model.principal import Scope
+from domain.model.timeline import Timeline
+from schema.context import Info
+from schema.types.errors import UserInputError
+from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter, schedule_of
+
+DEFAULT_BEFORE = timedelta(hours=1)
+DEFAULT_SPAN = timedelta(hours=24)
+MAX_SPAN = timedelta(days=31)
+
+
+def window(
+    now: datetime, start: datetime | None, end: datetime | None
+) -> tuple[datetime, datetime]:
+    start = start or now - DEFAULT_BEFORE
+    end = end or start + DEFAULT_SPAN
+    if start.tzinfo is None or end.tzinfo is None:
+        raise UserInputError("from and to need a timezone", field="from")
+    if end <= start:
+        raise UserInputError("to must be after from", field="to")
+    if end - start > MAX_SPAN:
+        raise UserInputError(f"the window may span at most {MAX_SPAN.days} days", field="to")
+    return start, end
+
+
+def filtered(timeline: Timeline, flt: ScheduleFilter | None) -> Timeline:
+    if flt is None:
+        return timeline
+    kinds = set(flt.kinds or ())
+    priorities = {p.value for p in flt.priorities or ()}
+    segments = {
+        k: s
+        for k, s in timeline.segments.items()
+        if (not kinds or s.kind in kinds) and (not priorities or s.priority in priorities)
+    }
+    queue = tuple(e for e in timeline.queue if not priorities or e.priority in priorities)
+    return replace(timeline, segments=segments, queue=queue)
+
+
+def _principal(info: Info, scope: Scope):  # type: ignore[no-untyped-def]
+    principal = info.context.authenticated()
+    if not principal.has(scope):
+        raise UserInputError(f"this token lacks the {scope.value} scope", code="FORBIDDEN")
+    return principal
+
+
+async def schedule_for(
+    info: Info,
+    cluster_id: str,
+    start: datetime | None,
+    end: datetime | None,
+    flt: ScheduleFilter | None,
+) -> Schedule:
+    principal = _principal(info, Scope.JOBS_READ)
+    services = info.context.services
+    start, end = window(services.timeline.now(), start, end)
+    try:
+        view = await services.timeline.view(
+            principal,
+            ClusterId(uuid.UUID(cluster_id)),
+            start,
+            end,
+            only_mine=bool(flt and flt.only_mine),
+        )
+    except NotFound:
+        raise UserInputError("no such cluster", code="NOT_FOUND", field="id") from None
+    return schedule_of(view.sequence, filtered(view.timeline, flt), principal, start, end)
+
+
+async def accuracy_for(info: Info, cluster_id: str, since: datetime | None) -> EstimateAccuracy:
+    _principal(info, Scope.CLUSTERS_READ)
+    accuracy = await info.context.services.timeline.accuracy(
+        ClusterId(uuid.UUID(cluster_id)), since=since
+    )
+    return EstimateAccuracy.from_domain(accuracy)

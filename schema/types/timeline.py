@@ -1,0 +1,226 @@
+"""The cluster schedule timeline in GraphQL: rows per GPU, segments, the queue, the forecast."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated
+
+import strawberry
+
+from domain.model import timeline as model
+from domain.model.job import JobPriority, JobStatus
+from domain.model.principal import Principal
+from domain.scheduling.accuracy import Accuracy
+from schema.types.enums import SegmentKind
+from schema.types.placement import Placement
+
+
+@strawberry.type(description="One job attempt (or reservation) on the GPUs it holds.")
+class TimelineSegment:
+    id: str
+    rows: list[str] = strawberry.field(description="Ids of the rows (GPUs) it occupies.")
+    start: datetime | None
+    end: datetime | None = strawberry.field(description="Null: runs until stopped.")
+    kind: SegmentKind
+    source: str = strawberry.field(
+        description="Where the end comes from: actual, estimate, history, default, service, "
+        "reservation."
+    )
+    job_id: strawberry.ID | None = strawberry.field(
+        description="Null for other tenants' work (shown, not named)."
+    )
+    name: str
+    status: JobStatus | None
+    priority: JobPriority | None
+    reservation_id: strawberry.ID | None
+    mine: bool
+
+    @classmethod
+    def from_domain(cls, seg: model.Segment, principal: Principal) -> TimelineSegment:
+        return cls(
+            id=seg.id,
+            rows=list(seg.rows),
+            start=seg.start,
+            end=seg.end,
+            kind=seg.kind,
+            source=seg.source,
+            job_id=strawberry.ID(seg.job_id) if seg.job_id else None,
+            name=seg.name,
+            status=JobStatus(seg.status) if seg.status else None,
+            priority=JobPriority(seg.priority) if seg.priority else None,
+            reservation_id=strawberry.ID(seg.reservation_id) if seg.reservation_id else None,
+            mine=seg.tenant_id == str(principal.tenant_id),
+        )
+
+
+@strawberry.type(description="A GPU of a node, or the CPU pool (id `cpu`).")
+class TimelineRow:
+    id: str
+    node: str | None
+    gpu_index: int | None
+    gpu_type: str | None
+    segments: list[TimelineSegment]
+
+
+@strawberry.type(description="A waiting job, in the order the estimator expects them to start.")
+class QueueEntry:
+    position: int
+    job_id: strawberry.ID | None
+    name: str
+    estimated_start: datetime | None
+    reason: str = strawberry.field(description="Why it waits, e.g. needs 4 x A100 in cq; 3 ahead.")
+    warnings: list[str]
+    priority: JobPriority | None
+    gpu_type: str | None
+    gpu_count: int
+    mine: bool
+
+    @classmethod
+    def from_domain(cls, entry: model.QueueEntry, principal: Principal) -> QueueEntry:
+        return cls(
+            position=entry.position,
+            job_id=strawberry.ID(entry.job_id) if entry.tenant_id else None,
+            name=entry.name,
+            estimated_start=entry.estimated_start,
+            reason=entry.reason,
+            warnings=list(entry.warnings),
+            priority=JobPriority(entry.priority) if entry.priority else None,
+            gpu_type=entry.gpu_type,
+            gpu_count=entry.gpu_count,
+            mine=entry.tenant_id == str(principal.tenant_id),
+        )
+
+
+@strawberry.type
+class ForecastPoint:
+    at: datetime
+    free_gpus: int
+
+
+@strawberry.type(description="Free GPUs of one type over time, as the estimate expects.")
+class GpuForecast:
+    gpu_type: str
+    points: list[ForecastPoint]
+
+
+def forecast_of(forecast: dict[str, tuple[tuple[datetime, int], ...]]) -> list[GpuForecast]:
+    return [
+        GpuForecast(gpu_type=t, points=[ForecastPoint(at=at, free_gpus=n) for at, n in points])
+        for t, points in sorted(forecast.items())
+    ]
+
+
+@strawberry.type(description="A cluster's schedule in a time window, as of `sequence`.")
+class Schedule:
+    sequence: int
+    computed_at: datetime
+    start: datetime
+    end: datetime
+    segments: list[TimelineSegment]
+    queue: list[QueueEntry]
+    forecast: list[GpuForecast]
+    reason: str = strawberry.field(
+        description="For subscription snapshots: subscribed, or resync (history gone or behind)."
+    )
+    row_list: strawberry.Private[list[model.Row]]
+
+    @strawberry.field(description="One row per GPU and the CPU pool, each with its segments.")  # type: ignore[untyped-decorator]
+    def rows(self) -> list[TimelineRow]:
+        by_row: dict[str, list[TimelineSegment]] = {r.id: [] for r in self.row_list}
+        for seg in self.segments:
+            for row in seg.rows:
+                if row in by_row:
+                    by_row[row].append(seg)
+        return [
+            TimelineRow(
+                id=r.id,
+                node=r.node,
+                gpu_index=r.gpu_index,
+                gpu_type=r.gpu_type,
+                segments=sorted(by_row[r.id], key=lambda s: (s.start is None, s.start)),
+            )
+            for r in self.row_list
+        ]
+
+
+def schedule_of(
+    sequence: int,
+    timeline: model.Timeline,
+    principal: Principal,
+    start: datetime,
+    end: datetime,
+    reason: str = "",
+) -> Schedule:
+    return Schedule(
+        sequence=sequence,
+        computed_at=timeline.computed_at,
+        start=start,
+        end=end,
+        segments=[TimelineSegment.from_domain(s, principal) for s in timeline.segments.values()],
+        queue=[QueueEntry.from_domain(e, principal) for e in timeline.queue],
+        forecast=forecast_of(dict(timeline.forecast)),
+        reason=reason,
+        row_list=list(timeline.rows),
+    )
+
+
+@strawberry.type(description="Changes to the schedule since the previous message.")
+class ScheduleDiff:
+    sequence: int
+    computed_at: datetime
+    added: list[TimelineSegment]
+    moved: list[TimelineSegment] = strawberry.field(
+        description="Changed segments that overlap your window: upsert them by id."
+    )
+    removed: list[str] = strawberry.field(
+        description="Ids that left the timeline or your window (unknown ids can be ignored)."
+    )
+    queue: list[QueueEntry] | None = strawberry.field(description="The new queue, if it changed.")
+    forecast: list[GpuForecast] | None
+
+
+@strawberry.type(description="How close estimates came to what happened (seconds).")
+class EstimateAccuracy:
+    jobs: int
+    start_p50_seconds: float | None
+    start_p95_seconds: float | None
+    start_within_10_minutes: float | None = strawberry.field(
+        description="Share (0 to 1) of starts estimated within ten minutes at submission."
+    )
+    finished: int
+    end_p50_seconds: float | None
+    end_p95_seconds: float | None
+
+    @classmethod
+    def from_domain(cls, a: Accuracy) -> EstimateAccuracy:
+        return cls(
+            jobs=a.jobs,
+            start_p50_seconds=a.start_p50_seconds,
+            start_p95_seconds=a.start_p95_seconds,
+            start_within_10_minutes=a.start_within_10_minutes,
+            finished=a.finished,
+            end_p50_seconds=a.end_p50_seconds,
+            end_p95_seconds=a.end_p95_seconds,
+        )
+
+
+@strawberry.type(description="Where and when a job would start, and its cost, if submitted now.")
+class JobPreview:
+    estimated_start: datetime | None
+    estimated_end: datetime | None
+    placements: list[Placement]
+    reason: str
+    warnings: list[str]
+    estimated_cost: Decimal | None
+    duration_source: str
+
+
+@strawberry.input
+class ScheduleFilter:
+    kinds: list[SegmentKind] | None = None
+    priorities: list[JobPriority] | None = None
+    only_mine: bool = False
+
+
+ScheduleUpdate = Annotated[Schedule | ScheduleDiff, strawberry.union("ScheduleUpdate")]
