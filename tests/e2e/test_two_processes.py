@@ -6,6 +6,7 @@ subscriber of the other, whichever of the two holds the lease that drives the si
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import secrets
 from collections.abc import AsyncIterator
@@ -136,7 +137,7 @@ async def test_a_job_submitted_through_one_process_streams_to_a_subscriber_of_th
     # sequence and are skipped here) ...
     sequences = [c["sequence"] for c in changes]
     assert sequences[0] > snapshot["sequence"]
-    assert all(a < b for a, b in zip(sequences, sequences[1:], strict=False))
+    assert all(a < b for a, b in itertools.pairwise(sequences))
     # ... and the job's own changes are its whole lifecycle.
     mine = [c for c in changes if c["job"]["id"] == job["id"]]
     assert [(c["kind"], c["job"]["status"]) for c in mine] == LIFECYCLE
