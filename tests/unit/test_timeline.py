@@ -1,0 +1,246 @@
+"""The schedule timeline: built from an estimate, diffed, applied, cut per caller, and streamed.
+
+Covers: rows per GPU plus the CPU pool; COMPLETED, RUNNING, ESTIMATED and RESERVED segments on
+the GPUs they hold; a running job the estimate expects to be preempted; the queue in expected
+start order; `apply(old, diff(old, new)) == new` and an unchanged timeline gives an empty diff;
+documents round-trip; other tenants' work is shown anonymised and can be left out; the refresh
+stores estimates (the submission one kept) and commits a TIMELINE event only when something
+changed; the schedule stream: stamped snapshot, diffs cut to the window, resume with `since`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from dataclasses import replace
+from datetime import timedelta
+
+from domain.model.events import ClusterChangeKind
+from domain.model.ids import TenantId
+from domain.model.job import JobStatus
+from domain.model.principal import Principal, Scope
+from domain.model.reservation import CapacityReservation, ReservationId
+from domain.model.timeline import (
+    CPU_ROW,
+    SegmentKind,
+    diff_from_document,
+    diff_to_document,
+    timeline_from_document,
+    timeline_to_document,
+)
+from domain.scheduling import timeline as timelines
+from domain.scheduling.durations import Durations
+from domain.scheduling.estimator import Snapshot, estimate
+from domain.services.schedule_updates import (
+    ScheduleChange,
+    ScheduleSnapshot,
+    ScheduleUpdatesService,
+)
+from domain.services.timeline import TimelineService, cut
+from tests.support.admission_tables import A100, CLUSTER, NOW, TENANT, Scenario, W, q
+from tests.support.fakes import FakeEventLog, FakeHub
+from tests.unit.test_job_service import World
+
+SCENARIO = Scenario(
+    "timeline",
+    [("n1", A100, 8), ("n2", A100, 8)],
+    [q("cq", 16)],
+    running=[
+        W("run", "cq", 8, node="n1"),
+        W(
+            "low",
+            "cq",
+            8,
+            node="n2",
+            preemptible=True,
+            priority=W.__dataclass_fields__["priority"].default,
+        ),
+    ],
+    waiting=[W("next", "cq", 8, age=1), W("cpu-only", "cq", 0, age=2)],
+)
+
+
+def built(scenario: Scenario = SCENARIO, reservations=(), finished=()):  # type: ignore[no-untyped-def]
+    jobs = scenario.jobs()
+    for job in jobs:
+        job.estimated_duration_seconds = 3600
+    snapshot = Snapshot(
+        NOW,
+        scenario.node_objects(),
+        scenario.quota_set(),
+        jobs,
+        Durations(),
+        reservations=list(reservations),
+    )
+    schedule = estimate(snapshot)
+    return jobs, timelines.build(
+        schedule, scenario.node_objects(), jobs, list(finished), list(reservations), Durations()
+    )
+
+
+def test_rows_segments_and_queue() -> None:
+    _jobs, tl = built()
+    assert [r.id for r in tl.rows] == [
+        *(f"n1/{i}" for i in range(8)),
+        *(f"n2/{i}" for i in range(8)),
+        CPU_ROW,
+    ]
+    by_name = {s.name: s for s in tl.segments.values()}
+    assert by_name["run"].kind is SegmentKind.RUNNING
+    assert by_name["run"].rows == tuple(f"n1/{i}" for i in range(8))
+    assert by_name["next"].kind is SegmentKind.ESTIMATED
+    assert by_name["next"].start == by_name["run"].end
+    assert by_name["cpu-only"].rows == (CPU_ROW,) and by_name["cpu-only"].start == NOW
+    assert [e.name for e in tl.queue] == ["cpu-only", "next"]
+    assert tl.forecast[A100][0] == (NOW, 0)
+
+
+def test_completed_and_reserved_segments() -> None:
+    done = SCENARIO.jobs()[0]
+    done.status, done.actual_end = JobStatus.COMPLETED, NOW - timedelta(minutes=5)
+    booked = CapacityReservation(
+        ReservationId(uuid.uuid4()),
+        CLUSTER,
+        TenantId(TENANT),
+        "demo",
+        "cq",
+        A100,
+        8,
+        NOW + timedelta(hours=2),
+        NOW + timedelta(hours=3),
+        NOW,
+    )
+    scenario = replace(SCENARIO, running=SCENARIO.running[1:])
+    _, tl = built(scenario, reservations=[booked], finished=[done])
+    completed = [s for s in tl.segments.values() if s.kind is SegmentKind.COMPLETED]
+    assert [(s.name, s.end) for s in completed] == [("run", NOW - timedelta(minutes=5))]
+    [reserved] = [s for s in tl.segments.values() if s.kind is SegmentKind.RESERVED]
+    assert reserved.start == NOW + timedelta(hours=2) and len(reserved.rows) == 8
+
+
+def test_a_running_job_to_be_preempted_gets_two_segments() -> None:
+    from domain.model.job import JobPriority
+
+    scenario = replace(
+        SCENARIO,
+        running=[
+            W("low", "cq", 8, JobPriority.LOW, preemptible=True, node="n1"),
+            W("run", "cq", 8, node="n2"),
+        ],
+        waiting=[W("urgent", "cq", 8, JobPriority.HIGH)],
+    )
+    _, tl = built(scenario)
+    low = [s for s in tl.segments.values() if s.name == "low"]
+    assert [s.kind for s in low] == [SegmentKind.RUNNING, SegmentKind.ESTIMATED]
+    assert low[0].end == NOW  # evicted now for `urgent`
+
+
+def test_diff_apply_and_documents() -> None:
+    _, before = built()
+    _jobs, after = built(replace(SCENARIO, waiting=[*SCENARIO.waiting, W("later", "cq", 4, age=9)]))
+    change = timelines.diff(before, after)
+    assert [s.name for s in change.added] == ["later"]
+    assert timelines.apply(before, change) == after
+    assert timelines.diff(after, after).empty
+    assert timelines.diff(None, after).added
+    round_trip = diff_from_document(json.loads(json.dumps(diff_to_document(change))))
+    assert round_trip == change
+    assert timeline_from_document(json.loads(json.dumps(timeline_to_document(after)))) == after
+
+
+def test_cut_anonymises_other_tenants_and_keeps_the_window() -> None:
+    _, tl = built()
+    stranger = Principal(TenantId(uuid.uuid4()), frozenset({Scope.JOBS_READ}))
+    owner = Principal(TenantId(TENANT), frozenset({Scope.JOBS_READ}))
+    theirs = cut(tl, stranger, NOW - timedelta(hours=1), NOW + timedelta(minutes=30))
+    assert {s.name for s in theirs.segments.values()} == {"another tenant"}
+    assert all(s.job_id is None and s.tenant_id is None for s in theirs.segments.values())
+    assert len(theirs.segments) == 3  # `next` starts after the window
+    assert all(e.name == "another tenant" and e.reason == "" for e in theirs.queue)
+    assert cut(tl, stranger, NOW, NOW + timedelta(days=1), only_mine=True).segments == {}
+    mine = cut(tl, owner, NOW, NOW + timedelta(days=1))
+    assert {s.name for s in mine.segments.values()} == {"run", "low", "next", "cpu-only"}
+
+
+# --- the service, with fakes ---------------------------------------------------------------------
+
+
+def service_world() -> tuple[World, TimelineService, FakeHub]:
+    world = World()
+    hub = FakeHub()
+    original = world.publisher.publish
+
+    async def publish(events):  # type: ignore[no-untyped-def]
+        await original(events)
+        hub.deliver(events)
+
+    world.publisher.publish = publish  # type: ignore[method-assign]
+    from domain.services.quotas import QuotaService
+
+    svc = TimelineService(
+        uow=world.uow, clock=world.clock, publisher=world.publisher, jobs=world.service
+    )
+    world.quota_service = QuotaService(uow=world.uow, clock=world.clock)  # type: ignore[attr-defined]
+    return world, svc, hub
+
+
+async def test_refresh_stores_estimates_and_emits_only_changes() -> None:
+    from tests.unit.test_submission import GOOD
+
+    world, svc, _ = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    job = await world.service.submit(world.alice, GOOD)
+    assert await svc.refresh(world.cluster.id) is True
+    now = world.clock.now()
+    stored = world.stored(job.id)
+    assert stored.estimated_start == now and stored.submission_estimate is not None
+    assert stored.submission_estimate.start == now
+    events = [e for e in world.uow.store.events[world.cluster.id] if e.cluster_change]
+    assert [e.cluster_change.kind for e in events] == [ClusterChangeKind.TIMELINE]  # type: ignore[union-attr]
+    assert await svc.refresh(world.cluster.id) is False  # nothing changed: no event
+    world.clock.advance(600)
+    await svc.refresh(world.cluster.id)
+    assert world.stored(job.id).submission_estimate.start == now  # type: ignore[union-attr]
+    sequence, _stored_timeline = world.uow.store.timelines[world.cluster.id]
+    assert sequence == world.uow.store.sequences[world.cluster.id]
+
+
+async def test_schedule_stream_snapshot_diffs_and_resume() -> None:
+    from tests.unit.test_submission import GOOD
+
+    world, svc, hub = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    await world.service.submit(world.alice, GOOD)
+    await svc.refresh(world.cluster.id)
+    stream_service = ScheduleUpdatesService(
+        timeline=svc, hub=hub, log=FakeEventLog(world.uow.store)
+    )
+    now = world.clock.now()
+    window = (now - timedelta(hours=1), now + timedelta(days=1))
+    stream = await stream_service.updates(world.alice, world.cluster.id, *window)
+    first = await asyncio.wait_for(anext(stream), 1)
+    assert isinstance(first, ScheduleSnapshot) and len(first.timeline.segments) == 1
+    second_job = await world.service.submit(world.alice, replace(GOOD, name="second"))
+    await svc.refresh(world.cluster.id)
+    change = await asyncio.wait_for(anext(stream), 1)
+    assert isinstance(change, ScheduleChange) and change.sequence > first.sequence
+    assert [s.job_id for s in change.added] == [str(second_job.id)]
+    await stream.aclose()
+    resumed = await stream_service.updates(
+        world.alice, world.cluster.id, *window, since=first.sequence
+    )
+    again = await asyncio.wait_for(anext(resumed), 1)
+    assert again == change  # exactly what was missed, cut the same way
+    await resumed.aclose()
+
+
+async def test_preview_does_not_store_and_estimates_cost() -> None:
+    from tests.unit.test_submission import GOOD
+
+    world, svc, _ = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    preview = await svc.preview(world.alice, GOOD)
+    assert preview.start == world.clock.now() and preview.duration_source == "estimate"
+    assert preview.estimated_cost is not None and preview.estimated_cost > 0
+    assert world.uow.store.jobs == {}
