@@ -11,7 +11,8 @@ and removed, and the queue and forecast when they changed; `apply(old, diff(old,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from dataclasses import replace
 from typing import Any
 
@@ -177,9 +178,20 @@ def diff(old: Timeline | None, new: Timeline) -> TimelineDiff:
         moved,
         removed,
         queue=new.queue if new.queue != old.queue else None,
-        forecast=new.forecast if dict(new.forecast) != dict(old.forecast) else None,
+        forecast=new.forecast if _shape(new.forecast) != _shape(old.forecast) else None,
         rows=new.rows if new.rows != old.rows else None,
     )
+
+
+def _shape(
+    forecast: Mapping[str, tuple[tuple[datetime, int], ...]],
+) -> dict[str, tuple[tuple[datetime | None, int], ...]]:
+    """A forecast without the time of its first step, which is always `now`: time passing
+    alone is no change."""
+    return {
+        k: tuple((None if i == 0 else at, free) for i, (at, free) in enumerate(points))
+        for k, points in forecast.items()
+    }
 
 
 def apply(old: Timeline, change: TimelineDiff) -> Timeline:

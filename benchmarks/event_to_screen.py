@@ -1,0 +1,700 @@
+"""Event to screen: from a committed mutation to the last live `scheduleTimeline` subscriber.
+
+One embedded API process (`python -m budcluster serve`, SQLite in a fresh temporary data dir) is
+started as a subprocess. `--subscribers` WebSocket connections (graphql-transport-ws, raw
+`websockets` clients, one subscription each on the same cluster) are opened from `--clients`
+separate worker processes, so that client work is not accounted to the server. Then `--mutations`
+`submitJob`s of a small job are sent one at a time over HTTP; after each, the benchmark waits
+until every subscriber holds a `ScheduleDiff` whose `added` or `moved` segments carry the new
+job's id, lets the service settle, and goes on with the next.
+
+For each mutation: t_send (request sent), t0 (HTTP response read; the commit happened before),
+t_first and t_last (the first and the last subscriber to receive that diff). Every timestamp is
+`clock_gettime(CLOCK_MONOTONIC)` taken on this host, which is one clock for all processes on
+Linux. Reported: median and p99 (nearest rank) of t_last - t0 and t_first - t0, the spread
+t_last - t_first, the HTTP round trip, subscribers that missed the diff, and the CPU seconds the
+server and the clients spent per mutation. With `--pin` (the default on a machine with 2 or more
+CPUs) the server runs on CPU 0 and the clients and this driver on the other CPUs.
+
+    .venv/bin/python -m benchmarks.event_to_screen --subscribers 1000 [--mutations 30]
+        [--clients 2] [--port 0] [--keep-data] [--no-pin] [--window default|shared]
+        [--no-compression] [--debounce 0.05] [--settle 3] [--server-env NAME=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import http.client
+import json
+import math
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+TOKEN = re.compile(r"bud_[0-9a-f]{32}_[A-Za-z0-9_-]{20,128}")
+PROJECT_ID = "5b0c3b8e-2f7e-4a8e-9a57-0c9d8a0c1a11"
+A100 = "nvidia-a100-80gb"
+PROTOCOL = "graphql-transport-ws"
+
+SEGMENT = "id rows start end kind source jobId name status priority reservationId mine"
+QUEUE = "position jobId name estimatedStart reason warnings priority gpuType gpuCount mine"
+FORECAST = "gpuType points { at freeGpus }"
+SUBSCRIPTION = f"""
+subscription Timeline($clusterId: ID!, $from: DateTime, $to: DateTime) {{
+  scheduleTimeline(clusterId: $clusterId, from: $from, to: $to) {{
+    __typename
+    ... on Schedule {{
+      sequence computedAt start end reason
+      segments {{ {SEGMENT} }}
+      queue {{ {QUEUE} }}
+      forecast {{ {FORECAST} }}
+    }}
+    ... on ScheduleDiff {{
+      sequence computedAt
+      added {{ {SEGMENT} }}
+      moved {{ {SEGMENT} }}
+      removed
+      queue {{ {QUEUE} }}
+      forecast {{ {FORECAST} }}
+    }}
+  }}
+}}
+"""
+SUBMIT = """
+mutation Submit($input: SubmitJobInput!) {
+  submitJob(input: $input) {
+    __typename
+    ... on Job { id status }
+    ... on UserError { code message }
+  }
+}
+"""
+
+
+def now() -> float:
+    """One clock for every process on this host."""
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, all its threads, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raise_nofile(wanted: int) -> tuple[int, int]:
+    """Raise this process's (and so its children's) open-file limit as far as allowed."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(max(soft, wanted), hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest rank: the smallest value with at least q of the values at or below it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f}"
+
+
+# --- the server -----------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    port: int
+    stdout: Path
+    stderr: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def output(self, tail: int = 4000) -> str:
+        out = self.stdout.read_text(errors="replace")
+        err = self.stderr.read_text(errors="replace")
+        return f"--- server stdout ---\n{out[-tail:]}\n--- server stderr ---\n{err[-tail:]}"
+
+    def wait_healthy(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited early\n{self.output()}")
+            url = f"{self.base}/healthz"
+            with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"/healthz did not answer in {timeout}s\n{self.output()}")
+            time.sleep(0.1)
+
+    def token(self, timeout: float = 10.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = TOKEN.findall(self.stdout.read_text(errors="replace"))
+            if found:
+                return str(found[0])
+            time.sleep(0.1)
+        raise RuntimeError(f"the server printed no admin token\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_server(
+    data_dir: Path, port: int, env_extra: dict[str, str], cpus: set[int] | None
+) -> Server:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("BUDCLUSTER_") and k not in ("DATABASE_URL", "REDIS_URL")
+    }
+    env.update(
+        PYTHONUNBUFFERED="1",
+        BUDCLUSTER_DATA_DIR=str(data_dir),
+        BUDCLUSTER_HOST="127.0.0.1",
+        BUDCLUSTER_PORT=str(port),
+    )
+    env.update(env_extra)
+    stdout, stderr = data_dir / "server.stdout", data_dir / "server.stderr"
+
+    def pin() -> None:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "budcluster", "serve"],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            preexec_fn=pin,
+        )
+    return Server(process, port, stdout, stderr)
+
+
+class Http:
+    """One keep-alive HTTP connection for the GraphQL POSTs of the driver."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self._headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+
+    def post(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = json.dumps({"query": query, "variables": variables or {}})
+        self._conn.request("POST", "/graphql", body=body, headers=self._headers)
+        response = self._conn.getresponse()
+        data = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {data[:2000]!r}")
+        result: dict[str, Any] = json.loads(data)
+        if result.get("errors"):
+            raise RuntimeError(f"GraphQL errors: {result['errors']}")
+        return result
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+# --- the subscribers (worker processes) -----------------------------------------------------
+
+
+@dataclass
+class Subscriber:
+    seen: dict[str, float] = field(default_factory=dict)
+    """jobId -> when a ScheduleDiff naming it in added/moved first arrived."""
+    diffs: int = 0
+    snapshots: int = 0
+    resyncs: int = 0
+    bytes: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    index: int
+    count: int
+    url: str
+    token: str
+    cluster_id: str
+    variables: dict[str, Any]
+    compression: bool
+    cpus: set[int] | None
+    connect_concurrency: int = 50
+
+
+def worker_main(config: WorkerConfig, conn: multiprocessing.connection.Connection) -> None:
+    if config.cpus:
+        os.sched_setaffinity(0, config.cpus)
+    try:
+        import uvloop
+
+        uvloop.run(_worker(config, conn))
+    except ImportError:
+        asyncio.run(_worker(config, conn))
+
+
+async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connection) -> None:
+    from websockets.asyncio.client import connect
+
+    subs = [Subscriber() for _ in range(config.count)]
+    arrived = asyncio.Event()
+    ready = 0
+    gate = asyncio.Semaphore(config.connect_concurrency)
+    all_ready = asyncio.Event()
+    init = json.dumps(
+        {"type": "connection_init", "payload": {"Authorization": f"Bearer {config.token}"}}
+    )
+    subscribe = json.dumps(
+        {
+            "id": "1",
+            "type": "subscribe",
+            "payload": {"query": SUBSCRIPTION, "variables": config.variables},
+        }
+    )
+    pong = json.dumps({"type": "pong"})
+
+    async def run(sub: Subscriber) -> None:
+        nonlocal ready
+        counted = False
+        try:
+            async with gate:
+                ws = await connect(
+                    config.url,
+                    subprotocols=[PROTOCOL],  # type: ignore[list-item]
+                    compression="deflate" if config.compression else None,
+                    max_size=None,
+                    ping_interval=None,
+                    open_timeout=60,
+                    close_timeout=2,
+                )
+                await ws.send(init)
+                while json.loads(await ws.recv())["type"] != "connection_ack":
+                    pass
+                await ws.send(subscribe)
+                first = json.loads(await ws.recv())
+                if first.get("type") != "next":
+                    raise RuntimeError(f"expected a snapshot, got {str(first)[:500]}")
+                sub.snapshots += 1
+            ready += 1
+            counted = True
+            if ready == config.count:
+                all_ready.set()
+            async with ws:
+                async for raw in ws:
+                    t = now()
+                    sub.bytes += len(raw)
+                    message = json.loads(raw)
+                    kind = message.get("type")
+                    if kind == "ping":
+                        await ws.send(pong)
+                        continue
+                    if kind != "next":
+                        raise RuntimeError(f"unexpected {str(message)[:500]}")
+                    update = message["payload"]["data"]["scheduleTimeline"]
+                    if update["__typename"] == "Schedule":
+                        sub.snapshots += 1
+                        sub.resyncs += update["reason"] == "resync"
+                        continue
+                    sub.diffs += 1
+                    for seg in (*update["added"], *update["moved"]):
+                        job_id = seg.get("jobId")
+                        if job_id and job_id not in sub.seen:
+                            sub.seen[job_id] = t
+                            arrived.set()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            sub.error = f"{type(exc).__name__}: {exc}"[:300]
+        finally:
+            if not counted:
+                ready += 1
+                if ready == config.count:
+                    all_ready.set()
+
+    tasks = [asyncio.create_task(run(s)) for s in subs]
+    started = now()
+    await all_ready.wait()
+    failed = [s.error for s in subs if s.error]
+    conn.send(("ready", config.count - len(failed), failed[:5], now() - started))
+
+    async def collect(job_id: str, seconds: float) -> list[float | None]:
+        deadline = time.monotonic() + seconds
+        while True:
+            missing = [s for s in subs if job_id not in s.seen and s.error is None]
+            remaining = deadline - time.monotonic()
+            if not missing or remaining <= 0:
+                return [s.seen.get(job_id) for s in subs]
+            arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(arrived.wait(), min(remaining, 0.5))
+
+    while True:
+        command = await asyncio.to_thread(conn.recv)
+        if command[0] == "collect":
+            _, job_id, timeout = command
+            times = await collect(job_id, timeout)
+            conn.send(("collected", times, sum(1 for s in subs if s.error)))
+        elif command[0] == "stop":
+            break
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    conn.send(
+        (
+            "stopped",
+            {
+                "diffs": sum(s.diffs for s in subs),
+                "snapshots": sum(s.snapshots for s in subs),
+                "resyncs": sum(s.resyncs for s in subs),
+                "bytes": sum(s.bytes for s in subs),
+                "errors": [s.error for s in subs if s.error][:5],
+                "error_count": sum(1 for s in subs if s.error),
+            },
+        )
+    )
+
+
+@dataclass
+class Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: multiprocessing.connection.Connection
+
+
+# --- the run --------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    index: int
+    job_id: str
+    send: float
+    t0: float
+    first: float | None
+    median: float | None
+    last: float | None
+    missed: int
+    server_cpu: float
+    client_cpu: float
+
+    @property
+    def http(self) -> float:
+        return self.t0 - self.send
+
+
+def job_input(cluster_id: str, gpus: int, runtime: int) -> dict[str, Any]:
+    resources: dict[str, Any] = {"gpuCount": gpus, "cpuCores": 1, "memoryGb": 4}
+    if gpus:
+        resources["gpuType"] = A100
+    return {
+        "name": f"e2s-{uuid.uuid4().hex[:12]}",
+        "projectId": PROJECT_ID,
+        "clusterId": cluster_id,
+        "jobType": "BATCH",
+        "deploymentType": "DOCKER",
+        "spec": {"simulation": {"runtime_seconds": runtime}},
+        "resources": resources,
+        "estimatedDurationSeconds": runtime,
+    }
+
+
+def split_cpus(pin: bool) -> tuple[set[int] | None, set[int] | None, str]:
+    cpus = sorted(os.sched_getaffinity(0))
+    if not pin or len(cpus) < 2:
+        return (
+            None,
+            None,
+            (
+                f"not pinned: server, {len(cpus)} CPU(s) shared by the server, the client "
+                "workers and the driver (the OS scheduler decides)"
+            ),
+        )
+    server, clients = {cpus[0]}, set(cpus[1:])
+    return (
+        server,
+        clients,
+        (
+            f"pinned: server on CPU {sorted(server)}, client workers and driver on CPU(s) "
+            f"{sorted(clients)} (of {len(cpus)})"
+        ),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    limits = raise_nofile(args.subscribers + 4096)
+    server_cpus, client_cpus, layout = split_cpus(args.pin)
+    if client_cpus:
+        os.sched_setaffinity(0, client_cpus)
+    data_dir = Path(tempfile.mkdtemp(prefix="budcluster-e2s-"))
+    port = args.port or free_port()
+    env = {
+        "BUDCLUSTER_SIM_TIME_SCALE": str(args.time_scale),
+        "BUDCLUSTER_TIMELINE_DEBOUNCE_SECONDS": str(args.debounce),
+        "BUDCLUSTER_LOG_LEVEL": args.log_level,
+    }
+    for item in args.server_env:
+        name, _, value = item.partition("=")
+        env[name] = value
+    print(f"data dir {data_dir}; open-file limit {limits[0]}; {layout}", flush=True)
+    server = start_server(data_dir, port, env, server_cpus)
+    workers: list[Worker] = []
+    try:
+        server.wait_healthy()
+        token = server.token()
+        print(f"server pid {server.process.pid} on port {port}", flush=True)
+        api = Http(port, token)
+        clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
+        cluster_id = next(c["id"] for c in clusters if c["name"] == "local-sim")
+        variables: dict[str, Any] = {"clusterId": cluster_id}
+        if args.window == "shared":
+            start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+            variables["from"] = (start - timedelta(hours=1)).isoformat()
+            variables["to"] = (start + timedelta(hours=24)).isoformat()
+
+        ctx = multiprocessing.get_context("spawn")
+        counts = [
+            args.subscribers // args.clients + (1 if i < args.subscribers % args.clients else 0)
+            for i in range(args.clients)
+        ]
+        for i, count in enumerate(counts):
+            parent, child = ctx.Pipe()
+            config = WorkerConfig(
+                i,
+                count,
+                f"ws://127.0.0.1:{port}/graphql",
+                token,
+                cluster_id,
+                variables,
+                args.compression,
+                client_cpus,
+            )
+            process = ctx.Process(target=worker_main, args=(config, child), daemon=True)
+            process.start()
+            workers.append(Worker(process, parent))
+        opened = 0
+        for w in workers:
+            _, ok, failures, took = w.conn.recv()
+            opened += ok
+            print(f"client worker pid {w.process.pid}: {ok} subscribed in {took:.1f}s", flush=True)
+            for failure in failures:
+                print(f"  failed: {failure}", flush=True)
+        if opened < args.subscribers:
+            print(f"only {opened} of {args.subscribers} subscriptions opened", flush=True)
+        time.sleep(args.settle)
+
+        def client_cpu() -> float:
+            return sum(cpu_seconds(w.process.pid) for w in workers if w.process.pid)
+
+        samples: list[Sample] = []
+        server_before, clients_before = cpu_seconds(server.process.pid), client_cpu()
+        for i in range(args.warmup + args.mutations):
+            cpu_server, cpu_clients = cpu_seconds(server.process.pid), client_cpu()
+            variables_in = {"input": job_input(cluster_id, args.gpus, args.runtime)}
+            send = now()
+            result = api.post(SUBMIT, variables_in)
+            t0 = now()
+            job = result["data"]["submitJob"]
+            if job["__typename"] != "Job":
+                raise RuntimeError(f"submitJob answered {job}")
+            for w in workers:
+                w.conn.send(("collect", job["id"], args.timeout))
+            times: list[float | None] = []
+            for w in workers:
+                _, got, _ = w.conn.recv()
+                times.extend(got)
+            arrived = sorted(t for t in times if t is not None)
+            sample = Sample(
+                i,
+                job["id"],
+                send,
+                t0,
+                arrived[0] if arrived else None,
+                statistics.median(arrived) if arrived else None,
+                arrived[-1] if arrived else None,
+                len(times) - len(arrived),
+                cpu_seconds(server.process.pid) - cpu_server,
+                client_cpu() - cpu_clients,
+            )
+            warm = i < args.warmup
+            if not warm:
+                samples.append(sample)
+            show = args.verbose or warm or sample.missed
+            if show:
+                print(describe(sample, warm), flush=True)
+            time.sleep(args.settle)
+        server_total = cpu_seconds(server.process.pid) - server_before
+        clients_total = client_cpu() - clients_before
+        api.close()
+
+        stats: list[dict[str, Any]] = []
+        for w in workers:
+            w.conn.send(("stop",))
+        for w in workers:
+            stats.append(w.conn.recv()[1])
+        report(args, samples, stats, opened, layout, server_total, clients_total)
+        return 0 if all(s.missed == 0 for s in samples) else 1
+    finally:
+        for w in workers:
+            w.process.join(10)
+            if w.process.is_alive():
+                w.process.kill()
+        server.stop()
+        if args.keep_data:
+            print(f"kept {data_dir} (server.stdout, server.stderr, budcluster.db)")
+        else:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def describe(s: Sample, warm: bool) -> str:
+    def rel(t: float | None) -> str:
+        return "     n/a" if t is None else ms(t - s.t0)
+
+    label = "warmup" if warm else f"#{s.index:<5}"
+    return (
+        f"{label} http {ms(s.http)}  first {rel(s.first)}  median {rel(s.median)}  "
+        f"last {rel(s.last)} ms  missed {s.missed}  cpu server {s.server_cpu:.2f}s "
+        f"clients {s.client_cpu:.2f}s"
+    )
+
+
+def report(
+    args: argparse.Namespace,
+    samples: list[Sample],
+    stats: list[dict[str, Any]],
+    opened: int,
+    layout: str,
+    server_cpu: float,
+    clients_cpu: float,
+) -> None:
+    def line(name: str, values: list[float]) -> str:
+        if not values:
+            return f"  {name:<22} n/a"
+        return (
+            f"  {name:<22} median {ms(statistics.median(values))} ms   p99 "
+            f"{ms(percentile(values, 0.99))} ms   min {ms(min(values))}   max {ms(max(values))}"
+        )
+
+    complete = [s for s in samples if s.first is not None and s.last is not None]
+    first = [s.first - s.t0 for s in complete if s.first is not None]
+    last = [s.last - s.t0 for s in complete if s.last is not None]
+    middle = [s.median - s.t0 for s in complete if s.median is not None]
+    spread = [s.last - s.first for s in complete if s.last is not None and s.first is not None]
+    send_to_last = [s.last - s.send for s in complete if s.last is not None]
+    n = len(samples)
+    print()
+    print(
+        f"event to screen: {opened} subscribers ({args.clients} client processes), "
+        f"{n} mutations (+{args.warmup} warmup), debounce {args.debounce * 1000:.0f} ms, "
+        f"window {args.window}, compression {'deflate' if args.compression else 'off'}, "
+        f"job {args.gpus} GPU(s)"
+    )
+    print(f"  CPUs: {layout}")
+    print(f"  p99 is nearest rank: with {n} mutations it is the {math.ceil(0.99 * n)}th of {n}")
+    print(line("http (send -> t0)", [s.http for s in samples]))
+    print(line("t_first - t0", first))
+    print(line("t_median_sub - t0", middle))
+    print(line("t_last - t0", last))
+    print(line("t_last - t_first", spread))
+    print(line("t_last - t_send", send_to_last))
+    missed = sum(s.missed for s in samples)
+    print(
+        f"  missed diffs: {missed} (subscriber x mutation pairs without the diff within "
+        f"{args.timeout:.0f}s); mutations with a miss: {sum(1 for s in samples if s.missed)}"
+    )
+    if samples:
+        print(
+            f"  CPU per mutation (median): server "
+            f"{statistics.median(s.server_cpu for s in samples):.3f}s, clients "
+            f"{statistics.median(s.client_cpu for s in samples):.3f}s; whole phase: "
+            f"server {server_cpu:.1f}s, clients {clients_cpu:.1f}s"
+        )
+    totals = {k: sum(st[k] for st in stats) for k in ("diffs", "snapshots", "resyncs", "bytes")}
+    errors = [e for st in stats for e in st["errors"]]
+    print(
+        f"  received: {totals['diffs']} diffs, {totals['snapshots']} snapshots "
+        f"({totals['resyncs']} resyncs), {totals['bytes'] / 1e6:.1f} MB; "
+        f"connection errors: {sum(st['error_count'] for st in stats)}"
+    )
+    for error in errors:
+        print(f"    {error}")
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--subscribers", type=int, default=1000)
+    p.add_argument("--mutations", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=2, help="mutations run first, not counted")
+    p.add_argument("--clients", type=int, default=2, help="client worker processes")
+    p.add_argument("--port", type=int, default=0, help="0: a free port")
+    p.add_argument("--keep-data", action="store_true", help="keep the data dir and server logs")
+    p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument(
+        "--window",
+        choices=("default", "shared"),
+        default="default",
+        help="default: no from/to (each subscriber's window starts at its own 'now - 1h'); "
+        "shared: the same explicit from/to for all",
+    )
+    p.add_argument("--compression", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--debounce", type=float, default=0.05, help="timeline debounce, seconds")
+    p.add_argument("--time-scale", type=float, default=1.0, help="simulated s per real s")
+    p.add_argument("--runtime", type=int, default=3600, help="simulated runtime of each job, s")
+    p.add_argument("--gpus", type=int, default=1, help="A100s per job (0: a CPU job)")
+    p.add_argument("--settle", type=float, default=3.0, help="pause after each mutation, s")
+    p.add_argument("--timeout", type=float, default=30.0, help="wait for a diff at most, s")
+    p.add_argument("--log-level", default="WARNING", help="the server's BUDCLUSTER_LOG_LEVEL")
+    p.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--verbose", "-v", action="store_true", help="print every mutation")
+    args = p.parse_args(argv)
+    if args.subscribers < 1 or args.clients < 1 or args.mutations < 1:
+        p.error("--subscribers, --clients and --mutations must be positive")
+    args.clients = min(args.clients, args.subscribers)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(parse(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,183 @@
+"""The schedule over GraphQL, on the embedded wiring with the cluster watched and estimated.
+
+Covers: `cluster.schedule` shows running and estimated segments on GPU rows and the queue, with
+another tenant's work anonymised and `onlyMine` leaving it out; window arguments are checked;
+estimates are stored on jobs (`estimate`, `submissionEstimate`) and recomputed after changes;
+`previewJob` answers without storing, with typed errors for bad input; `estimateAccuracy`
+compares estimates with what happened once jobs ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from adapters.simulated.config import parse_node_groups, settings_for
+from budcluster.bootstrap import App
+from budcluster.http import create_app
+from domain.model.principal import Scope
+from tests.integration.test_app_flows import make_app
+from tests.integration.test_graphql_api import SUBMIT, Api
+
+SCHEDULE = """
+query($id: ID!, $mine: Boolean) { cluster(id: $id) { schedule(filter: {onlyMine: $mine}) {
+  sequence computedAt
+  rows { id node gpuIndex segments { id } }
+  segments { id name kind start end rows jobId mine source }
+  queue { position name estimatedStart reason mine jobId }
+  forecast { gpuType points { at freeGpus } }
+} } }
+"""
+
+
+@pytest.fixture
+async def live(sqlite_url: str) -> AsyncIterator[Api]:
+    app: App = await make_app(
+        sqlite_url, timeline_debounce_seconds=0.01, timeline_period_seconds=1.0
+    )
+    await app.start()
+    cluster = await app.clusters.create_simulated(
+        f"sim-{uuid.uuid4().hex[:6]}",
+        settings_for(parse_node_groups("2x8xnvidia-a100-80gb"), startup_seconds=0.05),
+    )
+    transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        yield Api(app, client, str(cluster.id))
+    await app.close()
+
+
+async def eventually(check, within: float = 10.0) -> Any:  # type: ignore[no-untyped-def]
+    async with asyncio.timeout(within):
+        while True:
+            result = await check()
+            if result:
+                return result
+            await asyncio.sleep(0.05)
+
+
+def long_job(api: Api, name: str, gpus: int = 8, runtime: float = 3600) -> dict[str, Any]:
+    return api.job_input(
+        name=name,
+        resources={"gpuType": "nvidia-a100-80gb", "gpuCount": gpus},
+        spec={"simulation": {"runtime_seconds": runtime}},
+        estimatedDurationSeconds=max(1, int(runtime)),
+    )
+
+
+async def test_schedule_shows_running_and_estimated_work(live: Api) -> None:
+    user = (Scope.JOBS_READ, Scope.JOBS_WRITE, Scope.CLUSTERS_READ)
+    alice, bob = await live.token(*user), await live.token(*user)
+    first = (await live.ok(SUBMIT, {"input": long_job(live, "first")}, token=alice))["submitJob"]
+    second = (await live.ok(SUBMIT, {"input": long_job(live, "second")}, token=bob))["submitJob"]
+
+    async def both_placed() -> dict[str, Any] | None:
+        data = await live.ok(SCHEDULE, {"id": live.cluster_id}, token=alice)
+        segments = data["cluster"]["schedule"]["segments"]
+        kinds = sorted(s["kind"] for s in segments)
+        return data if kinds == ["RUNNING", "RUNNING"] else None
+
+    data = await eventually(both_placed)
+    schedule = data["cluster"]["schedule"]
+    mine = [s for s in schedule["segments"] if s["mine"]]
+    theirs = [s for s in schedule["segments"] if not s["mine"]]
+    assert [s["jobId"] for s in mine] == [first["id"]]
+    assert [(s["jobId"], s["name"]) for s in theirs] == [(None, "another tenant")]
+    assert len(mine[0]["rows"]) == 8 and mine[0]["source"] == "estimate"
+    assert [r["id"] for r in schedule["rows"]][-1] == "cpu"
+    assert sum(len(r["segments"]) for r in schedule["rows"]) == 16
+
+    third = (await live.ok(SUBMIT, {"input": long_job(live, "third")}, token=alice))["submitJob"]
+
+    async def queued() -> dict[str, Any] | None:
+        data = await live.ok(SCHEDULE, {"id": live.cluster_id}, token=alice)
+        queue = data["cluster"]["schedule"]["queue"]
+        return data if [q["jobId"] for q in queue] == [third["id"]] else None
+
+    data = await eventually(queued)
+    [entry] = data["cluster"]["schedule"]["queue"]
+    assert entry["estimatedStart"] is not None and "8 x nvidia-a100-80gb" in entry["reason"]
+    estimated = [s for s in data["cluster"]["schedule"]["segments"] if s["kind"] == "ESTIMATED"]
+    assert [s["jobId"] for s in estimated] == [third["id"]]
+    only_mine = await live.ok(SCHEDULE, {"id": live.cluster_id, "mine": True}, token=alice)
+    assert all(s["mine"] for s in only_mine["cluster"]["schedule"]["segments"])
+
+    job = await live.ok(
+        """query($id: ID!) { job(id: $id) { estimate { start end reason }
+                             submissionEstimate { start } estimatedCost } }""",
+        {"id": third["id"]},
+        token=alice,
+    )
+    assert job["job"]["estimate"]["start"] == entry["estimatedStart"]
+    assert job["job"]["submissionEstimate"]["start"] is not None
+    assert float(job["job"]["estimatedCost"]) == pytest.approx(8 * 2.5, rel=1e-6)
+    _ = second
+
+
+async def test_window_arguments_are_checked(live: Api) -> None:
+    token = await live.token()
+    query = """query($id: ID!, $from: DateTime, $to: DateTime) {
+                 cluster(id: $id) { schedule(from: $from, to: $to) { sequence } } }"""
+    bad = [
+        ({"from": "2026-01-02T00:00:00+00:00", "to": "2026-01-01T00:00:00+00:00"}, "to"),
+        ({"from": "2026-01-01T00:00:00+00:00", "to": "2026-06-01T00:00:00+00:00"}, "to"),
+    ]
+    for args, field in bad:
+        body = (await live.call(query, {"id": live.cluster_id, **args}, token=token)).json()
+        assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "field": field}
+
+
+PREVIEW = """
+query($input: SubmitJobInput!) { previewJob(input: $input) {
+  __typename
+  ... on JobPreview { estimatedStart estimatedEnd placements { node gpuIndices } reason
+                      estimatedCost durationSource warnings }
+  ... on ValidationError { fields { path code } }
+} }
+"""
+
+
+async def test_preview_answers_without_storing(live: Api) -> None:
+    token = await live.token()
+    result = (
+        await live.ok(PREVIEW, {"input": long_job(live, "what-if", runtime=7200)}, token=token)
+    )["previewJob"]
+    assert result["__typename"] == "JobPreview"
+    assert result["estimatedStart"] is not None and len(result["placements"][0]["gpuIndices"]) == 8
+    assert float(result["estimatedCost"]) == pytest.approx(8 * 2.5 * 2)
+    assert result["durationSource"] == "estimate"
+    assert await live.count_jobs() == 0
+    bad = await live.ok(PREVIEW, {"input": long_job(live, "Bad_Name")}, token=token)
+    assert bad["previewJob"] == {
+        "__typename": "ValidationError",
+        "fields": [{"path": "name", "code": "INVALID_NAME"}],
+    }
+
+
+async def test_accuracy_after_jobs_ran(live: Api) -> None:
+    token = await live.token()
+    for i in range(3):
+        await live.ok(
+            SUBMIT, {"input": long_job(live, f"quick-{i}", gpus=8, runtime=0.3)}, token=token
+        )
+    query = """query($id: ID!) { cluster(id: $id) { estimateAccuracy {
+                 jobs startP50Seconds startP95Seconds startWithin10Minutes finished
+                 endP50Seconds } } }"""
+
+    async def measured() -> dict[str, Any] | None:
+        data = await live.ok(query, {"id": live.cluster_id}, token=token)
+        accuracy = data["cluster"]["estimateAccuracy"]
+        return accuracy if accuracy["jobs"] == 3 and accuracy["finished"] == 3 else None
+
+    accuracy = await eventually(measured, within=20)
+    assert accuracy["startP50Seconds"] < 5 and accuracy["startWithin10Minutes"] == 1.0
+    assert accuracy["endP50Seconds"] < 5
+
+
+async def test_unknown_cluster_schedule(live: Api) -> None:
+    body = (await live.call(SCHEDULE, {"id": str(uuid.uuid4())}, token=await live.token())).json()
+    assert body["data"]["cluster"] is None
