@@ -59,7 +59,19 @@ PROTOCOL = "graphql-transport-ws"
 SEGMENT = "id rows start end kind source jobId name status priority reservationId mine"
 QUEUE = "position jobId name estimatedStart reason warnings priority gpuType gpuCount mine"
 FORECAST = "gpuType points { at freeGpus }"
-SUBSCRIPTION = f"""
+
+
+def subscription_document(contract: str) -> str:
+    """The subscription a timeline screen would send, for the contract in this tree (the diff's
+    whole-queue and forecast fields are `queueUpdate`/`forecastUpdate` or, in older contracts,
+    `queue`/`forecast`, aliased here so they do not clash with Schedule's)."""
+    block = re.search(r"type ScheduleDiff \{(.*?)\n\}", contract, re.S)
+    body = block[1] if block else ""
+    if re.search(r"^\s*queueUpdate:", body, re.M):
+        queue, forecast = "queueUpdate", "forecastUpdate"
+    else:
+        queue, forecast = "queueUpdate: queue", "forecastUpdate: forecast"
+    return f"""
 subscription Timeline($clusterId: ID!, $from: DateTime, $to: DateTime) {{
   scheduleTimeline(clusterId: $clusterId, from: $from, to: $to) {{
     __typename
@@ -74,12 +86,14 @@ subscription Timeline($clusterId: ID!, $from: DateTime, $to: DateTime) {{
       added {{ {SEGMENT} }}
       moved {{ {SEGMENT} }}
       removed
-      queue {{ {QUEUE} }}
-      forecast {{ {FORECAST} }}
+      {queue} {{ {QUEUE} }}
+      {forecast} {{ {FORECAST} }}
     }}
   }}
 }}
 """
+
+
 SUBMIT = """
 mutation Submit($input: SubmitJobInput!) {
   submitJob(input: $input) {
@@ -214,11 +228,17 @@ def start_server(
 
 
 class Http:
-    """One keep-alive HTTP connection for the GraphQL POSTs of the driver."""
+    """The driver's HTTP connection for GraphQL POSTs. The server closes idle keep-alive
+    connections after a few seconds, so `fresh()` reconnects, outside any timing."""
 
     def __init__(self, port: int, token: str) -> None:
         self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self._headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+
+    def fresh(self) -> None:
+        self._conn.close()
+        self._conn.connect()
+        self._conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def post(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         body = json.dumps({"query": query, "variables": variables or {}})
@@ -255,6 +275,7 @@ class WorkerConfig:
     index: int
     count: int
     url: str
+    document: str
     token: str
     cluster_id: str
     variables: dict[str, Any]
@@ -289,7 +310,7 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
         {
             "id": "1",
             "type": "subscribe",
-            "payload": {"query": SUBSCRIPTION, "variables": config.variables},
+            "payload": {"query": config.document, "variables": config.variables},
         }
     )
     pong = json.dumps({"type": "pong"})
@@ -483,6 +504,7 @@ def run(args: argparse.Namespace) -> int:
         token = server.token()
         print(f"server pid {server.process.pid} on port {port}", flush=True)
         api = Http(port, token)
+        api.fresh()
         clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
         cluster_id = next(c["id"] for c in clusters if c["name"] == "local-sim")
         variables: dict[str, Any] = {"clusterId": cluster_id}
@@ -491,6 +513,7 @@ def run(args: argparse.Namespace) -> int:
             variables["from"] = (start - timedelta(hours=1)).isoformat()
             variables["to"] = (start + timedelta(hours=24)).isoformat()
 
+        document = subscription_document((REPO / "frontend-contract/schema.graphql").read_text())
         ctx = multiprocessing.get_context("spawn")
         counts = [
             args.subscribers // args.clients + (1 if i < args.subscribers % args.clients else 0)
@@ -502,6 +525,7 @@ def run(args: argparse.Namespace) -> int:
                 i,
                 count,
                 f"ws://127.0.0.1:{port}/graphql",
+                document,
                 token,
                 cluster_id,
                 variables,
@@ -520,6 +544,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  failed: {failure}", flush=True)
         if opened < args.subscribers:
             print(f"only {opened} of {args.subscribers} subscriptions opened", flush=True)
+            if not opened:
+                return 2
         time.sleep(args.settle)
 
         def client_cpu() -> float:
@@ -530,6 +556,7 @@ def run(args: argparse.Namespace) -> int:
         for i in range(args.warmup + args.mutations):
             cpu_server, cpu_clients = cpu_seconds(server.process.pid), client_cpu()
             variables_in = {"input": job_input(cluster_id, args.gpus, args.runtime)}
+            api.fresh()
             send = now()
             result = api.post(SUBMIT, variables_in)
             t0 = now()

@@ -104,10 +104,12 @@ async def schedule_timeline(
                     added=[TimelineSegment.from_domain(s, principal) for s in update.added],
                     moved=[TimelineSegment.from_domain(s, principal) for s in update.moved],
                     removed=list(update.removed),
-                    queue=None
+                    queue_update=None
                     if update.queue is None
                     else [QueueEntry.from_domain(e, principal) for e in update.queue],
-                    forecast=None if update.forecast is None else forecast_of(update.forecast),
+                    forecast_update=None
+                    if update.forecast is None
+                    else forecast_of(update.forecast),
                 )
     finally:
         await stream.aclose()

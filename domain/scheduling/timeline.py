@@ -12,8 +12,8 @@ and removed, and the queue and forecast when they changed; `apply(old, diff(old,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from domain.model.cluster import Node

@@ -176,8 +176,13 @@ class ScheduleDiff:
     removed: list[str] = strawberry.field(
         description="Ids that left the timeline or your window (unknown ids can be ignored)."
     )
-    queue: list[QueueEntry] | None = strawberry.field(description="The new queue, if it changed.")
-    forecast: list[GpuForecast] | None
+    queue_update: list[QueueEntry] | None = strawberry.field(
+        description="The whole new queue, if it changed (named apart from Schedule.queue so one "
+        "selection can ask for both)."
+    )
+    forecast_update: list[GpuForecast] | None = strawberry.field(
+        description="The whole new forecast, if it changed."
+    )
 
 
 @strawberry.type(description="How close estimates came to what happened (seconds).")

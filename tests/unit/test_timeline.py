@@ -244,3 +244,58 @@ async def test_preview_does_not_store_and_estimates_cost() -> None:
     assert preview.start == world.clock.now() and preview.duration_source == "estimate"
     assert preview.estimated_cost is not None and preview.estimated_cost > 0
     assert world.uow.store.jobs == {}
+
+
+async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
+    """200 events within 100 ms: the refresher recomputes once per debounce window, not 200
+    times (and its own TIMELINE events do not wake it)."""
+    from datetime import UTC, datetime
+
+    from domain.model.events import ClusterChanged
+    from domain.model.ids import ClusterId
+    from domain.model.timeline import TimelineDiff
+    from domain.ports import StoredEvent
+    from domain.services.timeline import TimelineRefresher
+    from tests.support.fakes import FakeClock
+
+    class Counting:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def refresh(self, cluster_id: ClusterId) -> bool:
+            self.calls += 1
+            await asyncio.sleep(0.01)  # a recompute takes a moment
+            return True
+
+    hub = FakeHub()
+    counting = Counting()
+    refresher = TimelineRefresher(
+        counting,
+        hub,
+        FakeClock(),
+        debounce_seconds=0.05,  # type: ignore[arg-type]
+        period_seconds=60,
+    )
+    cluster = ClusterId(CLUSTER)
+    task = asyncio.create_task(refresher.run(cluster))
+    await asyncio.sleep(0.1)
+    assert counting.calls == 1  # the first look, at start
+    now = datetime.now(UTC)
+    job_event = next(iter(world_events()))
+    for i in range(200):
+        hub.deliver([StoredEvent(cluster, i + 1, job_event, now)])
+        if i % 40 == 0:
+            await asyncio.sleep(0.02)  # spread over about 100 ms
+    own = ClusterChanged(ClusterChangeKind.TIMELINE, cluster, TimelineDiff(now))
+    hub.deliver([StoredEvent(cluster, 500, own, now)])
+    await asyncio.sleep(0.3)
+    task.cancel()
+    recomputes = counting.calls - 1
+    assert 1 <= recomputes <= 4, recomputes
+
+
+def world_events():  # type: ignore[no-untyped-def]
+    from domain.model.job import ChangeKind, JobChanged
+
+    jobs = SCENARIO.jobs()
+    return [JobChanged(ChangeKind.SUBMITTED, jobs[0])]
