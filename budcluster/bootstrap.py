@@ -250,6 +250,7 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
         clock=clock,
         poll_seconds=settings.supervisor_poll_seconds,
         timeline=refresher,
+        workloads=workloads,
     )
     return App(
         settings=settings,

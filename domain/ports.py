@@ -432,6 +432,8 @@ class WorkloadObservation:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     placement: Placement | None = None
+    workload: str | None = None
+    """The workload's name: a report about an earlier hand-over of the attempt is stale."""
 
 
 class GatewayUnavailable(Exception):

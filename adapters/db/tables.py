@@ -97,6 +97,7 @@ jobs = sa.Table(
     sa.Column("placement", JSONDocument),
     sa.Column("next_attempt_at", UTCDateTime),
     sa.Column("queue_name", sa.String(63), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False, server_default="0"),
     sa.Column("window", JSONDocument),
     sa.Column("depends_on", JSONDocument, nullable=False),
     sa.Column("reservation_id", sa.Uuid, sa.ForeignKey("capacity_reservation.id")),

@@ -68,6 +68,7 @@ def observation(w: SimWorkload, clock: Clock) -> WorkloadObservation:
         started_at=w.started_at,
         finished_at=w.finished_at,
         placement=w.placement,
+        workload=w.name,
     )
 
 

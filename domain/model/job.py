@@ -73,7 +73,7 @@ _ACTIVE = frozenset({JobStatus.PENDING, JobStatus.QUEUED, JobStatus.ADMITTED, Jo
 S = JobStatus
 ALLOWED_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     S.PENDING: frozenset({S.QUEUED, S.CANCELLED, S.FAILED}),
-    S.QUEUED: frozenset({S.ADMITTED, S.CANCELLED, S.FAILED, S.PREEMPTED}),
+    S.QUEUED: frozenset({S.ADMITTED, S.CANCELLED, S.FAILED, S.PREEMPTED, S.PENDING}),
     S.ADMITTED: frozenset({S.RUNNING, S.QUEUED, S.CANCELLED, S.FAILED, S.PREEMPTED}),
     S.RUNNING: frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.PREEMPTED}),
     S.FAILED: frozenset({S.PENDING}),
@@ -81,7 +81,8 @@ ALLOWED_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     S.COMPLETED: frozenset(),
     S.CANCELLED: frozenset(),
 }
-"""The one table of allowed transitions. ADMITTED -> QUEUED is Kueue releasing a reservation."""
+"""The one table of allowed transitions. ADMITTED -> QUEUED is Kueue releasing a reservation;
+QUEUED -> PENDING is budcluster taking a workload back when its time window closed."""
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,9 @@ class Job:
     window: TimeWindow | None = None
     depends_on: tuple[JobId, ...] = ()
     """Jobs that must complete before this one may start."""
+    generation: int = 0
+    """Times this attempt was taken back from its cluster (its window closed first): each
+    hand-over of an attempt is a workload of its own name."""
     reservation_id: uuid.UUID | None = None
     """A capacity reservation (of the same tenant) the job runs in."""
     estimate_reason: str | None = None
@@ -251,7 +255,8 @@ class Job:
     @property
     def workload_name(self) -> str:
         """Deterministic cluster object name for this attempt: retried tasks never make a second."""
-        return f"bud-{self.id.hex[:20]}-a{self.attempt}"
+        suffix = f"g{self.generation}" if self.generation else ""
+        return f"bud-{self.id.hex[:20]}-a{self.attempt}{suffix}"
 
     def can_transition_to(self, target: JobStatus) -> bool:
         return target in ALLOWED_TRANSITIONS[self.status]
@@ -298,6 +303,14 @@ class Job:
         self.admission_estimate = None
         event = self.transition(JobStatus.PENDING, reason, at)
         self.next_attempt_at = not_before
+        self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
+        return event
+
+    def hold_back(self, at: datetime, until: datetime, reason: str) -> JobEvent:
+        """Take a queued attempt back from its cluster until `until` (its window reopens)."""
+        event = self.transition(JobStatus.PENDING, reason, at)
+        self.next_attempt_at = until
+        self.generation += 1
         self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
         return event
 

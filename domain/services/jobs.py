@@ -165,7 +165,7 @@ class JobService:
             except DuplicateIdempotencyKey:
                 await uow.rollback()
                 return await self._existing(principal, sub)
-        await self._enqueue_submission(job)
+        await self.enqueue_submission(job)
         return job
 
     async def _existing(self, principal: Principal, sub: JobSubmission) -> Job:
@@ -214,7 +214,7 @@ class JobService:
                 )
             self.start_next_attempt(job, "retry requested")
             await commit_and_publish(uow, self._publisher)
-        await self._enqueue_submission(job)
+        await self.enqueue_submission(job)
         return job
 
     def start_next_attempt(self, job: Job, why: str) -> None:
@@ -255,10 +255,13 @@ class JobService:
             )
         return job
 
-    async def _enqueue_submission(self, job: Job) -> None:
+    async def enqueue_submission(self, job: Job, *, because: str | None = None) -> None:
+        """Queue the hand-over of the job's current attempt (once per key; `because` makes a
+        new key, for a hand-over that was refused earlier and may go now)."""
+        key = f"submit:{job.id}:{job.attempt}" + (f":{because}" if because else "")
         await self._tasks.enqueue(
             task_names.SUBMIT_WORKLOAD,
-            key=f"submit:{job.id}:{job.attempt}",
+            key=key,
             defer_until=job.next_attempt_at,
             job_id=str(job.id),
             attempt=job.attempt,
@@ -270,7 +273,7 @@ class JobService:
         async with self._uow(TenantScope.system()) as uow:
             due = await uow.jobs.due_for_submission(self._clock.now() - grace, limit=limit)
         for job in due:
-            await self._enqueue_submission(job)
+            await self.enqueue_submission(job)
         return len(due)
 
     # --- queries ----------------------------------------------------------------------------

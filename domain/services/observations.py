@@ -22,7 +22,6 @@ from domain.ports import (
     WorkloadObservation,
     WorkloadPhase,
 )
-from domain.services import task_names
 from domain.services.jobs import JobService, commit_and_publish
 
 PHASE_STATUS = {
@@ -92,6 +91,8 @@ class ObservationService:
             job = await uow.jobs.get(obs.job_id, for_update=True)
             if job is None or job.attempt != obs.attempt:
                 return None
+            if obs.workload is not None and obs.workload != job.workload_name:
+                return None  # about a hand-over this attempt took back
             path = transition_path(job.status, PHASE_STATUS[obs.phase])
             holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
             moved = holds and obs.placement is not None and obs.placement != job.placement
@@ -110,11 +111,15 @@ class ObservationService:
                 self._jobs.start_next_attempt(job, f"preempted ({obs.reason})")
             await commit_and_publish(uow, self._publisher)
         if retry:
-            await self._tasks.enqueue(
-                task_names.SUBMIT_WORKLOAD,
-                key=f"submit:{job.id}:{job.attempt}",
-                defer_until=job.next_attempt_at,
-                job_id=str(job.id),
-                attempt=job.attempt,
-            )
+            await self._jobs.enqueue_submission(job)
+        if job.status is JobStatus.COMPLETED:
+            await self._release_dependents(job)
         return job
+
+    async def _release_dependents(self, done: Job) -> None:
+        """Hand over the waiting jobs whose last dependency this was (the task checks)."""
+        async with self._uow(TenantScope.system()) as uow:
+            active = await uow.jobs.active_on_cluster(done.cluster_id)
+        for job in active:
+            if job.status is JobStatus.PENDING and done.id in job.depends_on:
+                await self._jobs.enqueue_submission(job, because=f"{done.id} completed")

@@ -24,6 +24,7 @@ from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.timeline import TimelineRefresher
+from domain.services.workloads import WorkloadService
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,10 @@ class ClusterSupervisor:
         submission_grace: timedelta = timedelta(seconds=30),
         backoff: Callable[[int], float] = backoff_seconds,
         timeline: TimelineRefresher | None = None,
+        workloads: WorkloadService | None = None,
     ) -> None:
         self._timeline = timeline
+        self._workloads = workloads
         self._clusters = clusters
         self._jobs = jobs
         self._observations = observations
@@ -80,6 +83,8 @@ class ClusterSupervisor:
                         self._watch(cluster), name=f"watch-{cluster.name}"
                     )
             await self._jobs.sweep_due_submissions(grace=self._grace)
+            if self._workloads is not None:
+                await self._workloads.hold_back_closed_windows()
         except Exception:
             log.exception("cluster supervisor tick failed")
 

@@ -48,9 +48,18 @@ class WorkloadService:
             job = await uow.jobs.get(job_id)
             if job is None or job.attempt != attempt or job.status is not JobStatus.PENDING:
                 return False
-            if job.next_attempt_at is not None and job.next_attempt_at > self._clock.now():
-                wait = (job.next_attempt_at - self._clock.now()).total_seconds()
-                raise RetryTask(wait)
+            now = self._clock.now()
+            if job.next_attempt_at is not None and job.next_attempt_at > now:
+                raise RetryTask((job.next_attempt_at - now).total_seconds())
+            if job.window is not None and not job.window.contains(now):
+                raise RetryTask((job.window.next_open(now) - now).total_seconds())
+            if job.depends_on:
+                found = await uow.jobs.get_many(list(job.depends_on))
+                if any(
+                    d not in found or found[d].status is not JobStatus.COMPLETED
+                    for d in job.depends_on
+                ):
+                    return False  # handed over when the last of them completes
             cluster = await uow.clusters.get(job.cluster_id)
         if cluster is None:
             return False
@@ -74,6 +83,38 @@ class WorkloadService:
         if cancelled_meanwhile:
             await gateway.cancel(job_id, attempt)
         return True
+
+    async def hold_back_closed_windows(self) -> int:
+        """Take back workloads still queued on their cluster when their time window closed:
+        they wait (PENDING) for the window to open again, when the submission sweeper hands
+        them over. Returns how many."""
+        now = self._clock.now()
+        async with self._uow(TenantScope.system()) as uow:
+            clusters = await uow.clusters.all()
+            waiting = await uow.jobs.active_on_clusters([c.id for c in clusters])
+        closed = [
+            j
+            for j in waiting
+            if j.status is JobStatus.QUEUED and j.window is not None and not j.window.contains(now)
+        ]
+        by_id = {c.id: c for c in clusters}
+        for job in closed:
+            try:
+                await self._gateways.for_cluster(by_id[job.cluster_id]).cancel(job.id, job.attempt)
+            except GatewayUnavailable:
+                continue
+            async with self._uow(TenantScope.system()) as uow:
+                current = await uow.jobs.get(job.id, for_update=True)
+                if current is None or current.status is not JobStatus.QUEUED:
+                    continue
+                assert current.window is not None
+                current.hold_back(
+                    now,
+                    current.window.next_open(now),
+                    f"its window {current.window} closed before it was admitted",
+                )
+                await commit_and_publish(uow, self._publisher)
+        return len(closed)
 
     async def cancel(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> None:
         job = await self._load(job_id)

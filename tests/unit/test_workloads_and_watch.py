@@ -10,6 +10,7 @@ restarts a failed watch.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -178,3 +179,73 @@ async def test_a_failed_watch_is_restarted(world: World) -> None:
     await eventually(lambda: world.stored(job.id).status is JobStatus.QUEUED)
     assert calls >= 2
     await sup.stop()
+
+
+async def test_a_closed_window_defers_the_hand_over(world: World) -> None:
+    from datetime import time
+
+    from domain.model.job import TimeWindow
+
+    job = await world.service.submit(world.alice, GOOD)
+    stored = world.stored(job.id)
+    now = world.clock.now()  # 12:00 UTC
+    stored.window = TimeWindow(time(22, 0), time(6, 0))
+    with pytest.raises(RetryTask) as retry:
+        await world.workloads.submit(job.id, 0)  # type: ignore[attr-defined]
+    assert retry.value.defer_seconds == (now.replace(hour=22) - now).total_seconds()
+    assert world.gateways.gateway.submitted == []  # type: ignore[attr-defined]
+
+
+async def test_dependencies_hold_the_hand_over_until_they_complete(world: World) -> None:
+    first = await world.service.submit(world.alice, GOOD)
+    world.stored(first.id).status = JobStatus.RUNNING
+    then = await world.service.submit(
+        world.alice, replace(GOOD, name="then", depends_on=(first.id,))
+    )
+    assert await world.workloads.submit(then.id, 0) is False  # type: ignore[attr-defined]
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    assert all(w.job_id != then.id for w in gateway.submitted)
+    observations = ObservationService(
+        uow=world.uow,
+        clock=world.clock,
+        tasks=world.tasks,
+        publisher=world.publisher,
+        jobs=world.service,
+    )
+    now = world.clock.now()
+    await observations.apply(
+        WorkloadObservation(first.id, 0, WorkloadPhase.SUCCEEDED, "done", now, finished_at=now)
+    )
+    released = [t for t in world.tasks.enqueued if t.kwargs.get("job_id") == str(then.id)]
+    assert len(released) == 2 and released[-1].key.endswith(f"{first.id} completed")
+    assert await world.workloads.submit(then.id, 0) is True  # type: ignore[attr-defined]
+
+
+async def test_a_window_closing_takes_a_queued_workload_back(world: World) -> None:
+    from datetime import time
+
+    from domain.model.job import TimeWindow
+
+    job = await world.service.submit(world.alice, GOOD)
+    await world.workloads.submit(job.id, 0)  # type: ignore[attr-defined]
+    first_name = world.stored(job.id).workload_name
+    world.stored(job.id).window = TimeWindow(time(22, 0), time(6, 0))  # closed at 12:00
+    assert await world.workloads.hold_back_closed_windows() == 1  # type: ignore[attr-defined]
+    held = world.stored(job.id)
+    gateway = world.gateways.gateway  # type: ignore[attr-defined]
+    assert gateway.cancelled == [(job.id, 0)]
+    assert (held.status, held.generation) == (JobStatus.PENDING, 1)
+    assert held.next_attempt_at == world.clock.now().replace(hour=22)
+    assert held.workload_name != first_name
+    observations = ObservationService(
+        uow=world.uow,
+        clock=world.clock,
+        tasks=world.tasks,
+        publisher=world.publisher,
+        jobs=world.service,
+    )
+    stale = WorkloadObservation(
+        job.id, 0, WorkloadPhase.DELETED, "deleted", world.clock.now(), workload=first_name
+    )
+    assert await observations.apply(stale) is None
+    assert world.stored(job.id).status is JobStatus.PENDING  # not cancelled by the old report
