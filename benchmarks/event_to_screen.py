@@ -125,6 +125,18 @@ def raise_nofile(wanted: int) -> tuple[int, int]:
     return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
+def settle(pid: int, seconds: float, *, idle: float = 0.05, limit: float = 60.0) -> None:
+    """Pause `seconds`, then until the process uses under `idle` of a CPU for 0.5 s (so the
+    previous job's later events, e.g. its start, are not fanned out during the next mutation)."""
+    time.sleep(seconds)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(0.5)
+        if cpu_seconds(pid) - before < idle * 0.5:
+            return
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -263,6 +275,8 @@ class Http:
 class Subscriber:
     seen: dict[str, float] = field(default_factory=dict)
     """jobId -> when a ScheduleDiff naming it in added/moved first arrived."""
+    size: dict[str, int] = field(default_factory=dict)
+    """jobId -> the size of that message (bytes of JSON text)."""
     diffs: int = 0
     snapshots: int = 0
     resyncs: int = 0
@@ -362,6 +376,7 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
                         job_id = seg.get("jobId")
                         if job_id and job_id not in sub.seen:
                             sub.seen[job_id] = t
+                            sub.size[job_id] = len(raw)
                             arrived.set()
         except asyncio.CancelledError:
             raise
@@ -395,7 +410,8 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
         if command[0] == "collect":
             _, job_id, timeout = command
             times = await collect(job_id, timeout)
-            conn.send(("collected", times, sum(1 for s in subs if s.error)))
+            sizes = [s.size[job_id] for s in subs if job_id in s.size]
+            conn.send(("collected", times, max(sizes, default=0)))
         elif command[0] == "stop":
             break
     for task in tasks:
@@ -435,6 +451,7 @@ class Sample:
     median: float | None
     last: float | None
     missed: int
+    diff_bytes: int
     server_cpu: float
     client_cpu: float
 
@@ -546,7 +563,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"only {opened} of {args.subscribers} subscriptions opened", flush=True)
             if not opened:
                 return 2
-        time.sleep(args.settle)
+        settle(server.process.pid, args.settle)
 
         def client_cpu() -> float:
             return sum(cpu_seconds(w.process.pid) for w in workers if w.process.pid)
@@ -566,9 +583,11 @@ def run(args: argparse.Namespace) -> int:
             for w in workers:
                 w.conn.send(("collect", job["id"], args.timeout))
             times: list[float | None] = []
+            diff_bytes = 0
             for w in workers:
-                _, got, _ = w.conn.recv()
+                _, got, size = w.conn.recv()
                 times.extend(got)
+                diff_bytes = max(diff_bytes, size)
             arrived = sorted(t for t in times if t is not None)
             sample = Sample(
                 i,
@@ -579,6 +598,7 @@ def run(args: argparse.Namespace) -> int:
                 statistics.median(arrived) if arrived else None,
                 arrived[-1] if arrived else None,
                 len(times) - len(arrived),
+                diff_bytes,
                 cpu_seconds(server.process.pid) - cpu_server,
                 client_cpu() - cpu_clients,
             )
@@ -588,7 +608,8 @@ def run(args: argparse.Namespace) -> int:
             show = args.verbose or warm or sample.missed
             if show:
                 print(describe(sample, warm), flush=True)
-            time.sleep(args.settle)
+            settle(server.process.pid, args.settle)
+        phase = (samples[0].send if samples else now(), now())
         server_total = cpu_seconds(server.process.pid) - server_before
         clients_total = client_cpu() - clients_before
         api.close()
@@ -599,6 +620,10 @@ def run(args: argparse.Namespace) -> int:
         for w in workers:
             stats.append(w.conn.recv()[1])
         report(args, samples, stats, opened, layout, server_total, clients_total)
+        print(
+            f"  measured mutations ran from CLOCK_MONOTONIC {phase[0]:.3f} to {phase[1]:.3f} "
+            "(to line up with a profiler's timestamps)"
+        )
         return 0 if all(s.missed == 0 for s in samples) else 1
     finally:
         for w in workers:
@@ -619,8 +644,8 @@ def describe(s: Sample, warm: bool) -> str:
     label = "warmup" if warm else f"#{s.index:<5}"
     return (
         f"{label} http {ms(s.http)}  first {rel(s.first)}  median {rel(s.median)}  "
-        f"last {rel(s.last)} ms  missed {s.missed}  cpu server {s.server_cpu:.2f}s "
-        f"clients {s.client_cpu:.2f}s"
+        f"last {rel(s.last)} ms  missed {s.missed}  diff {s.diff_bytes} B  "
+        f"cpu server {s.server_cpu:.2f}s clients {s.client_cpu:.2f}s"
     )
 
 
@@ -656,13 +681,20 @@ def report(
         f"job {args.gpus} GPU(s)"
     )
     print(f"  CPUs: {layout}")
-    print(f"  p99 is nearest rank: with {n} mutations it is the {math.ceil(0.99 * n)}th of {n}")
+    rank = math.ceil(0.99 * n)
+    print(f"  p99 is nearest rank: with {n} mutations the {rank}. smallest (of {n})")
     print(line("http (send -> t0)", [s.http for s in samples]))
     print(line("t_first - t0", first))
     print(line("t_median_sub - t0", middle))
     print(line("t_last - t0", last))
     print(line("t_last - t_first", spread))
     print(line("t_last - t_send", send_to_last))
+    sizes = [s.diff_bytes for s in samples if s.diff_bytes]
+    if sizes:
+        print(
+            f"  the diff's JSON message: median {statistics.median(sizes):.0f} B, "
+            f"first {sizes[0]} B, last {sizes[-1]} B (it carries the whole queue when it changed)"
+        )
     missed = sum(s.missed for s in samples)
     print(
         f"  missed diffs: {missed} (subscriber x mutation pairs without the diff within "
@@ -707,7 +739,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--time-scale", type=float, default=1.0, help="simulated s per real s")
     p.add_argument("--runtime", type=int, default=3600, help="simulated runtime of each job, s")
     p.add_argument("--gpus", type=int, default=1, help="A100s per job (0: a CPU job)")
-    p.add_argument("--settle", type=float, default=3.0, help="pause after each mutation, s")
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="pause after each mutation, s, then until the server is idle",
+    )
     p.add_argument("--timeout", type=float, default=30.0, help="wait for a diff at most, s")
     p.add_argument("--log-level", default="WARNING", help="the server's BUDCLUSTER_LOG_LEVEL")
     p.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE")

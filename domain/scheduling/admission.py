@@ -203,6 +203,7 @@ class ClusterModel:
         demand = self._waiting.pop(key, None)
         if demand is not None:
             self._lanes[demand.lane].remove(demand.key)
+            self._lanes[demand.lane].tidy()
 
     def is_waiting(self, key: str) -> bool:
         return key in self._waiting
@@ -690,10 +691,12 @@ class ClusterModel:
             if not demand.is_reservation:
                 decision.admitted.append(holding)
             done.append(demand.key)
-            lane.removed.add(demand.key)
+            lane.remove(demand.key)
             self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
         for key in done:
             self.withdraw(key)
+        for lane in self._lanes.values():
+            lane.tidy()
         decision.never = dict(self.never)
         return decision
 

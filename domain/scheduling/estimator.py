@@ -248,8 +248,11 @@ class _Replay:
         end = started + duration
         if job.status is JobStatus.ADMITTED and job.actual_start is None:
             end = max(end, self.now + duration)
-        if end <= self.now:  # past its estimate: still running, so extend it
-            end = self.now + max(timedelta(seconds=60), duration * 0.1)
+        if end <= self.now:
+            # Past its estimate and still running: a job that outlived its estimate tends to
+            # run on for a while more, the longer it has run (a quarter of its age, here).
+            elapsed = self.now - started
+            end = self.now + max(timedelta(seconds=60), duration * 0.1, elapsed * 0.25)
         self.end[key] = end
         self.push(end, "end", key)
         self.reasons[key] = "running" if job.status is JobStatus.RUNNING else "starting"

@@ -23,7 +23,9 @@ LaneKey = tuple[str, str | None, str | None]
 class Lane:
     def __init__(self) -> None:
         self.items: list[Demand] = []
+        self._keys: set[str] = set()
         self.removed: set[str] = set()
+        """Keys of items no longer waiting; always a subset of the items' keys."""
         self._positions: dict[int, list[int]] | None = None
         self._heads: dict[int, int] = {}
         self.limit: int | None = None
@@ -34,18 +36,28 @@ class Lane:
         return len(self.items) - len(self.removed)
 
     def add(self, demand: Demand) -> None:
-        if demand.key in self.removed:
-            self.compact()
+        if demand.key in self._keys:
+            self.compact()  # it was here before (admitted, then preempted): drop the old entry
+            if demand.key in self._keys:
+                self.items = [d for d in self.items if d.key != demand.key]
+                self._keys.discard(demand.key)
         bisect.insort(self.items, demand, key=lambda d: d.order)
+        self._keys.add(demand.key)
         self._positions = None
 
     def remove(self, key: str) -> None:
-        self.removed.add(key)
+        """Mark `key` as no longer waiting. Indices stay valid (a cycle holds some) until
+        `tidy` compacts the lane, between cycles."""
+        if key in self._keys:
+            self.removed.add(key)
+
+    def tidy(self) -> None:
         if len(self.removed) > 64 and len(self.removed) * 2 > len(self.items):
             self.compact()
 
     def compact(self) -> None:
         self.items = [d for d in self.items if d.key not in self.removed]
+        self._keys = {d.key for d in self.items}
         self.removed.clear()
         self._positions = None
 
