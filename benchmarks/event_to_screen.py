@@ -125,6 +125,23 @@ def raise_nofile(wanted: int) -> tuple[int, int]:
     return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
+def revision() -> str:
+    """The commit the server runs, and whether the tree has changes on top of it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head or 'unknown'}{' + uncommitted changes' if dirty else ''}"
+
+
 def settle(pid: int, seconds: float, *, idle: float = 0.05, limit: float = 60.0) -> None:
     """Pause `seconds`, then until the process uses under `idle` of a CPU for 0.5 s (so the
     previous job's later events, e.g. its start, are not fanned out during the next mutation)."""
@@ -513,7 +530,8 @@ def run(args: argparse.Namespace) -> int:
     for item in args.server_env:
         name, _, value = item.partition("=")
         env[name] = value
-    print(f"data dir {data_dir}; open-file limit {limits[0]}; {layout}", flush=True)
+    print(f"code: {revision()}; data dir {data_dir}; open-file limit {limits[0]}", flush=True)
+    print(layout, flush=True)
     server = start_server(data_dir, port, env, server_cpus)
     workers: list[Worker] = []
     try:

@@ -250,9 +250,10 @@ class _Replay:
             end = max(end, self.now + duration)
         if end <= self.now:
             # Past its estimate and still running: a job that outlived its estimate tends to
-            # run on for a while more, the longer it has run (a quarter of its age, here).
+            # run on for a while more, the longer it has run: a quarter of its estimate or of
+            # its age, whichever is longer (benchmarks/replay.py weighs such rules).
             elapsed = self.now - started
-            end = self.now + max(timedelta(seconds=60), duration * 0.1, elapsed * 0.25)
+            end = self.now + max(timedelta(seconds=60), duration * 0.25, elapsed * 0.25)
         self.end[key] = end
         self.push(end, "end", key)
         self.reasons[key] = "running" if job.status is JobStatus.RUNNING else "starting"
