@@ -238,7 +238,9 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
         debounce_seconds=settings.timeline_debounce_seconds,
         period_seconds=settings.timeline_period_seconds,
     )
-    clusters = ClusterService(uow=uow, clock=clock, gateways=gateways, quotas=quotas)
+    clusters = ClusterService(
+        uow=uow, clock=clock, gateways=gateways, quotas=quotas, publisher=publisher
+    )
     tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.token_pepper))
     updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
     supervisor = ClusterSupervisor(

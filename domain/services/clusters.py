@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain.errors import Conflict, ValidationFailed
-from domain.model.cluster import Cluster, ClusterStatus, Platform
+from domain.model.cluster import Cluster, ClusterStatus, Node, Platform
+from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem
-from domain.ports import Clock, GatewayFactory, TenantScope, UnitOfWorkFactory
+from domain.ports import Clock, EventPublisher, GatewayFactory, TenantScope, UnitOfWorkFactory
 from domain.services.quotas import QuotaService
 
 
@@ -25,11 +26,13 @@ class ClusterService:
         clock: Clock,
         gateways: GatewayFactory,
         quotas: QuotaService,
+        publisher: EventPublisher | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._gateways = gateways
         self._quotas = quotas
+        self._publisher = publisher
 
     async def get(self, cluster_id: ClusterId) -> Cluster | None:
         async with self._uow(TenantScope.system()) as uow:
@@ -69,9 +72,21 @@ class ClusterService:
         return cluster
 
     async def refresh_nodes(self, cluster: Cluster) -> Cluster:
+        """Store the cluster's nodes as it reports them; a change of capacity is a cluster event
+        (the timeline is recomputed for it)."""
         nodes = await self._gateways.for_cluster(cluster).nodes()
         async with self._uow(TenantScope.system()) as uow:
+            stored = await uow.clusters.get(cluster.id)
+            changed = stored is None or _capacity(stored.nodes) != _capacity(nodes)
             await uow.clusters.replace_nodes(cluster.id, nodes)
-            await uow.commit()
+            if changed:
+                uow.record(ClusterChanged(ClusterChangeKind.NODES, cluster.id))
+            events = await uow.commit()
+        if events and self._publisher is not None:
+            await self._publisher.publish(events)
         cluster.nodes = nodes
         return cluster
+
+
+def _capacity(nodes: Sequence[Node]) -> set[tuple[str, str | None, int, float, float, bool]]:
+    return {(n.name, n.gpu_type, n.gpu_count, n.cpu_cores, n.memory_gb, n.usable) for n in nodes}

@@ -316,8 +316,12 @@ def test_what_is_predicted_is_what_the_simulated_cluster_does(seed: int, count: 
 
 def test_many_small_jobs_on_one_node_all_get_a_start() -> None:
     """Regression: lanes compacted in the middle of a cycle lost track of waiting jobs."""
-    scenario = Scenario("small", [("n1", A100, 8)], [q("cq", 8)],
-                        waiting=[W(f"w{i}", "cq", 1, age=i) for i in range(72)])
+    scenario = Scenario(
+        "small",
+        [("n1", A100, 8)],
+        [q("cq", 8)],
+        waiting=[W(f"w{i}", "cq", 1, age=i) for i in range(72)],
+    )
     jobs = jobs_of(scenario, **{f"w{i}": 60 for i in range(72)})
     schedule = estimate(snapshot(list(jobs.values()), scenario))
     starts = sorted(schedule.jobs[j.id].start for j in jobs.values())  # type: ignore[type-var]

@@ -299,3 +299,27 @@ def world_events():  # type: ignore[no-untyped-def]
 
     jobs = SCENARIO.jobs()
     return [JobChanged(ChangeKind.SUBMITTED, jobs[0])]
+
+
+async def test_a_change_of_capacity_is_a_cluster_event() -> None:
+    from domain.services.clusters import ClusterService
+    from domain.services.quotas import QuotaService
+    from tests.support.fakes import FakeGatewayFactory
+
+    world = World()
+    gateways = FakeGatewayFactory()
+    gateways.gateway.node_list = list(world.cluster.nodes)
+    clusters = ClusterService(
+        uow=world.uow,
+        clock=world.clock,
+        gateways=gateways,
+        quotas=QuotaService(uow=world.uow, clock=world.clock),
+        publisher=world.publisher,
+    )
+    await clusters.refresh_nodes(world.cluster)
+    assert world.publisher.published == []  # the same nodes: nothing to say
+    gateways.gateway.node_list = world.cluster.nodes[:1]
+    await clusters.refresh_nodes(world.cluster)
+    [event] = world.publisher.published
+    assert event.cluster_change is not None
+    assert event.cluster_change.kind is ClusterChangeKind.NODES
