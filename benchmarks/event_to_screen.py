@@ -6,15 +6,23 @@ started as a subprocess. `--subscribers` WebSocket connections (graphql-transpor
 separate worker processes, so that client work is not accounted to the server. Then `--mutations`
 `submitJob`s of a small job are sent one at a time over HTTP; after each, the benchmark waits
 until every subscriber holds a `ScheduleDiff` whose `added` or `moved` segments carry the new
-job's id, lets the service settle, and goes on with the next.
+job's id, then `--settle` seconds and until the server is idle (so the job's own later events,
+such as its start, are not fanned out during the next measurement), and goes on with the next.
+
+The job is a BATCH job on one A100 that runs `--runtime` simulated seconds (an hour) at
+`--time-scale` 1, so nothing finishes during a run; the cluster has 16 A100s, so from the 17th
+job on they queue and each diff also carries the whole, longer queue. Without `--window shared`
+the subscription has no from/to, so each subscriber's window is its own (now - 1 h, + 24 h).
 
 For each mutation: t_send (request sent), t0 (HTTP response read; the commit happened before),
 t_first and t_last (the first and the last subscriber to receive that diff). Every timestamp is
 `clock_gettime(CLOCK_MONOTONIC)` taken on this host, which is one clock for all processes on
 Linux. Reported: median and p99 (nearest rank) of t_last - t0 and t_first - t0, the spread
 t_last - t_first, the HTTP round trip, subscribers that missed the diff, and the CPU seconds the
-server and the clients spent per mutation. With `--pin` (the default on a machine with 2 or more
-CPUs) the server runs on CPU 0 and the clients and this driver on the other CPUs.
+server and the clients spent per mutation (from /proc), the size of the diff message. With
+`--pin` (the default; needs 2 or more CPUs) the server runs on CPU 0 and the client workers and
+this driver on the others; the output says how the CPUs were shared. `--keep-data` keeps the
+data dir with the server's stdout and stderr. Exit status 1 if any subscriber missed a diff.
 
     .venv/bin/python -m benchmarks.event_to_screen --subscribers 1000 [--mutations 30]
         [--clients 2] [--port 0] [--keep-data] [--no-pin] [--window default|shared]
@@ -320,10 +328,10 @@ def worker_main(config: WorkerConfig, conn: multiprocessing.connection.Connectio
         os.sched_setaffinity(0, config.cpus)
     try:
         import uvloop
-
-        uvloop.run(_worker(config, conn))
     except ImportError:
         asyncio.run(_worker(config, conn))
+    else:
+        uvloop.run(_worker(config, conn))
 
 
 async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connection) -> None:
@@ -422,8 +430,13 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(arrived.wait(), min(remaining, 0.5))
 
+    orphaned = False
     while True:
-        command = await asyncio.to_thread(conn.recv)
+        try:
+            command = await asyncio.to_thread(conn.recv)
+        except EOFError:  # the driver went away
+            orphaned = True
+            break
         if command[0] == "collect":
             _, job_id, timeout = command
             times = await collect(job_id, timeout)
@@ -434,6 +447,8 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    if orphaned:
+        return
     conn.send(
         (
             "stopped",
@@ -608,7 +623,7 @@ def run(args: argparse.Namespace) -> int:
                 diff_bytes = max(diff_bytes, size)
             arrived = sorted(t for t in times if t is not None)
             sample = Sample(
-                i,
+                i - args.warmup + 1,
                 job["id"],
                 send,
                 t0,
@@ -645,6 +660,8 @@ def run(args: argparse.Namespace) -> int:
         return 0 if all(s.missed == 0 for s in samples) else 1
     finally:
         for w in workers:
+            w.conn.close()  # a worker still waiting for a command sees EOF and exits
+        for w in workers:
             w.process.join(10)
             if w.process.is_alive():
                 w.process.kill()
@@ -659,7 +676,7 @@ def describe(s: Sample, warm: bool) -> str:
     def rel(t: float | None) -> str:
         return "     n/a" if t is None else ms(t - s.t0)
 
-    label = "warmup" if warm else f"#{s.index:<5}"
+    label = "warmup" if warm else f"#{s.index:<5}"  # the measured ones count from 1
     return (
         f"{label} http {ms(s.http)}  first {rel(s.first)}  median {rel(s.median)}  "
         f"last {rel(s.last)} ms  missed {s.missed}  diff {s.diff_bytes} B  "

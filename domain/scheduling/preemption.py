@@ -81,8 +81,11 @@ def try_preempt(
             if flavor is not None
             for n in model.by_type_flavor.get((demand.gpu_type, flavor), [])
         }
+        by_node: dict[str, list[Holding]] = {}
+        for holding in candidates:
+            by_node.setdefault(holding.placement.node, []).append(holding)
         for name, node in hosts.items():
-            on_node = [h for h in candidates if h.placement.node == name]
+            on_node = by_node.get(name, [])
             if len(node.free) + sum(len(h.placement.gpu_indices) for h in on_node) < (
                 demand.gpu_count
             ):
