@@ -12,7 +12,8 @@ such as its start, are not fanned out during the next measurement), and goes on 
 The job is a BATCH job on one A100 that runs `--runtime` simulated seconds (an hour) at
 `--time-scale` 1, so nothing finishes during a run; the cluster has 16 A100s, so from the 17th
 job on they queue and each diff also carries the whole, longer queue. Without `--window shared`
-the subscription has no from/to, so each subscriber's window is its own (now - 1 h, + 24 h).
+the subscription has no from/to, so the server's default window applies (an hour before now
+rounded down to 5 minutes, + 24 h): subscribers who subscribe in the same 5 minutes share it.
 
 For each mutation: t_send (request sent), t0 (HTTP response read; the commit happened before),
 t_first and t_last (the first and the last subscriber to receive that diff). Every timestamp is
@@ -766,7 +767,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--window",
         choices=("default", "shared"),
         default="default",
-        help="default: no from/to (each subscriber's window starts at its own 'now - 1h'); "
+        help="default: no from/to (the server's default window, 'now - 1h' rounded down to 5 "
+        "minutes); "
         "shared: the same explicit from/to for all",
     )
     p.add_argument("--compression", action=argparse.BooleanOptionalAction, default=True)

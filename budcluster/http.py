@@ -10,7 +10,9 @@ valid token is closed with 4403 before any operation runs. Only graphql-transpor
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -56,6 +58,7 @@ class GraphQLView(GraphQL[Context, None]):
             keep_alive_interval=15,
         )
         self.app = app
+        self._encoded = _Encoded(256)
         self.services = ApiServices(
             jobs=app.jobs,
             clusters=app.clusters,
@@ -66,6 +69,17 @@ class GraphQLView(GraphQL[Context, None]):
             schedule_updates=app.schedule_updates,
             updates=app.updates,
         )
+
+    def encode_json(self, data: object) -> str:
+        """A subscription result shared by many watchers (see schema/execution.py) is serialised
+        once: its `data` is encoded the first time and reused by identity after."""
+        if isinstance(data, dict) and data.get("type") == "next":
+            payload = data.get("payload")
+            if isinstance(payload, dict) and payload.keys() == {"data"}:
+                body = self._encoded.get(payload["data"])
+                head = f'{{"id":{json.dumps(data["id"])},"type":"next"'
+                return f'{head},"payload":{{"data":{body}}}}}'
+        return json.dumps(data, separators=(",", ":"))
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
         return HTMLResponse(graphiql.page_html())
@@ -95,6 +109,24 @@ class GraphQLView(GraphQL[Context, None]):
             raise ConnectionRejectionError({"message": exc.message}) from None
         context.refresh_loaders()
         return None
+
+
+class _Encoded:
+    """JSON text of recent values by identity (holding the values keeps their ids unique)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._texts: OrderedDict[int, tuple[object, str]] = OrderedDict()
+
+    def get(self, value: object) -> str:
+        found = self._texts.get(id(value))
+        if found is not None and found[0] is value:
+            return found[1]
+        text = json.dumps(value, separators=(",", ":"))
+        self._texts[id(value)] = (value, text)
+        while len(self._texts) > self._size:
+            self._texts.popitem(last=False)
+        return text
 
 
 async def health(_: Request) -> JSONResponse:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from datetime import datetime
 from typing import Annotated
@@ -10,8 +11,8 @@ import strawberry
 
 from domain.errors import NotFound
 from domain.model.ids import ClusterId
-from domain.model.principal import Scope
-from domain.services.schedule_updates import ScheduleSnapshot
+from domain.model.principal import Principal, Scope
+from domain.services.schedule_updates import ScheduleChange, ScheduleSnapshot
 from domain.services.updates import JobUpdate as Update
 from domain.services.updates import Snapshot
 from resolvers.common import query_caller, query_uuid
@@ -98,18 +99,36 @@ async def schedule_timeline(
                     update.sequence, update.timeline, principal, start, end, update.reason
                 )
             else:
-                yield ScheduleDiff(
-                    sequence=update.sequence,
-                    computed_at=update.computed_at,
-                    added=[TimelineSegment.from_domain(s, principal) for s in update.added],
-                    moved=[TimelineSegment.from_domain(s, principal) for s in update.moved],
-                    removed=list(update.removed),
-                    queue_update=None
-                    if update.queue is None
-                    else [QueueEntry.from_domain(e, principal) for e in update.queue],
-                    forecast_update=None
-                    if update.forecast is None
-                    else forecast_of(update.forecast),
-                )
+                yield _diff(update, principal)
     finally:
         await stream.aclose()
+
+
+_diffs: OrderedDict[tuple[int, str], tuple[ScheduleChange, ScheduleDiff]] = OrderedDict()
+DIFFS_KEPT = 512
+
+
+def _diff(change: ScheduleChange, principal: Principal) -> ScheduleDiff:
+    """One GraphQL object per (change, tenant): the service hands every subscriber with the same
+    view the same change, so the result is executed and serialised once for all of them."""
+    key = (id(change), str(principal.tenant_id))
+    found = _diffs.get(key)
+    if found is not None and found[0] is change:
+        _diffs.move_to_end(key)
+        return found[1]
+    diff = ScheduleDiff(
+        sequence=change.sequence,
+        computed_at=change.computed_at,
+        added=[TimelineSegment.from_domain(s, principal) for s in change.added],
+        moved=[TimelineSegment.from_domain(s, principal) for s in change.moved],
+        removed=list(change.removed),
+        queue_update=None
+        if change.queue is None
+        else [QueueEntry.from_domain(e, principal) for e in change.queue],
+        forecast_update=None if change.forecast is None else forecast_of(change.forecast),
+        shared=True,
+    )
+    _diffs[key] = (change, diff)
+    while len(_diffs) > DIFFS_KEPT:
+        _diffs.popitem(last=False)
+    return diff

@@ -17,6 +17,7 @@ from strawberry.extensions import (
     MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
+    ParserCache,
     QueryDepthLimiter,
     SchemaExtension,
 )
@@ -101,6 +102,8 @@ def should_mask(error: GraphQLError) -> bool:
 def extensions() -> list[Any]:
     """Factories, so each operation gets fresh extension instances (limits read at that time)."""
     return [
+        # One AST per distinct text: subscribers sending the same document share results.
+        lambda: ParserCache(maxsize=256),
         RequireAuthentication,
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),

@@ -17,12 +17,18 @@ from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter, sc
 DEFAULT_BEFORE = timedelta(hours=1)
 DEFAULT_SPAN = timedelta(hours=24)
 MAX_SPAN = timedelta(days=31)
+ROUNDING = timedelta(minutes=5)
+
+
+def _floor(at: datetime, step: timedelta) -> datetime:
+    return at - (at - datetime.min.replace(tzinfo=at.tzinfo)) % step
 
 
 def window(
     now: datetime, start: datetime | None, end: datetime | None
 ) -> tuple[datetime, datetime]:
-    start = start or now - DEFAULT_BEFORE
+    # The default start is rounded down to the 5 minutes, so watchers share one cut of a change.
+    start = start or _floor(now, ROUNDING) - DEFAULT_BEFORE
     end = end or start + DEFAULT_SPAN
     if start.tzinfo is None or end.tzinfo is None:
         raise UserInputError("from and to need a timezone", field="from")

@@ -16,6 +16,7 @@ from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
+from schema.execution import ExecutionContext as SharingExecutionContext
 from schema.extensions import extensions, is_user_error
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
@@ -116,7 +117,8 @@ class Subscription:
         resolver=subscription_resolvers.schedule_timeline,
         description="A cluster's schedule in a window: a snapshot, then diffs (segments added, "
         "moved, removed; queue and forecast changes), each with its sequence. Reconnect with "
-        "`since` to get exactly the changes you missed.",
+        "`since` to get exactly the changes you missed. The window is fixed when you subscribe "
+        "(defaults as for Cluster.schedule); subscribe again to move it.",
     )
 
 
@@ -138,6 +140,7 @@ schema = Schema(
     subscription=Subscription,
     extensions=extensions(),
     config=StrawberryConfig(auto_camel_case=True),
+    execution_context_class=SharingExecutionContext,
 )
 
 

@@ -23,7 +23,7 @@ from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
 from domain.model.timeline import QueueEntry, Segment, Timeline, TimelineDiff
-from domain.ports import EventHub, EventLog, Overflowed, StoredEvent
+from domain.ports import EventHub, EventLog, LiveSubscription, Overflowed, StoredEvent
 from domain.services.replay import events_after
 from domain.services.timeline import TimelineService, anonymous, anonymous_entry, visible_to
 
@@ -96,9 +96,36 @@ class ScheduleUpdatesService:
         end: datetime,
         since: int | None = None,
     ) -> AsyncGenerator[ScheduleUpdate, None]:
-        """Raises NotFound (before anything is sent) for an unknown cluster."""
-        await self._timeline.view(principal, cluster_id, start, end)  # NotFound before streaming
-        return self._stream(principal, cluster_id, start, end, since)
+        """Raises NotFound (before anything is sent) for an unknown cluster.
+
+        The live subscription is open, and the snapshot or the missed changes are read, before
+        this returns."""
+        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
+        try:
+            first: list[ScheduleUpdate] = []
+            last = since or 0
+            replay = (
+                None
+                if since is None
+                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
+            )
+            if replay is None:
+                snapshot = await self._snapshot(
+                    principal, cluster_id, start, end, "subscribed" if since is None else "resync"
+                )
+                last = snapshot.sequence
+                first.append(snapshot)
+            else:
+                await self._timeline.view(principal, cluster_id, start, end)  # NotFound
+                for event in replay:
+                    last = event.sequence
+                    change = self._cut(event, principal, start, end)
+                    if change is not None:
+                        first.append(change)
+        except BaseException:
+            await live.close()
+            raise
+        return self._stream(principal, cluster_id, start, end, live, first, last)
 
     def _cut(
         self, event: StoredEvent, principal: Principal, start: datetime, end: datetime
@@ -123,29 +150,13 @@ class ScheduleUpdatesService:
         cluster_id: ClusterId,
         start: datetime,
         end: datetime,
-        since: int | None,
+        live: LiveSubscription,
+        first: list[ScheduleUpdate],
+        last: int,
     ) -> AsyncGenerator[ScheduleUpdate, None]:
-        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
         try:
-            replay = (
-                None
-                if since is None
-                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
-            )
-            if replay is None:
-                snapshot = await self._snapshot(
-                    principal, cluster_id, start, end, "subscribed" if since is None else "resync"
-                )
-                last = snapshot.sequence
-                yield snapshot
-            else:
-                assert since is not None
-                last = since
-                for event in replay:
-                    last = event.sequence
-                    change = self._cut(event, principal, start, end)
-                    if change is not None:
-                        yield change
+            for update in first:
+                yield update
             async for item in live:
                 if isinstance(item, Overflowed):
                     snapshot = await self._snapshot(principal, cluster_id, start, end, "resync")

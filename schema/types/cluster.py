@@ -99,7 +99,8 @@ class Cluster:
 
     @strawberry.field(  # type: ignore[untyped-decorator]
         description="What runs on which GPU in [from, to), what will run when, the queue and "
-        "the free-GPU forecast. Defaults: from an hour ago, to 24 hours after `from`."
+        "the free-GPU forecast. Defaults: from an hour ago (rounded down to 5 minutes), to 24 "
+        "hours after `from`."
     )
     async def schedule(
         self,

@@ -183,6 +183,7 @@ class ScheduleDiff:
     forecast_update: list[GpuForecast] | None = strawberry.field(
         description="The whole new forecast, if it changed."
     )
+    shared: strawberry.Private[bool] = False  # the same for every subscriber of a tenant
 
 
 @strawberry.type(description="How close estimates came to what happened (seconds).")

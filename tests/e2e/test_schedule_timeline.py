@@ -3,7 +3,9 @@
 Covers: `scheduleTimeline` opens with a Schedule snapshot stamped with its sequence, then sends
 ScheduleDiffs in sequence order as jobs are submitted, admitted and finish (segments added,
 moved, removed; queue changes); a client that drops the socket and reconnects with `since` gets
-exactly the diffs it missed; a burst of 200 submissions within about 100 ms makes a handful of
+exactly the diffs it missed; watchers of two tenants at once each see their own view (one
+tenant's work named and `mine` for it, anonymous for the other) although a change is executed
+once per view and shared among that view's watchers; a burst of 200 submissions within about 100 ms makes a handful of
 recomputes, not 200.
 """
 
@@ -21,7 +23,14 @@ import pytest
 import websockets
 from websockets.typing import Subprotocol
 
-from tests.e2e.conftest import Service, batch_job, http_client, submit_ok
+from tests.e2e.conftest import (
+    Service,
+    batch_job,
+    http_client,
+    printed_tokens,
+    run_cli,
+    submit_ok,
+)
 from tests.e2e.test_embedded_lifecycle import admin, cluster
 
 pytestmark = pytest.mark.e2e
@@ -30,11 +39,11 @@ SCHEDULE_TIMELINE = """
 subscription Timeline($clusterId: ID!, $since: Int) {
   scheduleTimeline(clusterId: $clusterId, since: $since) {
     __typename
-    ... on Schedule { sequence reason segments { id jobId kind start end rows }
-                      queue { jobId position estimatedStart } }
-    ... on ScheduleDiff { sequence added { id jobId kind start end rows }
-                          moved { id jobId kind start end rows } removed
-                          queueUpdate { jobId position estimatedStart } }
+    ... on Schedule { sequence reason segments { id jobId kind start end rows mine }
+                      queue { jobId position estimatedStart mine } }
+    ... on ScheduleDiff { sequence added { id jobId kind start end rows mine }
+                          moved { id jobId kind start end rows mine } removed
+                          queueUpdate { jobId position estimatedStart mine } }
   }
 }
 """
@@ -142,6 +151,48 @@ async def test_snapshot_then_ordered_diffs_and_resume(embedded: Service) -> None
             if s["jobId"] == job["id"]
         ]
         assert "RUNNING" in kinds and kinds[-1] == "COMPLETED"
+
+
+async def tenant_token(service: Service, name: str) -> str:
+    issued = await run_cli(
+        service.env, "token", "create", "--name", name, "--scope", "jobs:read",
+        "--scope", "jobs:write", "--scope", "clusters:read",
+    )  # fmt: skip
+    return printed_tokens(issued.stdout)[0]
+
+
+async def test_watchers_of_two_tenants_each_get_their_own_view(embedded: Service) -> None:
+    alice, bob = await tenant_token(embedded, "alice"), await tenant_token(embedded, "bob")
+    where = cluster(embedded)
+    async with (
+        Stream(embedded, alice, where, None) as first,
+        Stream(embedded, alice, where, None) as second,
+        Stream(embedded, bob, where, None) as other,
+    ):
+        for s in (first, second, other):
+            await s.wait_for(lambda m: len(m) >= 1)
+        async with http_client(embedded, alice) as session:
+            job = await submit_ok(session, batch_job(where, gpus=2, runtime=1.0, name="alices"))
+        await first.wait_for(has_job(job["id"], "COMPLETED"), timeout=40)
+        await second.wait_for(has_job(job["id"], "COMPLETED"), timeout=40)
+
+        def mine(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [
+                s for m in messages[1:] for s in m["added"] + m["moved"] if s["jobId"] == job["id"]
+            ]
+
+        def theirs(messages: list[dict[str, Any]], ids: set[str]) -> list[dict[str, Any]]:
+            return [s for m in messages[1:] for s in m["added"] + m["moved"] if s["id"] in ids]
+
+        seen = mine(first.messages)
+        ids = {s["id"] for s in seen}
+        assert seen and all(s["mine"] for s in seen)
+        assert mine(second.messages) == seen
+        await other.wait_for(lambda m: any(s["kind"] == "COMPLETED" for s in theirs(m, ids)))
+        shown = theirs(other.messages, ids)
+        assert all(s["jobId"] is None and not s["mine"] for s in shown)
+        assert [s["kind"] for s in shown] == [s["kind"] for s in seen]
+        assert not mine(other.messages)
 
 
 async def test_a_burst_is_recomputed_a_handful_of_times(embedded: Service) -> None:
