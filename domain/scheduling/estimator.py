@@ -9,8 +9,10 @@ replay, the GPU slots it would hold (the rows of the Gantt chart), and the reaso
 Jobs that can never be admitted (no flavor fits, more than the quota can ever give) are flagged
 at once; so is a deadline the estimate misses and a dependency that failed.
 
-The cost is one admission cycle per event, and a cycle looks only at what could fit, so ten
-thousand waiting jobs on a thousand GPUs take well under a second (benchmarks/estimator.py).
+The cost is one admission cycle per event, and a cycle looks only at what could fit (lanes of
+work that changed). Ten thousand waiting jobs on a thousand GPUs take about four seconds on a
+small machine, a thousand about a third of a second (benchmarks/estimator.py); there is no
+incremental update yet: one more job is a full replay.
 """
 
 from __future__ import annotations
@@ -261,21 +263,26 @@ class _Replay:
     def _seed_waiting(self, job: Job) -> None:
         key = str(job.id)
         waiting_on = {str(d) for d in job.depends_on} - self.done
+        if not waiting_on:
+            self._release_when_due(job, key)
+            return
         failed = waiting_on & self.failed
         if failed:
             self.warnings[key].add(DEPENDENCY_FAILED)
             self.reasons[key] = f"dependency {sorted(failed)[0]} did not complete"
             return
-        unknown = waiting_on - self.jobs.keys()
+        unknown = {d for d in waiting_on if d not in self.jobs}
         if unknown:
             self.warnings[key].add(DEPENDENCY_FAILED)
             self.reasons[key] = f"dependency {sorted(unknown)[0]} is not on this cluster"
             return
-        if waiting_on:
-            self.blocked_on[key] = waiting_on
-            self.reasons[key] = f"waits for jobs {', '.join(sorted(waiting_on))}"
-            for dep in waiting_on:
-                self.dependents[dep].append(key)
+        self.blocked_on[key] = waiting_on
+        self.reasons[key] = f"waits for jobs {', '.join(sorted(waiting_on))}"
+        for dep in waiting_on:
+            self.dependents[dep].append(key)
+        self._release_when_due(job, key)
+
+    def _release_when_due(self, job: Job, key: str) -> None:
         if job.window is not None:
             self.windows[key] = job.window
         if job.next_attempt_at is not None and job.next_attempt_at > self.now:
