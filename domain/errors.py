@@ -81,3 +81,23 @@ class Unauthenticated(DomainError):
 
 class DuplicateIdempotencyKey(Exception):
     """Raised by a job repository when (tenant, idempotency_key) already exists; not user-facing."""
+
+
+class SecretUnreadable(DomainError):
+    """A sealed secret could not be opened: tampered with, bound to another owner, or sealed
+    with a key the keyring does not hold."""
+
+    code = "SECRET_UNREADABLE"
+
+
+class ClusterConnectionError(DomainError):
+    """Talking to a cluster's API server failed. `kind` says how: invalid_kubeconfig (the
+    kubeconfig itself is unusable; `field` names the part), unreachable, unauthorized,
+    forbidden, error."""
+
+    code = "CLUSTER_CONNECTION"
+
+    def __init__(self, kind: str, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.field = field

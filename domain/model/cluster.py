@@ -53,6 +53,18 @@ class Node:
     hardware_info: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     """Kubernetes node labels (NFD/GFD ones included): what ResourceFlavors select on."""
+    internal_ip: str | None = None
+    taints: list[dict[str, str]] = field(default_factory=list)
+    """As Kubernetes reports them: key, value (may be absent) and effect."""
+    conditions: list[dict[str, str]] = field(default_factory=list)
+    """type, status, reason, message, lastTransitionTime (strings, as reported)."""
+    allocatable: dict[str, str] = field(default_factory=dict)
+    """Kubernetes quantities as reported (cpu, memory, nvidia.com/gpu, amd.com/gpu, ...)."""
+    capacity: dict[str, str] = field(default_factory=dict)
+    nfd_detected: bool = False
+    """Node Feature Discovery (or GPU Feature Discovery) labels were found on the node."""
+    detection_method: str = "allocatable"
+    """How the hardware was found: nfd, gfd, allocatable (no labels), simulated."""
 
     @property
     def usable(self) -> bool:
