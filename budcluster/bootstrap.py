@@ -24,13 +24,17 @@ from adapters.db.engine import Database
 from adapters.db.eventlog import SqlEventLog
 from adapters.events.hub import EventHubImpl, InProcessPublisher
 from adapters.events.redis import RedisPublisher, RedisRelay
+from adapters.kubernetes.connection import KubeConnector
 from adapters.leases import LocalLease, RedisLease
+from adapters.secrets.envelope import LazySecretBox
+from adapters.secrets.keyring import load_or_create
 from adapters.simulated.config import parse_node_groups, settings_for
 from adapters.simulated.gateway import SimulatedClusters
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
 from domain.errors import Conflict
+from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
 from domain.model.ids import ClusterId, TenantId
 from domain.model.principal import Scope
@@ -38,16 +42,19 @@ from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports import (
     Clock,
+    ClusterConnector,
     ClusterGateway,
     EventPublisher,
     GatewayUnavailable,
     TaskQueue,
     TenantScope,
 )
+from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.quotas import QuotaService
+from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
 from domain.services.timeline import TimelineRefresher, TimelineService
@@ -96,6 +103,8 @@ class App:
     refresher: TimelineRefresher
     schedule_updates: ScheduleUpdatesService
     supervisor: ClusterSupervisor
+    registry: ClusterRegistry
+    cluster_updates: ClusterUpdatesService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -103,7 +112,7 @@ class App:
 
     @property
     def task_context(self) -> dict[str, Any]:
-        return {"workloads": self.workloads, "app": self}
+        return {"workloads": self.workloads, "registry": self.registry, "app": self}
 
     async def start(self, *, supervisor: bool | None = None) -> None:
         if isinstance(self.tasks, InProcessTaskQueue):
@@ -122,6 +131,18 @@ class App:
                 asyncio.create_task(self.supervisor.run(), name="cluster-supervisor")
             )
             self.background.append(asyncio.create_task(self._prune(), name="event-pruning"))
+            if not isinstance(self.tasks, ArqTaskQueue):  # arq workers run it as a cron job
+                self.background.append(
+                    asyncio.create_task(self._sync_clusters(), name="cluster-sync")
+                )
+
+    async def _sync_clusters(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.cluster_sync_seconds)
+            try:
+                await self.registry.sync_all()
+            except Exception:
+                log.exception("syncing clusters failed")
 
     async def _prune(self) -> None:
         while True:
@@ -175,7 +196,9 @@ class App:
         )
 
 
-async def build(settings: Settings, *, clock: Clock | None = None) -> App:
+async def build(
+    settings: Settings, *, clock: Clock | None = None, connector: ClusterConnector | None = None
+) -> App:
     clock = clock or SystemClock()
     db = Database(settings.database_url)
     event_log = SqlEventLog(db)
@@ -243,6 +266,24 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
     )
     tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.token_pepper))
     updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
+    registry = ClusterRegistry(
+        uow=uow,
+        clock=clock,
+        secrets=LazySecretBox(
+            lambda: load_or_create(
+                keys_dir=settings.keys_dir,
+                keys_pem=settings.keys_pem,
+                active=settings.active_key,
+                create_in=settings.generated_keys_dir,
+            )
+        ),
+        connector=connector or KubeConnector(),
+        tasks=tasks,
+        quotas=quotas,
+        parse_node=node_from_k8s,
+        publisher=publisher,
+        sync_seconds=settings.cluster_sync_seconds,
+    )
     supervisor = ClusterSupervisor(
         clusters=clusters,
         jobs=jobs,
@@ -253,6 +294,7 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
         poll_seconds=settings.supervisor_poll_seconds,
         timeline=refresher,
         workloads=workloads,
+        registry=registry,
     )
     return App(
         settings=settings,
@@ -277,6 +319,10 @@ async def build(settings: Settings, *, clock: Clock | None = None) -> App:
             timeline=timeline, hub=hub, log=event_log, buffer=settings.subscriber_buffer
         ),
         supervisor=supervisor,
+        registry=registry,
+        cluster_updates=ClusterUpdatesService(
+            uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer
+        ),
         redis=redis,
         arq=arq,
         relay=relay,

@@ -1,4 +1,4 @@
-"""The `budcluster` command: serve, worker, migrate, token, cluster, export-schema."""
+"""The `budcluster` command: serve, worker, migrate, token, cluster, keys, export-schema."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
+from adapters.secrets.keyring import DEFAULT_BITS, MIN_BITS, KeyringError, write_new_key
 from budcluster import migrate
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
@@ -131,6 +132,26 @@ async def create_simulated_cluster(settings: Settings, args: argparse.Namespace)
     print(cluster.id)
 
 
+def generate_key(settings: Settings, args: argparse.Namespace) -> int:
+    directory = args.dir or settings.keys_dir
+    if directory is None and not settings.keys_pem:
+        directory = settings.generated_keys_dir
+    if directory is None:
+        print("budcluster: pass --dir or set BUDCLUSTER_KEYS_DIR", file=sys.stderr)
+        return 2
+    try:
+        written = write_new_key(directory, bits=args.bits, activate=args.activate)
+    except KeyringError as exc:
+        print(f"budcluster: {exc}", file=sys.stderr)
+        return 2
+    state = "active" if written.active else "not active (--activate makes a new key active)"
+    print(f"wrote {written.path}, version {written.version}, {state}", file=sys.stderr)
+    if written.active and settings.active_key not in (None, written.key_id):
+        print("note: BUDCLUSTER_ACTIVE_KEY is set and overrides ACTIVE", file=sys.stderr)
+    print(written.key_id)
+    return 0
+
+
 def export_schema(path: Path) -> None:
     from schema.schema import sdl
 
@@ -174,6 +195,18 @@ def parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--startup-seconds", type=float, default=2.0)
 
+    keys = sub.add_parser("keys", help="the RSA keys that seal kubeconfigs").add_subparsers(
+        dest="action", required=True
+    )
+    generate = keys.add_parser("generate", help="write a new private key; prints its key id")
+    generate.add_argument(
+        "--dir", type=Path, help="default BUDCLUSTER_KEYS_DIR, embedded <data dir>/keys"
+    )
+    generate.add_argument("--activate", action="store_true", help="make it the active key")
+    generate.add_argument(
+        "--bits", type=int, default=DEFAULT_BITS, help=f"RSA key size, at least {MIN_BITS}"
+    )
+
     export = sub.add_parser("export-schema", help="write the GraphQL SDL")
     export.add_argument("--path", type=Path, default=SCHEMA_PATH)
     return p
@@ -201,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(create_token(settings, args))
         elif args.command == "token" and args.action == "revoke":
             asyncio.run(revoke_token(settings, args))
+        elif args.command == "keys":
+            return generate_key(settings, args)
         elif args.command == "cluster":
             asyncio.run(create_simulated_cluster(settings, args))
     except DomainError as exc:

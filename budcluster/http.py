@@ -68,6 +68,8 @@ class GraphQLView(GraphQL[Context, None]):
             timeline=app.timeline,
             schedule_updates=app.schedule_updates,
             updates=app.updates,
+            registry=app.registry,
+            cluster_updates=app.cluster_updates,
         )
 
     def encode_json(self, data: object) -> str:

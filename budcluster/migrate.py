@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
@@ -25,15 +26,34 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 
 
 async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
-    async with engine.begin() as conn:
-        await conn.run_sync(lambda sync: command.upgrade(alembic_config(connection=sync), revision))
+    await _run(engine, lambda sync: command.upgrade(alembic_config(connection=sync), revision))
 
 
 async def downgrade(engine: AsyncEngine, revision: str = "base") -> None:
-    async with engine.begin() as conn:
-        await conn.run_sync(
-            lambda sync: command.downgrade(alembic_config(connection=sync), revision)
-        )
+    await _run(engine, lambda sync: command.downgrade(alembic_config(connection=sync), revision))
+
+
+async def _run(engine: AsyncEngine, step: Callable[[Connection], None]) -> None:
+    """SQLite alters a table by copying it and dropping the old one, and dropping a table
+    deletes the rows that refer to it when foreign keys are enforced: so they are not, while
+    the history runs, and are checked when it is done."""
+    async with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            await conn.commit()
+        try:
+            async with conn.begin():
+                await conn.run_sync(step)
+                if sqlite:
+                    broken = (await conn.exec_driver_sql("PRAGMA foreign_key_check")).all()
+                    if broken:
+                        raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
+        finally:
+            if sqlite:
+                await conn.rollback()
+                await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                await conn.commit()
 
 
 async def check(engine: AsyncEngine) -> None:

@@ -2,6 +2,11 @@
 `./.budcluster`, in-process tasks and events, and a simulated cluster created on first start.
 Setting DATABASE_URL (PostgreSQL) and REDIS_URL moves it to production mode: arq workers and
 events across API processes through Redis.
+
+Kubeconfigs are sealed with a keyring of RSA keys (adapters/secrets): BUDCLUSTER_KEYS_DIR (a
+directory of `key-<version>.pem` files) or BUDCLUSTER_KEYS_PEM (concatenated PEM keys), with
+BUDCLUSTER_ACTIVE_KEY naming the active key id. Embedded, with neither set, a key is generated in
+`<data dir>/keys` on first use; production must configure one.
 """
 
 from __future__ import annotations
@@ -56,12 +61,23 @@ class Settings:
     timeline_debounce_seconds: float = 0.05
     """How long a burst of events may go on before the timeline is recomputed once for it."""
     timeline_period_seconds: float = 30.0
+    cluster_sync_seconds: float = 180.0
+    """The full sync of every real cluster (nodes and health), beside the node watch."""
     log_level: str = "INFO"
+    keys_dir: Path | None = None
+    keys_pem: str = field(default="", repr=False)
+    """PEM private keys: never in a repr."""
+    active_key: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_embedded(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def generated_keys_dir(self) -> Path | None:
+        """Where an embedded run makes its own key when none is configured; production has none."""
+        return self.data_dir / "keys" if self.is_embedded else None
 
     @property
     def queue_name(self) -> str:
@@ -92,6 +108,7 @@ class Settings:
         origins = tuple(
             o.strip() for o in (_env("ALLOWED_ORIGINS", "") or "").split(",") if o.strip()
         )
+        keys_dir = _env("KEYS_DIR")
         return cls(
             data_dir=data_dir,
             database_url=database_url,
@@ -115,7 +132,11 @@ class Settings:
             subscriber_buffer=int(_env("SUBSCRIBER_BUFFER", "256") or 256),
             timeline_debounce_seconds=float(_env("TIMELINE_DEBOUNCE_SECONDS", "0.05") or 0.05),
             timeline_period_seconds=float(_env("TIMELINE_PERIOD_SECONDS", "30") or 30),
+            cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),
             log_level=_env("LOG_LEVEL", "INFO") or "INFO",
+            keys_dir=Path(keys_dir) if keys_dir else None,
+            keys_pem=_env("KEYS_PEM", "") or "",
+            active_key=_env("ACTIVE_KEY"),
         )
 
 

@@ -90,6 +90,12 @@ class SecretUnreadable(DomainError):
     code = "SECRET_UNREADABLE"
 
 
+class SecretsUnavailable(DomainError):
+    """This service has no keys to seal or open secrets with (a configuration matter)."""
+
+    code = "SECRETS_UNAVAILABLE"
+
+
 class ClusterConnectionError(DomainError):
     """Talking to a cluster's API server failed. `kind` says how: invalid_kubeconfig (the
     kubeconfig itself is unusable; `field` names the part), unreachable, unauthorized,

@@ -18,7 +18,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-from domain.model.cluster import Cluster, Node
+from domain.model.cluster import Cluster, HealthCheck, Node
 from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId, TokenId
 from domain.model.job import (
@@ -157,6 +157,12 @@ class ClusterRepository(Protocol):
     async def all(self) -> list[Cluster]: ...
 
     async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None: ...
+
+    async def save(self, cluster: Cluster) -> None:
+        """Store the cluster's own columns (not its nodes)."""
+
+    async def delete(self, cluster_id: ClusterId) -> None:
+        """The cluster and everything of it, its jobs included."""
 
 
 class QuotaRepository(Protocol):
@@ -459,6 +465,44 @@ class ClusterGateway(Protocol):
 
 class GatewayFactory(Protocol):
     def for_cluster(self, cluster: Cluster) -> ClusterGateway: ...
+
+
+class WatchExpired(Exception):
+    """The resource version a watch started from is too old (HTTP 410 Gone): list again."""
+
+
+@dataclass(frozen=True)
+class KubeconfigSummary:
+    """What a kubeconfig says, without its secrets: the context it uses and its server."""
+
+    context: str
+    server_url: str
+
+
+class ClusterApi(Protocol):
+    """A live connection to a real cluster's API server. Methods raise ClusterConnectionError
+    (unreachable, unauthorized, forbidden, error)."""
+
+    async def server_version(self) -> str: ...
+
+    async def list_nodes(self) -> tuple[list[dict[str, Any]], str]:
+        """The Node objects as the API returns them (JSON), and the list's resourceVersion."""
+
+    def watch_nodes(self, resource_version: str) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """(ADDED | MODIFIED | DELETED, node) from `resource_version` on; raises WatchExpired."""
+
+    async def health(self) -> list[HealthCheck]: ...
+
+    async def close(self) -> None: ...
+
+
+class ClusterConnector(Protocol):
+    def inspect(self, kubeconfig: str, context: str | None) -> KubeconfigSummary:
+        """Check a kubeconfig without connecting. Raises ClusterConnectionError
+        (invalid_kubeconfig, with the field: kubeconfig or context)."""
+
+    async def connect(self, kubeconfig: str, context: str | None) -> ClusterApi:
+        """Raises ClusterConnectionError; the caller closes what it gets."""
 
 
 class Lease(Protocol):

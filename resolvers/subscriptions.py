@@ -19,6 +19,7 @@ from resolvers.common import query_caller, query_uuid
 from resolvers.jobs import to_domain_filter
 from schema.context import Info
 from schema.schedule import window
+from schema.types.cluster_inputs import ClusterChange, ClusterSnapshot, ClusterUpdate, nodes_of
 from schema.types.errors import UserInputError
 from schema.types.inputs import JobFilter
 from schema.types.job import Job, JobEvent
@@ -132,3 +133,36 @@ def _diff(change: ScheduleChange, principal: Principal) -> ScheduleDiff:
     while len(_diffs) > DIFFS_KEPT:
         _diffs.popitem(last=False)
     return diff
+
+
+async def cluster_updates(
+    info: Info, cluster_id: strawberry.ID, since: int | None = None
+) -> AsyncGenerator[ClusterUpdate, None]:
+    query_caller(info, Scope.CLUSTERS_READ)
+    key = ClusterId(query_uuid(cluster_id, "clusterId"))
+    if since is not None and since < 0:
+        raise UserInputError("since must not be negative", field="since")
+    try:
+        stream = await info.context.services.cluster_updates.updates(key, since)
+    except NotFound:
+        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
+    try:
+        async for update in stream:
+            if update.kind is None:
+                yield ClusterSnapshot(
+                    sequence=update.sequence,
+                    status=update.state.status,
+                    reason=update.state.reason,
+                    nodes=nodes_of(update.state),
+                    snapshot_reason=update.reason or "subscribed",
+                )
+            else:
+                yield ClusterChange(
+                    sequence=update.sequence,
+                    kind=update.kind.value,
+                    status=update.state.status,
+                    reason=update.state.reason,
+                    nodes=nodes_of(update.state),
+                )
+    finally:
+        await stream.aclose()

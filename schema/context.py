@@ -13,9 +13,11 @@ from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobEvent
 from domain.model.principal import Principal
+from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.quotas import ClusterQuotas, QuotaService
+from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
 from domain.services.timeline import TimelineService
@@ -34,6 +36,8 @@ class ApiServices:
     updates: UpdatesService
     timeline: TimelineService
     schedule_updates: ScheduleUpdatesService
+    registry: ClusterRegistry
+    cluster_updates: ClusterUpdatesService
 
 
 class Loaders:

@@ -104,6 +104,25 @@ class Mutation:
     cancel_capacity_reservation = strawberry.mutation(
         resolver=reservation_resolvers.cancel_capacity_reservation
     )
+    register_cluster = strawberry.mutation(
+        resolver=cluster_resolvers.register_cluster,
+        description="Register a Kubernetes or OpenShift cluster: REGISTERING at once, then "
+        "AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs "
+        "clusters:write.",
+    )
+    update_cluster = strawberry.mutation(
+        resolver=cluster_resolvers.update_cluster,
+        description="Change a registered cluster; a new kubeconfig or context connects again.",
+    )
+    delete_cluster = strawberry.mutation(
+        resolver=cluster_resolvers.delete_cluster,
+        description="DELETING, then gone, with its jobs. Refused while jobs are active unless "
+        "`force`.",
+    )
+    refresh_cluster = strawberry.mutation(
+        resolver=cluster_resolvers.refresh_cluster,
+        description="Reach the cluster now: its nodes and health checks are read again.",
+    )
 
 
 @strawberry.type
@@ -119,6 +138,11 @@ class Subscription:
         "moved, removed; queue and forecast changes), each with its sequence. Reconnect with "
         "`since` to get exactly the changes you missed. The window is fixed when you subscribe "
         "(defaults as for Cluster.schedule); subscribe again to move it.",
+    )
+    cluster_updates = strawberry.subscription(
+        resolver=subscription_resolvers.cluster_updates,
+        description="A cluster's status and nodes: a snapshot, then every change in order, each "
+        "with its sequence. Reconnect with `since` to get exactly the changes you missed.",
     )
 
 

@@ -11,12 +11,14 @@ import os
 from typing import Any
 
 from arq.connections import RedisSettings
+from arq.cron import CronJob, cron
 from arq.worker import Worker
 
 from adapters.tasks.arq import arq_functions, deserialize, serialize
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
-from workers.tasks import TASKS
+from domain.services import task_names
+from workers.tasks import TASKS, sync_clusters
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -36,8 +38,24 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(f"BUDCLUSTER_{name}") or os.environ.get(name) or default
 
 
+def sync_cron_jobs(sync_seconds: float) -> list[CronJob]:
+    """The full sync of every real cluster, every `sync_seconds` rounded to whole minutes
+    (one worker runs each: arq's cron jobs are unique)."""
+    every = max(1, min(60, round(sync_seconds / 60)))
+    return [
+        cron(
+            sync_clusters,
+            name=task_names.SYNC_CLUSTERS,
+            minute=set(range(0, 60, every)),
+            timeout=600,
+            unique=True,
+        )
+    ]
+
+
 class WorkerSettings:
     functions = arq_functions(TASKS.values())
+    cron_jobs = sync_cron_jobs(float(_env("CLUSTER_SYNC_SECONDS", "180")))
     on_startup = startup
     on_shutdown = shutdown
     job_serializer = serialize
@@ -53,6 +71,7 @@ def worker_for(app: App, *, burst: bool = False, handle_signals: bool = True) ->
     assert app.settings.redis_url is not None, "arq needs REDIS_URL"
     return Worker(
         functions=arq_functions(TASKS.values()),
+        cron_jobs=sync_cron_jobs(app.settings.cluster_sync_seconds),
         queue_name=app.settings.queue_name,
         redis_pool=app.arq,
         redis_settings=RedisSettings.from_dsn(app.settings.redis_url),

@@ -9,8 +9,9 @@ import uuid
 from typing import Any
 
 from adapters.tasks import TaskSpec
-from domain.model.ids import JobId
+from domain.model.ids import ClusterId, JobId
 from domain.services import task_names
+from domain.services.registry import ClusterRegistry
 from domain.services.workloads import WorkloadService
 
 
@@ -35,6 +36,20 @@ async def set_workload_priority(ctx: dict[str, Any], *, job_id: str, attempt: in
     )
 
 
+def _registry(ctx: dict[str, Any]) -> ClusterRegistry:
+    registry: ClusterRegistry = ctx["registry"]
+    return registry
+
+
+async def connect_cluster(ctx: dict[str, Any], *, cluster_id: str) -> None:
+    await _registry(ctx).connect(ClusterId(uuid.UUID(cluster_id)))
+
+
+async def sync_clusters(ctx: dict[str, Any]) -> None:
+    """The periodic full sync of every real cluster (arq cron; a loop in-process)."""
+    await _registry(ctx).sync_all()
+
+
 TASKS: dict[str, TaskSpec] = {
     spec.name: spec
     for spec in (
@@ -46,5 +61,7 @@ TASKS: dict[str, TaskSpec] = {
             timeout_seconds=60,
             max_tries=6,
         ),
+        TaskSpec(task_names.CONNECT_CLUSTER, connect_cluster, timeout_seconds=120, max_tries=3),
+        TaskSpec(task_names.SYNC_CLUSTERS, sync_clusters, timeout_seconds=600, max_tries=1),
     )
 }

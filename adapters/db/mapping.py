@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
 
-from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
+from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
 from domain.model.codec import (
     estimate_from_document,
     estimate_to_document,
@@ -44,6 +45,7 @@ from domain.model.quota import (
     WorkloadPriorityClass,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
+from domain.model.secrets import Envelope
 
 
 def _decimal(value: Any) -> Decimal | None:
@@ -194,7 +196,41 @@ def node_from_row(row: sa.RowMapping) -> Node:
         schedulable=row["schedulable"],
         hardware_info=row["hardware_info"],
         labels=row["labels"],
+        internal_ip=row["internal_ip"],
+        taints=row["taints"] or [],
+        conditions=row["conditions"] or [],
+        allocatable=row["allocatable"] or {},
+        capacity=row["capacity"] or {},
+        nfd_detected=row["nfd_detected"],
+        detection_method=row["detection_method"],
+        excluded=row["excluded"],
     )
+
+
+def node_row(node: Node, at: datetime) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "cluster_id": node.cluster_id,
+        "name": node.name,
+        "type": node.node_type.value,
+        "gpu_type": node.gpu_type,
+        "gpu_count": node.gpu_count,
+        "cpu_cores": node.cpu_cores,
+        "memory_gb": node.memory_gb,
+        "status": node.ready,
+        "schedulable": node.schedulable,
+        "hardware_info": node.hardware_info,
+        "labels": node.labels,
+        "status_sync_at": at,
+        "internal_ip": node.internal_ip,
+        "taints": node.taints,
+        "conditions": node.conditions,
+        "allocatable": node.allocatable,
+        "capacity": node.capacity,
+        "nfd_detected": node.nfd_detected,
+        "detection_method": node.detection_method,
+        "excluded": node.excluded,
+    }
 
 
 def cluster_from_row(row: sa.RowMapping, nodes: list[Node]) -> Cluster:
@@ -208,7 +244,45 @@ def cluster_from_row(row: sa.RowMapping, nodes: list[Node]) -> Cluster:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         nodes=nodes,
+        configuration=(Envelope.from_json(row["configuration"]) if row["configuration"] else None),
+        context=row["context"],
+        server_url=row["server_url"],
+        ingress_url=row["ingress_url"],
+        enable_master_node=row["enable_master_node"],
+        not_available_since=row["not_available_since"],
+        last_retry_time=row["last_retry_time"],
+        retry_attempt=row["retry_attempt"],
+        last_sync_at=row["last_sync_at"],
+        health=tuple(
+            HealthCheck(str(h["name"]), bool(h["ok"]), str(h["detail"]))
+            for h in row["health"] or ()
+        ),
+        health_checked_at=row["health_checked_at"],
     )
+
+
+def cluster_row(cluster: Cluster) -> dict[str, Any]:
+    """Every column but the id (nodes are rows of their own)."""
+    return {
+        "name": cluster.name,
+        "platform": cluster.platform.value,
+        "status": cluster.status.value,
+        "reason": cluster.reason,
+        "settings": cluster.settings,
+        "created_at": cluster.created_at,
+        "updated_at": cluster.updated_at,
+        "configuration": cluster.configuration.to_json() if cluster.configuration else None,
+        "context": cluster.context,
+        "server_url": cluster.server_url,
+        "ingress_url": cluster.ingress_url,
+        "enable_master_node": cluster.enable_master_node,
+        "not_available_since": cluster.not_available_since,
+        "last_retry_time": cluster.last_retry_time,
+        "retry_attempt": cluster.retry_attempt,
+        "last_sync_at": cluster.last_sync_at,
+        "health": [{"name": h.name, "ok": h.ok, "detail": h.detail} for h in cluster.health],
+        "health_checked_at": cluster.health_checked_at,
+    }
 
 
 def token_from_row(row: sa.RowMapping) -> ApiToken:

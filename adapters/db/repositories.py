@@ -25,7 +25,7 @@ from adapters.db.tables import (
 )
 from domain.errors import DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, Node
-from domain.model.ids import ClusterId, JobId, TenantId, TokenId
+from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
 from domain.model.job import Job, JobEvent, JobStatus
 from domain.model.principal import ApiToken
 from domain.ports import JobCursor, JobFilter, JobPage, TenantScope
@@ -252,16 +252,7 @@ class SqlClusterRepository:
 
     async def add(self, cluster: Cluster) -> None:
         await self._conn.execute(
-            clusters.insert().values(
-                id=cluster.id,
-                name=cluster.name,
-                platform=cluster.platform.value,
-                status=cluster.status.value,
-                reason=cluster.reason,
-                settings=cluster.settings,
-                created_at=cluster.created_at,
-                updated_at=cluster.updated_at,
-            )
+            clusters.insert().values(id=cluster.id, **mapping.cluster_row(cluster))
         )
         await self._conn.execute(
             event_sequences.insert().values(
@@ -270,30 +261,24 @@ class SqlClusterRepository:
         )
         await self._insert_nodes(cluster.created_at, cluster.nodes)
 
+    async def save(self, cluster: Cluster) -> None:
+        """Store the cluster's own columns (not its nodes)."""
+        await self._conn.execute(
+            clusters.update()
+            .where(clusters.c.id == cluster.id)
+            .values(**mapping.cluster_row(cluster))
+        )
+
+    async def delete(self, cluster_id: ClusterId) -> None:
+        """The cluster and everything of it: jobs and their history, nodes, quotas, timeline,
+        events."""
+        await self._conn.execute(jobs.delete().where(jobs.c.cluster_id == cluster_id))
+        await self._conn.execute(clusters.delete().where(clusters.c.id == cluster_id))
+
     async def _insert_nodes(self, at: datetime, nodes: Sequence[Node]) -> None:
         if not nodes:
             return
-        await self._conn.execute(
-            cluster_nodes.insert(),
-            [
-                {
-                    "id": n.id,
-                    "cluster_id": n.cluster_id,
-                    "name": n.name,
-                    "type": n.node_type.value,
-                    "gpu_type": n.gpu_type,
-                    "gpu_count": n.gpu_count,
-                    "cpu_cores": n.cpu_cores,
-                    "memory_gb": n.memory_gb,
-                    "status": n.ready,
-                    "schedulable": n.schedulable,
-                    "hardware_info": n.hardware_info,
-                    "labels": n.labels,
-                    "status_sync_at": at,
-                }
-                for n in nodes
-            ],
-        )
+        await self._conn.execute(cluster_nodes.insert(), [mapping.node_row(n, at) for n in nodes])
 
     async def get(self, cluster_id: ClusterId) -> Cluster | None:
         found = await self.get_many([cluster_id])
@@ -331,6 +316,18 @@ class SqlClusterRepository:
         return await self._with_nodes(rows)
 
     async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None:
+        """A node keeps its id while its name stays (the inventory is unique per name)."""
+        known = {
+            row.name: row.id
+            for row in await self._conn.execute(
+                sa.select(cluster_nodes.c.name, cluster_nodes.c.id).where(
+                    cluster_nodes.c.cluster_id == cluster_id
+                )
+            )
+        }
+        for node in nodes:
+            if node.name in known:
+                node.id = NodeId(known[node.name])
         await self._conn.execute(
             cluster_nodes.delete().where(cluster_nodes.c.cluster_id == cluster_id)
         )

@@ -31,6 +31,17 @@ clusters = sa.Table(
     sa.Column("settings", JSONDocument, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("configuration", sa.Text),  # the sealed kubeconfig (an envelope, JSON)
+    sa.Column("context", sa.String(253)),
+    sa.Column("server_url", sa.Text),
+    sa.Column("ingress_url", sa.Text),
+    sa.Column("enable_master_node", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("not_available_since", UTCDateTime),
+    sa.Column("last_retry_time", UTCDateTime),
+    sa.Column("retry_attempt", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("last_sync_at", UTCDateTime),
+    sa.Column("health", JSONDocument),
+    sa.Column("health_checked_at", UTCDateTime),
 )
 
 cluster_nodes = sa.Table(
@@ -55,6 +66,14 @@ cluster_nodes = sa.Table(
     sa.Column("hardware_info", JSONDocument, nullable=False),
     sa.Column("labels", JSONDocument, nullable=False),
     sa.Column("status_sync_at", UTCDateTime, nullable=False),
+    sa.Column("internal_ip", sa.String(64)),
+    sa.Column("taints", JSONDocument),
+    sa.Column("conditions", JSONDocument),
+    sa.Column("allocatable", JSONDocument),
+    sa.Column("capacity", JSONDocument),
+    sa.Column("nfd_detected", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("detection_method", sa.String(20), nullable=False, server_default="allocatable"),
+    sa.Column("excluded", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("cluster_id", "name"),
 )
 

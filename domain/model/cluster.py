@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from domain.model.ids import ClusterId, NodeId
+from domain.model.secrets import Envelope
 
 
 class Platform(enum.StrEnum):
@@ -65,10 +66,21 @@ class Node:
     """Node Feature Discovery (or GPU Feature Discovery) labels were found on the node."""
     detection_method: str = "allocatable"
     """How the hardware was found: nfd, gfd, allocatable (no labels), simulated."""
+    excluded: bool = False
+    """A control-plane node kept out of the capacity (the cluster's enable_master_node is off)."""
 
     @property
     def usable(self) -> bool:
-        return self.ready and self.schedulable
+        return self.ready and self.schedulable and not self.excluded
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """One check of a cluster's health: api, nodes, nfd, kueue, gpu_operator."""
+
+    name: str
+    ok: bool
+    detail: str
 
 
 @dataclass
@@ -83,6 +95,23 @@ class Cluster:
     nodes: list[Node] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     """Adapter settings that are not secret, e.g. a simulated cluster's time scale."""
+    configuration: Envelope | None = field(default=None, repr=False)
+    """The sealed kubeconfig of a real cluster (never returned, never logged)."""
+    context: str | None = None
+    server_url: str | None = None
+    ingress_url: str | None = None
+    enable_master_node: bool = False
+    not_available_since: datetime | None = None
+    last_retry_time: datetime | None = None
+    retry_attempt: int = 0
+    """Failed connection attempts in a row (the backoff grows with it)."""
+    last_sync_at: datetime | None = None
+    health: tuple[HealthCheck, ...] = ()
+    health_checked_at: datetime | None = None
+
+    @property
+    def is_real(self) -> bool:
+        return self.platform is not Platform.SIMULATED
 
     @property
     def time_scale(self) -> float:
@@ -91,23 +120,28 @@ class Cluster:
         return float(value) if isinstance(value, int | float) and value > 0 else 1.0
 
     @property
+    def workers(self) -> list[Node]:
+        """The nodes whose capacity counts (all but excluded control-plane nodes)."""
+        return [n for n in self.nodes if not n.excluded]
+
+    @property
     def gpu_types(self) -> frozenset[str]:
-        return frozenset(n.gpu_type for n in self.nodes if n.gpu_type and n.gpu_count > 0)
+        return frozenset(n.gpu_type for n in self.workers if n.gpu_type and n.gpu_count > 0)
 
     def largest_node_gpus(self, gpu_type: str) -> int:
-        return max((n.gpu_count for n in self.nodes if n.gpu_type == gpu_type), default=0)
+        return max((n.gpu_count for n in self.workers if n.gpu_type == gpu_type), default=0)
 
     def gpu_capacity(self) -> dict[str, int]:
         capacity: dict[str, int] = {}
-        for node in self.nodes:
+        for node in self.workers:
             if node.gpu_type and node.gpu_count:
                 capacity[node.gpu_type] = capacity.get(node.gpu_type, 0) + node.gpu_count
         return capacity
 
     @property
     def largest_node_cpu(self) -> float:
-        return max((n.cpu_cores for n in self.nodes), default=0.0)
+        return max((n.cpu_cores for n in self.workers), default=0.0)
 
     @property
     def largest_node_memory(self) -> float:
-        return max((n.memory_gb for n in self.nodes), default=0.0)
+        return max((n.memory_gb for n in self.workers), default=0.0)

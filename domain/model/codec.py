@@ -11,8 +11,9 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from domain.model.events import ClusterChanged, ClusterChangeKind
-from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+from domain.model.cluster import ClusterStatus, Node, NodeType
+from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
+from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId
 from domain.model.job import (
     ChangeKind,
     DeploymentType,
@@ -234,6 +235,7 @@ def change_to_document(change: JobChanged | ClusterChanged) -> dict[str, Any]:
             "kind": change.kind.value,
             "cluster_id": str(change.cluster_id),
             "timeline": diff_to_document(change.timeline) if change.timeline else None,
+            "cluster": state_to_document(change.cluster) if change.cluster else None,
         }
     return {
         "kind": change.kind.value,
@@ -249,6 +251,7 @@ def change_from_document(doc: dict[str, Any]) -> JobChanged | ClusterChanged:
             kind=ClusterChangeKind(doc["kind"]),
             cluster_id=ClusterId(UUID(doc["cluster_id"])),
             timeline=diff_from_document(doc["timeline"]) if doc.get("timeline") else None,
+            cluster=state_from_document(doc["cluster"]) if doc.get("cluster") else None,
         )
     transition = doc.get("transition")
     return JobChanged(
@@ -258,4 +261,72 @@ def change_from_document(doc: dict[str, Any]) -> JobChanged | ClusterChanged:
         previous_priority=(
             JobPriority(doc["previous_priority"]) if doc.get("previous_priority") else None
         ),
+    )
+
+
+def node_to_document(node: Node) -> dict[str, Any]:
+    return {
+        "id": str(node.id),
+        "cluster_id": str(node.cluster_id),
+        "name": node.name,
+        "node_type": node.node_type.value,
+        "gpu_type": node.gpu_type,
+        "gpu_count": node.gpu_count,
+        "cpu_cores": node.cpu_cores,
+        "memory_gb": node.memory_gb,
+        "ready": node.ready,
+        "schedulable": node.schedulable,
+        "hardware_info": node.hardware_info,
+        "labels": node.labels,
+        "internal_ip": node.internal_ip,
+        "taints": node.taints,
+        "conditions": node.conditions,
+        "allocatable": node.allocatable,
+        "capacity": node.capacity,
+        "nfd_detected": node.nfd_detected,
+        "detection_method": node.detection_method,
+        "excluded": node.excluded,
+    }
+
+
+def node_from_document(doc: dict[str, Any]) -> Node:
+    return Node(
+        id=NodeId(UUID(doc["id"])),
+        cluster_id=ClusterId(UUID(doc["cluster_id"])),
+        name=doc["name"],
+        node_type=NodeType(doc["node_type"]),
+        gpu_type=doc["gpu_type"],
+        gpu_count=int(doc["gpu_count"]),
+        cpu_cores=float(doc["cpu_cores"]),
+        memory_gb=float(doc["memory_gb"]),
+        ready=bool(doc["ready"]),
+        schedulable=bool(doc["schedulable"]),
+        hardware_info=dict(doc.get("hardware_info") or {}),
+        labels=dict(doc.get("labels") or {}),
+        internal_ip=doc.get("internal_ip"),
+        taints=list(doc.get("taints") or []),
+        conditions=list(doc.get("conditions") or []),
+        allocatable=dict(doc.get("allocatable") or {}),
+        capacity=dict(doc.get("capacity") or {}),
+        nfd_detected=bool(doc.get("nfd_detected", False)),
+        detection_method=str(doc.get("detection_method", "allocatable")),
+        excluded=bool(doc.get("excluded", False)),
+    )
+
+
+def state_to_document(state: ClusterState) -> dict[str, Any]:
+    return {
+        "status": state.status.value,
+        "reason": state.reason,
+        "not_available_since": _dt(state.not_available_since),
+        "nodes": [node_to_document(n) for n in state.nodes],
+    }
+
+
+def state_from_document(doc: dict[str, Any]) -> ClusterState:
+    return ClusterState(
+        status=ClusterStatus(doc["status"]),
+        reason=doc.get("reason"),
+        not_available_since=_parse_dt(doc.get("not_available_since")),
+        nodes=tuple(node_from_document(n) for n in doc.get("nodes") or ()),
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from domain.errors import Conflict, ValidationFailed
 from domain.model.cluster import Cluster, ClusterStatus, Node, Platform
-from domain.model.events import ClusterChanged, ClusterChangeKind
+from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem
 from domain.ports import Clock, EventPublisher, GatewayFactory, TenantScope, UnitOfWorkFactory
@@ -79,8 +79,13 @@ class ClusterService:
             stored = await uow.clusters.get(cluster.id)
             changed = stored is None or _capacity(stored.nodes) != _capacity(nodes)
             await uow.clusters.replace_nodes(cluster.id, nodes)
-            if changed:
-                uow.record(ClusterChanged(ClusterChangeKind.NODES, cluster.id))
+            if changed and stored is not None:
+                stored.nodes = list(nodes)
+                uow.record(
+                    ClusterChanged(
+                        ClusterChangeKind.NODES, cluster.id, cluster=ClusterState.of(stored)
+                    )
+                )
             events = await uow.commit()
         if events and self._publisher is not None:
             await self._publisher.publish(events)

@@ -374,8 +374,8 @@ def default_quotas(cluster: Cluster, now: datetime) -> tuple[list[ResourceFlavor
     if gpu_flavors:
         groups.append(ResourceGroup(resources, tuple(gpu_flavors)))
     cpu_quotas = (
-        ResourceQuota(CPU, float(sum(n.cpu_cores for n in cluster.nodes))),
-        ResourceQuota(MEMORY, float(sum(n.memory_gb for n in cluster.nodes))),
+        ResourceQuota(CPU, float(sum(n.cpu_cores for n in cluster.workers))),
+        ResourceQuota(MEMORY, float(sum(n.memory_gb for n in cluster.workers))),
     )
     groups.append(ResourceGroup((CPU, MEMORY), (FlavorQuotas(DEFAULT_CPU_FLAVOR, cpu_quotas),)))
     queue = ClusterQueue(

@@ -212,6 +212,13 @@ def validate_submission(
         bad("cluster_id", "no such cluster", "NOT_FOUND")
     elif cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
+    elif cluster.is_real:
+        bad(
+            "cluster_id",
+            "jobs can't run on registered Kubernetes clusters yet (Kueue workloads are not "
+            "built); use a simulated cluster",
+            "NOT_SUPPORTED",
+        )
     return issues
 
 

@@ -23,6 +23,7 @@ from domain.ports import Clock, GatewayFactory, GatewayUnavailable, Lease
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
+from domain.services.registry import ClusterRegistry
 from domain.services.timeline import TimelineRefresher
 from domain.services.workloads import WorkloadService
 
@@ -45,7 +46,11 @@ class ClusterSupervisor:
         backoff: Callable[[int], float] = backoff_seconds,
         timeline: TimelineRefresher | None = None,
         workloads: WorkloadService | None = None,
+        registry: ClusterRegistry | None = None,
+        registering_grace: timedelta = timedelta(seconds=60),
     ) -> None:
+        self._registry = registry
+        self._registering_grace = registering_grace
         self._timeline = timeline
         self._workloads = workloads
         self._clusters = clusters
@@ -72,11 +77,22 @@ class ClusterSupervisor:
     async def tick(self) -> None:
         try:
             clusters = await self._clusters.all()
+            present = {c.id for c in clusters}
+            for gone in [k for k in self._watches if k not in present]:
+                self._watches.pop(gone).cancel()
+            now = self._clock.now()
             for cluster in clusters:
                 task = self._watches.get(cluster.id)
-                if cluster.status is ClusterStatus.DELETING:
+                if not self._followed(cluster):
                     if task is not None:
                         task.cancel()
+                        del self._watches[cluster.id]
+                    if (
+                        cluster.status is ClusterStatus.REGISTERING
+                        and self._registry is not None
+                        and now - cluster.updated_at > self._registering_grace
+                    ):  # the safety net for a connect task that was never queued
+                        await self._registry.queue_connect(cluster.id)
                     continue
                 if task is None or task.done():
                     self._watches[cluster.id] = asyncio.create_task(
@@ -130,6 +146,16 @@ class ClusterSupervisor:
                     await self._lease.release(lease)
             await self._clock.sleep(self._backoff(max(failures, 1)) if failures else 0.5)
 
+    def _followed(self, cluster: Cluster) -> bool:
+        """Simulated clusters always; real ones once registered, until an error needs a person
+        (ERROR) or they are being removed."""
+        if not cluster.is_real:
+            return cluster.status is not ClusterStatus.DELETING
+        return self._registry is not None and cluster.status in (
+            ClusterStatus.AVAILABLE,
+            ClusterStatus.NOT_AVAILABLE,
+        )
+
     async def _renew(self, lease: str) -> None:
         while True:
             await self._clock.sleep(self._ttl / 3)
@@ -138,6 +164,11 @@ class ClusterSupervisor:
                 return
 
     async def _follow(self, cluster: Cluster) -> None:
+        if cluster.is_real:
+            assert self._registry is not None
+            # Nodes only: running jobs on real clusters (through Kueue) is not built yet.
+            await self._registry.follow(cluster.id)
+            return
         gateway = self._gateways.for_cluster(cluster)
         await self._clusters.refresh_nodes(cluster)
         for observation in await gateway.list_workloads():

@@ -9,6 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from domain.model import cluster as model
+from domain.model.principal import Scope
 from schema.context import Info
 from schema.schedule import accuracy_for, schedule_for
 from schema.types.enums import ClusterStatus, NodeType, Platform
@@ -30,6 +31,32 @@ class GpuCapacity:
     largest_node: int
 
 
+@strawberry.type(description="A node taint: pods without a matching toleration stay off.")
+class Taint:
+    key: str
+    value: str | None
+    effect: str
+
+
+@strawberry.type(
+    description="A node condition as Kubernetes reports it (Ready, MemoryPressure...)."
+)
+class NodeCondition:
+    type: str
+    status: str
+    reason: str | None
+    message: str | None
+    last_transition_time: str | None
+
+
+@strawberry.type(
+    description="A resource quantity as Kubernetes reports it, e.g. cpu 96, memory 1Ti."
+)
+class ResourceQuantity:
+    resource: str
+    quantity: str
+
+
 @strawberry.type
 class Node:
     id: strawberry.ID
@@ -37,11 +64,29 @@ class Node:
     node_type: NodeType
     gpu_type: str | None
     gpu_count: int
-    cpu_cores: float
-    memory_gb: float
+    cpu_cores: float = strawberry.field(description="Allocatable cores.")
+    memory_gb: float = strawberry.field(description="Allocatable memory, GiB.")
     ready: bool
-    schedulable: bool
-    hardware_info: JSON
+    schedulable: bool = strawberry.field(description="False when cordoned.")
+    excluded: bool = strawberry.field(
+        description="A control-plane node left out of the capacity (enableMasterNode is off)."
+    )
+    hardware_info: JSON = strawberry.field(
+        description="Detected hardware: gpu {vendor product count memoryMb driver "
+        "computeCapability}, cpu {vendor model cores threadsPerCore avx512 amx}, hpu, kernel."
+    )
+    nfd_detected: bool = strawberry.field(
+        description="Node Feature Discovery or GPU Feature Discovery labels were found."
+    )
+    detection_method: str = strawberry.field(
+        description="gfd, nfd, allocatable (no labels: counts only) or simulated."
+    )
+    internal_ip: str | None
+    taints: list[Taint]
+    conditions: list[NodeCondition]
+    allocatable: list[ResourceQuantity]
+    capacity: list[ResourceQuantity]
+    labels: JSON
 
     @classmethod
     def from_domain(cls, node: model.Node) -> Node:
@@ -55,8 +100,43 @@ class Node:
             memory_gb=node.memory_gb,
             ready=node.ready,
             schedulable=node.schedulable,
+            excluded=node.excluded,
             hardware_info=cast(JSON, node.hardware_info),
+            nfd_detected=node.nfd_detected,
+            detection_method=node.detection_method,
+            internal_ip=node.internal_ip,
+            taints=[
+                Taint(key=t.get("key", ""), value=t.get("value"), effect=t.get("effect", ""))
+                for t in node.taints
+            ],
+            conditions=[
+                NodeCondition(
+                    type=c.get("type", ""),
+                    status=c.get("status", ""),
+                    reason=c.get("reason"),
+                    message=c.get("message"),
+                    last_transition_time=c.get("lastTransitionTime"),
+                )
+                for c in node.conditions
+            ],
+            allocatable=_quantities(node.allocatable),
+            capacity=_quantities(node.capacity),
+            labels=cast(JSON, node.labels),
         )
+
+
+def _quantities(found: dict[str, str]) -> list[ResourceQuantity]:
+    return [ResourceQuantity(resource=k, quantity=v) for k, v in sorted(found.items())]
+
+
+@strawberry.type(description="One health check of a cluster, as of its last sync.")
+class HealthCheck:
+    name: str = strawberry.field(
+        description="api (reachable, and its version), nodes (ready of all), nfd (Node Feature "
+        "Discovery present), kueue (present, and its version), gpu_operator."
+    )
+    ok: bool
+    detail: str
 
 
 @strawberry.type
@@ -70,6 +150,39 @@ class Cluster:
     updated_at: datetime
     nodes: list[Node]
     capacity: list[GpuCapacity]
+    ingress_url: str | None
+    enable_master_node: bool
+    not_available_since: datetime | None
+    last_retry_time: datetime | None
+    last_sync_at: datetime | None = strawberry.field(
+        description="When the nodes and health were last read from the cluster."
+    )
+    health_checked_at: datetime | None
+    context: str | None = strawberry.field(description="The kubeconfig context in use.")
+    checks: strawberry.Private[tuple[model.HealthCheck, ...]]
+    api_server: strawberry.Private[str | None]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="The Kubernetes API server's URL (needs clusters:write)."
+    )
+    def server_url(self, info: Info) -> str | None:
+        principal = info.context.principal
+        return (
+            self.api_server
+            if principal is not None and principal.has(Scope.CLUSTERS_WRITE)
+            else None
+        )
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="The health checks of the last sync; `checks` picks some by name."
+    )
+    def health(self, checks: list[str] | None = None) -> list[HealthCheck]:
+        wanted = set(checks or ())
+        return [
+            HealthCheck(name=c.name, ok=c.ok, detail=c.detail)
+            for c in self.checks
+            if not wanted or c.name in wanted
+        ]
 
     @strawberry.field
     async def resource_flavors(self, info: Info) -> list[ResourceFlavor]:
@@ -135,4 +248,13 @@ class Cluster:
                 GpuCapacity(gpu_type=t, total=n, largest_node=cluster.largest_node_gpus(t))
                 for t, n in sorted(cluster.gpu_capacity().items())
             ],
+            ingress_url=cluster.ingress_url,
+            enable_master_node=cluster.enable_master_node,
+            not_available_since=cluster.not_available_since,
+            last_retry_time=cluster.last_retry_time,
+            last_sync_at=cluster.last_sync_at,
+            health_checked_at=cluster.health_checked_at,
+            context=cluster.context,
+            checks=cluster.health,
+            api_server=cluster.server_url,
         )

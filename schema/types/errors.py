@@ -70,7 +70,8 @@ def from_domain(
         return ConflictError(code=error.code, message=error.message)
     if isinstance(error, domain_errors.Forbidden):
         return ForbiddenError(code=error.code, message=error.message)
-    raise TypeError(f"no GraphQL error for {type(error).__name__}")
+    # Anything else the caller can act on (e.g. SECRETS_UNAVAILABLE): a conflict with its code.
+    return ConflictError(code=error.code, message=error.message)
 
 
 class UserInputError(Exception):

@@ -264,6 +264,14 @@ class FakeClusterRepository:
     async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None:
         self._store.clusters[cluster_id].nodes = list(nodes)
 
+    async def save(self, cluster: Cluster) -> None:
+        self._store.clusters[cluster.id] = cluster
+
+    async def delete(self, cluster_id: ClusterId) -> None:
+        self._store.clusters.pop(cluster_id, None)
+        for job_id in [j for j, job in self._store.jobs.items() if job.cluster_id == cluster_id]:
+            del self._store.jobs[job_id]
+
 
 class FakeTokenRepository:
     def __init__(self, store: Store) -> None:

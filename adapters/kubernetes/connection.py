@@ -1,0 +1,329 @@
+"""One live connection to a registered cluster's API server: nodes and health.
+
+A KubeClusterApi owns one kubernetes-asyncio ApiClient (one aiohttp session) and the private
+directory (mode 0700) its inline certificates were decoded into; `close()` closes the session and
+wipes the directory (a finalizer wipes it too if a connection is dropped unclosed). Every request
+asks for the raw response (`_preload_content=False`) and decodes the JSON itself: the caller gets
+objects exactly as the API sent them (camelCase keys, fields the client's models do not know), and
+a non-2xx answer is ours to map, since kubernetes-asyncio does not check the status of raw
+responses. Every request has connect and read timeouts; a watch asks the server to end it after
+`watch_seconds` and gives up reading a little after that. Watching nodes follows list-then-watch:
+an expired resourceVersion, as an HTTP 410 or as an ERROR event with code 410, raises
+ResourceVersionGone and the caller lists again.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import weakref
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
+
+import aiohttp
+from kubernetes_asyncio.client import (
+    ApiClient,
+    ApiextensionsV1Api,
+    AppsV1Api,
+    CoreV1Api,
+    VersionApi,
+)
+
+from adapters.kubernetes.errors import (
+    HTTP_GONE,
+    HTTP_NOT_FOUND,
+    TRANSPORT_ERRORS,
+    ResourceVersionGone,
+    status_error,
+    status_reason,
+    transport_error,
+)
+from adapters.kubernetes.health import KueueInstallation, check_health, find_kueue
+from adapters.kubernetes.kubeconfig import Kubeconfig, build_api_client, parse_kubeconfig
+from domain.errors import ClusterConnectionError
+from domain.model.cluster import HealthCheck
+from domain.ports import KubeconfigSummary
+
+Json = dict[str, Any]
+WATCHED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
+
+
+@dataclass(frozen=True)
+class KubeTimeouts:
+    connect: float = 10.0
+    """Seconds to open a connection (DNS, TCP and TLS)."""
+    read: float = 10.0
+    """Seconds to wait for the next bytes of an answer."""
+    watch_seconds: int = 300
+    """A watch's server-side `timeoutSeconds`: the server ends the stream after that long."""
+    watch_grace: float = 15.0
+    """How much longer than `watch_seconds` a quiet watch is read before it counts as stalled."""
+
+    @property
+    def request(self) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(
+            total=None, connect=self.connect, sock_connect=self.connect, sock_read=self.read
+        )
+
+    def watching(self, seconds: int) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(
+            total=None,
+            connect=self.connect,
+            sock_connect=self.connect,
+            sock_read=seconds + self.watch_grace,
+        )
+
+
+def _not_json(server: str, action: str) -> ClusterConnectionError:
+    return ClusterConnectionError("error", f"{server} answered {action} with something not JSON")
+
+
+class KubeClusterApi:
+    """A live connection to one cluster (module doc). Use `from_kubeconfig`; close it."""
+
+    def __init__(
+        self,
+        *,
+        api_client: ApiClient,
+        kubeconfig: Kubeconfig,
+        temp_dir: Path,
+        timeouts: KubeTimeouts,
+    ) -> None:
+        self._client = api_client
+        self._kubeconfig = kubeconfig
+        self._temp_dir = temp_dir
+        self._timeouts = timeouts
+        self._core = CoreV1Api(api_client)
+        self._apps = AppsV1Api(api_client)
+        self._crds = ApiextensionsV1Api(api_client)
+        self._version = VersionApi(api_client)
+        self._wipe = weakref.finalize(self, shutil.rmtree, temp_dir, ignore_errors=True)
+        self._closed = False
+
+    @classmethod
+    async def from_kubeconfig(
+        cls, kubeconfig: str, *, context: str | None = None, timeouts: KubeTimeouts | None = None
+    ) -> KubeClusterApi:
+        """Connect with kubeconfig text (no request is made yet). Raises
+        ClusterConnectionError(invalid_kubeconfig)."""
+        parsed = parse_kubeconfig(kubeconfig, context)
+        temp_dir = Path(tempfile.mkdtemp(prefix="budcluster-kube-"))  # mode 0700
+        try:
+            api_client = await build_api_client(parsed, temp_dir=temp_dir)
+        except BaseException:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
+        return cls(
+            api_client=api_client,
+            kubeconfig=parsed,
+            temp_dir=temp_dir,
+            timeouts=timeouts or KubeTimeouts(),
+        )
+
+    @property
+    def summary(self) -> KubeconfigSummary:
+        return self._kubeconfig.summary
+
+    @property
+    def server_url(self) -> str:
+        return self._kubeconfig.server_url
+
+    @property
+    def temp_dir(self) -> Path:
+        """Where kubernetes-asyncio decoded the inline certificates; gone once closed."""
+        return self._temp_dir
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._client.close()
+        finally:
+            self._wipe()
+
+    async def __aenter__(self) -> KubeClusterApi:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- requests -------------------------------------------------------------------------
+
+    async def _fetch(self, action: str, pending: Awaitable[object]) -> tuple[int, bytes]:
+        try:
+            response = cast(aiohttp.ClientResponse, await pending)
+            async with response:
+                return response.status, await response.read()
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(
+                exc, server=self.server_url, action=action, timeout=self._timeouts.request
+            ) from None
+
+    def _decode(self, action: str, status: int, body: bytes) -> Json:
+        if not 200 <= status < 300:
+            raise status_error(
+                status, server=self.server_url, action=action, reason=status_reason(body)
+            )
+        try:
+            document = json.loads(body)
+        except ValueError:
+            raise _not_json(self.server_url, action) from None
+        if not isinstance(document, dict):
+            raise _not_json(self.server_url, action)
+        return document
+
+    async def _get(self, action: str, pending: Awaitable[object]) -> Json:
+        return self._decode(action, *await self._fetch(action, pending))
+
+    async def _find(self, action: str, pending: Awaitable[object]) -> Json | None:
+        """Like `_get`, but None when the object does not exist (404)."""
+        status, body = await self._fetch(action, pending)
+        return None if status == HTTP_NOT_FOUND else self._decode(action, status, body)
+
+    @property
+    def _raw(self) -> dict[str, Any]:
+        return {"_preload_content": False, "_request_timeout": self._timeouts.request}
+
+    async def _items(self, action: str, pending: Awaitable[object]) -> tuple[list[Json], str]:
+        document = await self._get(action, pending)
+        items = [item for item in document.get("items") or [] if isinstance(item, dict)]
+        return items, str((document.get("metadata") or {}).get("resourceVersion") or "")
+
+    # --- reads ----------------------------------------------------------------------------
+
+    async def server_version(self) -> str:
+        """The server's gitVersion, e.g. "v1.30.2"."""
+        document = await self._get("read the server version", self._version.get_code(**self._raw))
+        return str(document.get("gitVersion") or "unknown")
+
+    async def list_nodes(self) -> tuple[list[Json], str]:
+        """The Node objects as the API returns them, and the list's resourceVersion."""
+        return await self._items("list nodes", self._core.list_node(**self._raw))
+
+    async def read_crd(self, name: str) -> Json | None:
+        return await self._find(
+            f"read CRD {name}", self._crds.read_custom_resource_definition(name, **self._raw)
+        )
+
+    async def read_deployment(self, *, namespace: str, name: str) -> Json | None:
+        return await self._find(
+            f"read deployment {namespace}/{name}",
+            self._apps.read_namespaced_deployment(name, namespace, **self._raw),
+        )
+
+    async def list_deployments(self) -> list[Json]:
+        pending = self._apps.list_deployment_for_all_namespaces(**self._raw)
+        return (await self._items("list deployments", pending))[0]
+
+    async def list_daemonsets(self) -> list[Json]:
+        pending = self._apps.list_daemon_set_for_all_namespaces(**self._raw)
+        return (await self._items("list daemonsets", pending))[0]
+
+    async def kueue(self) -> KueueInstallation | None:
+        """Kueue's API versions and controller version, or None when it is not installed."""
+        return await find_kueue(self)
+
+    async def health(self) -> list[HealthCheck]:
+        """api, nodes, nfd, kueue, gpu_operator (see adapters.kubernetes.health)."""
+        return await check_health(self)
+
+    # --- watch ----------------------------------------------------------------------------
+
+    async def watch_nodes(
+        self, resource_version: str, *, timeout_seconds: int | None = None
+    ) -> AsyncIterator[tuple[str, Json]]:
+        """(ADDED | MODIFIED | DELETED, node) after `resource_version`, until the server ends the
+        watch (after `timeout_seconds`, by default KubeTimeouts.watch_seconds). Raises
+        ResourceVersionGone when the version has expired, else ClusterConnectionError. Close it
+        (`contextlib.aclosing`) when leaving early."""
+        action = "watch nodes"
+        seconds = timeout_seconds or self._timeouts.watch_seconds
+        timeout = self._timeouts.watching(seconds)
+        try:
+            response = cast(
+                aiohttp.ClientResponse,
+                await self._core.list_node(
+                    watch=True,
+                    resource_version=resource_version,
+                    timeout_seconds=seconds,
+                    _preload_content=False,
+                    _request_timeout=timeout,
+                ),
+            )
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(
+                exc, server=self.server_url, action=action, timeout=timeout
+            ) from None
+        try:
+            if response.status == HTTP_GONE:
+                raise self._gone(resource_version)
+            if response.status != 200:
+                self._decode(action, response.status, await response.read())
+            while line := await response.content.readline():
+                event = self._event(action, line, resource_version)
+                if event is not None:
+                    yield event
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(
+                exc, server=self.server_url, action=action, timeout=timeout
+            ) from None
+        finally:
+            response.close()
+
+    def _gone(self, resource_version: str) -> ResourceVersionGone:
+        return ResourceVersionGone(
+            f"resourceVersion {resource_version!r} of the nodes on {self.server_url} has expired"
+        )
+
+    def _event(self, action: str, line: bytes, resource_version: str) -> tuple[str, Json] | None:
+        if not line.strip():
+            return None
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise _not_json(self.server_url, action) from None
+        if not isinstance(event, dict):
+            raise _not_json(self.server_url, action)
+        kind, obj = event.get("type"), event.get("object")
+        if kind is None and "code" in event:  # a bare Status instead of an event
+            kind, obj = "ERROR", event
+        if kind == "ERROR":
+            status = obj if isinstance(obj, dict) else {}
+            code = status.get("code")
+            if code == HTTP_GONE:
+                raise self._gone(resource_version)
+            reason = status.get("reason")
+            raise status_error(
+                code if isinstance(code, int) else 500,
+                server=self.server_url,
+                action=action,
+                reason=reason if isinstance(reason, str) and reason.isidentifier() else None,
+            )
+        if kind in WATCHED_EVENTS and isinstance(obj, dict):
+            return str(kind), obj
+        return None  # BOOKMARK, or something this client does not know
+
+
+@dataclass(frozen=True)
+class KubeConnector:
+    """Opens KubeClusterApi connections (the ClusterConnector port)."""
+
+    timeouts: KubeTimeouts = KubeTimeouts()
+
+    def inspect(self, kubeconfig: str, context: str | None) -> KubeconfigSummary:
+        return parse_kubeconfig(kubeconfig, context).summary
+
+    async def connect(self, kubeconfig: str, context: str | None) -> KubeClusterApi:
+        return await KubeClusterApi.from_kubeconfig(
+            kubeconfig, context=context, timeouts=self.timeouts
+        )

@@ -1,0 +1,134 @@
+"""The `clusterUpdates` stream: a cluster's status and nodes, a stamped snapshot then changes.
+
+The same contract as `jobUpdates`: the live subscription is opened before the snapshot is read;
+the snapshot is stamped with the cluster event sequence it reflects; then every STATUS and NODES
+event follows in sequence order (other events of the cluster are skipped, so sequences may skip
+numbers), each carrying the cluster's state after it; `since: N` replays exactly the changes
+after N, or sends a fresh snapshot when that history is gone; a subscriber that fell behind is
+resynchronised with a snapshot. Clusters are shared infrastructure: every caller allowed to read
+clusters sees the same stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+
+from domain.errors import NotFound
+from domain.model.events import ClusterChangeKind, ClusterState
+from domain.model.ids import ClusterId
+from domain.ports import (
+    EventHub,
+    EventLog,
+    LiveSubscription,
+    Overflowed,
+    StoredEvent,
+    TenantScope,
+    UnitOfWorkFactory,
+)
+from domain.services.replay import events_after
+
+KINDS = (ClusterChangeKind.STATUS, ClusterChangeKind.NODES)
+
+
+@dataclass(frozen=True)
+class ClusterUpdate:
+    sequence: int
+    state: ClusterState
+    kind: ClusterChangeKind | None
+    """None for a snapshot."""
+    reason: str | None = None
+    """For a snapshot: subscribed, resync, history-gone, unknown-since."""
+
+
+class ClusterUpdatesService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        hub: EventHub,
+        log: EventLog,
+        buffer: int = 256,
+        replay_limit: int = 10_000,
+    ) -> None:
+        self._uow = uow
+        self._hub = hub
+        self._log = log
+        self._buffer = buffer
+        self._replay_limit = replay_limit
+
+    async def updates(
+        self, cluster_id: ClusterId, since: int | None = None
+    ) -> AsyncGenerator[ClusterUpdate, None]:
+        """Raises NotFound (before anything is sent) for an unknown cluster. The live
+        subscription is open, and the snapshot or the missed changes read, before this
+        returns."""
+        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
+        try:
+            first: list[ClusterUpdate] = []
+            replay = (
+                None
+                if since is None
+                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
+            )
+            if replay is None:
+                reason = "subscribed"
+                if since is not None:
+                    current = await self._log.current_sequence(cluster_id)
+                    reason = "unknown-since" if since > current else "history-gone"
+                snapshot = await self._snapshot(cluster_id, reason)
+                last = snapshot.sequence
+                first.append(snapshot)
+            else:
+                assert since is not None
+                await self._snapshot(cluster_id, "check")  # NotFound for an unknown cluster
+                last = since
+                for event in replay:
+                    last = event.sequence
+                    update = _update(event)
+                    if update is not None:
+                        first.append(update)
+        except BaseException:
+            await live.close()
+            raise
+        return self._stream(cluster_id, live, first, last)
+
+    async def _stream(
+        self,
+        cluster_id: ClusterId,
+        live: LiveSubscription,
+        first: list[ClusterUpdate],
+        last: int,
+    ) -> AsyncGenerator[ClusterUpdate, None]:
+        try:
+            for earlier in first:
+                yield earlier
+            async for item in live:
+                if isinstance(item, Overflowed):
+                    snapshot = await self._snapshot(cluster_id, "resync")
+                    last = snapshot.sequence
+                    yield snapshot
+                    continue
+                if item.sequence <= last:
+                    continue
+                last = item.sequence
+                update = _update(item)
+                if update is not None:
+                    yield update
+        finally:
+            await live.close()
+
+    async def _snapshot(self, cluster_id: ClusterId, reason: str) -> ClusterUpdate:
+        async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None:
+                raise NotFound("cluster", cluster_id)
+            sequence = await uow.current_sequence(cluster_id)
+        return ClusterUpdate(sequence, ClusterState.of(cluster), None, reason)
+
+
+def _update(event: StoredEvent) -> ClusterUpdate | None:
+    change = event.cluster_change
+    if change is None or change.kind not in KINDS or change.cluster is None:
+        return None
+    return ClusterUpdate(event.sequence, change.cluster, change.kind)

@@ -1,0 +1,491 @@
+"""Real clusters: registering them, reaching them, and keeping their node inventory live.
+
+Registration checks the input and the kubeconfig (without connecting), seals the kubeconfig
+(`SecretBox`, bound to the cluster's id) and stores the cluster as REGISTERING; a task then
+connects, reads the version, the nodes and the health checks, and moves it to AVAILABLE, or to
+NOT_AVAILABLE (the API server did not answer) or ERROR (the kubeconfig is refused, or unusable),
+with the reason. The kubeconfig is opened only in memory, for as long as a connection is made.
+
+While a cluster is AVAILABLE or NOT_AVAILABLE, whoever holds its watch lease follows it
+(`follow`): list the nodes, then watch them from the list's resourceVersion (list again when
+that version is gone: 410), with a full sync every `sync_seconds` as a safety net. A failure makes
+the cluster NOT_AVAILABLE (not_available_since kept from the first failure, retry_attempt and
+last_retry_time counting the attempts) and raises GatewayUnavailable, so the supervisor retries
+after its capped, jittered backoff; the first answer makes it AVAILABLE again. Its jobs keep their
+last known state meanwhile.
+
+Every status change and every change of the inventory that matters (not heartbeats) is a cluster
+event (STATUS, NODES) carrying the cluster's state: what `clusterUpdates` streams; NODES also
+makes the timeline be recomputed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlparse
+
+from domain.errors import (
+    ClusterConnectionError,
+    Conflict,
+    FieldIssue,
+    NotFound,
+    SecretsUnavailable,
+    SecretUnreadable,
+    ValidationFailed,
+)
+from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
+from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
+from domain.model.ids import ClusterId, new_cluster_id
+from domain.names import name_problem
+from domain.ports import (
+    Clock,
+    ClusterApi,
+    ClusterConnector,
+    EventPublisher,
+    GatewayUnavailable,
+    SecretBox,
+    TaskQueue,
+    TenantScope,
+    UnitOfWork,
+    UnitOfWorkFactory,
+    WatchExpired,
+)
+from domain.services import task_names
+from domain.services.quotas import QuotaService
+
+log = logging.getLogger(__name__)
+
+MAX_KUBECONFIG_BYTES = 1 << 20
+REAL_PLATFORMS = (Platform.ON_PREM, Platform.EKS, Platform.AKS, Platform.OPENSHIFT)
+NodeParser = Callable[[Mapping[str, Any], ClusterId], Node]
+
+
+@dataclass(frozen=True)
+class Registration:
+    name: str
+    platform: Platform
+    kubeconfig: str
+    context: str | None = None
+    ingress_url: str | None = None
+    enable_master_node: bool = False
+
+    def __repr__(self) -> str:  # the kubeconfig is never printed
+        return f"Registration(name={self.name!r}, platform={self.platform.value})"
+
+
+@dataclass(frozen=True)
+class ClusterEdit:
+    """What updateCluster changes: fields left None stay as they are."""
+
+    name: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    ingress_url: str | None = None
+    enable_master_node: bool | None = None
+
+    def __repr__(self) -> str:
+        return f"ClusterEdit(name={self.name!r}, kubeconfig={'***' if self.kubeconfig else None})"
+
+
+def _significant(node: Node) -> tuple[object, ...]:
+    """What a node change must touch to be stored and announced (heartbeats do not)."""
+    return (
+        node.node_type,
+        node.gpu_type,
+        node.gpu_count,
+        node.cpu_cores,
+        node.memory_gb,
+        node.ready,
+        node.schedulable,
+        node.excluded,
+        node.internal_ip,
+        tuple(sorted(node.labels.items())),
+        tuple(tuple(sorted(t.items())) for t in node.taints),
+        tuple(sorted(node.allocatable.items())),
+        tuple((c.get("type"), c.get("status"), c.get("reason")) for c in node.conditions),
+    )
+
+
+class ClusterRegistry:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        secrets: SecretBox,
+        connector: ClusterConnector,
+        tasks: TaskQueue,
+        quotas: QuotaService,
+        parse_node: NodeParser,
+        publisher: EventPublisher | None = None,
+        sync_seconds: float = 180.0,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._secrets = secrets
+        self._connector = connector
+        self._tasks = tasks
+        self._quotas = quotas
+        self._parse_node = parse_node
+        self._publisher = publisher
+        self.sync_seconds = sync_seconds
+
+    # --- the lifecycle (API) ------------------------------------------------------------------
+
+    async def register(self, reg: Registration) -> Cluster:
+        """Store the cluster as REGISTERING and queue the task that connects to it. Raises
+        ValidationFailed (naming each bad field) or Conflict (the name is taken); nothing is
+        stored then."""
+        issues = _check_name(reg.name) + _check_ingress(reg.ingress_url)
+        if reg.platform not in REAL_PLATFORMS:
+            issues.append(FieldIssue("platform", "must be ON_PREM, EKS, AKS or OPENSHIFT"))
+        summary_issues, server_url, context = self._inspect(reg.kubeconfig, reg.context)
+        issues += summary_issues
+        if issues:
+            raise ValidationFailed(issues)
+        now = self._clock.now()
+        cluster_id = new_cluster_id()
+        cluster = Cluster(
+            id=cluster_id,
+            name=reg.name,
+            platform=reg.platform,
+            status=ClusterStatus.REGISTERING,
+            created_at=now,
+            updated_at=now,
+            reason="connecting",
+            configuration=self._secrets.seal(reg.kubeconfig.encode(), owner=str(cluster_id)),
+            context=context,
+            server_url=server_url,
+            ingress_url=reg.ingress_url,
+            enable_master_node=reg.enable_master_node,
+        )
+        async with self._uow(TenantScope.system()) as uow:
+            if await uow.clusters.get_by_name(reg.name) is not None:
+                raise Conflict(f"a cluster named {reg.name} exists", code="NAME_TAKEN")
+            await uow.clusters.add(cluster)
+            self._record(uow, cluster, ClusterChangeKind.STATUS)
+            events = await uow.commit()
+        await self._publish(events)
+        await self.queue_connect(cluster.id)
+        return cluster
+
+    async def update(self, cluster_id: ClusterId, change: ClusterEdit) -> Cluster:
+        """Change a real cluster's settings; a new kubeconfig (or context) makes it connect
+        again (REGISTERING)."""
+        issues: list[FieldIssue] = []
+        if change.name is not None:
+            issues += _check_name(change.name)
+        issues += _check_ingress(change.ingress_url)
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await self._real(uow, cluster_id)
+            reconnect = change.kubeconfig is not None or change.context is not None
+            sealed = cluster.configuration
+            server_url, context = cluster.server_url, cluster.context
+            if reconnect:
+                kubeconfig = change.kubeconfig
+                if kubeconfig is None:
+                    kubeconfig = self._open(cluster)
+                found, server_url, context = self._inspect(
+                    kubeconfig, change.context if change.context is not None else context
+                )
+                issues += found
+                if not found:
+                    sealed = self._secrets.seal(kubeconfig.encode(), owner=str(cluster.id))
+            if issues:
+                raise ValidationFailed(issues)
+            if change.name is not None and change.name != cluster.name:
+                if await uow.clusters.get_by_name(change.name) is not None:
+                    raise Conflict(f"a cluster named {change.name} exists", code="NAME_TAKEN")
+                cluster.name = change.name
+            if change.ingress_url is not None:
+                cluster.ingress_url = change.ingress_url or None
+            if change.enable_master_node is not None:
+                cluster.enable_master_node = change.enable_master_node
+                cluster.nodes = [self._exclusion(cluster, n) for n in cluster.nodes]
+                await uow.clusters.replace_nodes(cluster.id, cluster.nodes)
+                self._record(uow, cluster, ClusterChangeKind.NODES)
+            if reconnect:
+                cluster.configuration, cluster.server_url, cluster.context = (
+                    sealed,
+                    server_url,
+                    context,
+                )
+                cluster.status, cluster.reason = ClusterStatus.REGISTERING, "connecting"
+                self._record(uow, cluster, ClusterChangeKind.STATUS)
+            cluster.updated_at = self._clock.now()
+            await uow.clusters.save(cluster)
+            events = await uow.commit()
+        await self._publish(events)
+        if reconnect:
+            await self.queue_connect(cluster.id)
+        return cluster
+
+    async def delete(self, cluster_id: ClusterId, *, force: bool = False) -> Cluster:
+        """DELETING, then gone with its jobs. Refused while jobs are active, unless `force`."""
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await self._real(uow, cluster_id, allow_simulated=True)
+            active = len(await uow.jobs.active_on_cluster(cluster_id))
+            if active and not force:
+                raise Conflict(
+                    f"{active} job(s) are active on this cluster: cancel them or delete with force",
+                    code="CLUSTER_IN_USE",
+                )
+            cluster.status, cluster.reason = ClusterStatus.DELETING, "deleting"
+            cluster.updated_at = self._clock.now()
+            await uow.clusters.save(cluster)
+            self._record(uow, cluster, ClusterChangeKind.STATUS)
+            events = await uow.commit()
+        await self._publish(events)
+        async with self._uow(TenantScope.system()) as uow:
+            await uow.clusters.delete(cluster_id)
+            await uow.commit()
+        return cluster
+
+    async def refresh(self, cluster_id: ClusterId) -> Cluster:
+        """Sync now: connect, read the nodes and the health checks."""
+        async with self._uow(TenantScope.system()) as uow:
+            await self._real(uow, cluster_id)
+        return await self.connect(cluster_id)
+
+    async def queue_connect(self, cluster_id: ClusterId) -> None:
+        await self._tasks.enqueue(
+            task_names.CONNECT_CLUSTER, key=f"connect:{cluster_id}", cluster_id=str(cluster_id)
+        )
+
+    # --- reaching the cluster (tasks, supervisor) -----------------------------------------------
+
+    async def connect(self, cluster_id: ClusterId) -> Cluster:
+        """One attempt: AVAILABLE with its nodes and health, or NOT_AVAILABLE / ERROR with the
+        reason. Returns the cluster as stored after it."""
+        cluster = await self._get(cluster_id)
+        if not cluster.is_real or cluster.status is ClusterStatus.DELETING:
+            return cluster
+        try:
+            api = await self._reach(cluster)
+            try:
+                await api.server_version()
+                raw, _ = await api.list_nodes()
+                health = await api.health()
+            finally:
+                await api.close()
+        except ClusterConnectionError as exc:
+            return await self._failed(cluster_id, exc)
+        return await self._available(cluster_id, raw, health)
+
+    async def sync_all(self) -> None:
+        """The periodic safety net: every real cluster that is not being set up or removed."""
+        async with self._uow(TenantScope.system()) as uow:
+            clusters = await uow.clusters.all()
+        for cluster in clusters:
+            if cluster.is_real and cluster.status in (
+                ClusterStatus.AVAILABLE,
+                ClusterStatus.NOT_AVAILABLE,
+            ):
+                try:
+                    await self.connect(cluster.id)
+                except Exception:
+                    log.exception("syncing cluster %s failed", cluster.name)
+
+    async def follow(self, cluster_id: ClusterId) -> None:
+        """List, then watch the nodes until the connection fails (GatewayUnavailable: the
+        caller backs off and calls again). Runs under the cluster's watch lease."""
+        cluster = await self._get(cluster_id)
+        try:
+            api = await self._reach(cluster)
+        except ClusterConnectionError as exc:
+            await self._failed(cluster_id, exc)
+            raise GatewayUnavailable(exc.message) from None
+        try:
+            while True:
+                raw, version = await api.list_nodes()
+                await self._available(cluster_id, raw, await api.health())
+                listed_at = self._clock.now()
+                try:
+                    while (self._clock.now() - listed_at).total_seconds() < self.sync_seconds:
+                        async for kind, obj in api.watch_nodes(version):
+                            version = _resource_version(obj) or version
+                            await self._node_event(cluster_id, kind, obj)
+                except WatchExpired:
+                    log.info("node watch of %s expired: listing again", cluster.name)
+        except ClusterConnectionError as exc:
+            await self._failed(cluster_id, exc)
+            raise GatewayUnavailable(exc.message) from None
+        finally:
+            await api.close()
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _inspect(
+        self, kubeconfig: str, context: str | None
+    ) -> tuple[list[FieldIssue], str | None, str | None]:
+        if not kubeconfig.strip():
+            return [FieldIssue("kubeconfig", "must not be empty")], None, None
+        if len(kubeconfig.encode()) > MAX_KUBECONFIG_BYTES:
+            return [FieldIssue("kubeconfig", "must be at most 1 MiB")], None, None
+        if context is not None and not context.strip():
+            return [FieldIssue("context", "must not be empty when given")], None, None
+        try:
+            summary = self._connector.inspect(kubeconfig, context)
+        except ClusterConnectionError as exc:
+            return [FieldIssue(exc.field or "kubeconfig", exc.message)], None, None
+        return [], summary.server_url, summary.context
+
+    def _open(self, cluster: Cluster) -> str:
+        if cluster.configuration is None:
+            raise ClusterConnectionError(
+                "invalid_kubeconfig", "no kubeconfig is stored", field="kubeconfig"
+            )
+        try:
+            return self._secrets.open(cluster.configuration, owner=str(cluster.id)).decode()
+        except (SecretUnreadable, SecretsUnavailable) as exc:
+            raise ClusterConnectionError(
+                "invalid_kubeconfig", f"the stored kubeconfig can't be opened: {exc.message}"
+            ) from None
+
+    async def _reach(self, cluster: Cluster) -> ClusterApi:
+        return await self._connector.connect(self._open(cluster), cluster.context)
+
+    async def _get(self, cluster_id: ClusterId) -> Cluster:
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+        if cluster is None:
+            raise NotFound("cluster", cluster_id)
+        return cluster
+
+    async def _real(
+        self, uow: UnitOfWork, cluster_id: ClusterId, *, allow_simulated: bool = False
+    ) -> Cluster:
+        cluster = await uow.clusters.get(cluster_id)
+        if cluster is None or cluster.status is ClusterStatus.DELETING:
+            raise NotFound("cluster", cluster_id)
+        if not cluster.is_real and not allow_simulated:
+            raise ValidationFailed.single(
+                "id", "a simulated cluster has no kubeconfig or inventory to change"
+            )
+        return cluster
+
+    def _nodes(self, cluster: Cluster, raw: Sequence[Mapping[str, Any]]) -> list[Node]:
+        nodes: list[Node] = []
+        for obj in raw:
+            try:
+                nodes.append(self._exclusion(cluster, self._parse_node(obj, cluster.id)))
+            except ValueError as exc:  # one odd node does not hide the others
+                log.warning("cluster %s: skipping a node: %s", cluster.name, exc)
+        return nodes
+
+    @staticmethod
+    def _exclusion(cluster: Cluster, node: Node) -> Node:
+        excluded = node.node_type is NodeType.MASTER and not cluster.enable_master_node
+        return node if node.excluded == excluded else replace(node, excluded=excluded)
+
+    async def _available(
+        self,
+        cluster_id: ClusterId,
+        raw: Sequence[Mapping[str, Any]],
+        health: Sequence[HealthCheck],
+    ) -> Cluster:
+        now = self._clock.now()
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None or cluster.status is ClusterStatus.DELETING:
+                raise NotFound("cluster", cluster_id)
+            nodes = self._nodes(cluster, raw)
+            if [_significant(n) for n in cluster.nodes] != [
+                _significant(n) for n in sorted(nodes, key=lambda n: n.name)
+            ]:
+                await uow.clusters.replace_nodes(cluster_id, nodes)
+                cluster.nodes = sorted(nodes, key=lambda n: n.name)
+                self._record(uow, cluster, ClusterChangeKind.NODES)
+            if cluster.status is not ClusterStatus.AVAILABLE:
+                cluster.status, cluster.reason = ClusterStatus.AVAILABLE, None
+                cluster.not_available_since = None
+                self._record(uow, cluster, ClusterChangeKind.STATUS)
+            cluster.retry_attempt = 0
+            cluster.last_sync_at = now
+            cluster.health, cluster.health_checked_at = tuple(health), now
+            cluster.updated_at = now
+            await uow.clusters.save(cluster)
+            await self._quotas.ensure_defaults(cluster, uow=uow)
+            events = await uow.commit()
+        await self._publish(events)
+        return cluster
+
+    async def _failed(self, cluster_id: ClusterId, exc: ClusterConnectionError) -> Cluster:
+        now = self._clock.now()
+        unreachable = exc.kind in ("unreachable", "error")
+        status = ClusterStatus.NOT_AVAILABLE if unreachable else ClusterStatus.ERROR
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None or cluster.status is ClusterStatus.DELETING:
+                raise NotFound("cluster", cluster_id)
+            if cluster.status is not status or cluster.reason != exc.message:
+                if status is ClusterStatus.NOT_AVAILABLE and cluster.not_available_since is None:
+                    cluster.not_available_since = now
+                cluster.status, cluster.reason = status, exc.message
+                self._record(uow, cluster, ClusterChangeKind.STATUS)
+            cluster.retry_attempt += 1
+            cluster.last_retry_time = now
+            cluster.updated_at = now
+            await uow.clusters.save(cluster)
+            events = await uow.commit()
+        await self._publish(events)
+        log.warning("cluster %s is %s: %s", cluster.name, status.value, exc.message)
+        return cluster
+
+    async def _node_event(self, cluster_id: ClusterId, kind: str, obj: Mapping[str, Any]) -> None:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None or cluster.status is ClusterStatus.DELETING:
+                return
+            by_name = {n.name: n for n in cluster.nodes}
+            before = by_name.get(name)
+            if kind == "DELETED":
+                if before is None:
+                    return
+                del by_name[name]
+            else:
+                parsed = self._nodes(cluster, [obj])
+                if not parsed:
+                    return
+                node = parsed[0]
+                if before is not None:
+                    if _significant(before) == _significant(node):
+                        return
+                    node = replace(node, id=before.id)
+                by_name[name] = node
+            cluster.nodes = sorted(by_name.values(), key=lambda n: n.name)
+            await uow.clusters.replace_nodes(cluster_id, cluster.nodes)
+            self._record(uow, cluster, ClusterChangeKind.NODES)
+            events = await uow.commit()
+        await self._publish(events)
+
+    @staticmethod
+    def _record(uow: UnitOfWork, cluster: Cluster, kind: ClusterChangeKind) -> None:
+        uow.record(ClusterChanged(kind, cluster.id, cluster=ClusterState.of(cluster)))
+
+    async def _publish(self, events: Sequence[Any]) -> None:
+        if events and self._publisher is not None:
+            await self._publisher.publish(events)
+
+
+def _check_name(name: str) -> list[FieldIssue]:
+    problem = name_problem(name, max_length=63)
+    return [FieldIssue("name", problem)] if problem else []
+
+
+def _check_ingress(url: str | None) -> list[FieldIssue]:
+    if not url:
+        return []
+    parsed = urlparse(url)
+    if len(url) > 2048 or parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return [FieldIssue("ingressUrl", "must be an http(s) URL with a host")]
+    return []
+
+
+def _resource_version(obj: Mapping[str, Any]) -> str | None:
+    version = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(version) if version else None

@@ -1,0 +1,68 @@
+"""Inputs of the real-cluster mutations, and the messages of `clusterUpdates`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from domain.model.events import ClusterState
+from schema.types.cluster import Node
+from schema.types.enums import ClusterStatus, Platform
+
+
+@strawberry.input(description="A Kubernetes or OpenShift cluster to manage.")
+class RegisterClusterInput:
+    name: str = strawberry.field(description="A DNS-1123 label, unique among clusters.")
+    platform: Platform = strawberry.field(description="ON_PREM, EKS, AKS or OPENSHIFT.")
+    kubeconfig: str = strawberry.field(
+        description="The kubeconfig, as YAML text (at most 1 MiB). Stored sealed; never "
+        "returned or logged."
+    )
+    context: str | None = strawberry.field(
+        default=None, description="The context to use (default: the kubeconfig's current one)."
+    )
+    ingress_url: str | None = None
+    enable_master_node: bool = strawberry.field(
+        default=False, description="Count control-plane nodes in the capacity."
+    )
+
+
+@strawberry.input(description="What to change; fields left out stay as they are.")
+class UpdateClusterInput:
+    name: str | None = None
+    kubeconfig: str | None = strawberry.field(
+        default=None, description="A new kubeconfig: the cluster connects again."
+    )
+    context: str | None = None
+    ingress_url: str | None = strawberry.field(
+        default=None, description="An empty string clears it."
+    )
+    enable_master_node: bool | None = None
+
+
+@strawberry.type(description="A cluster's status and nodes, as of `sequence`.")
+class ClusterSnapshot:
+    sequence: int
+    status: ClusterStatus
+    reason: str | None
+    nodes: list[Node]
+    snapshot_reason: str = strawberry.field(
+        description="subscribed, history-gone, unknown-since or resync (as for JobSnapshot)."
+    )
+
+
+@strawberry.type(description="The cluster after a change of its status (STATUS) or nodes (NODES).")
+class ClusterChange:
+    sequence: int
+    kind: str
+    status: ClusterStatus
+    reason: str | None
+    nodes: list[Node]
+
+
+ClusterUpdate = Annotated[ClusterSnapshot | ClusterChange, strawberry.union("ClusterUpdate")]
+
+
+def nodes_of(state: ClusterState) -> list[Node]:
+    return [Node.from_domain(n) for n in state.nodes]

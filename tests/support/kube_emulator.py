@@ -1,0 +1,427 @@
+"""A Kubernetes API for tests: kmock's KubernetesEmulator served over real HTTP(S) on 127.0.0.1.
+
+`running_emulator()` starts a `KubeEmulator` (a KubernetesEmulator) behind a `kmock.Server` on a
+port the OS picks, and `kubeconfig_for()` writes kubeconfig text that points at it. Objects are
+seeded in memory with `seed()` (no watch event) or changed over HTTP with `create()`, `patch()`
+and `delete()` (a watch sees ADDED / MODIFIED / DELETED). `forbid()`, `expire_watch()` and
+`expire_watch_in_stream()` make it answer 403, 410 Gone, or a 410 ERROR event, through kmock's
+reactions (`emulator[criteria] << status << body`), which take priority over the emulator's own
+behaviour. With `bearer_token` set, a request without that token is answered 401; with
+`tls=TestPki`, it serves HTTPS with a throwaway CA and requires a client certificate.
+
+Shims: what kubernetes-asyncio (36.x) and kmock (0.8) disagree on. Test code only, never in
+adapters/.
+
+1. Watch query. kubernetes-asyncio urlencodes the Python bool, so a watch is `?watch=True`;
+   kmock recognises a watch only by `watch == "true"` (kmock/_internal/parsing.py, guess_k8s), so
+   it served watches as plain LISTs. `__call__` rewrites `watch=True` (and `1`) to `watch=true`
+   before kmock parses the request.
+2. Create answers 201 Created, as an API server does; kmock answers 200. Built-in kinds do not
+   mind (their response_types_map accepts 200, 201 and 202), but CustomObjectsApi's
+   create_*_custom_object map only 201, so on a 200 they return None instead of the object.
+3. `/version/`. kubernetes-asyncio's VersionApi.get_code asks for `/version/` (trailing slash,
+   which API servers accept); kmock routes only `/version`. Both are served, with a configurable
+   gitVersion (kmock's is a fixed v1.26.4+k3s1).
+
+Fidelity beyond the shims, also here: the bundled built-in resources are declared (kmock answers
+404 to a LIST of a resource it has never seen an object of; a real server answers an empty list);
+a watch subscribes to the emulator's event bus before it sends its headers (kmock subscribes after
+replaying the existing objects, so a change made right after the client connected could be
+lost), and `wait_for_watch()` lets a test wait until it has; a watch given a resourceVersion does
+not replay the existing objects as ADDED (the client has them from its list), one without does.
+kmock ignores `timeoutSeconds`: its watches stay open until the client closes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import ipaddress
+import ssl
+import tempfile
+import warnings
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import aiohttp.test_utils
+import aiohttp.web
+import attrs
+import kmock
+import yaml
+import yarl
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+DEFAULT_TOKEN = "kmock-token-4f9c2e7a1b"
+GROUP_VERSIONS = {
+    "Node": "v1/nodes",
+    "Namespace": "v1/namespaces",
+    "Deployment": "apps/v1/deployments",
+    "DaemonSet": "apps/v1/daemonsets",
+    "CustomResourceDefinition": "apiextensions.k8s.io/v1/customresourcedefinitions",
+}
+"""kind -> kmock resource key, for the kinds the tests seed."""
+
+Json = dict[str, Any]
+
+
+def status_body(code: int, reason: str, message: str) -> Json:
+    return {
+        "apiVersion": "v1",
+        "kind": "Status",
+        "metadata": {},
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def resource_key(obj: Json) -> tuple[str, str | None, str]:
+    """(kmock resource, namespace, name) of a Kubernetes object."""
+    meta = obj["metadata"]
+    return GROUP_VERSIONS[obj["kind"]], meta.get("namespace"), meta["name"]
+
+
+def collection_path(resource: str, namespace: str | None = None) -> str:
+    group_version, _, plural = resource.rpartition("/")
+    base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+    return f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
+
+
+@attrs.define(kw_only=True)
+class KubeEmulator(kmock.KubernetesEmulator):
+    """kmock's emulator with the shims and additions of the module doc."""
+
+    bearer_token: str | None = None
+    git_version: str = "v1.30.2"
+    _watches: dict[kmock.resource, int] = attrs.field(factory=dict, init=False)
+    _watches_changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        with warnings.catch_warnings():  # kmock 0.8 reads it with importlib.resources.read_binary
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.resources.load_bundled()
+        self.fallback["get /version/"] << self._serve_server_version
+
+    # --- shims ----------------------------------------------------------------------------
+
+    async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        if raw_request.query.get("watch") in ("True", "1"):
+            rel_url = raw_request.rel_url.update_query(watch="true")
+            raw_request = raw_request.clone(rel_url=rel_url)
+        return await super().__call__(raw_request)
+
+    async def _serve_create(self, request: kmock.Request) -> kmock.Payload:
+        return kmock.Response(status=201, payload=await super()._serve_create(request))
+
+    async def _serve_server_version(self, request: kmock.Request) -> kmock.Payload:
+        major, minor = self.git_version.lstrip("v").split(".")[:2]
+        return {"major": major, "minor": minor, "gitVersion": self.git_version}
+
+    # --- fidelity -------------------------------------------------------------------------
+
+    async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
+        if self.bearer_token is not None:
+            headers = {key.lower(): value for key, value in request.headers.items()}
+            if headers.get("authorization") != f"Bearer {self.bearer_token}":
+                body = status_body(401, "Unauthorized", "Unauthorized")
+                return aiohttp.web.json_response(body, status=401)
+        return await super()._handle(request)
+
+    async def _serve_watch(self, request: kmock.Request) -> AsyncIterator[kmock.Payload]:  # type: ignore[override]
+        resource = request.resource
+        assert resource is not None
+        bus = self._buses[resource]
+        mark = await bus.mark()
+        await self._count_watch(resource, +1)
+        try:
+            yield b""  # send the headers: the client is connected
+            if not request.params.get("resourceVersion"):
+                async with self._lock:
+                    existing = [
+                        obj.raw
+                        for (res, namespace, name), obj in self.objects.items()
+                        if not obj.deleted and self._selects(request, res, namespace, name)
+                    ]
+                for raw in existing:
+                    yield {"type": "ADDED", "object": raw}
+            async for event in bus.stream(since=mark):
+                meta = event.get("object", {}).get("metadata", {})
+                if self._selects(request, resource, meta.get("namespace"), meta.get("name")):
+                    yield event
+        finally:
+            await bus.unmark(mark)
+            await self._count_watch(resource, -1)
+
+    @staticmethod
+    def _selects(
+        request: kmock.Request, resource: kmock.resource, namespace: str | None, name: str | None
+    ) -> bool:
+        return (
+            resource == request.resource
+            and (request.namespace is None or namespace == request.namespace)
+            and (request.name is None or name == request.name)
+        )
+
+    async def _count_watch(self, resource: kmock.resource, change: int) -> None:
+        async with self._watches_changed:
+            self._watches[resource] = self._watches.get(resource, 0) + change
+            self._watches_changed.notify_all()
+
+    async def wait_for_watch(self, resource: str = "v1/nodes", *, count: int = 1) -> None:
+        """Until `count` watches of `resource` are subscribed (then no change is missed)."""
+        wanted = kmock.resource(resource)
+        async with asyncio.timeout(5), self._watches_changed:
+            await self._watches_changed.wait_for(lambda: self._watches.get(wanted, 0) >= count)
+
+    # --- seeding and changing -------------------------------------------------------------
+
+    def seed(self, *objects: Json) -> None:
+        """Store objects as if they had always been there (no watch event)."""
+        for obj in objects:
+            self.objects[resource_key(obj)] = obj
+
+    async def create(self, obj: Json) -> Json:
+        resource, namespace, _ = resource_key(obj)
+        response = await self.post(collection_path(resource, namespace), json=obj)
+        assert response.status == 201, await response.text()
+        created: Json = await response.json()
+        return created
+
+    async def patch_object(self, obj: Json, patch: Json) -> Json:
+        resource, namespace, name = resource_key(obj)
+        path = f"{collection_path(resource, namespace)}/{name}"
+        response = await self.patch(path, json=patch)
+        assert response.status == 200, await response.text()
+        patched: Json = await response.json()
+        return patched
+
+    async def delete_object(self, obj: Json) -> None:
+        resource, namespace, name = resource_key(obj)
+        response = await self.delete(f"{collection_path(resource, namespace)}/{name}")
+        assert response.status == 200, await response.text()
+
+    # --- failures -------------------------------------------------------------------------
+
+    def forbid(self, resource: str) -> None:
+        """Every request about `resource` (e.g. "apps/v1/deployments") answers 403."""
+        body = status_body(403, "Forbidden", f"{resource} is forbidden")
+        self[kmock.resource(resource)] << 403 << body
+
+    def expire_watch(self, resource: str = "v1/nodes") -> None:
+        """The next watch of `resource` answers HTTP 410 Gone."""
+        body = status_body(410, "Expired", "too old resource version")
+        self[kmock.action.WATCH, kmock.resource(resource)][:1] << 410 << body
+
+    def expire_watch_in_stream(self, resource: str = "v1/nodes") -> None:
+        """The next watch of `resource` answers 200 and streams one ERROR event with code 410."""
+        event = {"type": "ERROR", "object": status_body(410, "Expired", "too old resource version")}
+        self[kmock.action.WATCH, kmock.resource(resource)][:1] << (event,)
+
+
+# --- TLS ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestPki:
+    """A throwaway CA with a server certificate for 127.0.0.1 and a client certificate."""
+
+    __test__ = False
+    ca_pem: bytes
+    server_cert_pem: bytes
+    server_key_pem: bytes
+    client_cert_pem: bytes
+    client_key_pem: bytes
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def _certificate(
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    *,
+    issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None,
+    extend: Callable[[x509.CertificateBuilder], x509.CertificateBuilder],
+) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.UTC)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    issuer_name, signing_key = (issuer[0].subject, issuer[1]) if issuer else (name, key)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(issuer_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(signing_key.public_key()),
+            critical=False,
+        )
+    )
+    return extend(builder).sign(signing_key, hashes.SHA256())
+
+
+def make_pki() -> TestPki:
+    ca_key, server_key, client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    ca = _certificate(
+        "kmock test CA",
+        ca_key,
+        issuer=None,
+        extend=lambda b: b.add_extension(
+            x509.BasicConstraints(ca=True, path_length=None), critical=True
+        ).add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        ),
+    )
+    ip = x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
+
+    def leaf(usage: x509.ObjectIdentifier, san: bool) -> Callable[[Any], Any]:
+        def extend(builder: x509.CertificateBuilder) -> x509.CertificateBuilder:
+            builder = builder.add_extension(
+                x509.BasicConstraints(ca=False, path_length=None), critical=True
+            ).add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+            if san:
+                builder = builder.add_extension(x509.SubjectAlternativeName([ip]), critical=False)
+            return builder
+
+        return extend
+
+    server = _certificate(
+        "127.0.0.1",
+        server_key,
+        issuer=(ca, ca_key),
+        extend=leaf(ExtendedKeyUsageOID.SERVER_AUTH, True),
+    )
+    client = _certificate(
+        "budcluster-test",
+        client_key,
+        issuer=(ca, ca_key),
+        extend=leaf(ExtendedKeyUsageOID.CLIENT_AUTH, False),
+    )
+    pem = serialization.Encoding.PEM
+    return TestPki(
+        ca_pem=ca.public_bytes(pem),
+        server_cert_pem=server.public_bytes(pem),
+        server_key_pem=_key_pem(server_key),
+        client_cert_pem=client.public_bytes(pem),
+        client_key_pem=_key_pem(client_key),
+    )
+
+
+def _ssl_context(purpose: ssl.Purpose, pki: TestPki, cert: bytes, key: bytes) -> ssl.SSLContext:
+    context = ssl.create_default_context(purpose, cadata=pki.ca_pem.decode())
+    with tempfile.TemporaryDirectory() as directory:  # ssl loads a chain from files only
+        cert_file, key_file = Path(directory, "cert.pem"), Path(directory, "key.pem")
+        cert_file.write_bytes(cert)
+        key_file.write_bytes(key)
+        context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+def _tls_server_class(context: ssl.SSLContext) -> type[aiohttp.test_utils.RawTestServer]:
+    class TlsRawTestServer(aiohttp.test_utils.RawTestServer):
+        async def start_server(self, loop: Any = None, **kwargs: Any) -> None:
+            await super().start_server(loop=loop, ssl=context, **kwargs)
+
+    return TlsRawTestServer
+
+
+# --- running it ---------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def running_emulator(
+    *,
+    bearer_token: str | None = DEFAULT_TOKEN,
+    tls: TestPki | None = None,
+    git_version: str = "v1.30.2",
+) -> AsyncIterator[KubeEmulator]:
+    """A KubeEmulator listening on 127.0.0.1 (a free port) until the block ends."""
+    emulator = KubeEmulator(bearer_token=bearer_token, git_version=git_version)
+    options: dict[str, Any] = {"host": "127.0.0.1"}
+    if tls is not None:
+        server_context = _ssl_context(
+            ssl.Purpose.CLIENT_AUTH, tls, tls.server_cert_pem, tls.server_key_pem
+        )
+        server_context.verify_mode = ssl.CERT_REQUIRED
+        client_context = _ssl_context(
+            ssl.Purpose.SERVER_AUTH, tls, tls.client_cert_pem, tls.client_key_pem
+        )
+        options["server_cls"] = _tls_server_class(server_context)
+        options["client_fct"] = lambda url: aiohttp.ClientSession(
+            url, connector=aiohttp.TCPConnector(ssl=client_context)
+        )
+    async with emulator, kmock.Server(emulator, **options) as server:
+        if bearer_token is not None:
+            server.client.headers["Authorization"] = f"Bearer {bearer_token}"
+        yield emulator
+
+
+def server_url(emulator: KubeEmulator) -> str:
+    url: yarl.URL = emulator.url
+    return str(url).rstrip("/")
+
+
+def kubeconfig_for(
+    emulator: KubeEmulator | str,
+    *,
+    token: str | None = DEFAULT_TOKEN,
+    pki: TestPki | None = None,
+    context: str = "kmock",
+    current_context: bool = True,
+) -> str:
+    """Kubeconfig text for the emulator (or a server URL): a bearer token and, with `pki`,
+    inline CA data and a client certificate and key."""
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    server = emulator if isinstance(emulator, str) else server_url(emulator)
+    cluster: Json = {"server": server}
+    user: Json = {}
+    if token is not None:
+        user["token"] = token
+    if pki is not None:
+        cluster["certificate-authority-data"] = b64(pki.ca_pem)
+        user["client-certificate-data"] = b64(pki.client_cert_pem)
+        user["client-key-data"] = b64(pki.client_key_pem)
+    document: Json = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kmock-cluster", "cluster": cluster}],
+        "users": [{"name": "kmock-user", "user": user}],
+        "contexts": [
+            {"name": context, "context": {"cluster": "kmock-cluster", "user": "kmock-user"}}
+        ],
+    }
+    if current_context:
+        document["current-context"] = context
+    return yaml.safe_dump(document, sort_keys=False)
