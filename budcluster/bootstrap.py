@@ -12,6 +12,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from arq import create_pool
@@ -27,7 +28,7 @@ from adapters.events.redis import RedisPublisher, RedisRelay
 from adapters.kubernetes.connection import KubeConnector
 from adapters.leases import LocalLease, RedisLease
 from adapters.secrets.envelope import LazySecretBox
-from adapters.secrets.keyring import load_or_create
+from adapters.secrets.keyring import directory_stamp, load_or_create
 from adapters.simulated.config import parse_node_groups, settings_for
 from adapters.simulated.gateway import SimulatedClusters
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
@@ -275,7 +276,12 @@ async def build(
                 keys_pem=settings.keys_pem,
                 active=settings.active_key,
                 create_in=settings.generated_keys_dir,
-            )
+            ),
+            stamp=(
+                None
+                if settings.keys_pem
+                else partial(directory_stamp, settings.keys_dir or settings.generated_keys_dir)
+            ),
         ),
         connector=connector or KubeConnector(),
         tasks=tasks,

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import uvicorn
 
-from adapters.secrets.keyring import DEFAULT_BITS, MIN_BITS, KeyringError, write_new_key
+from adapters.secrets.keyring import (
+    DEFAULT_BITS,
+    MIN_BITS,
+    KeyringError,
+    retire_key,
+    write_new_key,
+)
 from budcluster import migrate
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
@@ -152,6 +158,54 @@ def generate_key(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def rotate_keys(settings: Settings) -> int:
+    """Re-wrap every stored kubeconfig to the active key; safe while the service runs."""
+    app = await _prepared(settings, migrate_first=False)
+    try:
+        rotation = await app.registry.rewrap_secrets()
+    finally:
+        await app.close()
+    print(
+        f"active key {rotation.active_key_id}: {rotation.rewrapped} re-wrapped, "
+        f"{rotation.current} already on it, {len(rotation.failed)} failed"
+        + (f" ({', '.join(rotation.failed)})" if rotation.failed else ""),
+        file=sys.stderr,
+    )
+    return 1 if rotation.failed else 0
+
+
+async def retire(settings: Settings, args: argparse.Namespace) -> int:
+    """Delete a key no stored secret is wrapped with any more."""
+    directory = args.dir or settings.keys_dir or settings.generated_keys_dir
+    if directory is None:
+        print("budcluster: keys in BUDCLUSTER_KEYS_PEM are retired by editing it", file=sys.stderr)
+        return 2
+    try:
+        retire_key(directory, args.key_id, check_only=True)
+    except KeyringError as exc:
+        print(f"budcluster: {exc}", file=sys.stderr)
+        return 2
+    app = await _prepared(settings, migrate_first=False)
+    try:
+        in_use = await app.registry.key_in_use(args.key_id)
+    finally:
+        await app.close()
+    if in_use:
+        print(
+            f"budcluster: key {args.key_id} still wraps the kubeconfig of {len(in_use)} "
+            f"cluster(s) ({', '.join(in_use[:5])}): run `budcluster keys rotate` first",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        path = retire_key(directory, args.key_id)
+    except KeyringError as exc:
+        print(f"budcluster: {exc}", file=sys.stderr)
+        return 2
+    print(f"removed {path}", file=sys.stderr)
+    return 0
+
+
 def export_schema(path: Path) -> None:
     from schema.schema import sdl
 
@@ -207,6 +261,17 @@ def parser() -> argparse.ArgumentParser:
         "--bits", type=int, default=DEFAULT_BITS, help=f"RSA key size, at least {MIN_BITS}"
     )
 
+    keys.add_parser(
+        "rotate", help="re-wrap every stored kubeconfig to the active key (safe while serving)"
+    )
+    retire_cmd = keys.add_parser(
+        "retire", help="delete a key once no stored kubeconfig is wrapped with it"
+    )
+    retire_cmd.add_argument("key_id")
+    retire_cmd.add_argument(
+        "--dir", type=Path, help="default BUDCLUSTER_KEYS_DIR, embedded <data dir>/keys"
+    )
+
     export = sub.add_parser("export-schema", help="write the GraphQL SDL")
     export.add_argument("--path", type=Path, default=SCHEMA_PATH)
     return p
@@ -234,8 +299,12 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(create_token(settings, args))
         elif args.command == "token" and args.action == "revoke":
             asyncio.run(revoke_token(settings, args))
-        elif args.command == "keys":
+        elif args.command == "keys" and args.action == "generate":
             return generate_key(settings, args)
+        elif args.command == "keys" and args.action == "rotate":
+            return asyncio.run(rotate_keys(settings))
+        elif args.command == "keys" and args.action == "retire":
+            return asyncio.run(retire(settings, args))
         elif args.command == "cluster":
             asyncio.run(create_simulated_cluster(settings, args))
     except DomainError as exc:

@@ -159,7 +159,14 @@ class ClusterRepository(Protocol):
     async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None: ...
 
     async def save(self, cluster: Cluster) -> None:
-        """Store the cluster's own columns (not its nodes)."""
+        """Store the cluster's own columns, but not its nodes and not its sealed configuration
+        (`swap_configuration`), so a save from a stale read never undoes a re-wrap."""
+
+    async def swap_configuration(
+        self, cluster_id: ClusterId, expected: Envelope | None, new: Envelope
+    ) -> bool:
+        """Store `new` as the sealed configuration if the stored one is still `expected`
+        (compare-and-set); False when it has changed meanwhile, or the cluster is gone."""
 
     async def delete(self, cluster_id: ClusterId) -> None:
         """The cluster and everything of it, its jobs included."""

@@ -28,6 +28,7 @@ from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
 from domain.model.job import Job, JobEvent, JobStatus
 from domain.model.principal import ApiToken
+from domain.model.secrets import Envelope
 from domain.ports import JobCursor, JobFilter, JobPage, TenantScope
 
 if TYPE_CHECKING:
@@ -262,12 +263,24 @@ class SqlClusterRepository:
         await self._insert_nodes(cluster.created_at, cluster.nodes)
 
     async def save(self, cluster: Cluster) -> None:
-        """Store the cluster's own columns (not its nodes)."""
-        await self._conn.execute(
+        """Store the cluster's own columns (not its nodes, not its configuration)."""
+        row = mapping.cluster_row(cluster)
+        del row["configuration"]
+        await self._conn.execute(clusters.update().where(clusters.c.id == cluster.id).values(**row))
+
+    async def swap_configuration(
+        self, cluster_id: ClusterId, expected: Envelope | None, new: Envelope
+    ) -> bool:
+        stored = clusters.c.configuration
+        result = await self._conn.execute(
             clusters.update()
-            .where(clusters.c.id == cluster.id)
-            .values(**mapping.cluster_row(cluster))
+            .where(
+                clusters.c.id == cluster_id,
+                stored.is_(None) if expected is None else stored == expected.to_json(),
+            )
+            .values(configuration=new.to_json())
         )
+        return bool(result.rowcount)
 
     async def delete(self, cluster_id: ClusterId) -> None:
         """The cluster and everything of it: jobs and their history, nodes, quotas, timeline,

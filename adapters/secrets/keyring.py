@@ -179,6 +179,36 @@ def write_new_key(directory: Path, *, bits: int = DEFAULT_BITS, activate: bool =
     return KeyFile(path=path, key_id=key_id, version=version, active=active)
 
 
+def retire_key(directory: Path, key_id: str, *, check_only: bool = False) -> Path:
+    """Delete the key file holding `key_id` (with `check_only`, only say which it would be); the
+    active key can't be retired. The caller checks first that no stored secret is wrapped with
+    it (`budcluster keys retire`)."""
+    ring = Keyring.from_directory(directory)
+    key = ring.get(key_id)
+    if key is None:
+        raise KeyringError(f"{directory} holds no key {_shown(key_id)}")
+    if key.key_id == ring.active.key_id:
+        raise KeyringError(f"key {key_id} is the active key: activate another one first")
+    path = directory / f"key-{key.version}.pem"
+    if not check_only:
+        path.unlink()
+    return path
+
+
+def directory_stamp(directory: Path | None) -> object:
+    """Changes whenever a key file or ACTIVE in `directory` is added, removed or rewritten:
+    a running service reloads its keyring when it does (rotation while it runs)."""
+    if directory is None or not directory.is_dir():
+        return None
+    entries = []
+    for file in directory.iterdir():
+        if file.name == ACTIVE_FILE or _KEY_FILE.fullmatch(file.name):
+            with contextlib.suppress(OSError):
+                info = file.stat()
+                entries.append((file.name, info.st_mtime_ns, info.st_size, info.st_ino))
+    return tuple(sorted(entries))
+
+
 def load_or_create(
     *,
     keys_dir: Path | None = None,

@@ -158,3 +158,24 @@ def label_int(labels: Mapping[str, str], key: str) -> int | None:
 def label_bool(labels: Mapping[str, str], key: str) -> bool | None:
     text = labels.get(key)
     return None if text is None else text.lower() == "true"
+
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+_PRODUCT_KEYS = (
+    GFD_PRODUCT,
+    "amd.com/gpu.product-name",
+    "beta.amd.com/gpu.product-name",
+    HABANA_PRODUCT,
+    INSTANCE_TYPE,
+)
+
+
+def product_selector(labels: Mapping[str, str]) -> dict[str, str]:
+    """The node label that singles out nodes of this GPU product, as a ResourceFlavor's
+    nodeLabels: the discovery daemons' product label as found on the node (NVIDIA GFD, the AMD
+    labeller, Habana), else the cloud's instance type; empty when the node has none of them."""
+    for key in _PRODUCT_KEYS:
+        value = labels.get(key)
+        if value:
+            return {key: value}
+    return {}

@@ -131,10 +131,12 @@ class Cluster:
     def largest_node_gpus(self, gpu_type: str) -> int:
         return max((n.gpu_count for n in self.workers if n.gpu_type == gpu_type), default=0)
 
-    def gpu_capacity(self) -> dict[str, int]:
+    def gpu_capacity(self, *, usable_only: bool = False) -> dict[str, int]:
+        """GPUs per type on the nodes that count; with `usable_only`, on those ready and not
+        cordoned only."""
         capacity: dict[str, int] = {}
         for node in self.workers:
-            if node.gpu_type and node.gpu_count:
+            if node.gpu_type and node.gpu_count and (node.usable or not usable_only):
                 capacity[node.gpu_type] = capacity.get(node.gpu_type, 0) + node.gpu_count
         return capacity
 

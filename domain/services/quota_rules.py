@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden
+from domain.inventory.labels import product_selector
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
@@ -350,6 +351,17 @@ def flavor_name_for(gpu_type: str) -> str:
     return name[:MAX_OBJECT_NAME].rstrip("-") or "gpu"
 
 
+def _selector(cluster: Cluster, gpu_type: str) -> dict[str, str]:
+    """The nodeLabels of a GPU type's flavor: the product label its nodes carry (e.g.
+    nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB on a real cluster), so that Kueue places the
+    flavor's workloads on them. A node with no such label gets an empty selector: its GPU
+    resource (habana.ai/gaudi, amd.com/gpu) already confines the pods to nodes that have it."""
+    for node in cluster.workers:
+        if node.gpu_type == gpu_type:
+            return product_selector(node.labels)
+    return {GPU_LABEL: gpu_type}
+
+
 def default_quotas(cluster: Cluster, now: datetime) -> tuple[list[ResourceFlavor], ClusterQueue]:
     """A flavor per GPU type plus "default-cpu", and the ClusterQueue "default" whose nominal
     quota is the cluster's whole capacity: GPUs per flavor in one resource group, cores and GB of
@@ -363,7 +375,7 @@ def default_quotas(cluster: Cluster, now: datetime) -> tuple[list[ResourceFlavor
         name = flavor_name_for(gpu_type)
         if name == DEFAULT_CPU_FLAVOR or any(f.name == name for f in flavors):
             continue
-        flavors.append(ResourceFlavor(cluster.id, name, {GPU_LABEL: gpu_type}, now, now))
+        flavors.append(ResourceFlavor(cluster.id, name, _selector(cluster, gpu_type), now, now))
         own = gpu_resource(gpu_type)
         quotas = tuple(
             ResourceQuota(r, float(capacity[gpu_type]) if r == own else 0.0) for r in resources

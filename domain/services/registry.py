@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -88,6 +88,16 @@ class ClusterEdit:
 
     def __repr__(self) -> str:
         return f"ClusterEdit(name={self.name!r}, kubeconfig={'***' if self.kubeconfig else None})"
+
+
+@dataclass
+class Rotation:
+    """What `rewrap_secrets` did."""
+
+    active_key_id: str
+    rewrapped: int = 0
+    current: int = 0
+    failed: list[str] = field(default_factory=list)
 
 
 def _significant(node: Node) -> tuple[object, ...]:
@@ -208,6 +218,17 @@ class ClusterRegistry:
                 await uow.clusters.replace_nodes(cluster.id, cluster.nodes)
                 self._record(uow, cluster, ClusterChangeKind.NODES)
             if reconnect:
+                if (
+                    sealed is not None
+                    and sealed != cluster.configuration
+                    and not await uow.clusters.swap_configuration(
+                        cluster.id, cluster.configuration, sealed
+                    )
+                ):
+                    raise Conflict(
+                        "the cluster's kubeconfig changed meanwhile: try again",
+                        code="CONCURRENT_CHANGE",
+                    )
                 cluster.configuration, cluster.server_url, cluster.context = (
                     sealed,
                     server_url,
@@ -249,6 +270,42 @@ class ClusterRegistry:
         async with self._uow(TenantScope.system()) as uow:
             await self._real(uow, cluster_id)
         return await self.connect(cluster_id)
+
+    async def rewrap_secrets(self) -> Rotation:
+        """Re-wrap every stored kubeconfig to the active key (`budcluster keys rotate`), while
+        the service runs: each is a compare-and-set, so a kubeconfig replaced meanwhile (sealed
+        with the active key anyway) is left as it is. A kubeconfig that cannot be opened is
+        counted as failed and named by cluster in the log, never by content."""
+        async with self._uow(TenantScope.system()) as uow:
+            clusters = await uow.clusters.all()
+        rotation = Rotation(active_key_id=self._secrets.active_key_id)
+        for cluster in clusters:
+            sealed = cluster.configuration
+            if sealed is None:
+                continue
+            if sealed.key_id == rotation.active_key_id:
+                rotation.current += 1
+                continue
+            try:
+                rewrapped = self._secrets.rewrap(sealed)
+            except SecretUnreadable as exc:
+                log.error("cluster %s: its kubeconfig can't be re-wrapped: %s", cluster.name, exc)
+                rotation.failed.append(cluster.name)
+                continue
+            async with self._uow(TenantScope.system()) as uow:
+                swapped = await uow.clusters.swap_configuration(cluster.id, sealed, rewrapped)
+                await uow.commit()
+            if swapped:
+                rotation.rewrapped += 1
+            else:
+                rotation.current += 1  # replaced (sealed with the active key) or removed meanwhile
+        return rotation
+
+    async def key_in_use(self, key_id: str) -> list[str]:
+        """The clusters whose kubeconfig is still wrapped with `key_id` (it can't be retired)."""
+        async with self._uow(TenantScope.system()) as uow:
+            clusters = await uow.clusters.all()
+        return [c.name for c in clusters if c.configuration and c.configuration.key_id == key_id]
 
     async def queue_connect(self, cluster_id: ClusterId) -> None:
         await self._tasks.enqueue(

@@ -27,8 +27,15 @@ from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter
 @strawberry.type(description="A GPU type on a cluster and how many of it there are.")
 class GpuCapacity:
     gpu_type: str
-    total: int
+    total: int = strawberry.field(
+        description="GPUs installed on the nodes that count (control-plane nodes only with "
+        "enableMasterNode)."
+    )
     largest_node: int
+    usable: int = strawberry.field(
+        description="Of `total`, the GPUs on nodes that are ready and not cordoned: what the "
+        "schedule estimate places work on."
+    )
 
 
 @strawberry.type(description="A node taint: pods without a matching toleration stay off.")
@@ -72,8 +79,9 @@ class Node:
         description="A control-plane node left out of the capacity (enableMasterNode is off)."
     )
     hardware_info: JSON = strawberry.field(
-        description="Detected hardware: gpu {vendor product count memoryMb driver "
-        "computeCapability}, cpu {vendor model cores threadsPerCore avx512 amx}, hpu, kernel."
+        description="Detected hardware, keys in snake_case: gpu {vendor product count "
+        "memory_mb driver compute_capability family ...}, cpu {vendor model cores "
+        "threads_per_core avx512 amx arch}, hpu {vendor product count ...}, kernel, os."
     )
     nfd_detected: bool = strawberry.field(
         description="Node Feature Discovery or GPU Feature Discovery labels were found."
@@ -245,7 +253,12 @@ class Cluster:
             updated_at=cluster.updated_at,
             nodes=[Node.from_domain(n) for n in cluster.nodes],
             capacity=[
-                GpuCapacity(gpu_type=t, total=n, largest_node=cluster.largest_node_gpus(t))
+                GpuCapacity(
+                    gpu_type=t,
+                    total=n,
+                    largest_node=cluster.largest_node_gpus(t),
+                    usable=cluster.gpu_capacity(usable_only=True).get(t, 0),
+                )
                 for t, n in sorted(cluster.gpu_capacity().items())
             ],
             ingress_url=cluster.ingress_url,

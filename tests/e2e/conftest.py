@@ -248,13 +248,13 @@ class ServiceFactory:
 
 
 def embedded_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    return clean_env(
-        BUDCLUSTER_DATA_DIR=str(data_dir),
-        BUDCLUSTER_SIM_POLL_SECONDS="0.2",
-        BUDCLUSTER_SIM_TIME_SCALE="2",
-        BUDCLUSTER_LOG_LEVEL="INFO",
-        **extra,
-    )
+    settings = {
+        "BUDCLUSTER_DATA_DIR": str(data_dir),
+        "BUDCLUSTER_SIM_POLL_SECONDS": "0.2",
+        "BUDCLUSTER_SIM_TIME_SCALE": "2",
+        "BUDCLUSTER_LOG_LEVEL": "INFO",
+    }
+    return clean_env(**{**settings, **extra})
 
 
 def printed_tokens(stdout: str) -> list[str]:
@@ -479,10 +479,12 @@ async def wait_for_status(
 
 @dataclass
 class Subscription:
-    """A `jobUpdates` stream consumed in the background into `updates`."""
+    """A subscription (`jobUpdates` unless told) consumed in the background into `updates`."""
 
     client: Client
     variables: dict[str, Any]
+    document: str = JOB_UPDATES
+    root: str = "jobUpdates"
     updates: list[dict[str, Any]] = field(default_factory=list)
     error: BaseException | None = None
     _task: asyncio.Task[None] | None = None
@@ -496,9 +498,9 @@ class Subscription:
     async def _consume(self) -> None:
         try:
             async with self.client as session:
-                request = GraphQLRequest(JOB_UPDATES, variable_values=self.variables)
+                request = GraphQLRequest(self.document, variable_values=self.variables)
                 async for result in session.subscribe(request):
-                    self.updates.append(result["jobUpdates"])
+                    self.updates.append(result[self.root])
                     self._arrived.set()
         except asyncio.CancelledError:
             raise

@@ -13,7 +13,7 @@ import asyncio
 import collections
 import copy
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
@@ -35,6 +35,7 @@ from domain.model.quota import (
     WorkloadPriorityClass,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
+from domain.model.secrets import Envelope
 from domain.model.timeline import Timeline
 from domain.ports import (
     JobCursor,
@@ -265,7 +266,18 @@ class FakeClusterRepository:
         self._store.clusters[cluster_id].nodes = list(nodes)
 
     async def save(self, cluster: Cluster) -> None:
-        self._store.clusters[cluster.id] = cluster
+        stored = self._store.clusters.get(cluster.id)
+        kept = stored.configuration if stored is not None else cluster.configuration
+        self._store.clusters[cluster.id] = replace(cluster, configuration=kept)
+
+    async def swap_configuration(
+        self, cluster_id: ClusterId, expected: Envelope | None, new: Envelope
+    ) -> bool:
+        stored = self._store.clusters.get(cluster_id)
+        if stored is None or stored.configuration != expected:
+            return False
+        self._store.clusters[cluster_id] = replace(stored, configuration=new)
+        return True
 
     async def delete(self, cluster_id: ClusterId) -> None:
         self._store.clusters.pop(cluster_id, None)

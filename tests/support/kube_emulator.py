@@ -177,11 +177,19 @@ class KubeEmulator(kmock.KubernetesEmulator):
             self._watches[resource] = self._watches.get(resource, 0) + change
             self._watches_changed.notify_all()
 
-    async def wait_for_watch(self, resource: str = "v1/nodes", *, count: int = 1) -> None:
-        """Until `count` watches of `resource` are subscribed (then no change is missed)."""
+    async def wait_for_watch(
+        self, resource: str = "v1/nodes", *, count: int = 1, timeout: float = 5.0
+    ) -> None:
+        """Until `count` watches of `resource` are subscribed (then no change is missed); with
+        count=0, until none is."""
         wanted = kmock.resource(resource)
-        async with asyncio.timeout(5), self._watches_changed:
-            await self._watches_changed.wait_for(lambda: self._watches.get(wanted, 0) >= count)
+
+        def reached() -> bool:
+            watching = self._watches.get(wanted, 0)
+            return watching == 0 if count == 0 else watching >= count
+
+        async with asyncio.timeout(timeout), self._watches_changed:
+            await self._watches_changed.wait_for(reached)
 
     # --- seeding and changing -------------------------------------------------------------
 

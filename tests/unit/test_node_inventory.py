@@ -17,17 +17,21 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from domain.inventory import node_from_k8s, normalize_gpu_type, parse_quantity
-from domain.model.cluster import Node, NodeType
+from domain.inventory.labels import product_selector
+from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
 from domain.model.ids import ClusterId, NodeId
+from domain.services.quota_rules import default_quotas
 from tests.support import k8s_nodes
 from tests.support.k8s_nodes import cordon, not_ready
 
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 CLUSTER = ClusterId(uuid.UUID("6f1c2d3e-4a5b-4c6d-8e7f-901234567890"))
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
@@ -698,3 +702,34 @@ def _broken(*path: str, value: Any) -> dict[str, Any]:
 def test_malformed_objects_are_refused(obj: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         node_from_k8s(obj, CLUSTER)
+
+
+@pytest.mark.parametrize(
+    ("make", "selector"),
+    [
+        (k8s_nodes.a100_gfd_node, {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}),
+        (k8s_nodes.h100_gfd_node, {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}),
+        (k8s_nodes.mi300x_node, {"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"}),
+        (k8s_nodes.allocatable_only_node, {"node.kubernetes.io/instance-type": "g5.12xlarge"}),
+        (k8s_nodes.gaudi_node, {}),  # NFD PCI ids only: habana.ai/gaudi alone confines the pods
+    ],
+)
+def test_flavors_select_nodes_by_the_product_label_they_carry(
+    make: Callable[[], dict[str, Any]], selector: dict[str, str]
+) -> None:
+    cluster_id = ClusterId(uuid.uuid4())
+    node = node_from_k8s(make(), cluster_id)
+    assert product_selector(node.labels) == selector
+    cluster = Cluster(
+        id=cluster_id,
+        name="real",
+        platform=Platform.ON_PREM,
+        status=ClusterStatus.AVAILABLE,
+        created_at=NOW,
+        updated_at=NOW,
+        nodes=[node],
+    )
+    flavors, queue = default_quotas(cluster, NOW)
+    gpu_flavor = next(f for f in flavors if f.name != "default-cpu")
+    assert gpu_flavor.node_labels == selector
+    assert queue.resource_groups[0].flavors[0].flavor == gpu_flavor.name
