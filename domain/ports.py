@@ -451,7 +451,13 @@ class WorkloadObservation:
 
 
 class GatewayUnavailable(Exception):
-    """The cluster could not be reached; the caller retries with backoff."""
+    """The cluster could not be reached; the caller retries with backoff. `attempt`, when
+    known, counts the failures in a row (the stored retry_attempt of a real cluster), so the
+    backoff restarts from its first step once the cluster has answered again."""
+
+    def __init__(self, message: str = "", *, attempt: int | None = None) -> None:
+        super().__init__(message)
+        self.attempt = attempt
 
 
 class ClusterGateway(Protocol):

@@ -353,8 +353,8 @@ class ClusterRegistry:
         try:
             api = await self._reach(cluster)
         except ClusterConnectionError as exc:
-            await self._failed(cluster_id, exc)
-            raise GatewayUnavailable(exc.message) from None
+            failed = await self._failed(cluster_id, exc)
+            raise GatewayUnavailable(exc.message, attempt=failed.retry_attempt) from None
         try:
             while True:
                 raw, version = await api.list_nodes()
@@ -368,8 +368,8 @@ class ClusterRegistry:
                 except WatchExpired:
                     log.info("node watch of %s expired: listing again", cluster.name)
         except ClusterConnectionError as exc:
-            await self._failed(cluster_id, exc)
-            raise GatewayUnavailable(exc.message) from None
+            failed = await self._failed(cluster_id, exc)
+            raise GatewayUnavailable(exc.message, attempt=failed.retry_attempt) from None
         finally:
             await api.close()
 

@@ -130,7 +130,10 @@ class ClusterSupervisor:
                 for task in done:
                     task.result()
                 failures = 0
-            except (GatewayUnavailable, OSError) as exc:
+            except GatewayUnavailable as exc:
+                failures = exc.attempt or failures + 1
+                log.warning("cluster %s unreachable (%s); retry %d", cluster.name, exc, failures)
+            except OSError as exc:
                 failures += 1
                 log.warning("cluster %s unreachable (%s); retrying", cluster.name, exc)
             except Exception:

@@ -12,6 +12,8 @@ event carrying the state.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from domain.backoff import backoff_seconds
 from domain.errors import (
     ClusterConnectionError,
     Conflict,
@@ -35,8 +38,10 @@ from domain.ports import GatewayUnavailable, KubeconfigSummary, WatchExpired
 from domain.services import task_names
 from domain.services.quotas import QuotaService
 from domain.services.registry import ClusterEdit, ClusterRegistry, Registration
+from domain.services.watch import ClusterSupervisor
 from tests.support.fakes import (
     FakeClock,
+    FakeLease,
     FakePublisher,
     FakeTaskQueue,
     FakeUnitOfWorkFactory,
@@ -427,3 +432,57 @@ async def test_unreachable_then_back_again(world: World) -> None:
         ClusterStatus.NOT_AVAILABLE,
     ]
     assert world.cluster(cluster.id).retry_attempt == 1  # counted from the recovery
+
+
+async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
+    world: World,
+) -> None:
+    """Unreachable -> retries at growing, capped steps (the backoff is given the number of
+    failures in a row, which the registry stores); back -> AVAILABLE; the next outage starts
+    from the first step again."""
+    cluster = await world.registry.register(registration())
+    await world.registry.connect(cluster.id)
+    world.script.connect_error = ClusterConnectionError("unreachable", "connection refused")
+    steps: list[int] = []
+    delays: list[float] = []
+    recovered = asyncio.Event()
+
+    def backoff(attempt: int) -> float:
+        steps.append(attempt)
+        if len(steps) == 4:  # three failures in a row: the API server answers again
+            world.script.connect_error = None
+        if len(steps) == 5:  # it answered, then its watch broke once: enough
+            recovered.set()
+        delays.append(backoff_seconds(attempt, uniform=lambda low, high: high))
+        return delays[-1]
+
+    sup = ClusterSupervisor(
+        clusters=None,  # type: ignore[arg-type]  # not used by a real cluster's watch
+        jobs=None,  # type: ignore[arg-type]
+        observations=None,  # type: ignore[arg-type]
+        gateways=None,  # type: ignore[arg-type]
+        lease=FakeLease(),
+        clock=world.clock,
+        backoff=backoff,
+        registry=world.registry,
+    )
+    watch = asyncio.create_task(sup._watch(world.cluster(cluster.id)))
+    try:
+        async with asyncio.timeout(5):
+            await recovered.wait()
+    finally:
+        watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watch
+    assert steps == [1, 2, 3, 4, 1]
+    assert delays == [5.0, 10.0, 20.0, 40.0, 5.0]
+    assert all(d in world.clock.slept for d in delays)  # and the supervisor waited them
+    assert backoff_seconds(9, uniform=lambda low, high: high) == 300.0  # the cap
+    statuses = [s for k, s in world.kinds(cluster.id) if k is ClusterChangeKind.STATUS]
+    assert statuses[-3:] == [
+        ClusterStatus.NOT_AVAILABLE,
+        ClusterStatus.AVAILABLE,
+        ClusterStatus.NOT_AVAILABLE,
+    ]
+    down = world.cluster(cluster.id)
+    assert down.retry_attempt == 1 and down.not_available_since == down.last_retry_time
