@@ -289,7 +289,9 @@ async def build(
         parse_node=node_from_k8s,
         publisher=publisher,
         sync_seconds=settings.cluster_sync_seconds,
+        lease=lease,
     )
+    quotas.on_change = registry.queue_reconcile
     supervisor = ClusterSupervisor(
         clusters=clusters,
         jobs=jobs,

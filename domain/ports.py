@@ -506,7 +506,34 @@ class ClusterApi(Protocol):
 
     async def health(self) -> list[HealthCheck]: ...
 
+    async def served_versions(self, group: str) -> list[str]:
+        """The versions of an API group the server serves (discovery); [] when none."""
+
+    async def served_resources(self, group_version: str) -> set[str]:
+        """The resources (plurals) a group version serves; empty when it is not served."""
+
+    async def get_object(self, path: str) -> dict[str, Any] | None:
+        """The object at an API path (e.g. /apis/kueue.x-k8s.io/v1beta2/clusterqueues/a), or
+        None when there is none (404)."""
+
+    async def list_objects(self, path: str) -> list[dict[str, Any]]:
+        """The items of a collection path; [] when the resource is not served (404)."""
+
+    async def create_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """POST to a collection path; raises ObjectConflict when the name exists."""
+
+    async def replace_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """PUT the whole object (its metadata.resourceVersion, when set, guards against a
+        concurrent change: ObjectConflict)."""
+
+    async def delete_object(self, path: str) -> None:
+        """DELETE; an object already gone is not an error."""
+
     async def close(self) -> None: ...
+
+
+class ObjectConflict(Exception):
+    """The API server answered 409: the object exists, or changed since it was read."""
 
 
 class ClusterConnector(Protocol):

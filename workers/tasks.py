@@ -45,6 +45,11 @@ async def connect_cluster(ctx: dict[str, Any], *, cluster_id: str) -> None:
     await _registry(ctx).connect(ClusterId(uuid.UUID(cluster_id)))
 
 
+async def reconcile_quotas(ctx: dict[str, Any], *, cluster_id: str) -> None:
+    """Put a real cluster's quota model onto it as Kueue objects (after a quota change)."""
+    await _registry(ctx).reconcile_quotas(ClusterId(uuid.UUID(cluster_id)))
+
+
 async def sync_clusters(ctx: dict[str, Any]) -> None:
     """The periodic full sync of every real cluster (arq cron; a loop in-process)."""
     await _registry(ctx).sync_all()
@@ -63,5 +68,6 @@ TASKS: dict[str, TaskSpec] = {
         ),
         TaskSpec(task_names.CONNECT_CLUSTER, connect_cluster, timeout_seconds=120, max_tries=3),
         TaskSpec(task_names.SYNC_CLUSTERS, sync_clusters, timeout_seconds=600, max_tries=1),
+        TaskSpec(task_names.RECONCILE_QUOTAS, reconcile_quotas, timeout_seconds=300, max_tries=3),
     )
 }

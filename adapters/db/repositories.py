@@ -329,7 +329,13 @@ class SqlClusterRepository:
         return await self._with_nodes(rows)
 
     async def replace_nodes(self, cluster_id: ClusterId, nodes: Sequence[Node]) -> None:
-        """A node keeps its id while its name stays (the inventory is unique per name)."""
+        """A node keeps its id while its name stays (the inventory is unique per name).
+        Writers of one cluster's nodes take turns (the cluster row is locked on PostgreSQL;
+        SQLite has one writer anyway): a sync and a watch event may store at the same time."""
+        if self._conn.dialect.name == "postgresql":
+            await self._conn.execute(
+                sa.select(clusters.c.id).where(clusters.c.id == cluster_id).with_for_update()
+            )
         known = {
             row.name: row.id
             for row in await self._conn.execute(

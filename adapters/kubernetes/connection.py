@@ -34,6 +34,7 @@ from kubernetes_asyncio.client import (
 )
 
 from adapters.kubernetes.errors import (
+    HTTP_CONFLICT,
     HTTP_GONE,
     HTTP_NOT_FOUND,
     TRANSPORT_ERRORS,
@@ -46,7 +47,7 @@ from adapters.kubernetes.health import KueueInstallation, check_health, find_kue
 from adapters.kubernetes.kubeconfig import Kubeconfig, build_api_client, parse_kubeconfig
 from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
-from domain.ports import KubeconfigSummary
+from domain.ports import KubeconfigSummary, ObjectConflict
 
 Json = dict[str, Any]
 WATCHED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
@@ -228,6 +229,66 @@ class KubeClusterApi:
     async def list_daemonsets(self) -> list[Json]:
         pending = self._apps.list_daemon_set_for_all_namespaces(**self._raw)
         return (await self._items("list daemonsets", pending))[0]
+
+    # --- any object, by API path (discovery, create, replace, delete) ----------------------
+
+    async def _call(self, method: str, path: str, body: Json | None = None) -> tuple[int, bytes]:
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        pending = self._client.call_api(
+            path,
+            method,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=self._timeouts.request,
+        )
+        return await self._fetch(f"{method} {path}", pending)
+
+    async def served_versions(self, group: str) -> list[str]:
+        status, body = await self._call("GET", f"/apis/{group}")
+        if status == HTTP_NOT_FOUND:
+            return []
+        document = self._decode(f"discover {group}", status, body)
+        return [str(v.get("version")) for v in document.get("versions") or [] if v.get("version")]
+
+    async def served_resources(self, group_version: str) -> set[str]:
+        status, body = await self._call("GET", f"/apis/{group_version}")
+        if status == HTTP_NOT_FOUND:
+            return set()
+        document = self._decode(f"discover {group_version}", status, body)
+        return {str(r.get("name")) for r in document.get("resources") or [] if r.get("name")}
+
+    async def get_object(self, path: str) -> Json | None:
+        status, body = await self._call("GET", path)
+        return None if status == HTTP_NOT_FOUND else self._decode(f"read {path}", status, body)
+
+    async def list_objects(self, path: str) -> list[Json]:
+        status, body = await self._call("GET", path)
+        if status == HTTP_NOT_FOUND:
+            return []
+        document = self._decode(f"list {path}", status, body)
+        return [item for item in document.get("items") or [] if isinstance(item, dict)]
+
+    async def create_object(self, path: str, obj: Json) -> Json:
+        status, body = await self._call("POST", path, obj)
+        if status == HTTP_CONFLICT:
+            raise ObjectConflict(f"{path}: {(obj.get('metadata') or {}).get('name')} exists")
+        return self._decode(f"create in {path}", status, body)
+
+    async def replace_object(self, path: str, obj: Json) -> Json:
+        status, body = await self._call("PUT", path, obj)
+        if status == HTTP_CONFLICT:
+            raise ObjectConflict(f"{path} changed meanwhile")
+        return self._decode(f"replace {path}", status, body)
+
+    async def delete_object(self, path: str) -> None:
+        status, body = await self._call("DELETE", path)
+        if status != HTTP_NOT_FOUND:
+            self._decode(f"delete {path}", status, body)
 
     async def kueue(self) -> KueueInstallation | None:
         """Kueue's API versions and controller version, or None when it is not installed."""

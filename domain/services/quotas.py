@@ -19,7 +19,7 @@ it has member queues. The checks are pure functions in `quota_rules`; usage is o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -187,6 +187,10 @@ class QuotaService:
         self._uow = uow
         self._clock = clock
         self._publisher = publisher
+        self.on_change: Callable[[ClusterId], Awaitable[None]] | None = None
+        """Told after every committed change of a cluster's quotas, inside the change's unit
+        of work (it must not open another: SQLite would wait on itself). The registry queues
+        putting them onto a real cluster as Kueue objects."""
 
     async def _commit(self, uow: UnitOfWork, cluster_id: ClusterId) -> None:
         """Commit a change of the cluster's quotas, with the event that has its timeline
@@ -195,6 +199,8 @@ class QuotaService:
         events = await uow.commit()
         if self._publisher is not None:
             await self._publisher.publish(events)
+        if self.on_change is not None:
+            await self.on_change(cluster_id)
 
     @staticmethod
     async def _cluster(uow: UnitOfWork, cluster_id: ClusterId) -> Cluster:

@@ -21,8 +21,11 @@ makes the timeline be recomputed.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
@@ -46,6 +49,7 @@ from domain.ports import (
     ClusterConnector,
     EventPublisher,
     GatewayUnavailable,
+    Lease,
     SecretBox,
     TaskQueue,
     TenantScope,
@@ -53,12 +57,16 @@ from domain.ports import (
     UnitOfWorkFactory,
     WatchExpired,
 )
-from domain.services import task_names
+from domain.services import kueue_sync, task_names
 from domain.services.quotas import QuotaService
 
 log = logging.getLogger(__name__)
 
 MAX_KUBECONFIG_BYTES = 1 << 20
+QUOTA_TURN_TTL = 300.0
+QUOTA_TURN_WAIT = 120.0
+APPLIED_SETTING = "kueue_applied"
+"""Cluster setting: the Kueue objects the last reconcile put in place (drift vs. first time)."""
 REAL_PLATFORMS = (Platform.ON_PREM, Platform.EKS, Platform.AKS, Platform.OPENSHIFT)
 NodeParser = Callable[[Mapping[str, Any], ClusterId], Node]
 
@@ -132,7 +140,10 @@ class ClusterRegistry:
         parse_node: NodeParser,
         publisher: EventPublisher | None = None,
         sync_seconds: float = 180.0,
+        lease: Lease | None = None,
     ) -> None:
+        self._lease = lease
+        self._quota_locks: dict[ClusterId, asyncio.Lock] = {}
         self._uow = uow
         self._clock = clock
         self._secrets = secrets
@@ -307,10 +318,24 @@ class ClusterRegistry:
             clusters = await uow.clusters.all()
         return [c.name for c in clusters if c.configuration and c.configuration.key_id == key_id]
 
-    async def queue_connect(self, cluster_id: ClusterId) -> None:
-        await self._tasks.enqueue(
-            task_names.CONNECT_CLUSTER, key=f"connect:{cluster_id}", cluster_id=str(cluster_id)
+    async def queue_reconcile(self, cluster_id: ClusterId) -> None:
+        """Queue putting the quotas of a cluster onto it, after a quota change (passes are
+        idempotent, and quota changes are an operator's: one pass each is cheap). Called while
+        the change's unit of work may still be open, so it reads nothing: the task skips
+        simulated and unavailable clusters."""
+        await self._tasks.enqueue(  # a key per change: each must reach the cluster
+            task_names.RECONCILE_QUOTAS,
+            key=f"reconcile:{cluster_id}:{uuid.uuid4().hex}",
+            cluster_id=str(cluster_id),
         )
+
+    async def queue_connect(self, cluster_id: ClusterId, *, retry: bool = False) -> None:
+        """Queue a connection attempt. A user's change (a registration, a new kubeconfig) gets
+        one of its own: task keys stay taken for a while after a run, and the attempt must see
+        the change. The supervisor's retry of an overdue registration (`retry`) shares one key,
+        so a slow attempt is not queued again on every tick."""
+        key = f"connect:{cluster_id}" + ("" if retry else f":{uuid.uuid4().hex}")
+        await self._tasks.enqueue(task_names.CONNECT_CLUSTER, key=key, cluster_id=str(cluster_id))
 
     # --- reaching the cluster (tasks, supervisor) -----------------------------------------------
 
@@ -326,11 +351,26 @@ class ClusterRegistry:
                 await api.server_version()
                 raw, _ = await api.list_nodes()
                 health = await api.health()
+                await self._available(cluster_id, raw, health)
+                return await self._sync_quotas(cluster_id, api)
             finally:
                 await api.close()
         except ClusterConnectionError as exc:
             return await self._failed(cluster_id, exc)
-        return await self._available(cluster_id, raw, health)
+
+    async def reconcile_quotas(self, cluster_id: ClusterId) -> Cluster:
+        """Put the quota model onto the cluster as Kueue objects now (after a quota change)."""
+        cluster = await self._get(cluster_id)
+        if not cluster.is_real or cluster.status is not ClusterStatus.AVAILABLE:
+            return cluster
+        try:
+            api = await self._reach(cluster)
+            try:
+                return await self._sync_quotas(cluster_id, api)
+            finally:
+                await api.close()
+        except ClusterConnectionError as exc:
+            return await self._failed(cluster_id, exc)
 
     async def sync_all(self) -> None:
         """The periodic safety net: every real cluster that is not being set up or removed."""
@@ -359,6 +399,7 @@ class ClusterRegistry:
             while True:
                 raw, version = await api.list_nodes()
                 await self._available(cluster_id, raw, await api.health())
+                await self._sync_quotas(cluster_id, api)
                 listed_at = self._clock.now()
                 try:
                     while (self._clock.now() - listed_at).total_seconds() < self.sync_seconds:
@@ -468,6 +509,69 @@ class ClusterRegistry:
             await self._quotas.ensure_defaults(cluster, uow=uow)
             events = await uow.commit()
         await self._publish(events)
+        return cluster
+
+    @contextlib.asynccontextmanager
+    async def _quota_turn(self, cluster_id: ClusterId) -> AsyncIterator[bool]:
+        """One reconcile of a cluster's quotas at a time, across processes (the lease), so a
+        pass that read an older model can't undo a newer one's work after it: passes run in
+        turn, each reading the model once it has its turn. Yields False when the turn did not
+        come within QUOTA_TURN_WAIT seconds (the pass is skipped; the periodic sync catches up)."""
+        lock = self._quota_locks.setdefault(cluster_id, asyncio.Lock())
+        async with lock:
+            if self._lease is None:
+                yield True
+                return
+            name = f"kueue-quotas:{cluster_id}"
+            for _ in range(int(QUOTA_TURN_WAIT / 0.2)):
+                if await self._lease.acquire(name, ttl_seconds=QUOTA_TURN_TTL):
+                    break
+                await self._clock.sleep(0.2)
+            else:
+                log.warning("cluster %s: another process keeps reconciling its quotas", cluster_id)
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                await self._lease.release(name)
+
+    async def _sync_quotas(self, cluster_id: ClusterId, api: ClusterApi) -> Cluster:
+        """Reconcile the quota model onto the cluster (domain/services/kueue_sync.py) and keep
+        the result as the health check `kueue_quotas`, and what was applied with the cluster."""
+        async with self._quota_turn(cluster_id) as turn:
+            if not turn:
+                return await self._get(cluster_id)
+            return await self._reconcile_in_turn(cluster_id, api)
+
+    async def _reconcile_in_turn(self, cluster_id: ClusterId, api: ClusterApi) -> Cluster:
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None:
+                raise NotFound("cluster", cluster_id)
+            quotas = await uow.quotas.quota_set(cluster_id)
+            classes = await uow.quotas.priority_classes()
+        try:
+            result = await kueue_sync.reconcile(
+                api,
+                quotas,
+                cluster_id=cluster_id,
+                priority_classes=classes,
+                applied_before=cluster.settings.get(APPLIED_SETTING, ()),
+            )
+            check, applied = result.check, result.applied
+        except ValueError as exc:  # a model Kueue can't take (e.g. two tenants, one namespace)
+            check, applied = HealthCheck(kueue_sync.CHECK, False, str(exc)), None
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None:
+                raise NotFound("cluster", cluster_id)
+            others = tuple(h for h in cluster.health if h.name != kueue_sync.CHECK)
+            cluster.health = (*others, check)
+            if applied is not None:
+                cluster.settings = {**cluster.settings, APPLIED_SETTING: sorted(applied)}
+            await uow.clusters.save(cluster)
+            await uow.commit()
         return cluster
 
     async def _failed(self, cluster_id: ClusterId, exc: ClusterConnectionError) -> Cluster:

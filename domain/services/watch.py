@@ -92,7 +92,7 @@ class ClusterSupervisor:
                         and self._registry is not None
                         and now - cluster.updated_at > self._registering_grace
                     ):  # the safety net for a connect task that was never queued
-                        await self._registry.queue_connect(cluster.id)
+                        await self._registry.queue_connect(cluster.id, retry=True)
                     continue
                 if task is None or task.done():
                     self._watches[cluster.id] = asyncio.create_task(

@@ -38,6 +38,8 @@ import asyncio
 import base64
 import datetime
 import ipaddress
+import json
+import re
 import ssl
 import tempfile
 import warnings
@@ -60,6 +62,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 DEFAULT_TOKEN = "kmock-token-4f9c2e7a1b"
+_NAMESPACE_PATH = re.compile(r"/api/v1/namespaces(?:/([^/]+))?")
 GROUP_VERSIONS = {
     "Node": "v1/nodes",
     "Namespace": "v1/namespaces",
@@ -87,7 +90,11 @@ def status_body(code: int, reason: str, message: str) -> Json:
 def resource_key(obj: Json) -> tuple[str, str | None, str]:
     """(kmock resource, namespace, name) of a Kubernetes object."""
     meta = obj["metadata"]
-    return GROUP_VERSIONS[obj["kind"]], meta.get("namespace"), meta["name"]
+    kind = obj["kind"]
+    if kind in GROUP_VERSIONS:
+        return GROUP_VERSIONS[kind], meta.get("namespace"), meta["name"]
+    plural = kind.lower() + ("es" if kind.endswith("s") else "s")  # ClusterQueue, Workload...
+    return f"{obj['apiVersion']}/{plural}", meta.get("namespace"), meta["name"]
 
 
 def collection_path(resource: str, namespace: str | None = None) -> str:
@@ -103,6 +110,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
     bearer_token: str | None = None
     git_version: str = "v1.30.2"
     _watches: dict[kmock.resource, int] = attrs.field(factory=dict, init=False)
+    _version_counter: int = attrs.field(default=1000, init=False)
+    namespaces: dict[str, Json] = attrs.field(factory=dict, init=False)
+    """Namespace objects by name (served here, not by kmock: see `_serve_namespace`)."""
     _watches_changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -115,6 +125,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     # --- shims ----------------------------------------------------------------------------
 
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        if _NAMESPACE_PATH.fullmatch(raw_request.path) and self._authorised(raw_request.headers):
+            return await self._serve_namespace(raw_request)
         if raw_request.query.get("watch") in ("True", "1"):
             rel_url = raw_request.rel_url.update_query(watch="true")
             raw_request = raw_request.clone(rel_url=rel_url)
@@ -129,13 +141,79 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     # --- fidelity -------------------------------------------------------------------------
 
+    def _authorised(self, headers: Any) -> bool:
+        expected = f"Bearer {self.bearer_token}"
+        return self.bearer_token is None or headers.get("Authorization") == expected
+
+    async def _serve_namespace(self, raw: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        """Namespaces (kmock 0.8 answers 500 to creating one: it reads the namespace of a
+        namespace's own path as its scope): get, list, create, replace, delete."""
+        match = _NAMESPACE_PATH.fullmatch(raw.path)
+        name = match[1] if match else None
+        found = self.namespaces.get(name) if name else None
+        if raw.method == "GET" and not name:
+            items = list(self.namespaces.values())
+            return aiohttp.web.json_response({"kind": "NamespaceList", "items": items})
+        if raw.method == "POST" and not name:
+            body = await raw.json()
+            new = body["metadata"]["name"]
+            if new in self.namespaces:
+                return aiohttp.web.json_response(status_body(409, "AlreadyExists", new), status=409)
+            self.namespaces[new] = body
+            return aiohttp.web.json_response(body, status=201)
+        if found is None:
+            return aiohttp.web.json_response(status_body(404, "NotFound", str(name)), status=404)
+        if raw.method == "GET":
+            return aiohttp.web.json_response(found)
+        if raw.method == "PUT":
+            self.namespaces[str(name)] = await raw.json()
+            return aiohttp.web.json_response(self.namespaces[str(name)])
+        if raw.method == "DELETE":
+            del self.namespaces[str(name)]
+            return aiohttp.web.json_response(found)
+        return aiohttp.web.json_response(
+            status_body(405, "MethodNotAllowed", raw.method), status=405
+        )
+
     async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
         if self.bearer_token is not None:
             headers = {key.lower(): value for key, value in request.headers.items()}
             if headers.get("authorization") != f"Bearer {self.bearer_token}":
                 body = status_body(401, "Unauthorized", "Unauthorized")
                 return aiohttp.web.json_response(body, status=401)
+        if (
+            request.method == kmock.method.PUT
+            and request.resource is not None
+            and request.name is not None
+        ):
+            return await self._replace(request)
         return await super()._handle(request)
+
+    async def _replace(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
+        """PUT: the whole object is replaced (kmock knows PATCH only, which merges), with
+        optimistic concurrency on metadata.resourceVersion when the body states one."""
+        assert request.resource is not None
+        key = (request.resource, request.namespace, request.name)
+        async with self._lock:
+            if key not in self._objects or self._objects[key].deleted:  # no .get() on kmock's view
+                body = status_body(404, "NotFound", f"{request.name} not found")
+                return aiohttp.web.json_response(body, status=404)
+            current = self._objects[key]
+            stated = (request.data.get("metadata") or {}).get("resourceVersion")
+            held = (current.raw.get("metadata") or {}).get("resourceVersion")
+            if stated and held and stated != held:
+                body = status_body(409, "Conflict", "the object has been modified")
+                return aiohttp.web.json_response(body, status=409)
+            replacement = json.loads(json.dumps(request.data))
+            replacement.setdefault("metadata", {})["resourceVersion"] = str(self._next_version())
+            current.create(replacement)
+            raw = current.raw
+            await self._buses[request.resource].put({"type": "MODIFIED", "object": raw})
+        return aiohttp.web.json_response(raw, status=200)
+
+    def _next_version(self) -> int:
+        self._version_counter += 1
+        return self._version_counter
 
     async def _serve_watch(self, request: kmock.Request) -> AsyncIterator[kmock.Payload]:  # type: ignore[override]
         resource = request.resource
@@ -217,6 +295,31 @@ class KubeEmulator(kmock.KubernetesEmulator):
         resource, namespace, name = resource_key(obj)
         response = await self.delete(f"{collection_path(resource, namespace)}/{name}")
         assert response.status == 200, await response.text()
+
+    def serve_kueue(self, *versions: str) -> None:
+        """Declare Kueue's resources in these versions (discovery lists them; a LIST of one
+        with no objects answers an empty list)."""
+        kinds = {
+            "resourceflavors": ("ResourceFlavor", False),
+            "clusterqueues": ("ClusterQueue", False),
+            "localqueues": ("LocalQueue", True),
+            "cohorts": ("Cohort", False),
+            "workloadpriorityclasses": ("WorkloadPriorityClass", False),
+            "workloads": ("Workload", True),
+        }
+        for version in versions:
+            for plural, (kind, namespaced) in kinds.items():
+                self.resources[f"kueue.x-k8s.io/{version}/{plural}"] = kmock.ResourceInfo(
+                    kind=kind, namespaced=namespaced, verbs={"get", "list", "create", "delete"}
+                )
+
+    def kueue_objects(self, plural: str) -> list[Json]:
+        """The live Kueue objects of a kind (any version), as stored."""
+        return [
+            obj.raw
+            for (resource, _, _), obj in self.objects.items()
+            if resource.group == "kueue.x-k8s.io" and resource.plural == plural and not obj.deleted
+        ]
 
     # --- failures -------------------------------------------------------------------------
 

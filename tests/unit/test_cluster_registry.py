@@ -146,6 +146,9 @@ class FakeApi:
     async def health(self) -> list[HealthCheck]:
         return list(HEALTHY)
 
+    async def served_versions(self, group: str) -> list[str]:
+        return []  # no Kueue: its objects are tested against the emulator
+
     async def close(self) -> None:
         self.script.closed += 1
 
@@ -284,7 +287,10 @@ async def test_connecting_makes_it_available_with_nodes_health_and_quotas(world:
     assert [n.name for n in connected.nodes] == ["cp", "gpu-a"]
     master = next(n for n in connected.nodes if n.name == "cp")
     assert master.excluded and not master.usable  # enableMasterNode is off
-    assert connected.health == tuple(HEALTHY) and connected.last_sync_at == world.clock.now()
+    assert connected.health[:2] == tuple(HEALTHY) and connected.last_sync_at == world.clock.now()
+    quotas_check = connected.health[2]  # no Kueue in this fake: the quotas can't be placed
+    assert (quotas_check.name, quotas_check.ok) == ("kueue_quotas", False)
+    assert "not installed" in quotas_check.detail
     assert connected.gpu_capacity() == {"nvidia-a100-80gb": 8}
     assert world.uow.store.quota.cluster_queues  # default quotas once the GPUs are known
     assert world.kinds(cluster.id)[1:] == [
