@@ -26,6 +26,7 @@ from adapters.db.eventlog import SqlEventLog
 from adapters.events.hub import EventHubImpl, InProcessPublisher
 from adapters.events.redis import RedisPublisher, RedisRelay
 from adapters.kubernetes.connection import KubeConnector
+from adapters.kubernetes.gateway import KueueGateways
 from adapters.leases import LocalLease, RedisLease
 from adapters.secrets.envelope import LazySecretBox
 from adapters.secrets.keyring import directory_stamp, load_or_create
@@ -46,7 +47,6 @@ from domain.ports import (
     ClusterConnector,
     ClusterGateway,
     EventPublisher,
-    GatewayUnavailable,
     TaskQueue,
     TenantScope,
 )
@@ -73,13 +73,14 @@ DEFAULT_CLUSTER = "local-sim"
 class GatewayRouter:
     """Chooses the gateway adapter for a cluster by its platform."""
 
-    def __init__(self, simulated: SimulatedClusters) -> None:
+    def __init__(self, simulated: SimulatedClusters, real: KueueGateways) -> None:
         self.simulated = simulated
+        self.real = real
 
     def for_cluster(self, cluster: Cluster) -> ClusterGateway:
         if cluster.platform is Platform.SIMULATED:
             return self.simulated.for_cluster(cluster)
-        raise GatewayUnavailable(f"no adapter for {cluster.platform.value} clusters yet")
+        return self.real.for_cluster(cluster)
 
 
 @dataclass
@@ -163,6 +164,7 @@ class App:
         self.background.clear()
         if isinstance(self.tasks, InProcessTaskQueue):
             await self.tasks.close()
+        await self.gateways.real.close()
         if self.arq is not None:
             await self.arq.aclose()
         if self.redis is not None:
@@ -245,7 +247,12 @@ async def build(
             configuration,
             serialised=db.serialised,
             poll_seconds=settings.sim_poll_seconds,
-        )
+        ),
+        KueueGateways(
+            connect=lambda cluster_id: registry.open_api(cluster_id),
+            clock=clock,
+            parse_node=node_from_k8s,
+        ),
     )
     jobs = JobService(uow=uow, clock=clock, tasks=tasks, publisher=publisher)
     workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways, publisher=publisher)
@@ -292,6 +299,7 @@ async def build(
         lease=lease,
     )
     quotas.on_change = registry.queue_reconcile
+    registry.on_forget = gateways.real.forget
     supervisor = ClusterSupervisor(
         clusters=clusters,
         jobs=jobs,

@@ -516,8 +516,20 @@ class ClusterApi(Protocol):
         """The object at an API path (e.g. /apis/kueue.x-k8s.io/v1beta2/clusterqueues/a), or
         None when there is none (404)."""
 
-    async def list_objects(self, path: str) -> list[dict[str, Any]]:
-        """The items of a collection path; [] when the resource is not served (404)."""
+    async def list_objects(
+        self, path: str, *, label_selector: str | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The items of a collection path and the list's resourceVersion; ([], "") when the
+        resource is not served (404)."""
+
+    def watch_objects(
+        self, path: str, resource_version: str
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """(ADDED | MODIFIED | DELETED, object) of a collection after `resource_version`, until
+        the server ends the watch; raises WatchExpired."""
+
+    async def patch_object(self, path: str, patch: dict[str, Any]) -> dict[str, Any] | None:
+        """A JSON merge patch; None when the object is gone."""
 
     async def create_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
         """POST to a collection path; raises ObjectConflict when the name exists."""

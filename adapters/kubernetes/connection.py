@@ -232,13 +232,22 @@ class KubeClusterApi:
 
     # --- any object, by API path (discovery, create, replace, delete) ----------------------
 
-    async def _call(self, method: str, path: str, body: Json | None = None) -> tuple[int, bytes]:
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        body: Json | None = None,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, bytes]:
         headers = {"Accept": "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         pending = self._client.call_api(
             path,
             method,
+            query_params=query or [],
             header_params=headers,
             body=body,
             auth_settings=["BearerToken"],
@@ -266,12 +275,41 @@ class KubeClusterApi:
         status, body = await self._call("GET", path)
         return None if status == HTTP_NOT_FOUND else self._decode(f"read {path}", status, body)
 
-    async def list_objects(self, path: str) -> list[Json]:
-        status, body = await self._call("GET", path)
+    async def list_objects(
+        self, path: str, *, label_selector: str | None = None
+    ) -> tuple[list[Json], str]:
+        query = [("labelSelector", label_selector)] if label_selector else None
+        status, body = await self._call("GET", path, query=query)
         if status == HTTP_NOT_FOUND:
-            return []
+            return [], ""
         document = self._decode(f"list {path}", status, body)
-        return [item for item in document.get("items") or [] if isinstance(item, dict)]
+        items = [item for item in document.get("items") or [] if isinstance(item, dict)]
+        return items, str((document.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def patch_object(self, path: str, patch: Json) -> Json | None:
+        status, body = await self._call(
+            "PATCH", path, patch, content_type="application/merge-patch+json"
+        )
+        return None if status == HTTP_NOT_FOUND else self._decode(f"patch {path}", status, body)
+
+    def watch_objects(self, path: str, resource_version: str) -> AsyncIterator[tuple[str, Json]]:
+        """Like `watch_nodes`, for any collection path."""
+        seconds = self._timeouts.watch_seconds
+        timeout = self._timeouts.watching(seconds)
+        query = [("watch", "true"), ("timeoutSeconds", str(seconds))]
+        if resource_version:
+            query.append(("resourceVersion", resource_version))
+        pending = self._client.call_api(
+            path,
+            "GET",
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        return self._stream(f"watch {path}", pending, resource_version, timeout)
 
     async def create_object(self, path: str, obj: Json) -> Json:
         status, body = await self._call("POST", path, obj)
@@ -286,7 +324,7 @@ class KubeClusterApi:
         return self._decode(f"replace {path}", status, body)
 
     async def delete_object(self, path: str) -> None:
-        status, body = await self._call("DELETE", path)
+        status, body = await self._call("DELETE", path, query=[("propagationPolicy", "Background")])
         if status != HTTP_NOT_FOUND:
             self._decode(f"delete {path}", status, body)
 
@@ -300,27 +338,33 @@ class KubeClusterApi:
 
     # --- watch ----------------------------------------------------------------------------
 
-    async def watch_nodes(
+    def watch_nodes(
         self, resource_version: str, *, timeout_seconds: int | None = None
     ) -> AsyncIterator[tuple[str, Json]]:
         """(ADDED | MODIFIED | DELETED, node) after `resource_version`, until the server ends the
         watch (after `timeout_seconds`, by default KubeTimeouts.watch_seconds). Raises
         ResourceVersionGone when the version has expired, else ClusterConnectionError. Close it
         (`contextlib.aclosing`) when leaving early."""
-        action = "watch nodes"
         seconds = timeout_seconds or self._timeouts.watch_seconds
         timeout = self._timeouts.watching(seconds)
+        pending = self._core.list_node(
+            watch=True,
+            resource_version=resource_version,
+            timeout_seconds=seconds,
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        return self._stream("watch nodes", pending, resource_version, timeout)
+
+    async def _stream(
+        self,
+        action: str,
+        pending: Awaitable[object],
+        resource_version: str,
+        timeout: aiohttp.ClientTimeout,  # noqa: ASYNC109  (what the request was given)
+    ) -> AsyncIterator[tuple[str, Json]]:
         try:
-            response = cast(
-                aiohttp.ClientResponse,
-                await self._core.list_node(
-                    watch=True,
-                    resource_version=resource_version,
-                    timeout_seconds=seconds,
-                    _preload_content=False,
-                    _request_timeout=timeout,
-                ),
-            )
+            response = cast(aiohttp.ClientResponse, await pending)
         except TRANSPORT_ERRORS as exc:
             raise transport_error(
                 exc, server=self.server_url, action=action, timeout=timeout
@@ -343,7 +387,7 @@ class KubeClusterApi:
 
     def _gone(self, resource_version: str) -> ResourceVersionGone:
         return ResourceVersionGone(
-            f"resourceVersion {resource_version!r} of the nodes on {self.server_url} has expired"
+            f"resourceVersion {resource_version!r} on {self.server_url} has expired"
         )
 
     def _event(self, action: str, line: bytes, resource_version: str) -> tuple[str, Json] | None:

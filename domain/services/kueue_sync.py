@@ -118,7 +118,8 @@ async def reconcile(
     for kind in _KUEUE_KINDS:
         if PLURALS[kind] not in resources:
             continue
-        for live in await api.list_objects(collection_path(version.api_version, kind)):
+        listed, _ = await api.list_objects(collection_path(version.api_version, kind))
+        for live in listed:
             if _ours(live, cluster_id) and object_key(live) not in wanted:
                 live.setdefault("apiVersion", version.api_version)
                 live.setdefault("kind", kind)

@@ -22,6 +22,7 @@ from domain.ports import (
     WorkloadObservation,
     WorkloadPhase,
 )
+from domain.services import task_names
 from domain.services.jobs import JobService, commit_and_publish
 
 PHASE_STATUS = {
@@ -106,10 +107,18 @@ class ObservationService:
                     job.place(obs.placement)
                 reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
                 job.transition(status, reason, _stamp(status, obs))
-            retry = job.status is JobStatus.PREEMPTED and job.retry_count < job.max_retries
+            preempted = job.status is JobStatus.PREEMPTED
+            retry = preempted and job.retry_count < job.max_retries
             if retry:
                 self._jobs.start_next_attempt(job, f"preempted ({obs.reason})")
             await commit_and_publish(uow, self._publisher)
+        if preempted:  # Kueue requeues an evicted workload itself: take it back, the retry is ours
+            await self._tasks.enqueue(
+                task_names.CANCEL_WORKLOAD,
+                key=f"cancel:{job.id}:{obs.attempt}",
+                job_id=str(job.id),
+                attempt=obs.attempt,
+            )
         if retry:
             await self._jobs.enqueue_submission(job)
         if job.status is JobStatus.COMPLETED:

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
@@ -143,6 +143,9 @@ class ClusterRegistry:
         lease: Lease | None = None,
     ) -> None:
         self._lease = lease
+        self.on_forget: Callable[[ClusterId], Awaitable[None]] | None = None
+        """Told when a cluster's connection settings change or it is deleted: connections
+        opened with the old ones are closed (the gateways)."""
         self._quota_locks: dict[ClusterId, asyncio.Lock] = {}
         self._uow = uow
         self._clock = clock
@@ -252,6 +255,7 @@ class ClusterRegistry:
             events = await uow.commit()
         await self._publish(events)
         if reconnect:
+            await self._forget(cluster.id)
             await self.queue_connect(cluster.id)
         return cluster
 
@@ -274,7 +278,12 @@ class ClusterRegistry:
         async with self._uow(TenantScope.system()) as uow:
             await uow.clusters.delete(cluster_id)
             await uow.commit()
+        await self._forget(cluster_id)
         return cluster
+
+    async def _forget(self, cluster_id: ClusterId) -> None:
+        if self.on_forget is not None:
+            await self.on_forget(cluster_id)
 
     async def refresh(self, cluster_id: ClusterId) -> Cluster:
         """Sync now: connect, read the nodes and the health checks."""
@@ -317,6 +326,11 @@ class ClusterRegistry:
         async with self._uow(TenantScope.system()) as uow:
             clusters = await uow.clusters.all()
         return [c.name for c in clusters if c.configuration and c.configuration.key_id == key_id]
+
+    async def open_api(self, cluster_id: ClusterId) -> ClusterApi:
+        """A live connection to a real cluster, for the cluster's gateway (the caller closes
+        it). Raises ClusterConnectionError."""
+        return await self._reach(await self._get(cluster_id))
 
     async def queue_reconcile(self, cluster_id: ClusterId) -> None:
         """Queue putting the quotas of a cluster onto it, after a quota change (passes are

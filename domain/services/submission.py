@@ -213,12 +213,16 @@ def validate_submission(
     elif cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
     elif cluster.is_real:
-        bad(
-            "cluster_id",
-            "jobs can't run on registered Kubernetes clusters yet (Kueue workloads are not "
-            "built); use a simulated cluster",
-            "NOT_SUPPORTED",
-        )
+        if sub.job_type is JobType.SERVICE:
+            bad(
+                "job_type",
+                "SERVICE jobs can't run on registered Kubernetes clusters yet (Helm releases "
+                "are not built): use BATCH or TRAINING, or a simulated cluster",
+                "NOT_SUPPORTED",
+            )
+        image = sub.spec.get("image") if isinstance(sub.spec, dict) else None
+        if not isinstance(image, str) or not image.strip() or len(image) > 1024:
+            bad("spec.image", "a container image is needed to run on a Kubernetes cluster")
     return issues
 
 

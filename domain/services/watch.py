@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import timedelta
+from typing import Any
 
 from domain.backoff import backoff_seconds
 from domain.model.cluster import Cluster, ClusterStatus
@@ -169,12 +170,31 @@ class ClusterSupervisor:
     async def _follow(self, cluster: Cluster) -> None:
         if cluster.is_real:
             assert self._registry is not None
-            # Nodes only: running jobs on real clusters (through Kueue) is not built yet.
-            await self._registry.follow(cluster.id)
+            await _first_to_end(  # nodes through the registry, jobs through the gateway
+                self._registry.follow(cluster.id), self._follow_workloads(cluster)
+            )
             return
-        gateway = self._gateways.for_cluster(cluster)
         await self._clusters.refresh_nodes(cluster)
+        await self._follow_workloads(cluster)
+
+    async def _follow_workloads(self, cluster: Cluster) -> None:
+        gateway = self._gateways.for_cluster(cluster)
         for observation in await gateway.list_workloads():
             await self._observations.apply(observation)
         async for observation in gateway.watch():
             await self._observations.apply(observation)
+
+
+async def _first_to_end(*work: Coroutine[Any, Any, None]) -> None:
+    """Run side by side until one ends; then stop the others and raise what that one raised."""
+    tasks = [asyncio.create_task(w) for w in work]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

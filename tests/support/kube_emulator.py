@@ -112,6 +112,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
     _watches: dict[kmock.resource, int] = attrs.field(factory=dict, init=False)
     _version_counter: int = attrs.field(default=1000, init=False)
     namespaces: dict[str, Json] = attrs.field(factory=dict, init=False)
+    _list_marks: dict[str, tuple[kmock.resource, Any]] = attrs.field(factory=dict, init=False)
     """Namespace objects by name (served here, not by kmock: see `_serve_namespace`)."""
     _watches_changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
 
@@ -219,7 +220,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         resource = request.resource
         assert resource is not None
         bus = self._buses[resource]
-        mark = await bus.mark()
+        listed = self._list_marks.pop(request.params.get("resourceVersion", ""), None)
+        mark = listed[1] if listed is not None and listed[0] == resource else await bus.mark()
         await self._count_watch(resource, +1)
         try:
             yield b""  # send the headers: the client is connected
@@ -239,6 +241,19 @@ class KubeEmulator(kmock.KubernetesEmulator):
         finally:
             await bus.unmark(mark)
             await self._count_watch(resource, -1)
+
+    async def _serve_list(self, request: kmock.Request) -> kmock.Payload:
+        """A list's resourceVersion is a mark on the resource's event bus, taken before the
+        objects are read: a watch from it gets every change after the list (kmock's list
+        answers a fixed "..." and a watch could miss what happened in between)."""
+        assert request.resource is not None
+        mark = await self._buses[request.resource].mark()
+        payload = await super()._serve_list(request)
+        version = str(self._next_version())
+        self._list_marks[version] = (request.resource, mark)
+        assert isinstance(payload, dict)
+        payload["metadata"] = {**payload.get("metadata", {}), "resourceVersion": version}
+        return payload
 
     @staticmethod
     def _selects(

@@ -440,6 +440,20 @@ async def test_unreachable_then_back_again(world: World) -> None:
     assert world.cluster(cluster.id).retry_attempt == 1  # counted from the recovery
 
 
+class QuietGateways:
+    """A real cluster's job gateway with no jobs, whose watch waits until cancelled."""
+
+    def for_cluster(self, cluster: Any) -> QuietGateways:
+        return self
+
+    async def list_workloads(self) -> list[Any]:
+        return []
+
+    async def watch(self) -> AsyncIterator[Any]:
+        await asyncio.Event().wait()
+        yield None
+
+
 async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
     world: World,
 ) -> None:
@@ -466,7 +480,7 @@ async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
         clusters=None,  # type: ignore[arg-type]  # not used by a real cluster's watch
         jobs=None,  # type: ignore[arg-type]
         observations=None,  # type: ignore[arg-type]
-        gateways=None,  # type: ignore[arg-type]
+        gateways=QuietGateways(),  # type: ignore[arg-type]  # no jobs: the nodes matter here
         lease=FakeLease(),
         clock=world.clock,
         backoff=backoff,

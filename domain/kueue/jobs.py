@@ -1,0 +1,398 @@
+"""One attempt of a job as a batch/v1 Job that Kueue admits, and the state read back from it.
+
+`batch_job` renders a budcluster Workload (BATCH or TRAINING; a SERVICE never runs to completion,
+so it is refused) as a Job created suspended: Kueue's job integration creates a Workload for it
+and unsuspends it on admission. budcluster retries attempts itself, so the Job allows no
+Kubernetes retry (backoffLimit 0, restartPolicy Never). The spec's container fields become one
+container "main": `image` (required), `command` and `args` (lists; numbers and booleans are
+written as JSON text, "8", "true"), `env` (a mapping, or a list of {name, value}); anything else
+in them raises ValueError naming the field, so nothing is dropped silently. GPUs are requested
+as their vendor's extended resource with requests equal to limits (extended resources cannot be
+overcommitted); cpu and memory are requests, rendered as the quota objects render them.
+
+`observe` reads the Job and its Kueue Workload together as one `WorkloadObservation`, by the
+rules of `WORKLOAD_REASONS`, first match wins. Identity comes from the labels bud.ai/job-id and
+bud.ai/attempt, which the Job and its pods carry. Kueue copies a Job's labels to its Workload
+only for the keys in its configuration's `integrations.labelKeysToCopy`, so a Workload is tied
+to its Job by its controller ownerReference (batch/v1 Job, by name; `owner_job_name`).
+
+Checked against kubernetes-sigs/kueue (apis/kueue/v1beta2/workload_types.go, pkg/constants,
+pkg/controller/jobs/job/job_controller.go, pkg/controller/jobframework, pkg/workload) and
+kubernetes/api batch/v1/types.go:
+- A Job names its LocalQueue in the label kueue.x-k8s.io/queue-name and its
+  WorkloadPriorityClass in kueue.x-k8s.io/priority-class. Kueue names the Workload
+  "job-<job name>-<5 hex of a SHA-1>" and labels it kueue.x-k8s.io/job-uid.
+- Workload conditions: QuotaReserved, Admitted (quota reserved and every admission check
+  ready), PodsReady, Evicted (reasons Preempted, PodsReadyTimeout, AdmissionCheck,
+  ClusterQueueStopped, LocalQueueStopped, NodeFailures, Deactivated; InactiveWorkload before
+  v1beta2), Preempted, Requeued, Finished. The job reconciler sets Finished=True with reason
+  Succeeded or Failed and the message of the Job's Complete or Failed condition (older Kueue
+  wrote reason JobFinished, so the Job's own condition decides then). Re-reserving quota sets
+  Evicted back to False ("Previously: ..."), so Evicted=True means evicted and not re-admitted.
+  status.admission.clusterQueue names the ClusterQueue.
+- batch/v1 Job: conditions Complete, Failed (reasons BackoffLimitExceeded, DeadlineExceeded,
+  PodFailurePolicy...), Suspended; status.startTime is set when the Job is resumed (not while
+  suspended) and reset by a suspension, completionTime only on success. status.active counts
+  pending pods too, so RUNNING needs a ready pod (status.ready, or the Workload's PodsReady);
+  active alone counts only on clusters that do not report status.ready.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from domain.kueue.objects import (
+    CLUSTER_ID_LABEL,
+    KUEUE_GROUP,
+    MANAGED_BY,
+    MANAGER,
+    PRIORITY_CLASS_LABEL,
+    JsonObject,
+    priority_class_name,
+    quantity,
+)
+from domain.model.ids import ClusterId, JobId
+from domain.model.job import JobType
+from domain.model.quota import CPU, MEMORY, gpu_resource
+from domain.ports import Workload, WorkloadObservation, WorkloadPhase
+
+JOB_ID_LABEL = "bud.ai/job-id"
+ATTEMPT_LABEL = "bud.ai/attempt"
+QUEUE_NAME_LABEL = f"{KUEUE_GROUP}/queue-name"
+JOB_UID_LABEL = f"{KUEUE_GROUP}/job-uid"
+"""Set by Kueue on a Workload: the UID of the Job it was made for."""
+BATCH_API_VERSION = "batch/v1"
+CONTAINER_NAME = "main"
+RUNNABLE_TYPES = frozenset({JobType.BATCH, JobType.TRAINING})
+
+QUEUED_REASON = "queued in Kueue"
+DELETED_REASON = "deleted outside budcluster"
+DEADLINE_REASON = "deadline exceeded"
+
+WORKLOAD_REASONS: tuple[tuple[WorkloadPhase, str], ...] = (
+    (
+        WorkloadPhase.SUCCEEDED,
+        "Workload Finished=True reason Succeeded, or Job Complete=True; reason: the message",
+    ),
+    (
+        WorkloadPhase.FAILED,
+        "Workload Finished=True otherwise, or Job Failed=True; reason 'deadline exceeded' for"
+        " DeadlineExceeded, else '<Job reason>: <message>'",
+    ),
+    (
+        WorkloadPhase.DELETED,
+        "the Job is gone or has a deletionTimestamp; reason 'deleted outside budcluster'",
+    ),
+    (
+        WorkloadPhase.PREEMPTED,
+        "Workload Evicted=True; reason '<Evicted reason>: <message>' (Preempted,"
+        " PodsReadyTimeout, Deactivated, InactiveWorkload, ClusterQueueStopped...)",
+    ),
+    (
+        WorkloadPhase.RUNNING,
+        "Job not suspended with a ready or succeeded pod, or Workload PodsReady=True",
+    ),
+    (
+        WorkloadPhase.ADMITTED,
+        "Workload Admitted=True, or QuotaReserved=True while admission checks are pending",
+    ),
+    (
+        WorkloadPhase.QUEUED,
+        "anything else; reason the QuotaReserved=False message, else 'queued in Kueue'",
+    ),
+)
+"""How `observe` maps a Job and its Workload to a phase: the first matching row wins."""
+
+
+# --- the Job ----------------------------------------------------------------------------------
+
+
+def batch_job(
+    workload: Workload, *, cluster_id: ClusterId, ttl_seconds_after_finished: int = 3600
+) -> JsonObject:
+    """The suspended batch/v1 Job that runs one attempt of a BATCH or TRAINING job."""
+    if workload.job_type not in RUNNABLE_TYPES:
+        raise ValueError(f"job_type: a {workload.job_type.value} job does not run as a batch Job")
+    labels = identity_labels(workload, cluster_id)
+    spec: JsonObject = {
+        "suspend": True,
+        "parallelism": 1,
+        "completions": 1,
+        "backoffLimit": 0,
+        "ttlSecondsAfterFinished": ttl_seconds_after_finished,
+        "template": {
+            "metadata": {"labels": dict(labels)},
+            "spec": {"restartPolicy": "Never", "containers": [_container(workload)]},
+        },
+    }
+    if workload.max_duration_seconds is not None:
+        spec["activeDeadlineSeconds"] = workload.max_duration_seconds
+    return {
+        "apiVersion": BATCH_API_VERSION,
+        "kind": "Job",
+        "metadata": {
+            "name": workload.name,
+            "namespace": workload.namespace,
+            "labels": {
+                **labels,
+                QUEUE_NAME_LABEL: workload.queue_name,
+                PRIORITY_CLASS_LABEL: priority_class_name(workload.priority),
+            },
+        },
+        "spec": spec,
+    }
+
+
+def identity_labels(workload: Workload, cluster_id: ClusterId) -> dict[str, str]:
+    """The labels the Job and its pods carry to name their attempt."""
+    return {
+        MANAGED_BY: MANAGER,
+        CLUSTER_ID_LABEL: str(cluster_id),
+        JOB_ID_LABEL: str(workload.job_id),
+        ATTEMPT_LABEL: str(workload.attempt),
+    }
+
+
+def _container(workload: Workload) -> JsonObject:
+    spec = workload.spec
+    image = spec.get("image")
+    if not isinstance(image, str) or not image.strip():
+        raise ValueError("spec.image: a batch Job needs a container image")
+    container: JsonObject = {"name": CONTAINER_NAME, "image": image}
+    for key in ("command", "args"):
+        if spec.get(key) is not None:
+            container[key] = _words(spec[key], f"spec.{key}")
+    if spec.get("env") is not None:
+        container["env"] = _env(spec["env"])
+    container["resources"] = _resources(workload)
+    return container
+
+
+def _text(value: object, field: str) -> str:
+    """A scalar as a container string: text as it is, numbers and booleans as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    raise ValueError(f"{field}: expected text or a number, got {type(value).__name__}")
+
+
+def _words(value: object, field: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError(f"{field}: expected a list of words")
+    return [_text(word, f"{field}[{i}]") for i, word in enumerate(value)]
+
+
+def _env(value: object) -> list[JsonObject]:
+    if isinstance(value, Mapping):
+        return [_env_var(name, v, f"spec.env.{name}") for name, v in value.items()]
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError("spec.env: expected a mapping or a list of {name, value}")
+    return [_env_entry(entry, f"spec.env[{i}]") for i, entry in enumerate(value)]
+
+
+def _env_entry(entry: object, field: str) -> JsonObject:
+    if not isinstance(entry, Mapping) or set(entry) - {"name", "value"}:
+        raise ValueError(f"{field}: expected {{name, value}}")
+    return _env_var(entry.get("name"), entry.get("value", ""), field)
+
+
+def _env_var(name: object, value: object, field: str) -> JsonObject:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{field}: the variable needs a name")
+    return {"name": name, "value": _text(value, field)}
+
+
+def _resources(workload: Workload) -> JsonObject:
+    res = workload.resources
+    requests: JsonObject = {
+        CPU: quantity(CPU, res.cpu_cores),
+        MEMORY: quantity(MEMORY, res.memory_gb),
+    }
+    limits: JsonObject = {}
+    if res.gpu_count > 0:
+        gpu = gpu_resource(res.gpu_type)
+        requests[gpu] = limits[gpu] = res.gpu_count
+    return {"requests": requests, "limits": limits} if limits else {"requests": requests}
+
+
+# --- identity ---------------------------------------------------------------------------------
+
+
+def job_identity(obj: Mapping[str, Any] | None) -> tuple[JobId, int] | None:
+    """(job id, attempt) from an object's bud.ai labels (a Job, a pod, or a Workload when
+    Kueue copies them); None when they are missing or malformed."""
+    labels = _labels(obj)
+    try:
+        job_id = JobId(uuid.UUID(labels[JOB_ID_LABEL]))
+        attempt = int(labels[ATTEMPT_LABEL])
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None
+    return (job_id, attempt) if attempt >= 0 else None
+
+
+def owner_job_name(workload_obj: Mapping[str, Any] | None) -> str | None:
+    """The name of the batch/v1 Job a Kueue Workload was made for (its ownerReference)."""
+    refs = _metadata(workload_obj).get("ownerReferences") or []
+    jobs = [
+        ref
+        for ref in refs
+        if ref.get("kind") == "Job" and ref.get("apiVersion") == BATCH_API_VERSION
+    ]
+    controller = [ref for ref in jobs if ref.get("controller")]
+    chosen = (controller or jobs)[:1]
+    return str(chosen[0]["name"]) if chosen and chosen[0].get("name") else None
+
+
+def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return ((obj or {}).get("metadata") or {}).get("labels") or {}
+
+
+# --- observation ------------------------------------------------------------------------------
+
+
+def observe(
+    job_obj: Mapping[str, Any] | None,
+    kueue_workload: Mapping[str, Any] | None,
+    *,
+    observed_at: datetime,
+    expected: Workload | None = None,
+) -> WorkloadObservation | None:
+    """The whole current state of one attempt, from its Job and its Kueue Workload (either may
+    be None). `expected` is the attempt budcluster handed over: with it, nothing left on the
+    cluster reads as DELETED. None when there is nothing to identify."""
+    identity = job_identity(job_obj) or job_identity(kueue_workload)
+    if identity is None and expected is not None:
+        identity = (expected.job_id, expected.attempt)
+    if identity is None or (job_obj is None and kueue_workload is None and expected is None):
+        return None
+    phase, reason, finished_at = _phase(job_obj, kueue_workload)
+    return WorkloadObservation(
+        job_id=identity[0],
+        attempt=identity[1],
+        phase=phase,
+        reason=reason,
+        observed_at=observed_at,
+        admitted_at=_admitted_at(kueue_workload),
+        started_at=_started_at(job_obj, kueue_workload, phase),
+        finished_at=finished_at,
+        workload=_name(job_obj, kueue_workload, expected),
+    )
+
+
+def _phase(
+    job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None
+) -> tuple[WorkloadPhase, str, datetime | None]:
+    """(phase, reason, finished_at) by the rows of WORKLOAD_REASONS, in order."""
+    if finished := _finished(job, wl):
+        return finished
+    if job is None or _metadata(job).get("deletionTimestamp"):
+        return WorkloadPhase.DELETED, DELETED_REASON, _time(_metadata(job).get("deletionTimestamp"))
+    if evicted := _true(wl, "Evicted"):
+        return WorkloadPhase.PREEMPTED, _because(evicted), _time(evicted.get("lastTransitionTime"))
+    if _running(job, wl):
+        return WorkloadPhase.RUNNING, "running", None
+    if admitted := _admission_reason(wl):
+        return WorkloadPhase.ADMITTED, admitted, None
+    pending = _condition(wl, "QuotaReserved")
+    message = pending.get("message") if pending and pending.get("status") == "False" else None
+    return WorkloadPhase.QUEUED, message or QUEUED_REASON, None
+
+
+def _finished(
+    job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None
+) -> tuple[WorkloadPhase, str, datetime | None] | None:
+    complete, failed = _true(job, "Complete"), _true(job, "Failed")
+    finished = _true(wl, "Finished")
+    if failed or (finished and finished.get("reason") != "Succeeded" and not complete):
+        cause = failed or finished or {}
+        at = _time(cause.get("lastTransitionTime"))
+        if cause.get("reason") == "DeadlineExceeded":
+            return WorkloadPhase.FAILED, DEADLINE_REASON, at
+        return WorkloadPhase.FAILED, _because(cause), at
+    if complete or finished:
+        done = complete or finished or {}
+        at = _time(_status(job).get("completionTime") or done.get("lastTransitionTime"))
+        return WorkloadPhase.SUCCEEDED, done.get("message") or "succeeded", at
+    return None
+
+
+def _running(job: Mapping[str, Any], wl: Mapping[str, Any] | None) -> bool:
+    if _true(wl, "PodsReady"):
+        return True
+    if (job.get("spec") or {}).get("suspend"):
+        return False
+    status = _status(job)
+    pods = status.get("ready") if "ready" in status else status.get("active")
+    return bool(pods) or bool(status.get("succeeded"))
+
+
+def _admission_reason(wl: Mapping[str, Any] | None) -> str | None:
+    queue = (_status(wl).get("admission") or {}).get("clusterQueue")
+    where = f" by ClusterQueue {queue}" if queue else ""
+    if _true(wl, "Admitted"):
+        return f"admitted{where}"
+    if _true(wl, "QuotaReserved"):
+        return f"quota reserved{where}, waiting for admission checks"
+    return None
+
+
+def _admitted_at(wl: Mapping[str, Any] | None) -> datetime | None:
+    cond = _true(wl, "Admitted") or _true(wl, "QuotaReserved")
+    return _time(cond.get("lastTransitionTime")) if cond else None
+
+
+def _started_at(
+    job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None, phase: WorkloadPhase
+) -> datetime | None:
+    if phase in (WorkloadPhase.QUEUED, WorkloadPhase.ADMITTED):
+        return None
+    ready = _true(wl, "PodsReady")
+    return _time(_status(job).get("startTime") or (ready or {}).get("lastTransitionTime"))
+
+
+def _name(
+    job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None, expected: Workload | None
+) -> str | None:
+    name = _metadata(job).get("name") or owner_job_name(wl)
+    return str(name) if name else (expected.name if expected else None)
+
+
+def _because(cond: Mapping[str, Any]) -> str:
+    parts = [str(cond[key]) for key in ("reason", "message") if cond.get(key)]
+    return ": ".join(parts) or "no reason given"
+
+
+# --- reading objects --------------------------------------------------------------------------
+
+
+def _metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("metadata") or {}
+
+
+def _status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("status") or {}
+
+
+def _condition(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any] | None:
+    conditions = _status(obj).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def _true(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any] | None:
+    cond = _condition(obj, kind)
+    return cond if cond is not None and cond.get("status") == "True" else None
+
+
+def _time(value: object) -> datetime | None:
+    """An RFC 3339 time from the API server ("2024-06-03T09:12:44Z") as aware UTC."""
+    if value is None or value == "":
+        return None
+    parsed = datetime.fromisoformat(str(value))
+    if parsed.tzinfo is None:
+        raise ValueError(f"{value!r} is not an RFC 3339 time (no offset)")
+    return parsed.astimezone(UTC)

@@ -1,0 +1,242 @@
+"""Jobs on a real cluster through Kueue, against kmock's emulator, with the supervisor running.
+
+The test plays Kueue's controller: it creates the Workload Kueue would make for a Job and sets
+its conditions (QuotaReserved, Admitted, Finished, Evicted) and the Job's status, as documented
+for Kueue's v1beta2 API and batch/v1.
+
+Covers, on SQLite and PostgreSQL: a BATCH job becomes a suspended batch/v1 Job with Kueue's
+queue and priority-class labels, its GPU request and deadline; QuotaReserved/Admitted ->
+ADMITTED, the Job running -> RUNNING, Finished (Succeeded) -> COMPLETED; Evicted (Preempted) ->
+PREEMPTED and a retry as a new Job; cancelJob deletes the Job; a Job deleted outside budcluster
+-> CANCELLED; SERVICE jobs and jobs without an image are refused with the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.db.engine import Database
+from adapters.secrets.keyring import write_new_key
+from budcluster.bootstrap import App
+from domain.errors import ValidationFailed
+from domain.model.cluster import ClusterStatus, Platform
+from domain.model.ids import ClusterId, ProjectId, TenantId
+from domain.model.job import DeploymentType, Job, JobStatus, JobType, Resources
+from domain.model.principal import Principal, Scope
+from domain.services.registry import Registration
+from domain.services.submission import JobSubmission
+from tests.integration.test_app_flows import make_app
+from tests.support import k8s_nodes
+from tests.support.kube_emulator import KubeEmulator, kubeconfig_for, running_emulator
+
+ALICE = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
+NOW = "2026-11-22T12:00:00Z"
+S = JobStatus
+
+
+@pytest.fixture
+async def world(db: Database, tmp_path: Path) -> AsyncIterator[tuple[App, KubeEmulator, ClusterId]]:
+    keys = tmp_path / "keys"
+    write_new_key(keys, bits=3072)
+    app = await make_app(db.url, keys_dir=keys)
+    async with running_emulator() as emulator:
+        emulator.serve_kueue("v1beta2")
+        emulator.seed(k8s_nodes.a100_gfd_node())
+        await app.start()
+        cluster = await app.registry.register(
+            Registration(name="lab", platform=Platform.ON_PREM, kubeconfig=kubeconfig_for(emulator))
+        )
+        await until(lambda: status_of_cluster(app, cluster.id), ClusterStatus.AVAILABLE)
+        yield app, emulator, cluster.id
+        await app.close()
+
+
+async def status_of_cluster(app: App, cluster_id: ClusterId) -> ClusterStatus | None:
+    found = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    return None if found is None else found.status
+
+
+async def until(read: Callable[[], Any], wanted: object, within: float = 15.0) -> None:
+    last: object = None
+    try:
+        async with asyncio.timeout(within):
+            while (last := await read()) != wanted:
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"still {last!r}, waiting for {wanted!r}") from None
+
+
+def batch(cluster_id: ClusterId, **changes: Any) -> JobSubmission:
+    base = JobSubmission(
+        name="train-resnet",
+        project_id=ProjectId(uuid.uuid4()),
+        cluster_id=cluster_id,
+        job_type=JobType.BATCH,
+        deployment_type=DeploymentType.DOCKER,
+        resources=Resources("nvidia-a100-80gb", 4),
+        spec={"image": "ghcr.io/acme/train:1.4", "command": ["python", "train.py"]},
+        max_duration_seconds=3600,
+    )
+    return replace(base, **changes)
+
+
+async def job_status(app: App, job: Job) -> JobStatus:
+    found = await app.jobs.get(ALICE, job.id)
+    assert found is not None
+    return found.status
+
+
+def jobs_in(emulator: KubeEmulator) -> dict[str, dict[str, Any]]:
+    return {
+        obj.raw["metadata"]["name"]: obj.raw
+        for (resource, _, _), obj in emulator.objects.items()
+        if resource.group == "batch" and resource.plural == "jobs" and not obj.deleted
+    }
+
+
+def kueue_workload(job: dict[str, Any], *conditions: dict[str, str]) -> dict[str, Any]:
+    """The Workload Kueue's job controller makes for a Job, with these conditions."""
+    name = job["metadata"]["name"]
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": f"job-{name}-7c4d2",
+            "namespace": job["metadata"]["namespace"],
+            "labels": {"kueue.x-k8s.io/job-uid": "0d7f5a2e"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": name,
+                    "uid": "0d7f5a2e",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"queueName": "default", "priorityClassName": "bud-normal", "priority": 100},
+        "status": {"conditions": list(conditions)},
+    }
+
+
+def condition(kind: str, reason: str, status: str = "True", message: str = "") -> dict[str, str]:
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason,
+        "message": message or reason,
+        "lastTransitionTime": NOW,
+    }
+
+
+async def handed_over(app: App, emulator: KubeEmulator, job: Job) -> dict[str, Any]:
+    await until(lambda: job_status(app, job), S.QUEUED)
+    found = await app.jobs.get(ALICE, job.id)
+    assert found is not None
+    async with asyncio.timeout(10):
+        while found.workload_name not in jobs_in(emulator):
+            await asyncio.sleep(0.05)
+    return jobs_in(emulator)[found.workload_name]
+
+
+async def test_a_batch_job_runs_through_kueue(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    app, emulator, cluster_id = world
+    job = await app.jobs.submit(ALICE, batch(cluster_id))
+    manifest = await handed_over(app, emulator, job)
+    labels = manifest["metadata"]["labels"]
+    assert manifest["spec"]["suspend"] is True
+    assert labels["kueue.x-k8s.io/queue-name"] == "default"
+    assert labels["kueue.x-k8s.io/priority-class"] == "bud-normal"
+    assert manifest["spec"]["activeDeadlineSeconds"] == 3600
+    container = manifest["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "ghcr.io/acme/train:1.4"
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 4
+
+    workload = await emulator.create(
+        kueue_workload(
+            manifest,
+            condition("QuotaReserved", "QuotaReserved"),
+            condition("Admitted", "Admitted"),
+        )
+    )
+    await until(lambda: job_status(app, job), S.ADMITTED)
+    await emulator.patch_object(
+        manifest, {"spec": {"suspend": False}, "status": {"active": 1, "startTime": NOW}}
+    )
+    await until(lambda: job_status(app, job), S.RUNNING)
+    conditions = [
+        *workload["status"]["conditions"],
+        condition("Finished", "Succeeded", message="Job finished successfully"),
+    ]
+    await emulator.patch_object(workload, {"status": {"conditions": conditions}})
+    await until(lambda: job_status(app, job), S.COMPLETED)
+
+
+async def test_cancel_deletes_and_a_deleted_job_is_cancelled(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    app, emulator, cluster_id = world
+    first = await app.jobs.submit(ALICE, batch(cluster_id, name="first"))
+    manifest = await handed_over(app, emulator, first)
+    await app.jobs.cancel(ALICE, first.id, "not needed")
+    async with asyncio.timeout(10):
+        while manifest["metadata"]["name"] in jobs_in(emulator):
+            await asyncio.sleep(0.05)
+
+    second = await app.jobs.submit(ALICE, batch(cluster_id, name="second"))
+    manifest = await handed_over(app, emulator, second)
+    await emulator.delete_object(manifest)  # someone ran kubectl delete job
+    await until(lambda: job_status(app, second), S.CANCELLED)
+
+
+async def test_an_evicted_workload_is_preempted_then_retried(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    app, emulator, cluster_id = world
+    job = await app.jobs.submit(ALICE, batch(cluster_id, max_retries=2))
+    manifest = await handed_over(app, emulator, job)
+    await emulator.create(
+        kueue_workload(
+            manifest,
+            condition("QuotaReserved", "QuotaReserved", "False"),
+            condition("Admitted", "Admitted", "False"),
+            condition("Evicted", "Preempted", message="Preempted to accommodate a workload"),
+        )
+    )
+
+    async def attempt() -> int:
+        found = await app.jobs.get(ALICE, job.id)
+        assert found is not None
+        return found.attempt
+
+    await until(attempt, 1)  # retried per its policy: a new attempt, a new Job
+    retried = await app.jobs.get(ALICE, job.id)
+    assert retried is not None
+    async with asyncio.timeout(15):
+        while retried.workload_name not in jobs_in(emulator):
+            await asyncio.sleep(0.05)
+    assert retried.workload_name != manifest["metadata"]["name"]
+    async with asyncio.timeout(10):  # the evicted attempt is taken back: Kueue won't rerun it
+        while manifest["metadata"]["name"] in jobs_in(emulator):
+            await asyncio.sleep(0.05)
+
+
+async def test_what_a_real_cluster_cannot_run_is_refused(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    app, _, cluster_id = world
+    with pytest.raises(ValidationFailed) as refused:
+        await app.jobs.submit(ALICE, batch(cluster_id, job_type=JobType.SERVICE))
+    assert "job_type" in {issue.field for issue in refused.value.issues}
+    with pytest.raises(ValidationFailed) as refused:
+        await app.jobs.submit(ALICE, batch(cluster_id, spec={"command": ["true"]}))
+    assert "spec.image" in {issue.field for issue in refused.value.issues}
