@@ -6,9 +6,11 @@ finds it there and changes nothing. `cancel` deletes the attempt's Jobs (their p
 Workload go with them); `set_priority` relabels them. What runs is read back from the Jobs and
 their Kueue Workloads: `list_workloads` lists both and reports each attempt's whole state
 (`observe`), `watch` follows both collections from the lists' resourceVersions and reports an
-attempt again whenever its Job or Workload changes. A cluster that does not answer raises
-GatewayUnavailable (the caller backs off); an expired watch ends it too, and the caller lists
-again.
+attempt again whenever its Job or Workload changes (it starts with a list of its own, and
+reports that first: what changed since the caller's list is not lost). A cluster that does not
+answer raises GatewayUnavailable (the caller backs off); an expired watch ends it too, and the
+caller lists again; after RELIST_SECONDS the watch ends by itself, for a fresh full list (lost
+jobs and orphans are found by one).
 
 One connection per cluster (`KueueGateways` keeps them), opened on first use through the
 registry, which opens the sealed kubeconfig only in memory; `close` closes them all.
@@ -51,6 +53,8 @@ log = logging.getLogger(__name__)
 Json = dict[str, Any]
 T = TypeVar("T")
 JOBS = "/apis/batch/v1/jobs"
+RELIST_SECONDS = 300.0
+"""A watch ends after this long, and the caller lists again (the periodic full picture)."""
 Connect = Callable[[ClusterId], Awaitable[ClusterApi]]
 NodeParser = Callable[[Json, ClusterId], Node]
 
@@ -65,6 +69,7 @@ class KueueGateway:
         self._parse_node = parse_node
         self._api: ClusterApi | None = None
         self._opening = asyncio.Lock()
+        self.relist_seconds = RELIST_SECONDS
 
     # --- the connection -----------------------------------------------------------------------
 
@@ -166,6 +171,8 @@ class KueueGateway:
 
     async def watch(self) -> AsyncIterator[WorkloadObservation]:
         state, jobs_version, workloads_version, workloads_path = await self._call(self._state)
+        for listed in state.observations(self._clock):  # what changed since the caller's list
+            yield listed
         api = await self._client()
         events: asyncio.Queue[tuple[str, str, Json] | BaseException] = asyncio.Queue()
 
@@ -182,9 +189,14 @@ class KueueGateway:
         pumps = [asyncio.create_task(pump("job", JOBS, jobs_version))]
         if workloads_path is not None:
             pumps.append(asyncio.create_task(pump("workload", workloads_path, workloads_version)))
+        ends = asyncio.get_running_loop().time() + self.relist_seconds
         try:
             while True:
-                item = await events.get()
+                remaining = ends - asyncio.get_running_loop().time()
+                try:
+                    item = await asyncio.wait_for(events.get(), max(remaining, 0.0))
+                except TimeoutError:
+                    return  # time to list again: lost jobs and orphans are found by a full list
                 if isinstance(item, WatchExpired):
                     raise GatewayUnavailable("the watch expired: list again") from None
                 if isinstance(item, ClusterConnectionError):

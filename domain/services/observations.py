@@ -10,11 +10,16 @@ remain, as Kueue requeues evicted workloads; a FAILED job waits for `retryJob`.
 
 from __future__ import annotations
 
-from datetime import datetime
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
+from domain.model.ids import ClusterId, JobId
 from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus
 from domain.ports import (
     Clock,
+    ClusterGateway,
     EventPublisher,
     TaskQueue,
     TenantScope,
@@ -24,6 +29,8 @@ from domain.ports import (
 )
 from domain.services import task_names
 from domain.services.jobs import JobService, commit_and_publish
+
+log = logging.getLogger(__name__)
 
 PHASE_STATUS = {
     WorkloadPhase.QUEUED: JobStatus.QUEUED,
@@ -60,6 +67,19 @@ def _allowed(status: JobStatus) -> frozenset[JobStatus]:
     return ALLOWED_TRANSITIONS[status]
 
 
+LOST_REASON = "lost: its objects are gone from the cluster"
+_MUST_EXIST = (JobStatus.ADMITTED, JobStatus.RUNNING)
+
+
+@dataclass
+class Reconciliation:
+    """What `reconcile_listing` found: jobs lost, orphans seen, orphans removed."""
+
+    lost: list[JobId] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
 def _stamp(status: JobStatus, obs: WorkloadObservation) -> datetime:
     if status is JobStatus.ADMITTED and obs.admitted_at:
         return obs.admitted_at
@@ -85,6 +105,47 @@ class ObservationService:
         self._tasks = tasks
         self._publisher = publisher
         self._jobs = jobs
+        self.orphan_grace = timedelta(minutes=10)
+        self._orphans_seen: dict[tuple[ClusterId, JobId, int], datetime] = {}
+
+    async def reconcile_listing(
+        self,
+        cluster_id: ClusterId,
+        listed: Sequence[WorkloadObservation],
+        gateway: ClusterGateway,
+    ) -> Reconciliation:
+        """The cluster is the source of truth for what runs (a real cluster, after a full list):
+        a job ADMITTED or RUNNING here whose objects are gone becomes FAILED ("lost"); objects
+        of budcluster's with no job here are orphans, reported, and removed once they have been
+        seen for `orphan_grace`."""
+        now = self._clock.now()
+        seen = {(o.job_id, o.attempt) for o in listed}
+        result = Reconciliation()
+        async with self._uow(TenantScope.system()) as uow:
+            for job in await uow.jobs.active_on_cluster(cluster_id):
+                if job.status in _MUST_EXIST and (job.id, job.attempt) not in seen:
+                    fresh = await uow.jobs.get(job.id, for_update=True)
+                    if fresh is None or fresh.status not in _MUST_EXIST:
+                        continue
+                    fresh.transition(JobStatus.FAILED, LOST_REASON, now)
+                    result.lost.append(fresh.id)
+            known = await uow.jobs.get_many(list({o.job_id for o in listed}))
+            await commit_and_publish(uow, self._publisher)
+        for obs in listed:
+            key = (cluster_id, obs.job_id, obs.attempt)
+            if obs.job_id in known:  # an old attempt's objects are the cancel task's business
+                self._orphans_seen.pop(key, None)
+                continue
+            first = self._orphans_seen.setdefault(key, now)
+            if now - first >= self.orphan_grace:
+                await gateway.cancel(obs.job_id, obs.attempt)
+                self._orphans_seen.pop(key, None)
+                result.removed.append(obs.workload or str(obs.job_id))
+                log.warning("removed orphaned workload %s", obs.workload)
+            else:
+                result.orphans.append(obs.workload or str(obs.job_id))
+                log.warning("workload %s has no job: removed after %s", obs.workload, first)
+        return result
 
     async def apply(self, obs: WorkloadObservation) -> Job | None:
         """Apply one observation; returns the job if it changed."""

@@ -179,8 +179,11 @@ class ClusterSupervisor:
 
     async def _follow_workloads(self, cluster: Cluster) -> None:
         gateway = self._gateways.for_cluster(cluster)
-        for observation in await gateway.list_workloads():
+        listed = await gateway.list_workloads()
+        for observation in listed:
             await self._observations.apply(observation)
+        if cluster.is_real:  # the cluster is the truth of what runs: lost jobs, orphans
+            await self._observations.reconcile_listing(cluster.id, listed, gateway)
         async for observation in gateway.watch():
             await self._observations.apply(observation)
 

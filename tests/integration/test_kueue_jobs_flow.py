@@ -4,7 +4,9 @@ The test plays Kueue's controller: it creates the Workload Kueue would make for 
 its conditions (QuotaReserved, Admitted, Finished, Evicted) and the Job's status, as documented
 for Kueue's v1beta2 API and batch/v1.
 
-Covers, on SQLite and PostgreSQL: a BATCH job becomes a suspended batch/v1 Job with Kueue's
+Covers, on SQLite and PostgreSQL (and the reconciling rules: a job RUNNING here whose objects
+are gone is FAILED "lost"; objects of budcluster's with no job are orphans, removed after a
+grace; a hand-over repeated after a crash makes no second Job): a BATCH job becomes a suspended batch/v1 Job with Kueue's
 queue and priority-class labels, its GPU request and deadline; QuotaReserved/Admitted ->
 ADMITTED, the Job running -> RUNNING, Finished (Succeeded) -> COMPLETED; Evicted (Preempted) ->
 PREEMPTED and a retry as a new Job; cancelJob deletes the Job; a Job deleted outside budcluster
@@ -17,6 +19,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,7 @@ from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, ProjectId, TenantId
 from domain.model.job import DeploymentType, Job, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
+from domain.ports import Workload
 from domain.services.registry import Registration
 from domain.services.submission import JobSubmission
 from tests.integration.test_app_flows import make_app
@@ -240,3 +244,60 @@ async def test_what_a_real_cluster_cannot_run_is_refused(
     with pytest.raises(ValidationFailed) as refused:
         await app.jobs.submit(ALICE, batch(cluster_id, spec={"command": ["true"]}))
     assert "spec.image" in {issue.field for issue in refused.value.issues}
+
+
+async def test_the_cluster_is_the_truth_lost_jobs_and_orphans(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    app, emulator, cluster_id = world
+    job = await app.jobs.submit(ALICE, batch(cluster_id))
+    manifest = await handed_over(app, emulator, job)
+    await emulator.create(kueue_workload(manifest, condition("Admitted", "Admitted")))
+    await emulator.patch_object(
+        manifest, {"spec": {"suspend": False}, "status": {"active": 1, "startTime": NOW}}
+    )
+    await until(lambda: job_status(app, job), S.RUNNING)
+
+    # while nobody watched: its objects vanished, and someone left a Job of budcluster's
+    # whose job this database does not know
+    key = ("batch/v1/jobs", manifest["metadata"]["namespace"], manifest["metadata"]["name"])
+    del emulator.objects[key]  # gone without a watch event
+    stray = {
+        **manifest,
+        "metadata": {
+            **manifest["metadata"],
+            "name": "bud-00000000000000000000-a0",
+            "labels": {**manifest["metadata"]["labels"], "bud.ai/job-id": str(uuid.uuid4())},
+        },
+    }
+    emulator.seed(stray)
+    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    gateway = app.gateways.for_cluster(cluster)
+    listed = await gateway.list_workloads()
+    found = await app.observations.reconcile_listing(cluster_id, listed, gateway)
+    assert found.lost == [job.id] and found.orphans == ["bud-00000000000000000000-a0"]
+    lost = await app.jobs.get(ALICE, job.id)
+    assert lost is not None and lost.status is S.FAILED
+    events = await app.jobs.events(ALICE, [job.id])
+    assert events[job.id][-1].reason.startswith("lost")
+
+    app.observations.orphan_grace = timedelta(0)  # seen long enough: removed
+    found = await app.observations.reconcile_listing(cluster_id, listed, gateway)
+    assert found.removed == ["bud-00000000000000000000-a0"]
+    assert "bud-00000000000000000000-a0" not in jobs_in(emulator)
+
+
+async def test_a_hand_over_repeated_after_a_crash_makes_one_job(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    """A worker that created the Job and died before recording it: the task runs again and
+    finds the Job there (deterministic name), so the attempt has exactly one workload."""
+    app, emulator, cluster_id = world
+    job = await app.jobs.submit(ALICE, batch(cluster_id, name="twice"))
+    manifest = await handed_over(app, emulator, job)
+    found = await app.jobs.get(ALICE, job.id)
+    assert found is not None
+    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    await app.gateways.for_cluster(cluster).submit(Workload.of(found))  # the task, again
+    ours = [n for n in jobs_in(emulator) if n.startswith(manifest["metadata"]["name"][:25])]
+    assert ours == [manifest["metadata"]["name"]]
