@@ -20,13 +20,11 @@ from domain.model.ids import ClusterId
 from domain.ports import (
     EventHub,
     EventLog,
-    LiveSubscription,
-    Overflowed,
     StoredEvent,
     TenantScope,
     UnitOfWorkFactory,
 )
-from domain.services.replay import events_after
+from domain.services.replay import events_after, live_updates
 
 KINDS = (ClusterChangeKind.STATUS, ClusterChangeKind.NODES)
 
@@ -91,32 +89,13 @@ class ClusterUpdatesService:
         except BaseException:
             await live.close()
             raise
-        return self._stream(cluster_id, live, first, last)
-
-    async def _stream(
-        self,
-        cluster_id: ClusterId,
-        live: LiveSubscription,
-        first: list[ClusterUpdate],
-        last: int,
-    ) -> AsyncGenerator[ClusterUpdate, None]:
-        try:
-            for earlier in first:
-                yield earlier
-            async for item in live:
-                if isinstance(item, Overflowed):
-                    snapshot = await self._snapshot(cluster_id, "resync")
-                    last = snapshot.sequence
-                    yield snapshot
-                    continue
-                if item.sequence <= last:
-                    continue
-                last = item.sequence
-                update = _update(item)
-                if update is not None:
-                    yield update
-        finally:
-            await live.close()
+        return live_updates(
+            live,
+            first,
+            last,
+            change=_update,
+            resync=lambda: self._snapshot(cluster_id, "resync"),
+        )
 
     async def _snapshot(self, cluster_id: ClusterId, reason: str) -> ClusterUpdate:
         async with self._uow(TenantScope.system(), consistent_read=True) as uow:

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
+
 from domain.model.ids import ClusterId
-from domain.ports import EventLog, StoredEvent
+from domain.ports import EventLog, LiveSubscription, Overflowed, StoredEvent
+
+
+class Sequenced(Protocol):
+    @property
+    def sequence(self) -> int: ...
+
+
+U = TypeVar("U")
+S = TypeVar("S", bound=Sequenced)
 
 
 async def events_after(
@@ -27,3 +39,34 @@ async def events_after(
     if events and events[0].sequence != since + 1:
         return None  # pruned while we read
     return events
+
+
+async def live_updates(
+    live: LiveSubscription,
+    first: Sequence[U],
+    last: int,
+    *,
+    change: Callable[[StoredEvent], U | None],
+    resync: Callable[[], Awaitable[S]],
+) -> AsyncGenerator[U | S, None]:
+    """The rest of a snapshot-then-changes stream: `first` (the snapshot or the replayed
+    changes, up to sequence `last`), then each live event after `last` as `change` makes it
+    (None: not this stream's); a subscriber that fell behind gets `resync()` (a fresh
+    snapshot) and continues from its sequence. Closes `live` when it ends."""
+    try:
+        for earlier in first:
+            yield earlier
+        async for item in live:
+            if isinstance(item, Overflowed):
+                snapshot = await resync()
+                last = snapshot.sequence
+                yield snapshot
+                continue
+            if item.sequence <= last:
+                continue
+            last = item.sequence
+            update = change(item)
+            if update is not None:
+                yield update
+    finally:
+        await live.close()

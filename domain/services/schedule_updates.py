@@ -23,8 +23,8 @@ from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
 from domain.model.timeline import QueueEntry, Segment, Timeline, TimelineDiff
-from domain.ports import EventHub, EventLog, LiveSubscription, Overflowed, StoredEvent
-from domain.services.replay import events_after
+from domain.ports import EventHub, EventLog, StoredEvent
+from domain.services.replay import events_after, live_updates
 from domain.services.timeline import TimelineService, anonymous, anonymous_entry, visible_to
 
 
@@ -125,7 +125,13 @@ class ScheduleUpdatesService:
         except BaseException:
             await live.close()
             raise
-        return self._stream(principal, cluster_id, start, end, live, first, last)
+        return live_updates(
+            live,
+            first,
+            last,
+            change=lambda event: self._cut(event, principal, start, end),
+            resync=lambda: self._snapshot(principal, cluster_id, start, end, "resync"),
+        )
 
     def _cut(
         self, event: StoredEvent, principal: Principal, start: datetime, end: datetime
@@ -143,34 +149,6 @@ class ScheduleUpdatesService:
                 event.sequence, change.timeline, principal, start, end
             )
         return found
-
-    async def _stream(
-        self,
-        principal: Principal,
-        cluster_id: ClusterId,
-        start: datetime,
-        end: datetime,
-        live: LiveSubscription,
-        first: list[ScheduleUpdate],
-        last: int,
-    ) -> AsyncGenerator[ScheduleUpdate, None]:
-        try:
-            for update in first:
-                yield update
-            async for item in live:
-                if isinstance(item, Overflowed):
-                    snapshot = await self._snapshot(principal, cluster_id, start, end, "resync")
-                    last = snapshot.sequence
-                    yield snapshot
-                    continue
-                if item.sequence <= last:
-                    continue
-                last = item.sequence
-                change = self._cut(item, principal, start, end)
-                if change is not None:
-                    yield change
-        finally:
-            await live.close()
 
     async def _snapshot(
         self,
