@@ -25,6 +25,7 @@ from adapters.db.engine import Database
 from adapters.db.eventlog import SqlEventLog
 from adapters.events.hub import EventHubImpl, InProcessPublisher
 from adapters.events.redis import RedisPublisher, RedisRelay
+from adapters.helm.releases import PyHelmReleaseFactory
 from adapters.kubernetes.connection import KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
 from adapters.leases import LocalLease, RedisLease
@@ -35,6 +36,7 @@ from adapters.simulated.gateway import SimulatedClusters
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
+from domain.aio import cancel_and_wait
 from domain.errors import Conflict
 from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
@@ -156,11 +158,7 @@ class App:
                 log.exception("pruning events failed")
 
     async def close(self) -> None:
-        for task in self.background:
-            task.cancel()
-        for task in self.background:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(self.background)
         self.background.clear()
         if isinstance(self.tasks, InProcessTaskQueue):
             await self.tasks.close()
@@ -252,6 +250,11 @@ async def build(
             connect=lambda cluster_id: registry.open_api(cluster_id),
             clock=clock,
             parse_node=node_from_k8s,
+            releases=PyHelmReleaseFactory(
+                open_kubeconfig=lambda cluster_id: registry.open_kubeconfig(cluster_id),
+                executable=settings.helm_executable,
+                timeout=settings.helm_timeout,
+            ).for_cluster,
         ),
     )
     jobs = JobService(uow=uow, clock=clock, tasks=tasks, publisher=publisher)

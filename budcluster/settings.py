@@ -63,6 +63,9 @@ class Settings:
     timeline_period_seconds: float = 30.0
     cluster_sync_seconds: float = 180.0
     """The full sync of every real cluster (nodes and health), beside the node watch."""
+    helm_executable: str = "helm"
+    """The helm binary SERVICE jobs on real clusters are installed with (through pyhelm3)."""
+    helm_timeout: str = "5m"
     log_level: str = "INFO"
     keys_dir: Path | None = None
     keys_pem: str = field(default="", repr=False)
@@ -133,6 +136,8 @@ class Settings:
             timeline_debounce_seconds=float(_env("TIMELINE_DEBOUNCE_SECONDS", "0.05") or 0.05),
             timeline_period_seconds=float(_env("TIMELINE_PERIOD_SECONDS", "30") or 30),
             cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),
+            helm_executable=_env("HELM", "helm") or "helm",
+            helm_timeout=_env("HELM_TIMEOUT", "5m") or "5m",
             log_level=_env("LOG_LEVEL", "INFO") or "INFO",
             keys_dir=Path(keys_dir) if keys_dir else None,
             keys_pem=_env("KEYS_PEM", "") or "",

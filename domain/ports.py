@@ -22,6 +22,7 @@ from domain.model.cluster import Cluster, HealthCheck, Node
 from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId, TokenId
 from domain.model.job import (
+    DeploymentType,
     Job,
     JobChanged,
     JobEvent,
@@ -404,6 +405,7 @@ class Workload:
     preemptible: bool
     resources: Resources
     created_at: datetime
+    deployment_type: DeploymentType = DeploymentType.DOCKER
     estimated_duration_seconds: int | None = None
     max_duration_seconds: int | None = None
     spec: Mapping[str, Any] = field(default_factory=dict)
@@ -420,6 +422,7 @@ class Workload:
             name=job.workload_name,
             tenant_id=job.tenant_id,
             job_type=job.job_type,
+            deployment_type=job.deployment_type,
             priority=job.priority,
             preemptible=job.preemptible,
             resources=job.resources,
@@ -478,6 +481,58 @@ class ClusterGateway(Protocol):
 
 class GatewayFactory(Protocol):
     def for_cluster(self, cluster: Cluster) -> ClusterGateway: ...
+
+
+SHIPPED_CHART = "bud-service"
+"""The chart budcluster ships for DOCKER services (adapters/helm/charts/bud-service)."""
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """A Helm release to install (or find installed): one attempt of a SERVICE job."""
+
+    name: str
+    namespace: str
+    chart: str
+    """A chart reference Helm understands; SHIPPED_CHART is the chart budcluster ships."""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    repo: str | None = None
+    version: str | None = None
+
+    @property
+    def shipped(self) -> bool:
+        return self.chart == SHIPPED_CHART and self.repo is None
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    name: str
+    namespace: str
+    status: str
+    """Helm's: deployed, failed, pending-install, uninstalling..."""
+
+
+class ReleaseRejected(Exception):
+    """Helm refused the release for good (no such chart, values its schema rejects, a template
+    that fails): retrying the same hand-over would fail the same way."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class HelmReleases(Protocol):
+    """Helm releases on one cluster. Methods raise GatewayUnavailable (Helm or the cluster
+    can't be reached; try again) or ReleaseRejected."""
+
+    async def install(self, release: ReleaseSpec) -> None:
+        """Install the release; one already there by that name is left as it is."""
+
+    async def uninstall(self, name: str, namespace: str) -> None:
+        """Remove the release; one already gone is fine."""
+
+    async def releases(self) -> list[ReleaseInfo]:
+        """Every release on the cluster, in all namespaces."""
 
 
 class WatchExpired(Exception):

@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from domain.aio import cancel_and_wait
 from domain.errors import ClusterConnectionError
-from domain.kueue.jobs import batch_job, job_identity, observe, owner_job_name
+from domain.kueue.jobs import batch_job, job_identity, observe, owner_job_name, pod_job_name
 from domain.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
@@ -35,14 +37,24 @@ from domain.kueue.objects import (
     choose_version,
     priority_class_name,
 )
+from domain.kueue.services import (
+    RELEASE_LABEL,
+    is_release_of,
+    is_service_pod,
+    observe_service,
+    owner_pod,
+    service_release,
+)
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
-from domain.model.job import JobPriority
+from domain.model.job import JobPriority, JobType
 from domain.ports import (
     Clock,
     ClusterApi,
     GatewayUnavailable,
+    HelmReleases,
     ObjectConflict,
+    ReleaseRejected,
     WatchExpired,
     Workload,
     WorkloadObservation,
@@ -53,20 +65,31 @@ log = logging.getLogger(__name__)
 Json = dict[str, Any]
 T = TypeVar("T")
 JOBS = "/apis/batch/v1/jobs"
+PODS = "/api/v1/pods"
 RELIST_SECONDS = 300.0
 """A watch ends after this long, and the caller lists again (the periodic full picture)."""
 Connect = Callable[[ClusterId], Awaitable[ClusterApi]]
 NodeParser = Callable[[Json, ClusterId], Node]
+ReleasesOf = Callable[[ClusterId], HelmReleases]
+Key = tuple[str, ...]
+"""("job", namespace, name) for a batch Job; ("service", job id, attempt) for a release's pods."""
 
 
 class KueueGateway:
     def __init__(
-        self, cluster_id: ClusterId, *, connect: Connect, clock: Clock, parse_node: NodeParser
+        self,
+        cluster_id: ClusterId,
+        *,
+        connect: Connect,
+        clock: Clock,
+        parse_node: NodeParser,
+        releases: HelmReleases | None = None,
     ) -> None:
         self._cluster_id = cluster_id
         self._connect = connect
         self._clock = clock
         self._parse_node = parse_node
+        self._releases = releases
         self._api: ClusterApi | None = None
         self._opening = asyncio.Lock()
         self.relist_seconds = RELIST_SECONDS
@@ -99,7 +122,19 @@ class KueueGateway:
 
     # --- commands -----------------------------------------------------------------------------
 
+    def _helm(self) -> HelmReleases:
+        if self._releases is None:
+            raise ReleaseRejected("SERVICE jobs need Helm, and this service runs without it")
+        return self._releases
+
     async def submit(self, workload: Workload) -> None:
+        if workload.job_type is JobType.SERVICE:
+            try:
+                release = service_release(workload, cluster_id=self._cluster_id)
+            except ValueError as exc:
+                raise ReleaseRejected(str(exc)) from None
+            await self._helm().install(release)
+            return
         manifest = batch_job(workload, cluster_id=self._cluster_id)
         path = f"/apis/batch/v1/namespaces/{workload.namespace}/jobs"
 
@@ -109,26 +144,69 @@ class KueueGateway:
 
         await self._call(create)
 
-    async def _jobs_of(self, api: ClusterApi, job_id: JobId, attempt: int) -> list[Json]:
+    async def _owned(self, api: ClusterApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
         selector = f"bud.ai/job-id={job_id},bud.ai/attempt={attempt}"
-        listed, _ = await api.list_objects(JOBS, label_selector=selector)
+        listed, _ = await api.list_objects(path, label_selector=selector)
         return [j for j in listed if job_identity(j) == (job_id, attempt) and self._ours(j)]
 
     async def cancel(self, job_id: JobId, attempt: int) -> None:
-        async def delete(api: ClusterApi) -> None:
-            for job in await self._jobs_of(api, job_id, attempt):
-                await api.delete_object(_path(job))
+        """Delete the attempt's batch Jobs, and uninstall its Helm releases (named by its pods;
+        or, with no Job and no pod yet, by the releases Helm lists)."""
 
-        await self._call(delete)
+        async def delete(api: ClusterApi) -> tuple[int, set[tuple[str, str]]]:
+            jobs = await self._owned(api, JOBS, job_id, attempt)
+            for job in jobs:
+                await api.delete_object(_path(job))
+            pods = await self._owned(api, PODS, job_id, attempt)
+            releases = {
+                (_key(p)[0], str(_labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)
+            }
+            return len(jobs), releases
+
+        deleted, releases = await self._call(delete)
+        if not deleted and not releases and self._releases is not None:
+            try:
+                releases = {
+                    (r.namespace, r.name)
+                    for r in await self._releases.releases()
+                    if is_release_of(r.name, job_id, attempt)
+                }
+            except GatewayUnavailable as exc:  # its pods, once made, are orphans: swept then
+                log.warning("could not list Helm releases to cancel %s: %s", job_id, exc)
+        for namespace, name in sorted(releases):
+            await self._helm().uninstall(name, namespace)
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
-        patch = {"metadata": {"labels": {PRIORITY_CLASS_LABEL: priority_class_name(priority)}}}
+        """Relabel the attempt's Jobs and pods (what Kueue reads when it makes a Workload) and
+        set the priority of their Kueue Workloads, to the WorkloadPriorityClass's value."""
+        name = priority_class_name(priority)
+        patch = {"metadata": {"labels": {PRIORITY_CLASS_LABEL: name}}}
 
-        async def relabel(api: ClusterApi) -> None:
-            for job in await self._jobs_of(api, job_id, attempt):
+        async def reprioritise(api: ClusterApi) -> None:
+            jobs = await self._owned(api, JOBS, job_id, attempt)
+            pods = await self._owned(api, PODS, job_id, attempt)
+            for job in jobs:
                 await api.patch_object(_path(job), patch)
+            for pod in pods:
+                await api.patch_object(_pod_path(pod), patch)
+            version = choose_version(await api.served_versions(KUEUE_GROUP))
+            if version is None:
+                return
+            group = f"/apis/{version.api_version}"
+            found = await api.get_object(f"{group}/workloadpriorityclasses/{name}")
+            if found is None or not isinstance(found.get("value"), int):
+                raise GatewayUnavailable(f"WorkloadPriorityClass {name} is not on the cluster yet")
+            owners = {("Job", *_key(j)) for j in jobs} | {("Pod", *_key(p)) for p in pods}
+            workloads, _ = await api.list_objects(f"{group}/workloads")
+            for workload in workloads:
+                if _workload_owner(workload) in owners:
+                    namespace = _key(workload)[0]
+                    await api.patch_object(
+                        f"{group}/namespaces/{namespace}/workloads/{_key(workload)[1]}",
+                        {"spec": {"priority": found["value"], "priorityClassName": name}},
+                    )
 
-        await self._call(relabel)
+        await self._call(reprioritise)
 
     async def nodes(self) -> list[Node]:
         async def read(api: ClusterApi) -> list[Node]:
@@ -140,7 +218,7 @@ class KueueGateway:
     # --- what runs ----------------------------------------------------------------------------
 
     def _ours(self, obj: Json) -> bool:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = _labels(obj)
         return labels.get(MANAGED_BY) == MANAGER and labels.get(CLUSTER_ID_LABEL) == str(
             self._cluster_id
         )
@@ -149,28 +227,32 @@ class KueueGateway:
         version = choose_version(await api.served_versions(KUEUE_GROUP))
         return None if version is None else f"/apis/{version.api_version}/workloads"
 
-    async def _state(self, api: ClusterApi) -> tuple[_State, str, str, str | None]:
+    async def _state(self, api: ClusterApi) -> tuple[_State, dict[str, str], dict[str, str]]:
+        """The whole picture, the resourceVersion each list was read at, and the paths."""
         state = _State()
-        jobs, jobs_version = await api.list_objects(
-            JOBS, label_selector=f"{CLUSTER_ID_LABEL}={self._cluster_id}"
-        )
-        for job in jobs:
-            if self._ours(job):
-                state.jobs[_key(job)] = job
+        mine = f"{CLUSTER_ID_LABEL}={self._cluster_id}"
+        paths = {"job": JOBS, "pod": PODS}
+        versions: dict[str, str] = {}
+        jobs, versions["job"] = await api.list_objects(JOBS, label_selector=mine)
+        pods, versions["pod"] = await api.list_objects(PODS, label_selector=mine)
+        for kind, objs in (("job", jobs), ("pod", pods)):
+            for obj in objs:
+                if self._ours(obj):
+                    state.put(kind, obj)
         workloads_path = await self._workloads_path(api)
-        workloads_version = ""
         if workloads_path is not None:
-            workloads, workloads_version = await api.list_objects(workloads_path)
+            paths["workload"] = workloads_path
+            workloads, versions["workload"] = await api.list_objects(workloads_path)
             for workload in workloads:
-                state.put_workload(workload)
-        return state, jobs_version, workloads_version, workloads_path
+                state.put("workload", workload)
+        return state, versions, paths
 
     async def list_workloads(self) -> list[WorkloadObservation]:
         state, *_ = await self._call(self._state)
         return state.observations(self._clock)
 
     async def watch(self) -> AsyncIterator[WorkloadObservation]:
-        state, jobs_version, workloads_version, workloads_path = await self._call(self._state)
+        state, versions, paths = await self._call(self._state)
         for listed in state.observations(self._clock):  # what changed since the caller's list
             yield listed
         api = await self._client()
@@ -186,9 +268,9 @@ class KueueGateway:
                 await events.put(exc)
                 raise
 
-        pumps = [asyncio.create_task(pump("job", JOBS, jobs_version))]
-        if workloads_path is not None:
-            pumps.append(asyncio.create_task(pump("workload", workloads_path, workloads_version)))
+        pumps = [
+            asyncio.create_task(pump(kind, path, versions[kind])) for kind, path in paths.items()
+        ]
         ends = asyncio.get_running_loop().time() + self.relist_seconds
         try:
             while True:
@@ -204,65 +286,143 @@ class KueueGateway:
                 if isinstance(item, BaseException):
                     raise item
                 kind, change, obj = item
-                key = state.apply(kind, change, obj, ours=self._ours)
-                if key is not None:
+                if kind != "workload" and not self._ours(obj):
+                    continue
+                for key in state.apply(kind, change, obj):
                     seen = state.observation(key, self._clock)
                     if seen is not None:
                         yield seen
         finally:
-            for task in pumps:
-                task.cancel()
-            for task in pumps:
-                with contextlib.suppress(BaseException):
-                    await task
+            await cancel_and_wait(pumps)
 
 
 class _State:
-    """The Jobs (by namespace and name) and the Kueue Workloads owned by them."""
+    """budcluster's batch Jobs and pods on the cluster, and the Kueue Workloads owned by them.
+    A batch Job is one attempt; a service attempt is the pods of its release."""
 
     def __init__(self) -> None:
         self.jobs: dict[tuple[str, str], Json] = {}
-        self.workloads: dict[tuple[str, str], Json] = {}
+        self.pods: dict[tuple[str, str], Json] = {}
+        self.workloads: dict[tuple[str, str, str], Json] = {}
+        """By owner: ("Job" | "Pod", namespace, name)."""
         self.gone: dict[tuple[str, str], Json] = {}
         """Jobs deleted since they were seen: reported once as DELETED."""
+        self.services_seen: set[Key] = set()
+        self.evicted: dict[Key, Json] = {}
+        """The last Evicted condition seen on a service attempt's Workloads."""
 
-    def put_workload(self, workload: Json) -> tuple[str, str] | None:
-        owner = owner_job_name(workload)
-        if owner is None:
-            return None
-        key = (str((workload.get("metadata") or {}).get("namespace") or ""), owner)
-        self.workloads[key] = workload
-        return key
+    def put(self, kind: str, obj: Json) -> list[Key]:
+        return self.apply(kind, "ADDED", obj)
 
-    def apply(
-        self, kind: str, change: str, obj: Json, *, ours: Callable[[Json], bool]
-    ) -> tuple[str, str] | None:
-        if kind == "workload":
-            key = self.put_workload(obj) if change != "DELETED" else None
-            if change == "DELETED" and (owner := owner_job_name(obj)) is not None:
-                key = (str((obj.get("metadata") or {}).get("namespace") or ""), owner)
-                self.workloads.pop(key, None)
-            return key if key in self.jobs else None
-        if not ours(obj):
-            return None
+    def apply(self, kind: str, change: str, obj: Json) -> list[Key]:
+        """Take in one change; the attempts it may have changed."""
         key = _key(obj)
+        if kind == "workload":
+            owner = _workload_owner(obj)
+            if owner is None:
+                return []
+            if change == "DELETED":
+                self.workloads.pop(owner, None)
+            else:
+                self.workloads[owner] = obj
+                if (evicted := _evicted(obj)) is not None and owner[0] == "Pod":
+                    pod = self.pods.get(owner[1:])
+                    if pod is not None:
+                        self.evicted[_service_key(pod)] = evicted
+            if owner[0] == "Job":
+                return [("job", *owner[1:])] if owner[1:] in self.jobs else []
+            pod = self.pods.get(owner[1:])
+            return self._attempts_of(pod)
+        if kind == "job":
+            if change == "DELETED":
+                self.gone[key] = self.jobs.pop(key, obj)
+            else:
+                self.jobs[key] = obj
+            return [("job", *key)]
+        # a pod
         if change == "DELETED":
-            self.gone[key] = self.jobs.pop(key, obj)
+            pod = self.pods.pop(key, obj)
         else:
-            self.jobs[key] = obj
-        return key
+            pod = self.pods[key] = obj
+        return self._attempts_of(pod)
 
-    def observation(self, key: tuple[str, str], clock: Clock) -> WorkloadObservation | None:
-        if key in self.gone:  # its last state, as being deleted (a finished one stays finished)
-            job = self.gone.pop(key)
-            metadata = {"deletionTimestamp": clock.now().isoformat(), **(job.get("metadata") or {})}
-            workload = self.workloads.pop(key, None)
-            return observe({**job, "metadata": metadata}, workload, observed_at=clock.now())
-        return observe(self.jobs.get(key), self.workloads.get(key), observed_at=clock.now())
+    def _attempts_of(self, pod: Json | None) -> list[Key]:
+        if pod is None:
+            return []
+        if is_service_pod(pod):
+            return [_service_key(pod)]
+        owner = pod_job_name(pod)
+        namespace = _key(pod)[0]
+        return [("job", namespace, owner)] if owner and (namespace, owner) in self.jobs else []
+
+    def observation(self, key: Key, clock: Clock) -> WorkloadObservation | None:
+        now = clock.now()
+        if key[0] == "service":
+            pods = [p for p in self.pods.values() if is_service_pod(p) and _service_key(p) == key]
+            by_pod = {
+                _key(p)[1]: w
+                for p in pods
+                if (w := self.workloads.get(("Pod", *_key(p)))) is not None
+            }
+            seen = observe_service(
+                (JobId(uuid.UUID(key[1])), int(key[2])),
+                pods,
+                by_pod,
+                observed_at=now,
+                seen_before=key in self.services_seen,
+                evicted=self.evicted.get(key),
+            )
+            if pods:
+                self.services_seen.add(key)
+            else:  # reported once as gone
+                self.services_seen.discard(key)
+                self.evicted.pop(key, None)
+            return seen
+        job_key = (key[1], key[2])
+        pods = [p for p in self.pods.values() if (_key(p)[0], pod_job_name(p)) == job_key]
+        if job_key in self.gone:  # its last state, as being deleted (a finished one stays so)
+            job = self.gone.pop(job_key)
+            metadata = {"deletionTimestamp": now.isoformat(), **(job.get("metadata") or {})}
+            workload = self.workloads.pop(("Job", *job_key), None)
+            return observe({**job, "metadata": metadata}, workload, observed_at=now, pods=pods)
+        return observe(
+            self.jobs.get(job_key),
+            self.workloads.get(("Job", *job_key)),
+            observed_at=now,
+            pods=pods,
+        )
 
     def observations(self, clock: Clock) -> list[WorkloadObservation]:
-        found = (self.observation(key, clock) for key in sorted(self.jobs))
+        keys: list[Key] = [("job", *k) for k in sorted(self.jobs)]
+        keys += sorted({_service_key(p) for p in self.pods.values() if is_service_pod(p)})
+        found = (self.observation(key, clock) for key in keys)
         return [seen for seen in found if seen is not None]
+
+
+def _labels(obj: Json) -> dict[str, Any]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def _service_key(pod: Json) -> Key:
+    identity = job_identity(pod)
+    assert identity is not None
+    return ("service", str(identity[0]), str(identity[1]))
+
+
+def _workload_owner(workload: Json) -> tuple[str, str, str] | None:
+    namespace = str((workload.get("metadata") or {}).get("namespace") or "")
+    if (job := owner_job_name(workload)) is not None:
+        return ("Job", namespace, job)
+    if (pod := owner_pod(workload)) is not None:
+        return ("Pod", namespace, pod)
+    return None
+
+
+def _evicted(workload: Json) -> Json | None:
+    conditions = (workload.get("status") or {}).get("conditions") or []
+    return next(
+        (c for c in conditions if c.get("type") == "Evicted" and c.get("status") == "True"), None
+    )
 
 
 def _key(obj: Json) -> tuple[str, str]:
@@ -275,20 +435,37 @@ def _path(job: Json) -> str:
     return f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}"
 
 
+def _pod_path(pod: Json) -> str:
+    namespace, name = _key(pod)
+    return f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+
 class KueueGateways:
     """One KueueGateway (one connection) per real cluster."""
 
-    def __init__(self, *, connect: Connect, clock: Clock, parse_node: NodeParser) -> None:
+    def __init__(
+        self,
+        *,
+        connect: Connect,
+        clock: Clock,
+        parse_node: NodeParser,
+        releases: ReleasesOf | None = None,
+    ) -> None:
         self._connect = connect
         self._clock = clock
         self._parse_node = parse_node
+        self._releases = releases
         self._gateways: dict[ClusterId, KueueGateway] = {}
 
     def for_cluster(self, cluster: Cluster) -> KueueGateway:
         gateway = self._gateways.get(cluster.id)
         if gateway is None:
             gateway = self._gateways[cluster.id] = KueueGateway(
-                cluster.id, connect=self._connect, clock=self._clock, parse_node=self._parse_node
+                cluster.id,
+                connect=self._connect,
+                clock=self._clock,
+                parse_node=self._parse_node,
+                releases=self._releases(cluster.id) if self._releases else None,
             )
         return gateway
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.tasks import TaskSpec
+from domain.aio import cancel_and_wait
 from domain.ports import Clock, RetryTask
 
 log = logging.getLogger(__name__)
@@ -92,8 +92,4 @@ class InProcessTaskQueue:
 
     async def close(self) -> None:
         tasks = list(self._active.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(tasks)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from domain.kueue.objects import (
@@ -55,8 +55,16 @@ from domain.kueue.objects import (
     priority_class_name,
     quantity,
 )
+from domain.kueue.reading import (
+    because,
+    condition,
+    metadata,
+    rfc3339,
+    status,
+    true_condition,
+)
 from domain.model.ids import ClusterId, JobId
-from domain.model.job import JobType
+from domain.model.job import JobType, Placement
 from domain.model.quota import CPU, MEMORY, gpu_resource
 from domain.ports import Workload, WorkloadObservation, WorkloadPhase
 
@@ -126,7 +134,7 @@ def batch_job(
         "ttlSecondsAfterFinished": ttl_seconds_after_finished,
         "template": {
             "metadata": {"labels": dict(labels)},
-            "spec": {"restartPolicy": "Never", "containers": [_container(workload)]},
+            "spec": {"restartPolicy": "Never", "containers": [container(workload)]},
         },
     }
     if workload.max_duration_seconds is not None:
@@ -157,11 +165,11 @@ def identity_labels(workload: Workload, cluster_id: ClusterId) -> dict[str, str]
     }
 
 
-def _container(workload: Workload) -> JsonObject:
+def container(workload: Workload) -> JsonObject:
     spec = workload.spec
     image = spec.get("image")
-    if not isinstance(image, str) or not image.strip():
-        raise ValueError("spec.image: a batch Job needs a container image")
+    if not isinstance(image, str) or not image.strip() or len(image) > 1024:
+        raise ValueError("spec.image: a container image is needed to run on a Kubernetes cluster")
     container: JsonObject = {"name": CONTAINER_NAME, "image": image}
     for key in ("command", "args"):
         if spec.get(key) is not None:
@@ -237,7 +245,7 @@ def job_identity(obj: Mapping[str, Any] | None) -> tuple[JobId, int] | None:
 
 def owner_job_name(workload_obj: Mapping[str, Any] | None) -> str | None:
     """The name of the batch/v1 Job a Kueue Workload was made for (its ownerReference)."""
-    refs = _metadata(workload_obj).get("ownerReferences") or []
+    refs = metadata(workload_obj).get("ownerReferences") or []
     jobs = [
         ref
         for ref in refs
@@ -246,6 +254,17 @@ def owner_job_name(workload_obj: Mapping[str, Any] | None) -> str | None:
     controller = [ref for ref in jobs if ref.get("controller")]
     chosen = (controller or jobs)[:1]
     return str(chosen[0]["name"]) if chosen and chosen[0].get("name") else None
+
+
+def pod_job_name(pod: Mapping[str, Any] | None) -> str | None:
+    """The batch/v1 Job a pod belongs to: the label the Job controller sets, else its owner."""
+    labels = _labels(pod)
+    name = labels.get("batch.kubernetes.io/job-name") or labels.get("job-name")
+    if name:
+        return str(name)
+    refs = metadata(pod).get("ownerReferences") or []
+    owner = next((r for r in refs if r.get("kind") == "Job" and r.get("name")), None)
+    return str(owner["name"]) if owner else None
 
 
 def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -261,16 +280,17 @@ def observe(
     *,
     observed_at: datetime,
     expected: Workload | None = None,
+    pods: Sequence[Mapping[str, Any]] = (),
 ) -> WorkloadObservation | None:
     """The whole current state of one attempt, from its Job and its Kueue Workload (either may
-    be None). `expected` is the attempt budcluster handed over: with it, nothing left on the
-    cluster reads as DELETED. None when there is nothing to identify."""
+    be None), and the Job's pods. `expected` is the attempt budcluster handed over: with it,
+    nothing left on the cluster reads as DELETED. None when there is nothing to identify."""
     identity = job_identity(job_obj) or job_identity(kueue_workload)
     if identity is None and expected is not None:
         identity = (expected.job_id, expected.attempt)
     if identity is None or (job_obj is None and kueue_workload is None and expected is None):
         return None
-    phase, reason, finished_at = _phase(job_obj, kueue_workload)
+    phase, reason, finished_at = _phase(job_obj, kueue_workload, pods)
     return WorkloadObservation(
         job_id=identity[0],
         attempt=identity[1],
@@ -280,25 +300,32 @@ def observe(
         admitted_at=_admitted_at(kueue_workload),
         started_at=_started_at(job_obj, kueue_workload, phase),
         finished_at=finished_at,
+        placement=_placement(kueue_workload, pods) if phase is WorkloadPhase.RUNNING else None,
         workload=_name(job_obj, kueue_workload, expected),
     )
 
 
 def _phase(
-    job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None
+    job: Mapping[str, Any] | None,
+    wl: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[WorkloadPhase, str, datetime | None]:
     """(phase, reason, finished_at) by the rows of WORKLOAD_REASONS, in order."""
     if finished := _finished(job, wl):
         return finished
-    if job is None or _metadata(job).get("deletionTimestamp"):
-        return WorkloadPhase.DELETED, DELETED_REASON, _time(_metadata(job).get("deletionTimestamp"))
-    if evicted := _true(wl, "Evicted"):
-        return WorkloadPhase.PREEMPTED, _because(evicted), _time(evicted.get("lastTransitionTime"))
-    if _running(job, wl):
+    if job is None or metadata(job).get("deletionTimestamp"):
+        return (
+            WorkloadPhase.DELETED,
+            DELETED_REASON,
+            rfc3339(metadata(job).get("deletionTimestamp")),
+        )
+    if evicted := true_condition(wl, "Evicted"):
+        return WorkloadPhase.PREEMPTED, because(evicted), rfc3339(evicted.get("lastTransitionTime"))
+    if _running(job, wl) or any(_ready_pod(p) for p in pods):
         return WorkloadPhase.RUNNING, "running", None
     if admitted := _admission_reason(wl):
         return WorkloadPhase.ADMITTED, admitted, None
-    pending = _condition(wl, "QuotaReserved")
+    pending = condition(wl, "QuotaReserved")
     message = pending.get("message") if pending and pending.get("status") == "False" else None
     return WorkloadPhase.QUEUED, message or QUEUED_REASON, None
 
@@ -306,44 +333,62 @@ def _phase(
 def _finished(
     job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None
 ) -> tuple[WorkloadPhase, str, datetime | None] | None:
-    complete, failed = _true(job, "Complete"), _true(job, "Failed")
-    finished = _true(wl, "Finished")
+    complete, failed = true_condition(job, "Complete"), true_condition(job, "Failed")
+    finished = true_condition(wl, "Finished")
     if failed or (finished and finished.get("reason") != "Succeeded" and not complete):
         cause = failed or finished or {}
-        at = _time(cause.get("lastTransitionTime"))
+        at = rfc3339(cause.get("lastTransitionTime"))
         if cause.get("reason") == "DeadlineExceeded":
             return WorkloadPhase.FAILED, DEADLINE_REASON, at
-        return WorkloadPhase.FAILED, _because(cause), at
+        return WorkloadPhase.FAILED, because(cause), at
     if complete or finished:
         done = complete or finished or {}
-        at = _time(_status(job).get("completionTime") or done.get("lastTransitionTime"))
+        at = rfc3339(status(job).get("completionTime") or done.get("lastTransitionTime"))
         return WorkloadPhase.SUCCEEDED, done.get("message") or "succeeded", at
     return None
 
 
 def _running(job: Mapping[str, Any], wl: Mapping[str, Any] | None) -> bool:
-    if _true(wl, "PodsReady"):
+    if true_condition(wl, "PodsReady"):
         return True
     if (job.get("spec") or {}).get("suspend"):
         return False
-    status = _status(job)
-    pods = status.get("ready") if "ready" in status else status.get("active")
-    return bool(pods) or bool(status.get("succeeded"))
+    state = status(job)
+    pods = state.get("ready") if "ready" in state else state.get("active")
+    return bool(pods) or bool(state.get("succeeded"))
+
+
+def _ready_pod(pod: Mapping[str, Any]) -> bool:
+    return not metadata(pod).get("deletionTimestamp") and true_condition(pod, "Ready") is not None
+
+
+def _placement(wl: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]]) -> Placement | None:
+    """The node of a running pod, and the ResourceFlavor Kueue admitted the Job's pods to
+    (status.admission.podSetAssignments[0].flavors, one flavor per resource)."""
+    running = [p for p in pods if _ready_pod(p)] or [
+        p for p in pods if status(p).get("phase") == "Running"
+    ]
+    node = next((n for p in running if (n := (p.get("spec") or {}).get("nodeName"))), None)
+    if node is None:
+        return None
+    assignments = (status(wl).get("admission") or {}).get("podSetAssignments") or [{}]
+    flavors = sorted(set(((assignments[0] or {}).get("flavors") or {}).values()))
+    return Placement(node=str(node), flavor=str(flavors[0]) if len(flavors) == 1 else None)
 
 
 def _admission_reason(wl: Mapping[str, Any] | None) -> str | None:
-    queue = (_status(wl).get("admission") or {}).get("clusterQueue")
+    queue = (status(wl).get("admission") or {}).get("clusterQueue")
     where = f" by ClusterQueue {queue}" if queue else ""
-    if _true(wl, "Admitted"):
+    if true_condition(wl, "Admitted"):
         return f"admitted{where}"
-    if _true(wl, "QuotaReserved"):
+    if true_condition(wl, "QuotaReserved"):
         return f"quota reserved{where}, waiting for admission checks"
     return None
 
 
 def _admitted_at(wl: Mapping[str, Any] | None) -> datetime | None:
-    cond = _true(wl, "Admitted") or _true(wl, "QuotaReserved")
-    return _time(cond.get("lastTransitionTime")) if cond else None
+    cond = true_condition(wl, "Admitted") or true_condition(wl, "QuotaReserved")
+    return rfc3339(cond.get("lastTransitionTime")) if cond else None
 
 
 def _started_at(
@@ -351,48 +396,12 @@ def _started_at(
 ) -> datetime | None:
     if phase in (WorkloadPhase.QUEUED, WorkloadPhase.ADMITTED):
         return None
-    ready = _true(wl, "PodsReady")
-    return _time(_status(job).get("startTime") or (ready or {}).get("lastTransitionTime"))
+    ready = true_condition(wl, "PodsReady")
+    return rfc3339(status(job).get("startTime") or (ready or {}).get("lastTransitionTime"))
 
 
 def _name(
     job: Mapping[str, Any] | None, wl: Mapping[str, Any] | None, expected: Workload | None
 ) -> str | None:
-    name = _metadata(job).get("name") or owner_job_name(wl)
+    name = metadata(job).get("name") or owner_job_name(wl)
     return str(name) if name else (expected.name if expected else None)
-
-
-def _because(cond: Mapping[str, Any]) -> str:
-    parts = [str(cond[key]) for key in ("reason", "message") if cond.get(key)]
-    return ": ".join(parts) or "no reason given"
-
-
-# --- reading objects --------------------------------------------------------------------------
-
-
-def _metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def _status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("status") or {}
-
-
-def _condition(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any] | None:
-    conditions = _status(obj).get("conditions") or []
-    return next((c for c in conditions if c.get("type") == kind), None)
-
-
-def _true(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any] | None:
-    cond = _condition(obj, kind)
-    return cond if cond is not None and cond.get("status") == "True" else None
-
-
-def _time(value: object) -> datetime | None:
-    """An RFC 3339 time from the API server ("2024-06-03T09:12:44Z") as aware UTC."""
-    if value is None or value == "":
-        return None
-    parsed = datetime.fromisoformat(str(value))
-    if parsed.tzinfo is None:
-        raise ValueError(f"{value!r} is not an RFC 3339 time (no offset)")
-    return parsed.astimezone(UTC)

@@ -332,6 +332,12 @@ class ClusterRegistry:
         it). Raises ClusterConnectionError."""
         return await self._reach(await self._get(cluster_id))
 
+    async def open_kubeconfig(self, cluster_id: ClusterId) -> tuple[str, str | None]:
+        """A real cluster's kubeconfig, opened, and its context: for Helm, which reads it from a
+        private file for one command. Raises ClusterConnectionError."""
+        cluster = await self._get(cluster_id)
+        return self._open(cluster), cluster.context
+
     async def queue_reconcile(self, cluster_id: ClusterId) -> None:
         """Queue putting the quotas of a cluster onto it, after a quota change (passes are
         idempotent, and quota changes are an operator's: one pass each is cheap). Called while

@@ -20,6 +20,8 @@ from decimal import Decimal
 from typing import Any
 
 from domain.errors import FieldIssue
+from domain.kueue.jobs import batch_job
+from domain.kueue.services import service_release
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
@@ -40,7 +42,7 @@ from domain.model.quota import (
 )
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.names import MAX_OBJECT_NAME, name_problem
-from domain.ports import UnitOfWork
+from domain.ports import UnitOfWork, Workload
 
 MAX_SPEC_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY = 128
@@ -213,17 +215,40 @@ def validate_submission(
     elif cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
     elif cluster.is_real:
-        if sub.job_type is JobType.SERVICE:
-            bad(
-                "job_type",
-                "SERVICE jobs can't run on registered Kubernetes clusters yet (Helm releases "
-                "are not built): use BATCH or TRAINING, or a simulated cluster",
-                "NOT_SUPPORTED",
-            )
-        image = sub.spec.get("image") if isinstance(sub.spec, dict) else None
-        if not isinstance(image, str) or not image.strip() or len(image) > 1024:
-            bad("spec.image", "a container image is needed to run on a Kubernetes cluster")
+        issues.extend(_kubernetes_issues(sub, cluster))
     return issues
+
+
+def _kubernetes_issues(sub: JobSubmission, cluster: Cluster) -> list[FieldIssue]:
+    """What a real cluster can't be given: the spec is rendered as the gateway renders it (a
+    batch Job, or a Helm release's values), and the first problem is named by its field."""
+    if not isinstance(sub.spec, dict):
+        return [FieldIssue("spec", "expected an object")]
+    probe = Workload(
+        job_id=JobId(uuid.UUID(int=0)),
+        attempt=0,
+        name="bud-check",
+        tenant_id=TenantId(uuid.UUID(int=0)),
+        job_type=sub.job_type,
+        deployment_type=sub.deployment_type,
+        priority=sub.priority,
+        preemptible=sub.preemptible,
+        resources=sub.resources,
+        created_at=datetime.min,
+        max_duration_seconds=sub.max_duration_seconds,
+        spec=sub.spec,
+        namespace="bud-check",
+        queue_name=sub.queue_name,
+    )
+    try:
+        if sub.job_type is JobType.SERVICE:
+            service_release(probe, cluster_id=cluster.id)
+        else:
+            batch_job(probe, cluster_id=cluster.id)
+    except ValueError as exc:
+        field_name, _, message = str(exc).partition(": ")
+        return [FieldIssue(field_name, message or str(exc))]
+    return []
 
 
 def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue]:

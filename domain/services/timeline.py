@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from domain.aio import cancel_and_wait
 from domain.errors import NotFound
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
@@ -349,7 +350,5 @@ class TimelineRefresher:
                     log.exception("refreshing the timeline of cluster %s failed", cluster_id)
                     await asyncio.sleep(1.0)
         finally:
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
+            await cancel_and_wait([listener])
             await live.close()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from datetime import timedelta
 from typing import Any
 
+from domain.aio import cancel_and_wait
 from domain.backoff import backoff_seconds
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId
@@ -108,11 +109,7 @@ class ClusterSupervisor:
     async def stop(self) -> None:
         tasks = list(self._watches.values())
         self._watches.clear()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(tasks)
 
     async def _watch(self, cluster: Cluster) -> None:
         lease = f"watch:{cluster.id}"
@@ -141,13 +138,11 @@ class ClusterSupervisor:
                 failures += 1
                 log.exception("watching cluster %s failed", cluster.name)
             finally:
-                for task in tasks:
-                    task.cancel()
-                for task in tasks:
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
-                with contextlib.suppress(Exception):
-                    await self._lease.release(lease)
+                try:
+                    await cancel_and_wait(tasks)
+                finally:
+                    with contextlib.suppress(Exception):
+                        await self._lease.release(lease)
             await self._clock.sleep(self._backoff(max(failures, 1)) if failures else 0.5)
 
     def _followed(self, cluster: Cluster) -> bool:
@@ -196,8 +191,4 @@ async def _first_to_end(*work: Coroutine[Any, Any, None]) -> None:
         for task in done:
             task.result()
     finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(tasks)

@@ -18,6 +18,7 @@ from domain.ports import (
     EventPublisher,
     GatewayFactory,
     GatewayUnavailable,
+    ReleaseRejected,
     RetryTask,
     TenantScope,
     UnitOfWorkFactory,
@@ -68,6 +69,8 @@ class WorkloadService:
             await gateway.submit(Workload.of(job))
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc
+        except ReleaseRejected as exc:  # the same hand-over would fail the same way
+            return await self._refused(job_id, attempt, f"the cluster refused it: {exc.message}")
 
         async with self._uow(TenantScope.system()) as uow:
             current = await uow.jobs.get(job_id, for_update=True)
@@ -83,6 +86,16 @@ class WorkloadService:
         if cancelled_meanwhile:
             await gateway.cancel(job_id, attempt)
         return True
+
+    async def _refused(self, job_id: JobId, attempt: int, reason: str) -> bool:
+        async with self._uow(TenantScope.system()) as uow:
+            current = await uow.jobs.get(job_id, for_update=True)
+            if current is None or current.attempt != attempt:
+                return False
+            if current.status is JobStatus.PENDING:
+                current.transition(JobStatus.FAILED, reason, self._clock.now())
+                await commit_and_publish(uow, self._publisher)
+        return False
 
     async def hold_back_closed_windows(self) -> int:
         """Take back workloads still queued on their cluster when their time window closed:

@@ -33,7 +33,7 @@ from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, ProjectId, TenantId
 from domain.model.job import DeploymentType, Job, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
-from domain.ports import Workload
+from domain.ports import JobFilter, Workload
 from domain.services.registry import Registration
 from domain.services.submission import JobSubmission
 from tests.integration.test_app_flows import make_app
@@ -237,13 +237,42 @@ async def test_an_evicted_workload_is_preempted_then_retried(
 async def test_what_a_real_cluster_cannot_run_is_refused(
     world: tuple[App, KubeEmulator, ClusterId],
 ) -> None:
+    """Each spec problem is named by its field, as the gateway would meet it; nothing is
+    stored."""
     app, _, cluster_id = world
-    with pytest.raises(ValidationFailed) as refused:
-        await app.jobs.submit(ALICE, batch(cluster_id, job_type=JobType.SERVICE))
-    assert "job_type" in {issue.field for issue in refused.value.issues}
-    with pytest.raises(ValidationFailed) as refused:
-        await app.jobs.submit(ALICE, batch(cluster_id, spec={"command": ["true"]}))
-    assert "spec.image" in {issue.field for issue in refused.value.issues}
+    cases = [
+        (batch(cluster_id, spec={"command": ["true"]}), "spec.image"),
+        (batch(cluster_id, spec={"image": "x", "command": "python train.py"}), "spec.command"),
+        (batch(cluster_id, spec={"image": "x", "env": [{"value": "1"}]}), "spec.env[0]"),
+        (batch(cluster_id, job_type=JobType.SERVICE, spec={"port": 80}), "spec.image"),
+        (
+            batch(cluster_id, job_type=JobType.SERVICE, spec={"image": "x", "replicas": 0}),
+            "spec.replicas",
+        ),
+        (
+            batch(cluster_id, job_type=JobType.SERVICE, spec={"image": "x", "port": "http"}),
+            "spec.port",
+        ),
+        (
+            batch(cluster_id, job_type=JobType.SERVICE, deployment_type=DeploymentType.HELM),
+            "spec.chart",
+        ),
+        (
+            batch(
+                cluster_id,
+                job_type=JobType.SERVICE,
+                deployment_type=DeploymentType.MODEL,
+                spec={"chart": "vllm/vllm", "values": ["a"]},
+            ),
+            "spec.values",
+        ),
+    ]
+    for submission, field in cases:
+        with pytest.raises(ValidationFailed) as refused:
+            await app.jobs.submit(ALICE, submission)
+        assert [issue.field for issue in refused.value.issues] == [field], submission.spec
+    stored = await app.jobs.page(ALICE, JobFilter(), first=10, after=None)
+    assert stored.jobs == []
 
 
 async def test_the_cluster_is_the_truth_lost_jobs_and_orphans(

@@ -454,6 +454,16 @@ class QuietGateways:
         yield None
 
 
+class QuietObservations:
+    """Nothing to apply and nothing lost: the job side of a cluster with no jobs."""
+
+    async def apply(self, observation: Any) -> None:
+        raise AssertionError("a quiet gateway observes nothing")
+
+    async def reconcile_listing(self, cluster_id: Any, listed: Any, gateway: Any) -> None:
+        assert listed == []
+
+
 async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
     world: World,
 ) -> None:
@@ -479,7 +489,7 @@ async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
     sup = ClusterSupervisor(
         clusters=None,  # type: ignore[arg-type]  # not used by a real cluster's watch
         jobs=None,  # type: ignore[arg-type]
-        observations=None,  # type: ignore[arg-type]
+        observations=QuietObservations(),  # type: ignore[arg-type]
         gateways=QuietGateways(),  # type: ignore[arg-type]  # no jobs: the nodes matter here
         lease=FakeLease(),
         clock=world.clock,
