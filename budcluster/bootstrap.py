@@ -12,6 +12,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -56,6 +57,7 @@ from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
+from domain.services.queue_positions import QueuePositionService
 from domain.services.quotas import QuotaService
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
@@ -109,6 +111,7 @@ class App:
     supervisor: ClusterSupervisor
     registry: ClusterRegistry
     cluster_updates: ClusterUpdatesService
+    queue_positions: QueuePositionService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -260,7 +263,12 @@ async def build(
     jobs = JobService(uow=uow, clock=clock, tasks=tasks, publisher=publisher)
     workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways, publisher=publisher)
     observations = ObservationService(
-        uow=uow, clock=clock, tasks=tasks, publisher=publisher, jobs=jobs
+        uow=uow,
+        clock=clock,
+        tasks=tasks,
+        publisher=publisher,
+        jobs=jobs,
+        orphan_grace=timedelta(seconds=settings.orphan_grace_seconds),
     )
     quotas = QuotaService(uow=uow, clock=clock, publisher=publisher)
     reservations = ReservationService(uow=uow, clock=clock, publisher=publisher)
@@ -342,6 +350,7 @@ async def build(
         cluster_updates=ClusterUpdatesService(
             uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer
         ),
+        queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
         redis=redis,
         arq=arq,
         relay=relay,

@@ -70,6 +70,7 @@ class GraphQLView(GraphQL[Context, None]):
             updates=app.updates,
             registry=app.registry,
             cluster_updates=app.cluster_updates,
+            queue_positions=app.queue_positions,
         )
 
     def encode_json(self, data: object) -> str:

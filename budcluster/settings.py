@@ -63,6 +63,8 @@ class Settings:
     timeline_period_seconds: float = 30.0
     cluster_sync_seconds: float = 180.0
     """The full sync of every real cluster (nodes and health), beside the node watch."""
+    orphan_grace_seconds: float = 600.0
+    """How long objects of budcluster's with no job stay on a real cluster before removal."""
     helm_executable: str = "helm"
     """The helm binary SERVICE jobs on real clusters are installed with (through pyhelm3)."""
     helm_timeout: str = "5m"
@@ -136,6 +138,7 @@ class Settings:
             timeline_debounce_seconds=float(_env("TIMELINE_DEBOUNCE_SECONDS", "0.05") or 0.05),
             timeline_period_seconds=float(_env("TIMELINE_PERIOD_SECONDS", "30") or 30),
             cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),
+            orphan_grace_seconds=float(_env("ORPHAN_GRACE_SECONDS", "600") or 600),
             helm_executable=_env("HELM", "helm") or "helm",
             helm_timeout=_env("HELM_TIMEOUT", "5m") or "5m",
             log_level=_env("LOG_LEVEL", "INFO") or "INFO",

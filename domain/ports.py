@@ -463,6 +463,20 @@ class GatewayUnavailable(Exception):
         self.attempt = attempt
 
 
+@dataclass(frozen=True)
+class PendingWorkload:
+    """One pending workload in Kueue's own order of a LocalQueue (its visibility API)."""
+
+    owner_kind: str
+    """What the Workload was made for: "Job" (a batch Job) or "Pod" (a service's pod)."""
+    owner_name: str
+    local_queue: str
+    position_in_local_queue: int
+    """From 0: 0 is the next to be considered."""
+    position_in_cluster_queue: int
+    priority: int
+
+
 class ClusterGateway(Protocol):
     async def submit(self, workload: Workload) -> None:
         """Create the workload; a second call with the same name changes nothing."""
@@ -477,6 +491,11 @@ class ClusterGateway(Protocol):
 
     def watch(self) -> AsyncIterator[WorkloadObservation]:
         """Observations as they happen; the caller lists first, then watches."""
+
+    async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
+        """Kueue's own order of a LocalQueue's pending workloads; None where the cluster offers
+        no such view (no Kueue visibility API, or not a Kueue cluster)."""
+        return None
 
 
 class GatewayFactory(Protocol):
@@ -567,9 +586,11 @@ class ClusterApi(Protocol):
     async def served_resources(self, group_version: str) -> set[str]:
         """The resources (plurals) a group version serves; empty when it is not served."""
 
-    async def get_object(self, path: str) -> dict[str, Any] | None:
+    async def get_object(
+        self, path: str, *, query: list[tuple[str, str]] | None = None
+    ) -> dict[str, Any] | None:
         """The object at an API path (e.g. /apis/kueue.x-k8s.io/v1beta2/clusterqueues/a), or
-        None when there is none (404)."""
+        None when there is none (404); `query`: query parameters."""
 
     async def list_objects(
         self, path: str, *, label_selector: str | None = None

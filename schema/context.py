@@ -16,6 +16,7 @@ from domain.model.principal import Principal
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
+from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
 from domain.services.quotas import ClusterQuotas, QuotaService
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
@@ -38,6 +39,7 @@ class ApiServices:
     schedule_updates: ScheduleUpdatesService
     registry: ClusterRegistry
     cluster_updates: ClusterUpdatesService
+    queue_positions: QueuePositionService
 
 
 class Loaders:
@@ -49,6 +51,9 @@ class Loaders:
         self.cluster: DataLoader[ClusterId, Cluster | None] = DataLoader(self._clusters)
         self.job_events: DataLoader[JobId, list[JobEvent]] = DataLoader(self._job_events)
         self.quotas: DataLoader[ClusterId, ClusterQuotas] = DataLoader(self._quotas)
+        self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = DataLoader(
+            self._queue_positions
+        )
 
     async def _clusters(self, ids: list[ClusterId]) -> list[Cluster | None]:
         found = await self._services.clusters.get_many(ids)
@@ -62,6 +67,9 @@ class Loaders:
         except Forbidden as exc:
             raise UserInputError(exc.message, code="FORBIDDEN") from None
         return [found[i] for i in ids]
+
+    async def _queue_positions(self, queries: list[PositionQuery]) -> list[QueuePosition | None]:
+        return await self._services.queue_positions.positions(queries)
 
     async def _job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
         if self._principal is None:

@@ -271,8 +271,10 @@ class KubeClusterApi:
         document = self._decode(f"discover {group_version}", status, body)
         return {str(r.get("name")) for r in document.get("resources") or [] if r.get("name")}
 
-    async def get_object(self, path: str) -> Json | None:
-        status, body = await self._call("GET", path)
+    async def get_object(
+        self, path: str, *, query: list[tuple[str, str]] | None = None
+    ) -> Json | None:
+        status, body = await self._call("GET", path, query=query)
         return None if status == HTTP_NOT_FOUND else self._decode(f"read {path}", status, body)
 
     async def list_objects(

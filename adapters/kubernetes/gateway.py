@@ -45,6 +45,13 @@ from domain.kueue.services import (
     owner_pod,
     service_release,
 )
+from domain.kueue.visibility import (
+    PAGE,
+    VISIBILITY_GROUP,
+    pending_path,
+    pending_workloads,
+    visibility_version,
+)
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
@@ -54,6 +61,7 @@ from domain.ports import (
     GatewayUnavailable,
     HelmReleases,
     ObjectConflict,
+    PendingWorkload,
     ReleaseRejected,
     WatchExpired,
     Workload,
@@ -207,6 +215,20 @@ class KueueGateway:
                     )
 
         await self._call(reprioritise)
+
+    async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
+        """Kueue's order of the LocalQueue, from its visibility API; None when not served."""
+
+        async def read(api: ClusterApi) -> list[PendingWorkload] | None:
+            version = visibility_version(await api.served_versions(VISIBILITY_GROUP))
+            if version is None:
+                return None
+            summary = await api.get_object(
+                pending_path(version, namespace, queue), query=[("limit", str(PAGE))]
+            )
+            return None if summary is None else pending_workloads(summary)
+
+        return await self._call(read)
 
     async def nodes(self) -> list[Node]:
         async def read(api: ClusterApi) -> list[Node]:

@@ -99,13 +99,14 @@ class ObservationService:
         tasks: TaskQueue,
         publisher: EventPublisher,
         jobs: JobService,
+        orphan_grace: timedelta = timedelta(minutes=10),
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._tasks = tasks
         self._publisher = publisher
         self._jobs = jobs
-        self.orphan_grace = timedelta(minutes=10)
+        self.orphan_grace = orphan_grace
         self._orphans_seen: dict[tuple[ClusterId, JobId, int], datetime] = {}
 
     async def reconcile_listing(

@@ -12,6 +12,7 @@ from strawberry.scalars import JSON
 
 from domain.model import job as model
 from domain.model.ids import ClusterId, JobId
+from domain.services.queue_positions import PositionQuery
 from schema.context import Info
 from schema.types.cluster import Cluster
 from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
@@ -79,6 +80,24 @@ class JobEvent:
         )
 
 
+@strawberry.type(
+    description="Where Kueue holds a queued job: its own order of the job's LocalQueue and of "
+    "the ClusterQueue behind it (Kueue's visibility API). Positions count from 0 (0 is "
+    "considered next); Kueue gives positions, not times: the job's estimate gives times."
+)
+class KueueQueuePosition:
+    local_queue: str
+    position_in_local_queue: int
+    position_in_cluster_queue: int
+    pending_in_local_queue: int = strawberry.field(
+        description="Workloads pending in that LocalQueue (Kueue lists at most 1000)."
+    )
+    priority: int = strawberry.field(description="The priority value Kueue orders it by.")
+    observed_at: datetime = strawberry.field(
+        description="When the cluster was asked (answers are reused for a few seconds)."
+    )
+
+
 @strawberry.type
 class Job:
     id: strawberry.ID
@@ -132,6 +151,7 @@ class Job:
     )
     created_at: datetime
     updated_at: datetime
+    position_query: strawberry.Private[PositionQuery]
 
     @strawberry.field
     async def cluster(self, info: Info) -> Cluster | None:
@@ -142,6 +162,24 @@ class Job:
     async def events(self, info: Info) -> list[JobEvent]:
         found = await info.context.loaders.job_events.load(JobId(uuid.UUID(self.id)))
         return [JobEvent.from_domain(e) for e in found]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="Kueue's own position of the job while it is QUEUED on a real cluster that "
+        "serves Kueue's visibility API, beside budcluster's estimate; null otherwise (not "
+        "queued, a simulated cluster, no visibility API, or the cluster not answering)."
+    )
+    async def kueue_position(self, info: Info) -> KueueQueuePosition | None:
+        found = await info.context.loaders.queue_position.load(self.position_query)
+        if found is None:
+            return None
+        return KueueQueuePosition(
+            local_queue=found.local_queue,
+            position_in_local_queue=found.position_in_local_queue,
+            position_in_cluster_queue=found.position_in_cluster_queue,
+            pending_in_local_queue=found.pending_in_local_queue,
+            priority=found.priority,
+            observed_at=found.observed_at,
+        )
 
     @classmethod
     def from_domain(cls, job: model.Job) -> Job:
@@ -213,5 +251,13 @@ class Job:
             submission_estimate=Estimate.from_domain(job.submission_estimate),
             admission_estimate=Estimate.from_domain(job.admission_estimate),
             created_at=job.created_at,
+            position_query=PositionQuery(
+                job_id=job.id,
+                cluster_id=job.cluster_id,
+                tenant_id=job.tenant_id,
+                queue_name=job.queue_name,
+                workload_name=job.workload_name,
+                status=job.status,
+            ),
             updated_at=job.updated_at,
         )

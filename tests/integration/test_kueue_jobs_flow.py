@@ -23,11 +23,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from adapters.db.engine import Database
 from adapters.secrets.keyring import write_new_key
 from budcluster.bootstrap import App
+from budcluster.http import create_app
 from domain.errors import ValidationFailed
 from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, ProjectId, TenantId
@@ -46,12 +48,15 @@ S = JobStatus
 
 
 @pytest.fixture
-async def world(db: Database, tmp_path: Path) -> AsyncIterator[tuple[App, KubeEmulator, ClusterId]]:
+async def world(
+    db: Database, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[App, KubeEmulator, ClusterId]]:
+    """An AVAILABLE cluster serving Kueue in one version (v1beta2, or the test's parameter)."""
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
     app = await make_app(db.url, keys_dir=keys)
     async with running_emulator() as emulator:
-        emulator.serve_kueue("v1beta2")
+        emulator.serve_kueue(getattr(request, "param", "v1beta2"))
         emulator.seed(k8s_nodes.a100_gfd_node())
         await app.start()
         cluster = await app.registry.register(
@@ -105,11 +110,13 @@ def jobs_in(emulator: KubeEmulator) -> dict[str, dict[str, Any]]:
     }
 
 
-def kueue_workload(job: dict[str, Any], *conditions: dict[str, str]) -> dict[str, Any]:
+def kueue_workload(
+    job: dict[str, Any], *conditions: dict[str, str], version: str = "v1beta2"
+) -> dict[str, Any]:
     """The Workload Kueue's job controller makes for a Job, with these conditions."""
     name = job["metadata"]["name"]
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "apiVersion": f"kueue.x-k8s.io/{version}",
         "kind": "Workload",
         "metadata": {
             "name": f"job-{name}-7c4d2",
@@ -150,10 +157,14 @@ async def handed_over(app: App, emulator: KubeEmulator, job: Job) -> dict[str, A
     return jobs_in(emulator)[found.workload_name]
 
 
+@pytest.mark.parametrize("world", ["v1beta2", "v1beta1"], indirect=True)
 async def test_a_batch_job_runs_through_kueue(
     world: tuple[App, KubeEmulator, ClusterId],
 ) -> None:
+    """On a cluster serving Kueue v1beta2 or only v1beta1; RUNNING comes from the Job's ready
+    pod, whose node is the placement, with the flavor Kueue admitted it to."""
     app, emulator, cluster_id = world
+    (version,) = emulator.kueue_versions
     job = await app.jobs.submit(ALICE, batch(cluster_id))
     manifest = await handed_over(app, emulator, job)
     labels = manifest["metadata"]["labels"]
@@ -165,18 +176,42 @@ async def test_a_batch_job_runs_through_kueue(
     assert container["image"] == "ghcr.io/acme/train:1.4"
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 4
 
-    workload = await emulator.create(
-        kueue_workload(
-            manifest,
-            condition("QuotaReserved", "QuotaReserved"),
-            condition("Admitted", "Admitted"),
-        )
+    workload = kueue_workload(
+        manifest,
+        condition("QuotaReserved", "QuotaReserved"),
+        condition("Admitted", "Admitted"),
+        version=version,
     )
+    workload["status"]["admission"] = {
+        "clusterQueue": "default",
+        "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "a100-80gb"}}],
+    }
+    workload = await emulator.create(workload)
     await until(lambda: job_status(app, job), S.ADMITTED)
-    await emulator.patch_object(
-        manifest, {"spec": {"suspend": False}, "status": {"active": 1, "startTime": NOW}}
+    await emulator.patch_object(manifest, {"spec": {"suspend": False}, "status": {"active": 1}})
+    await emulator.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{manifest['metadata']['name']}-x7k2p",
+                "namespace": manifest["metadata"]["namespace"],
+                "labels": {
+                    **manifest["spec"]["template"]["metadata"]["labels"],
+                    "batch.kubernetes.io/job-name": manifest["metadata"]["name"],
+                },
+            },
+            "spec": {"nodeName": "gpu-a100-0", "containers": []},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": NOW}],
+            },
+        }
     )
     await until(lambda: job_status(app, job), S.RUNNING)
+    running = await app.jobs.get(ALICE, job.id)
+    assert running is not None and running.placement is not None
+    assert (running.placement.node, running.placement.flavor) == ("gpu-a100-0", "a100-80gb")
     conditions = [
         *workload["status"]["conditions"],
         condition("Finished", "Succeeded", message="Job finished successfully"),
@@ -330,3 +365,95 @@ async def test_a_hand_over_repeated_after_a_crash_makes_one_job(
     await app.gateways.for_cluster(cluster).submit(Workload.of(found))  # the task, again
     ours = [n for n in jobs_in(emulator) if n.startswith(manifest["metadata"]["name"][:25])]
     assert ours == [manifest["metadata"]["name"]]
+
+
+POSITIONS = """
+query Positions($cluster: ID!) {
+  jobs(filter: {clusterIds: [$cluster]}, first: 10) {
+    edges { node { name status estimate { reason } kueuePosition {
+      localQueue positionInLocalQueue positionInClusterQueue pendingInLocalQueue priority
+    } } }
+  }
+}
+"""
+
+
+async def test_kueue_positions_beside_the_estimate(
+    world: tuple[App, KubeEmulator, ClusterId],
+) -> None:
+    """Where the cluster serves Kueue's visibility API, a QUEUED job shows Kueue's position of
+    it (in its LocalQueue and ClusterQueue, from 0); an admitted job shows none."""
+    app, emulator, cluster_id = world
+    emulator.serve_kueue_visibility("v1beta2")
+    names = ["first", "second", "urgent", "running"]
+    jobs = [await app.jobs.submit(ALICE, batch(cluster_id, name=n)) for n in names]
+    manifests = [await handed_over(app, emulator, job) for job in jobs]
+    for second, (manifest, priority) in enumerate(
+        zip(manifests, (100, 100, 1000, 100), strict=True)
+    ):
+        workload = kueue_workload(manifest, condition("QuotaReserved", "Pending", "False"))
+        workload["spec"]["priority"] = priority
+        workload["metadata"]["creationTimestamp"] = f"2026-11-22T12:00:0{second}Z"  # in order
+        await emulator.create(workload)
+    running = kueue_workload(manifests[3], condition("QuotaReserved", "QuotaReserved"))
+    await emulator.patch_object(
+        next(
+            w
+            for w in emulator.kueue_objects("workloads")
+            if w["metadata"]["name"] == running["metadata"]["name"]
+        ),
+        {
+            "status": {
+                "conditions": [
+                    condition("QuotaReserved", "QuotaReserved"),
+                    condition("Admitted", "Admitted"),
+                ]
+            }
+        },
+    )
+    await until(lambda: job_status(app, jobs[3]), S.ADMITTED)
+
+    token = await app.tokens.issue(
+        tenant_id=ALICE.tenant_id, name="t", scopes=frozenset({Scope.ADMIN})
+    )
+    transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        response = await client.post(
+            "/graphql",
+            json={"query": POSITIONS, "variables": {"cluster": str(cluster_id)}},
+            headers={"Authorization": f"Bearer {token.secret}"},
+        )
+    body = response.json()
+    assert "errors" not in body, body
+    nodes = [edge["node"] for edge in body["data"]["jobs"]["edges"]]
+    seen = {n["name"]: (n["status"], n["kueuePosition"]) for n in nodes}
+
+    def at(local: int, cluster: int, priority: int) -> dict[str, Any]:
+        return {
+            "localQueue": "default",
+            "positionInLocalQueue": local,
+            "positionInClusterQueue": cluster,
+            "pendingInLocalQueue": 3,
+            "priority": priority,
+        }
+
+    assert seen == {
+        "urgent": ("QUEUED", at(0, 0, 1000)),  # higher priority first
+        "first": ("QUEUED", at(1, 1, 100)),
+        "second": ("QUEUED", at(2, 2, 100)),
+        "running": ("ADMITTED", None),
+    }
+
+
+async def test_no_visibility_api_no_position(world: tuple[App, KubeEmulator, ClusterId]) -> None:
+    app, emulator, cluster_id = world
+    job = await app.jobs.submit(ALICE, batch(cluster_id))
+    await handed_over(app, emulator, job)
+    found = await app.jobs.get(ALICE, job.id)
+    assert found is not None
+    from domain.services.queue_positions import PositionQuery
+
+    query = PositionQuery(
+        job.id, cluster_id, ALICE.tenant_id, found.queue_name, found.workload_name, found.status
+    )
+    assert await app.queue_positions.positions([query]) == [None]

@@ -15,7 +15,10 @@ import glob
 import logging
 import os
 import tempfile
+import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,7 @@ from adapters.db.engine import Database
 from adapters.secrets.keyring import write_new_key
 from budcluster.bootstrap import App
 from domain.model.cluster import ClusterStatus, Platform
-from domain.model.ids import ClusterId
+from domain.model.ids import ClusterId, JobId
 from domain.model.job import DeploymentType, Job, JobPriority, JobStatus, JobType, Resources
 from domain.ports import Workload
 from domain.services.registry import Registration
@@ -306,3 +309,28 @@ async def test_a_new_priority_reaches_the_pods_and_their_kueue_workloads(world: 
     await until(workload_priority, (high["value"], "bud-high"))
     relabelled = live(emulator, "pods")[pod["metadata"]["name"]]
     assert relabelled["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "bud-high"
+
+
+async def test_an_orphaned_release_is_uninstalled_after_the_grace(world: World) -> None:
+    """A release of budcluster's whose job this database does not know (its pods say so):
+    reported, then uninstalled once seen for the grace period."""
+    app, emulator, cluster_id = world
+    job = await app.jobs.submit(ALICE, service(cluster_id))
+    known = await job_of(app, job)
+    stray = replace(
+        Workload.of(known), job_id=JobId(uuid.uuid4()), name="bud-0123456789abcdef0123-a0"
+    )
+    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    gateway = app.gateways.for_cluster(cluster)
+    await gateway.submit(stray)
+    deployment = live(emulator, "deployments")["bud-0123456789abcdef0123-a0"]
+    await start_pod(emulator, deployment, "o1")
+
+    listed = await gateway.list_workloads()
+    found = await app.observations.reconcile_listing(cluster_id, listed, gateway)
+    assert found.orphans == ["bud-0123456789abcdef0123-a0"] and found.removed == []
+    app.observations.orphan_grace = timedelta(0)
+    found = await app.observations.reconcile_listing(cluster_id, listed, gateway)
+    assert found.removed == ["bud-0123456789abcdef0123-a0"]
+    assert "bud-0123456789abcdef0123-a0" not in live(emulator, "deployments")
+    assert "bud-0123456789abcdef0123-a0" not in live(emulator, "services")

@@ -62,6 +62,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 DEFAULT_TOKEN = "kmock-token-4f9c2e7a1b"
+_PENDING_PATH = re.compile(
+    r"/apis/visibility\.kueue\.x-k8s\.io/(v\w+)/namespaces/([^/]+)/localqueues/([^/]+)"
+    r"/pendingworkloads"
+)
 _NAMESPACE_PATH = re.compile(r"/api/v1/namespaces(?:/([^/]+))?")
 GROUP_VERSIONS = {
     "Node": "v1/nodes",
@@ -112,6 +116,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
     _watches: dict[kmock.resource, int] = attrs.field(factory=dict, init=False)
     _version_counter: int = attrs.field(default=1000, init=False)
     namespaces: dict[str, Json] = attrs.field(factory=dict, init=False)
+    visibility: set[str] = attrs.field(factory=set, init=False)
+    kueue_versions: tuple[str, ...] = attrs.field(default=(), init=False)
+    """Versions of Kueue's API served (`serve_kueue`)."""
+    """Versions of Kueue's visibility API served (`serve_kueue_visibility`)."""
     _list_marks: dict[str, tuple[kmock.resource, Any]] = attrs.field(factory=dict, init=False)
     """Namespace objects by name (served here, not by kmock: see `_serve_namespace`)."""
     _watches_changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
@@ -128,6 +136,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
         if _NAMESPACE_PATH.fullmatch(raw_request.path) and self._authorised(raw_request.headers):
             return await self._serve_namespace(raw_request)
+        pending = _PENDING_PATH.fullmatch(raw_request.path)
+        if pending and pending[1] in self.visibility and self._authorised(raw_request.headers):
+            limit = int(raw_request.query.get("limit", "1000"))
+            return aiohttp.web.json_response(self._pending(pending[2], pending[3], limit))
         if raw_request.query.get("watch") in ("True", "1"):
             rel_url = raw_request.rel_url.update_query(watch="true")
             raw_request = raw_request.clone(rel_url=rel_url)
@@ -322,11 +334,63 @@ class KubeEmulator(kmock.KubernetesEmulator):
             "workloadpriorityclasses": ("WorkloadPriorityClass", False),
             "workloads": ("Workload", True),
         }
+        self.kueue_versions = (*self.kueue_versions, *versions)
         for version in versions:
             for plural, (kind, namespaced) in kinds.items():
                 self.resources[f"kueue.x-k8s.io/{version}/{plural}"] = kmock.ResourceInfo(
                     kind=kind, namespaced=namespaced, verbs={"get", "list", "create", "delete"}
                 )
+
+    def serve_kueue_visibility(self, version: str = "v1beta2") -> None:
+        """Kueue's visibility API (pending workloads of a LocalQueue, in Kueue's order), as its
+        aggregated API server serves it: discovery lists the group, and GET
+        .../namespaces/<ns>/localqueues/<q>/pendingworkloads answers a PendingWorkloadsSummary
+        computed from the Workloads here (see `_pending`)."""
+        self.visibility.add(version)
+        self.resources[f"visibility.kueue.x-k8s.io/{version}/localqueues"] = kmock.ResourceInfo(
+            kind="LocalQueue", namespaced=True, verbs={"get"}
+        )
+
+    def _pending(self, namespace: str, queue: str, limit: int) -> Json:
+        """Workloads without reserved quota, ordered as Kueue's StrictFIFO orders them: higher
+        spec.priority first, then older. One ClusterQueue here: every pending Workload counts
+        for positionInClusterQueue."""
+        waiting = [
+            w
+            for w in self.kueue_objects("workloads")
+            if not any(
+                c.get("type") == "QuotaReserved" and c.get("status") == "True"
+                for c in (w.get("status") or {}).get("conditions") or []
+            )
+        ]
+        waiting.sort(
+            key=lambda w: (
+                -int((w.get("spec") or {}).get("priority") or 0),
+                w["metadata"].get("creationTimestamp") or "",
+                w["metadata"]["name"],
+            )
+        )
+        items = []
+        in_queue = 0
+        for position, w in enumerate(waiting):
+            meta, spec = w["metadata"], w.get("spec") or {}
+            if meta.get("namespace") != namespace or spec.get("queueName") != queue:
+                continue
+            items.append(
+                {
+                    "metadata": {
+                        "name": meta["name"],
+                        "namespace": namespace,
+                        "ownerReferences": meta.get("ownerReferences") or [],
+                    },
+                    "priority": int(spec.get("priority") or 0),
+                    "localQueueName": queue,
+                    "positionInClusterQueue": position,
+                    "positionInLocalQueue": in_queue,
+                }
+            )
+            in_queue += 1
+        return {"kind": "PendingWorkloadsSummary", "metadata": {}, "items": items[:limit]}
 
     def kueue_objects(self, plural: str) -> list[Json]:
         """The live Kueue objects of a kind (any version), as stored."""

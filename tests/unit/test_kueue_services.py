@@ -259,3 +259,49 @@ async def test_without_a_helm_executable_the_hand_over_waits_and_says_why() -> N
     with pytest.raises(GatewayUnavailable, match="helm executable"):
         await releases.install(ReleaseSpec(NAME, NAMESPACE, SHIPPED_CHART))
     assert opened == []  # the kubeconfig is not even opened
+
+
+# --- Kueue's visibility API ------------------------------------------------------------------
+
+
+def test_pending_workloads_are_read_from_a_summary_and_odd_items_skipped() -> None:
+    from domain.kueue.visibility import pending_path, pending_workloads, visibility_version
+    from domain.ports import PendingWorkload
+
+    def item(owner: dict[str, Any] | None, **fields: Any) -> dict[str, Any]:
+        refs = [owner] if owner else []
+        return {"metadata": {"name": "w", "ownerReferences": refs}, **fields}
+
+    job = {"apiVersion": "batch/v1", "kind": "Job", "name": NAME}
+    pod = {"apiVersion": "v1", "kind": "Pod", "name": f"{NAME}-7d9c8-x1"}
+    summary = {
+        "items": [
+            item(
+                job,
+                priority=100,
+                localQueueName="default",
+                positionInClusterQueue=4,
+                positionInLocalQueue=1,
+            ),
+            item(
+                pod,
+                priority=5,
+                localQueueName="default",
+                positionInClusterQueue=7,
+                positionInLocalQueue=2,
+            ),
+            item(None, priority=1, positionInClusterQueue=0, positionInLocalQueue=0),  # no owner
+            item(job, priority=1, positionInClusterQueue=0),  # no position
+            item(job, positionInLocalQueue="x"),
+        ]
+    }
+    assert pending_workloads(summary) == [
+        PendingWorkload("Job", NAME, "default", 1, 4, 100),
+        PendingWorkload("Pod", f"{NAME}-7d9c8-x1", "default", 2, 7, 5),
+    ]
+    assert visibility_version(["visibility.kueue.x-k8s.io/v1beta1", "v1alpha1"]) == "v1beta1"
+    assert visibility_version(["v1"]) is None
+    assert pending_path("v1beta2", "tenant-a", "default") == (
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/tenant-a/localqueues/default"
+        "/pendingworkloads"
+    )
