@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from domain.model.cluster import Node
@@ -415,6 +415,24 @@ class ClusterModel:
         queues = [q.name for q in self.quotas.members(cohort)] if cohort else [demand.cluster_queue]
         return (self._type_epoch[kind], *(self._holdings_version[(q, kind)] for q in queues))
 
+    def _locate(self, demand: Demand, holding: Holding) -> None:
+        if len(holding.placements) != 1 or not demand.gpu_count:
+            return
+        placement = holding.placements[0]
+        node = self.nodes.get(placement.node)
+        if node is None or placement.gpu_indices:
+            return
+        chosen = tuple(sorted(node.free)[: demand.gpu_count])
+        if holding.gpu_flavor is None:
+            queue = self.queues.get(demand.cluster_queue)
+            offered = queue.flavors_for(demand.gpu_resource) if queue else ()
+            holding.gpu_flavor = next(
+                (f.flavor for f in offered if f.flavor in node.flavors), None
+            )
+        holding.placements[0] = replace(
+            placement, gpu_indices=chosen, flavor=placement.flavor or holding.gpu_flavor
+        )
+
     def preemption_hopeless(self, demand: Demand) -> bool:
         return self._preemption_failed.get(demand.key) == self._preemption_state(demand)
 
@@ -422,7 +440,11 @@ class ClusterModel:
         self._preemption_failed[demand.key] = self._preemption_state(demand)
 
     def hold(self, demand: Demand, holding: Holding) -> None:
-        """Record what already holds resources (from the cluster's current state)."""
+        """Record what already holds resources (from the cluster's current state). A real
+        cluster tells the node a workload runs on, not its devices: a placement with a node and
+        no GPU indices takes that many free GPUs of the node (the lowest), and the first of its
+        queue's flavors the node belongs to when it names none, so the GPUs count as busy."""
+        self._locate(demand, holding)
         self._max_free = None
         for placement in holding.placements:
             node = self.nodes.get(placement.node)

@@ -240,9 +240,9 @@ class _Replay:
         started = job.actual_start or job.updated_at
         demand = replace(demand, reservation=None)  # counted as its queue's own from here on
         holding = Holding(demand, flavor, cpu_flavor, [job.placement], started)
-        self.model.hold(demand, holding)
+        self.model.hold(demand, holding)  # a real cluster's node-only placement gets its GPUs
         self.start[key] = started
-        self.placements[key] = (job.placement,)
+        self.placements[key] = tuple(holding.placements)
         duration = self.duration(job)
         if duration is None:
             self.end[key] = None

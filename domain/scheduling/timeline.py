@@ -60,6 +60,15 @@ def _job_segment(job: Job, **fields: Any) -> Segment:
     )
 
 
+def _located(job: Job) -> bool:
+    """The job's placement names its GPUs (a real cluster names only the node: the estimator
+    then chose the node's GPUs it counts as busy, in the job's plan)."""
+    placement = job.placement
+    return placement is not None and (
+        len(placement.gpu_indices) >= job.resources.gpu_count or not job.resources.gpu_count
+    )
+
+
 def build(
     schedule: Schedule,
     nodes: Sequence[Node],
@@ -70,7 +79,7 @@ def build(
 ) -> Timeline:
     segments: dict[str, Segment] = {}
     for job in finished:
-        if job.actual_start is None or job.placement is None:
+        if job.actual_start is None or job.placement is None or not _located(job):
             continue
         seg = _job_segment(
             job,
@@ -106,9 +115,10 @@ def build(
         if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placement is not None:
             started = job.actual_start or job.updated_at
             end = plan.preempted_at if plan.preempted_at is not None else plan.end
+            where = [job.placement] if _located(job) or plan.preempted_at else plan.placements
             seg = _job_segment(
                 job,
-                rows=_rows([job.placement], gpus),
+                rows=_rows(where, gpus),
                 start=started,
                 end=end,
                 kind=SegmentKind.RUNNING,

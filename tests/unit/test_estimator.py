@@ -326,3 +326,27 @@ def test_many_small_jobs_on_one_node_all_get_a_start() -> None:
     schedule = estimate(snapshot(list(jobs.values()), scenario))
     starts = sorted(schedule.jobs[j.id].start for j in jobs.values())  # type: ignore[type-var]
     assert starts[0] == NOW and starts[-1] == NOW + timedelta(minutes=8)
+
+
+def test_a_real_clusters_node_only_placement_still_holds_its_gpus() -> None:
+    """A real cluster tells the node a job runs on, not its devices: the estimator takes that
+    many of the node's GPUs as busy (and the flavor the node belongs to), so what waits for
+    them waits until the job ends, and the timeline shows it on that node's GPUs."""
+    from domain.model.job import Placement
+
+    scenario = replace(
+        TWO_NODES,
+        running=[W("r1", "cq", 8, node="n1"), W("r2", "cq", 8, node="n2", age=1)],
+        waiting=[W("w1", "cq", 8)],
+    )
+    jobs = jobs_of(scenario, r1=3600, r2=7200, w1=600)
+    for name in ("r1", "r2"):
+        placement = jobs[name].placement
+        assert placement is not None
+        jobs[name].placement = Placement(node=placement.node)  # the node only
+    started = NOW - timedelta(minutes=30)
+    plan = estimate(snapshot(list(jobs.values()))).jobs
+    assert plan[jobs["w1"].id].start == started + timedelta(hours=1)  # not now: n1 is busy
+    r1 = plan[jobs["r1"].id].placements
+    assert [(p.node, p.gpu_indices) for p in r1] == [("n1", tuple(range(8)))]
+    assert r1[0].flavor is not None
