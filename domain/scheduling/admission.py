@@ -426,9 +426,7 @@ class ClusterModel:
         if holding.gpu_flavor is None:
             queue = self.queues.get(demand.cluster_queue)
             offered = queue.flavors_for(demand.gpu_resource) if queue else ()
-            holding.gpu_flavor = next(
-                (f.flavor for f in offered if f.flavor in node.flavors), None
-            )
+            holding.gpu_flavor = next((f.flavor for f in offered if f.flavor in node.flavors), None)
         holding.placements[0] = replace(
             placement, gpu_indices=chosen, flavor=placement.flavor or holding.gpu_flavor
         )
