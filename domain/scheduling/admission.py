@@ -29,6 +29,7 @@ from domain.model.job import Placement
 from domain.model.quota import (
     CPU,
     MEMORY,
+    ClusterQueue,
     QueueingStrategy,
     QuotaSet,
     ReclaimWithinCohort,
@@ -158,6 +159,9 @@ class ClusterModel:
         }
         self._all_flavors = tuple(f.name for f in quotas.flavors)
         self._type_flavors: dict[tuple[str, str | None], tuple[str | None, ...]] = {}
+        self._hosts: dict[tuple[str, str | None], dict[str, NodeSlots]] = {}
+        self._cohort_members: dict[str, tuple[ClusterQueue, ...]] = {}
+        self._cohort_names: dict[str, tuple[str, ...]] = {}
         self._cpu_flavor = {
             q.name: (self.ledger.flavors(q.name, CPU) or (None,))[0] for q in quotas.cluster_queues
         }
@@ -167,8 +171,12 @@ class ClusterModel:
         """Waiting demands that can never be admitted as configured."""
         self._lanes: dict[LaneKey, Lane] = defaultdict(Lane)
         self._waiting: dict[str, Demand] = {}
-        self._max_free: dict[str | None, int] | None = None
-        self._free_total: dict[str | None, int] = {}
+        self._nodes_of_type: dict[str | None, list[NodeSlots]] = defaultdict(list)
+        for slots in self.nodes.values():
+            self._nodes_of_type[slots.gpu_type].append(slots)
+        self._free_count: dict[str | None, tuple[int, int]] = {}
+        """(most free on one node, free in all) per GPU type, dropped when a node of the type
+        changes: counted again on demand, over that type's nodes only."""
         self._type_epoch: dict[str | None, int] = defaultdict(int)
         self._queue_epoch: dict[str, int] = defaultdict(int)
         self._by_type: dict[str | None, dict[str, Holding]] = defaultdict(dict)
@@ -234,13 +242,13 @@ class ClusterModel:
 
     def _freed(self, gpu_type: str | None, queue: str | None) -> None:
         """Resources came back: refusals remembered for this type and queue may no longer hold."""
-        self._max_free = None
+        self._free_count.pop(gpu_type, None)
         self._type_epoch[gpu_type] += 1
         self._type_epoch[None] += 1
         self._active |= self._lanes_of_type[gpu_type] | self._lanes_of_type[None]
         if queue is not None:
             cohort = self.ledger.cohort(queue)
-            members = [q.name for q in self.quotas.members(cohort)] if cohort else [queue]
+            members = self._member_names(cohort) if cohort else (queue,)
             for member in members:
                 self._queue_epoch[member] += 1
                 self._active |= self._cpu_bound & self._lanes_of_queue[member]
@@ -270,7 +278,7 @@ class ClusterModel:
         ):
             return False
         resource = demand.gpu_resource
-        for member in self.quotas.members(queue.cohort):
+        for member in self._members(queue.cohort):
             if member.name == queue.name or not self._by_queue_type.get((member.name, kind)):
                 continue
             if any(
@@ -282,26 +290,46 @@ class ClusterModel:
 
     def max_free(self, gpu_type: str | None) -> int:
         """The most GPUs of `gpu_type` free on one node."""
-        if self._max_free is None:
-            self._count_free()
-        assert self._max_free is not None
-        return self._max_free.get(gpu_type, 0)
+        return self._count_free(gpu_type)[0]
 
     def free_gpus(self, gpu_type: str | None) -> int:
         """All GPUs of `gpu_type` free now (the capacity forecast)."""
-        if self._max_free is None:
-            self._count_free()
-        return self._free_total.get(gpu_type, 0)
+        return self._count_free(gpu_type)[1]
 
-    def _count_free(self) -> None:
-        best: dict[str | None, int] = defaultdict(int)
-        total: dict[str | None, int] = defaultdict(int)
-        for node in self.nodes.values():
-            free = len(node.free)
-            total[node.gpu_type] += free
-            if free > best[node.gpu_type]:
-                best[node.gpu_type] = free
-        self._max_free, self._free_total = best, total
+    def _count_free(self, gpu_type: str | None) -> tuple[int, int]:
+        counted = self._free_count.get(gpu_type)
+        if counted is None:
+            sizes = [len(node.free) for node in self._nodes_of_type.get(gpu_type, ())]
+            counted = self._free_count[gpu_type] = (max(sizes, default=0), sum(sizes))
+        return counted
+
+    def _changed(self, node: NodeSlots) -> None:
+        self._free_count.pop(node.gpu_type, None)
+
+    def _members(self, cohort: str) -> tuple[ClusterQueue, ...]:
+        found = self._cohort_members.get(cohort)
+        if found is None:
+            found = self._cohort_members[cohort] = self.quotas.members(cohort)
+        return found
+
+    def _member_names(self, cohort: str) -> tuple[str, ...]:
+        found = self._cohort_names.get(cohort)
+        if found is None:
+            found = self._cohort_names[cohort] = tuple(q.name for q in self._members(cohort))
+        return found
+
+    def hosts_for(self, queue: str, demand: Demand) -> dict[str, NodeSlots]:
+        """The nodes, by name, of the flavors `flavors_for` gives (they never change)."""
+        key = (queue, demand.gpu_type)
+        found = self._hosts.get(key)
+        if found is None:
+            found = self._hosts[key] = {
+                n.name: n
+                for flavor in self.flavors_for(queue, demand)
+                if flavor is not None
+                for n in self.by_type_flavor.get((demand.gpu_type, flavor), [])
+            }
+        return found
 
     def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
         """The flavors, in the queue's order, whose nodes have the demand's GPU type."""
@@ -347,7 +375,7 @@ class ClusterModel:
         return best
 
     def _take(self, node: NodeSlots, demand: Demand, pick: set[int] | None = None) -> Placement:
-        self._max_free = None
+        self._changed(node)
         pool = node.free if pick is None else pick  # a reservation's GPUs are not in `free`
         indices = tuple(sorted(pool)[: demand.gpu_count])
         node.free.difference_update(indices)
@@ -412,7 +440,7 @@ class ClusterModel:
         pick (its queue's and its cohort's holdings of its GPU type) and freed capacity."""
         kind = demand.gpu_type if demand.gpu_count else None
         cohort = self.ledger.cohort(demand.cluster_queue)
-        queues = [q.name for q in self.quotas.members(cohort)] if cohort else [demand.cluster_queue]
+        queues = self._member_names(cohort) if cohort else (demand.cluster_queue,)
         return (self._type_epoch[kind], *(self._holdings_version[(q, kind)] for q in queues))
 
     def _locate(self, demand: Demand, holding: Holding) -> None:
@@ -443,11 +471,11 @@ class ClusterModel:
         no GPU indices takes that many free GPUs of the node (the lowest), and the first of its
         queue's flavors the node belongs to when it names none, so the GPUs count as busy."""
         self._locate(demand, holding)
-        self._max_free = None
         for placement in holding.placements:
             node = self.nodes.get(placement.node)
             if node is not None:
                 node.free.difference_update(placement.gpu_indices)
+                self._changed(node)
         if holding.placements and holding.placements[0].node in self.nodes:
             node = self.nodes[holding.placements[0].node]
             node.cpu -= demand.cpu
@@ -472,6 +500,7 @@ class ClusterModel:
         if node is not None:
             if owner is None or owner not in self.holdings:
                 node.free.update(holding.placement.gpu_indices)
+                self._changed(node)
             node.cpu += demand.cpu
             node.memory += demand.memory
         if owner is None:
@@ -493,6 +522,7 @@ class ClusterModel:
             node = self.nodes.get(placement.node)
             if node is not None:
                 node.free.update(set(placement.gpu_indices) - busy[placement.node])
+                self._changed(node)
 
     def reservation_slots(self, key: str) -> dict[str, set[int]]:
         """GPUs a reservation holds that none of its workloads uses."""
@@ -589,7 +619,7 @@ class ClusterModel:
                 break
             indices = tuple(sorted(node.free)[:take])
             node.free.difference_update(indices)
-            self._max_free = None
+            self._changed(node)
             self.ledger.charge(demand.cluster_queue, flavor, resource, take)
             merged = next((p for p in holding.placements if p.node == node.name), None)
             if merged is not None:

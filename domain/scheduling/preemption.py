@@ -14,6 +14,7 @@ fewest victims wins.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -23,33 +24,55 @@ if TYPE_CHECKING:
     from domain.scheduling.admission import ClusterModel, Demand, Holding
 
 
-def may_preempt(model: ClusterModel, queue: ClusterQueue, demand: Demand, victim: Holding) -> bool:
-    other = victim.demand
-    if other.critical or not other.preemptible or other.is_reservation or other.reservation:
-        return False
-    if other.cluster_queue == queue.name:
-        policy = queue.preemption.within_cluster_queue
-        if policy is WithinClusterQueue.LOWER_PRIORITY:
-            return other.priority < demand.priority
-        if policy is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY:
-            return other.priority < demand.priority or (
-                other.priority == demand.priority and other.created_at > demand.created_at
-            )
-        return False
-    victim_queue = model.queues.get(other.cluster_queue)
-    if queue.cohort is None or victim_queue is None or victim_queue.cohort != queue.cohort:
-        return False
+def victim_test(
+    model: ClusterModel, queue: ClusterQueue, demand: Demand
+) -> Callable[[Holding], bool]:
+    """Whether `demand` (of `queue`) may evict a holding, by the queue's preemption policies.
+    What does not depend on the victim (the policies, whether the demand is within its nominal
+    quota) is worked out once, and each other queue's borrowing once per flavor."""
+    within = queue.preemption.within_cluster_queue
     reclaim = queue.preemption.reclaim_within_cohort
-    if reclaim is ReclaimWithinCohort.NEVER or not model.ledger.within_nominal(
-        queue, demand.gpu_resource, demand.gpu_count
-    ):
-        return False
-    if (
-        victim.gpu_flavor is None
-        or model.ledger.borrowing(other.cluster_queue, victim.gpu_flavor, other.gpu_resource) <= 0
-    ):
-        return False
-    return reclaim is ReclaimWithinCohort.ANY or other.priority < demand.priority
+    nominal: list[bool] = []
+    borrowing: dict[tuple[str, str], bool] = {}
+
+    def within_nominal() -> bool:
+        if not nominal:
+            nominal.append(
+                model.ledger.within_nominal(queue, demand.gpu_resource, demand.gpu_count)
+            )
+        return nominal[0]
+
+    def may_preempt(victim: Holding) -> bool:
+        other = victim.demand
+        if other.critical or not other.preemptible or other.is_reservation or other.reservation:
+            return False
+        if other.cluster_queue == queue.name:
+            if within is WithinClusterQueue.LOWER_PRIORITY:
+                return other.priority < demand.priority
+            if within is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY:
+                return other.priority < demand.priority or (
+                    other.priority == demand.priority and other.created_at > demand.created_at
+                )
+            return False
+        if queue.cohort is None or reclaim is ReclaimWithinCohort.NEVER:
+            return False
+        victim_queue = model.queues.get(other.cluster_queue)
+        if victim_queue is None or victim_queue.cohort != queue.cohort or not within_nominal():
+            return False
+        flavor = victim.gpu_flavor
+        if flavor is None:
+            return False
+        key = (other.cluster_queue, flavor)
+        lends = borrowing.get(key)
+        if lends is None:
+            lends = borrowing[key] = (
+                model.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource) > 0
+            )
+        if not lends:
+            return False
+        return reclaim is ReclaimWithinCohort.ANY or other.priority < demand.priority
+
+    return may_preempt
 
 
 def try_preempt(
@@ -59,13 +82,25 @@ def try_preempt(
     queue = model.queues.get(demand.cluster_queue)
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return None
-    candidates = [
-        h
-        for h in model.holders(demand.gpu_type if demand.gpu_count else None)
-        if may_preempt(model, queue, demand, h)
-    ]
+    may_preempt = victim_test(model, queue, demand)
+    candidates: list[Holding] = []
+    evictable: dict[str, int] = {}
+    for holding in model.holders(demand.gpu_type if demand.gpu_count else None):
+        if may_preempt(holding):
+            candidates.append(holding)
+            node_name = holding.placement.node
+            evictable[node_name] = evictable.get(node_name, 0) + len(holding.placement.gpu_indices)
     if not candidates:
         return None
+    hosts = model.hosts_for(queue.name, demand)
+    if demand.gpu_count and not (
+        model.max_free(demand.gpu_type) >= demand.gpu_count
+        or any(
+            name in hosts and len(hosts[name].free) + count >= demand.gpu_count
+            for name, count in evictable.items()
+        )
+    ):
+        return None  # no node could hold it even with every candidate on it gone
     candidates.sort(
         key=lambda h: (
             h.demand.cluster_queue == queue.name,
@@ -75,12 +110,6 @@ def try_preempt(
     )
     plans: list[list[Holding]] = []
     if demand.gpu_count:
-        hosts = {
-            n.name: n
-            for flavor in model.flavors_for(queue.name, demand)
-            if flavor is not None
-            for n in model.by_type_flavor.get((demand.gpu_type, flavor), [])
-        }
         by_node: dict[str, list[Holding]] = {}
         for holding in candidates:
             by_node.setdefault(holding.placement.node, []).append(holding)
