@@ -661,10 +661,15 @@ class ClusterModel:
         queue = self.queues.get(queue_name)
         return queue is not None and queue.queueing_strategy is QueueingStrategy.STRICT_FIFO
 
-    def cycle(self, now: datetime) -> Decision:
+    def cycle(self, now: datetime, *, explain: bool = True) -> Decision:
         """Admit, in queue order, what the rules allow now. Only lanes where something changed
         since they were last looked at (work added, resources of their kind freed) are looked
-        at: the others would give the same answer as last time."""
+        at: the others would give the same answer as last time.
+
+        A lane's next demand is chosen when the lane is queued, by the GPUs free then; once an
+        earlier admission of the cycle took them, it no longer fits. With `explain` it is tried
+        anyway, for the reason it waits (`Decision.waiting`); without, it is passed over at once
+        unless it may preempt: the same admissions, without the reasons."""
         decision = Decision()
         blocked: set[str] = set()
         tried_preemption: set[str] = set()
@@ -706,6 +711,20 @@ class ClusterModel:
                 decision.waiting[demand.key] = lane.limit_reason
                 if strict:
                     blocked.add(demand.cluster_queue)
+                self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
+                continue
+            if (
+                not explain
+                and not strict
+                and lane_key[2] is None
+                and demand.gpu_count > self.max_free(lane_key[1])
+                and (
+                    demand.cluster_queue in tried_preemption
+                    or demand.is_reservation
+                    or self.preemption_hopeless(demand)
+                    or not self.could_preempt(demand)
+                )
+            ):
                 self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                 continue
             try:

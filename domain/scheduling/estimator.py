@@ -180,7 +180,7 @@ class _Replay:
             while self.events and self.events[0][0] <= t:
                 _, _, kind, key = heapq.heappop(self.events)
                 self._handle(kind, key, t)
-            decision = self.model.cycle(t)
+            decision = self.model.cycle(t, explain=t == self.now)  # reasons: now only
             schedule.cycles += 1
             for holding in decision.preempted:
                 self._preempted(holding, t)
