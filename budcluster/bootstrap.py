@@ -8,7 +8,6 @@ Tests build the same graph with their own settings and clock.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from adapters.simulated.gateway import SimulatedClusters
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
-from domain.aio import cancel_and_wait
+from domain.aio import cancel_and_wait, wait_event
 from domain.errors import Conflict
 from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
@@ -126,8 +125,7 @@ class App:
             self.tasks.context.update(self.task_context)
         if self.relay is not None:
             self.background.append(asyncio.create_task(self.relay.run(), name="event-relay"))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.relay.connected.wait(), 5)
+            await wait_event(self.relay.connected, 5)
         self.background.append(
             asyncio.create_task(
                 self.hub.run_catch_up(self.settings.catch_up_seconds), name="event-catch-up"

@@ -1,4 +1,9 @@
-"""Ending background tasks without swallowing the caller's own cancellation."""
+"""Waiting and ending background tasks without swallowing the caller's own cancellation.
+
+On Python 3.11, `asyncio.wait_for` returns the result when the awaited thing completes in the
+same step as a cancellation of the caller, and the cancellation is lost (fixed in 3.12): a loop
+around it then runs on after it was cancelled, and whoever waits for it to end waits for ever.
+`asyncio.timeout` has no such race; the helpers here use it."""
 
 from __future__ import annotations
 
@@ -23,3 +28,13 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
     for task in pending:  # retrieved, so asyncio does not log them as never retrieved
         if not task.cancelled():
             task.exception()
+
+
+async def wait_event(event: asyncio.Event, seconds: float) -> bool:
+    """Wait until `event` is set, at most `seconds`; True if it was set."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True

@@ -298,7 +298,8 @@ class KueueGateway:
             while True:
                 remaining = ends - asyncio.get_running_loop().time()
                 try:
-                    item = await asyncio.wait_for(events.get(), max(remaining, 0.0))
+                    async with asyncio.timeout(max(remaining, 0.0)):
+                        item = await events.get()
                 except TimeoutError:
                     return  # time to list again: lost jobs and orphans are found by a full list
                 if isinstance(item, WatchExpired):

@@ -14,7 +14,6 @@ the job's estimated duration, else a default per job type; SERVICE jobs run unti
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -25,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.simulated.config import SimulationConfig
 from adapters.simulated.engine import RESERVATION, Pace, SimWorkload, step
 from adapters.simulated.store import SimulatedStore
+from domain.aio import wait_event
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
@@ -205,5 +205,4 @@ class SimulatedGateway(ClusterGateway):
                 else min(wait, self._clusters.poll_seconds)
             )
             if timeout > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout)
+                await wait_event(wake, timeout)

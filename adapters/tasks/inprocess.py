@@ -59,7 +59,8 @@ class InProcessTaskQueue:
                     await self._clock.sleep(delay)
                 ctx = {**self.context, "job_try": try_number, "job_id": key}
                 try:
-                    await asyncio.wait_for(spec.function(ctx, **kwargs), spec.timeout_seconds)
+                    async with asyncio.timeout(spec.timeout_seconds):
+                        await spec.function(ctx, **kwargs)
                     return
                 except RetryTask as retry:
                     if try_number >= spec.max_tries:

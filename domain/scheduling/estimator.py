@@ -10,9 +10,9 @@ Jobs that can never be admitted (no flavor fits, more than the quota can ever gi
 at once; so is a deadline the estimate misses and a dependency that failed.
 
 The cost is one admission cycle per event, and a cycle looks only at what could fit (lanes of
-work that changed). Ten thousand waiting jobs on a thousand GPUs take about four seconds on a
-small machine, a thousand about a third of a second (benchmarks/estimator.py); there is no
-incremental update yet: one more job is a full replay.
+work that changed). Ten thousand waiting jobs on a thousand GPUs take a few seconds on a small
+machine, a thousand about half a second (benchmarks/estimator.py, figures in the README); there
+is no incremental update yet: one more job is a full replay.
 """
 
 from __future__ import annotations

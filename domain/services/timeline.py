@@ -15,14 +15,13 @@ submitting it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from domain.aio import cancel_and_wait
+from domain.aio import cancel_and_wait, wait_event
 from domain.errors import NotFound
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
@@ -339,8 +338,7 @@ class TimelineRefresher:
         listener = asyncio.create_task(listen())
         try:
             while True:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(dirty.wait(), self._period)
+                await wait_event(dirty, self._period)
                 await asyncio.sleep(self._debounce)  # let a burst finish: one recompute for it
                 dirty.clear()
                 try:
