@@ -1,16 +1,21 @@
-"""The ClusterGateway of a real cluster: jobs as suspended batch/v1 Jobs that Kueue admits.
+"""The ClusterGateway of a real cluster: work that Kueue admits.
 
-`submit` creates the Job (domain/kueue/jobs.py renders it: suspended, with the queue and
-priority-class labels Kueue reads); its name is deterministic per attempt, so a retried hand-over
-finds it there and changes nothing. `cancel` deletes the attempt's Jobs (their pods and Kueue
-Workload go with them); `set_priority` relabels them. What runs is read back from the Jobs and
-their Kueue Workloads: `list_workloads` lists both and reports each attempt's whole state
-(`observe`), `watch` follows both collections from the lists' resourceVersions and reports an
-attempt again whenever its Job or Workload changes (it starts with a list of its own, and
-reports that first: what changed since the caller's list is not lost). A cluster that does not
-answer raises GatewayUnavailable (the caller backs off); an expired watch ends it too, and the
-caller lists again; after RELIST_SECONDS the watch ends by itself, for a fresh full list (lost
-jobs and orphans are found by one).
+`submit` creates a BATCH or TRAINING attempt as a suspended batch/v1 Job (domain/kueue/jobs.py
+renders it, with the queue and priority-class labels Kueue reads), and a SERVICE attempt as a
+Helm release (domain/kueue/services.py says what to install; the HelmReleases port installs it).
+Names are deterministic per attempt, so a retried hand-over finds its object there and changes
+nothing. `cancel` deletes the attempt's Jobs (their pods and Kueue Workload go with them) and
+uninstalls its releases; `set_priority` relabels the Jobs and pods and sets their Workloads'
+priority. What runs is read back from the Jobs, budcluster's pods and Kueue's Workloads:
+`list_workloads` lists them and reports each attempt's whole state (`observe` for a Job,
+`observe_service` for a release's pods), `watch` follows the collections from the lists'
+resourceVersions and reports an attempt again whenever one of its objects changes (it starts
+with a list of its own, and reports that first: what changed since the caller's list is not
+lost). `pending_in_queue` reads Kueue's visibility API for a LocalQueue's order.
+
+A cluster that does not answer raises GatewayUnavailable (the caller backs off); an expired
+watch ends it too, and the caller lists again; after RELIST_SECONDS the watch ends by itself,
+for a fresh full list (lost jobs and orphans are found by one).
 
 One connection per cluster (`KueueGateways` keeps them), opened on first use through the
 registry, which opens the sealed kubeconfig only in memory; `close` closes them all.
@@ -37,6 +42,7 @@ from domain.kueue.objects import (
     choose_version,
     priority_class_name,
 )
+from domain.kueue.reading import true_condition
 from domain.kueue.services import (
     RELEASE_LABEL,
     is_release_of,
@@ -348,10 +354,11 @@ class _State:
                 self.workloads.pop(owner, None)
             else:
                 self.workloads[owner] = obj
-                if (evicted := _evicted(obj)) is not None and owner[0] == "Pod":
+                evicted = true_condition(obj, "Evicted")
+                if evicted is not None and owner[0] == "Pod":
                     pod = self.pods.get(owner[1:])
                     if pod is not None:
-                        self.evicted[_service_key(pod)] = evicted
+                        self.evicted[_service_key(pod)] = dict(evicted)
             if owner[0] == "Job":
                 return [("job", *owner[1:])] if owner[1:] in self.jobs else []
             pod = self.pods.get(owner[1:])
@@ -439,13 +446,6 @@ def _workload_owner(workload: Json) -> tuple[str, str, str] | None:
     if (pod := owner_pod(workload)) is not None:
         return ("Pod", namespace, pod)
     return None
-
-
-def _evicted(workload: Json) -> Json | None:
-    conditions = (workload.get("status") or {}).get("conditions") or []
-    return next(
-        (c for c in conditions if c.get("type") == "Evicted" and c.get("status") == "True"), None
-    )
 
 
 def _key(obj: Json) -> tuple[str, str]:
