@@ -599,10 +599,11 @@ class ClusterApi(Protocol):
         resource is not served (404)."""
 
     def watch_objects(
-        self, path: str, resource_version: str
+        self, path: str, resource_version: str, *, label_selector: str | None = None
     ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """(ADDED | MODIFIED | DELETED, object) of a collection after `resource_version`, until
-        the server ends the watch; raises WatchExpired."""
+        the server ends the watch; raises WatchExpired. `label_selector` narrows it as a list's
+        does (the server filters)."""
 
     async def patch_object(self, path: str, patch: dict[str, Any]) -> dict[str, Any] | None:
         """A JSON merge patch; None when the object is gone."""

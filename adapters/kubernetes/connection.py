@@ -294,13 +294,17 @@ class KubeClusterApi:
         )
         return None if status == HTTP_NOT_FOUND else self._decode(f"patch {path}", status, body)
 
-    def watch_objects(self, path: str, resource_version: str) -> AsyncIterator[tuple[str, Json]]:
+    def watch_objects(
+        self, path: str, resource_version: str, *, label_selector: str | None = None
+    ) -> AsyncIterator[tuple[str, Json]]:
         """Like `watch_nodes`, for any collection path."""
         seconds = self._timeouts.watch_seconds
         timeout = self._timeouts.watching(seconds)
         query = [("watch", "true"), ("timeoutSeconds", str(seconds))]
         if resource_version:
             query.append(("resourceVersion", resource_version))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
         pending = self._client.call_api(
             path,
             "GET",

@@ -286,10 +286,15 @@ class KueueGateway:
         api = await self._client()
         events: asyncio.Queue[tuple[str, str, Json] | BaseException] = asyncio.Queue()
 
+        mine = f"{CLUSTER_ID_LABEL}={self._cluster_id}"  # Workloads carry no labels of ours
+
         async def pump(kind: str, path: str, version: str) -> None:
+            selector = None if kind == "workload" else mine
             try:
                 while True:
-                    async for change, obj in api.watch_objects(path, version):
+                    async for change, obj in api.watch_objects(
+                        path, version, label_selector=selector
+                    ):
                         version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
                         await events.put((kind, change, obj))
             except BaseException as exc:  # ended: the consumer raises it

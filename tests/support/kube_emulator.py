@@ -29,7 +29,9 @@ a watch subscribes to the emulator's event bus before it sends its headers (kmoc
 replaying the existing objects, so a change made right after the client connected could be
 lost), and `wait_for_watch()` lets a test wait until it has; a watch given a resourceVersion does
 not replay the existing objects as ADDED (the client has them from its list), one without does.
-kmock ignores `timeoutSeconds`: its watches stay open until the client closes them.
+kmock ignores `timeoutSeconds`: its watches stay open until the client closes them. Lists and
+watches apply an equality-based `labelSelector` (kmock ignores it). Kueue's visibility API is
+served by `serve_kueue_visibility`.
 """
 
 from __future__ import annotations
@@ -62,6 +64,27 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 DEFAULT_TOKEN = "kmock-token-4f9c2e7a1b"
+
+
+def _labels_match(request: kmock.Request, obj: Json) -> bool:
+    """An equality-based labelSelector ("a=b,c!=d,e"), as the API server applies it to lists
+    and watches (kmock 0.8 ignores it)."""
+    selector = request.params.get("labelSelector") or ""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        if "!=" in term:
+            key, _, value = term.partition("!=")
+            if labels.get(key.strip()) == value.strip():
+                return False
+        elif "=" in term:
+            key, _, value = term.partition("=")
+            if labels.get(key.strip().rstrip("=")) != value.strip().lstrip("="):
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
 _PENDING_PATH = re.compile(
     r"/apis/visibility\.kueue\.x-k8s\.io/(v\w+)/namespaces/([^/]+)/localqueues/([^/]+)"
     r"/pendingworkloads"
@@ -245,10 +268,13 @@ class KubeEmulator(kmock.KubernetesEmulator):
                         if not obj.deleted and self._selects(request, res, namespace, name)
                     ]
                 for raw in existing:
-                    yield {"type": "ADDED", "object": raw}
+                    if _labels_match(request, raw):
+                        yield {"type": "ADDED", "object": raw}
             async for event in bus.stream(since=mark):
                 meta = event.get("object", {}).get("metadata", {})
-                if self._selects(request, resource, meta.get("namespace"), meta.get("name")):
+                if self._selects(
+                    request, resource, meta.get("namespace"), meta.get("name")
+                ) and _labels_match(request, event.get("object") or {}):
                     yield event
         finally:
             await bus.unmark(mark)
@@ -265,6 +291,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self._list_marks[version] = (request.resource, mark)
         assert isinstance(payload, dict)
         payload["metadata"] = {**payload.get("metadata", {}), "resourceVersion": version}
+        payload["items"] = [i for i in payload.get("items") or [] if _labels_match(request, i)]
         return payload
 
     @staticmethod
