@@ -16,6 +16,7 @@ PREEMPTED and a retry as a new Job; cancelJob deletes the Job; a Job deleted out
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -47,16 +48,17 @@ NOW = "2026-11-22T12:00:00Z"
 S = JobStatus
 
 
-@pytest.fixture
-async def world(
-    db: Database, tmp_path: Path, request: pytest.FixtureRequest
+@contextlib.asynccontextmanager
+async def kueue_cluster(
+    db: Database, tmp_path: Path, version: str = "v1beta2", **settings: Any
 ) -> AsyncIterator[tuple[App, KubeEmulator, ClusterId]]:
-    """An AVAILABLE cluster serving Kueue in one version (v1beta2, or the test's parameter)."""
+    """The service (supervisor running) with one AVAILABLE cluster, an emulator serving Kueue
+    in `version` with an 8 x A100 node."""
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
-    app = await make_app(db.url, keys_dir=keys)
+    app = await make_app(db.url, keys_dir=keys, **settings)
     async with running_emulator() as emulator:
-        emulator.serve_kueue(getattr(request, "param", "v1beta2"))
+        emulator.serve_kueue(version)
         emulator.seed(k8s_nodes.a100_gfd_node())
         await app.start()
         cluster = await app.registry.register(
@@ -65,6 +67,15 @@ async def world(
         await until(lambda: status_of_cluster(app, cluster.id), ClusterStatus.AVAILABLE)
         yield app, emulator, cluster.id
         await app.close()
+
+
+@pytest.fixture
+async def world(
+    db: Database, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[App, KubeEmulator, ClusterId]]:
+    """A cluster serving Kueue in one version (v1beta2, or the test's parameter)."""
+    async with kueue_cluster(db, tmp_path, getattr(request, "param", "v1beta2")) as world:
+        yield world
 
 
 async def status_of_cluster(app: App, cluster_id: ClusterId) -> ClusterStatus | None:

@@ -25,30 +25,23 @@ from typing import Any
 import pytest
 
 from adapters.db.engine import Database
-from adapters.secrets.keyring import write_new_key
 from budcluster.bootstrap import App
-from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import DeploymentType, Job, JobPriority, JobStatus, JobType, Resources
 from domain.ports import Workload
-from domain.services.registry import Registration
-from tests.integration.test_app_flows import make_app
 from tests.integration.test_kueue_jobs_flow import (
     ALICE,
     NOW,
     batch,
     condition,
     job_status,
-    status_of_cluster,
+    kueue_cluster,
     until,
 )
-from tests.support import k8s_nodes
 from tests.support.helm_standin import write_helm
 from tests.support.kube_emulator import (
     DEFAULT_TOKEN,
     KubeEmulator,
-    kubeconfig_for,
-    running_emulator,
 )
 
 S = JobStatus
@@ -57,20 +50,9 @@ World = tuple[App, KubeEmulator, ClusterId]
 
 @pytest.fixture
 async def world(db: Database, tmp_path: Path) -> AsyncIterator[World]:
-    keys = tmp_path / "keys"
-    write_new_key(keys, bits=3072)
     helm = write_helm(tmp_path / "bin")
-    app = await make_app(db.url, keys_dir=keys, helm_executable=str(helm))
-    async with running_emulator() as emulator:
-        emulator.serve_kueue("v1beta2")
-        emulator.seed(k8s_nodes.a100_gfd_node())
-        await app.start()
-        cluster = await app.registry.register(
-            Registration(name="lab", platform=Platform.ON_PREM, kubeconfig=kubeconfig_for(emulator))
-        )
-        await until(lambda: status_of_cluster(app, cluster.id), ClusterStatus.AVAILABLE)
-        yield app, emulator, cluster.id
-        await app.close()
+    async with kueue_cluster(db, tmp_path, helm_executable=str(helm)) as world:
+        yield world
 
 
 def service(cluster_id: ClusterId, **changes: Any) -> Any:
