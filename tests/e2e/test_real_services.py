@@ -125,6 +125,7 @@ async def test_a_service_from_submission_to_cancel(
             ws_client(service, service.admin_token), {"clusterId": cluster_id}
         ).open()
         try:
+            await updates.wait_for(lambda got: bool(got))  # the snapshot: subscribed before
             async with http_client(service, service.admin_token) as session:
                 refused = await submit(session, job_input)
                 assert refused["__typename"] == "ValidationError", refused
