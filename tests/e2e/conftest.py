@@ -194,8 +194,11 @@ class CliResult:
     stderr: str
 
 
-async def run_cli(env: dict[str, str], *args: str, timeout: float = CLI_TIMEOUT) -> CliResult:
-    """Run `python -m budcluster <args>` without blocking the event loop; fail on an error."""
+async def run_cli(
+    env: dict[str, str], *args: str, timeout: float = CLI_TIMEOUT, check: bool = True
+) -> CliResult:
+    """Run `python -m budcluster <args>` without blocking the event loop; fail on an error
+    unless `check` is off (the caller looks at the exit code)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -214,7 +217,7 @@ async def run_cli(env: dict[str, str], *args: str, timeout: float = CLI_TIMEOUT)
         await process.wait()
         raise AssertionError(f"budcluster {' '.join(args)} took more than {timeout}s") from None
     result = CliResult(process.returncode or 0, out.decode(), err.decode())
-    if result.returncode != 0:
+    if check and result.returncode != 0:
         raise AssertionError(
             f"budcluster {' '.join(args)} exited with {result.returncode}\n"
             f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ import yaml
 from gql import GraphQLRequest
 
 from tests.e2e.conftest import (
-    REPO,
     RESPONSE_BODIES,
     Service,
     ServiceFactory,
@@ -139,22 +137,6 @@ async def until_status(
             if found["status"] == status:
                 return found
             await asyncio.sleep(0.2)
-
-
-async def cli(service_env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "budcluster",
-        *args,
-        cwd=REPO,
-        env=service_env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    return process.returncode or 0, out.decode(), err.decode()
 
 
 def changes_with(check: Callable[[dict[str, Any]], bool]) -> Callable[[list[Any]], bool]:
@@ -332,11 +314,11 @@ async def failing_clusters(service: Service, emulator: KubeEmulator, pki: TestPk
 async def rotate_keys_while_serving(service: Service, env: dict[str, str], cluster_id: str) -> None:
     keys = Path(env["BUDCLUSTER_DATA_DIR"]) / "keys"
     old_key = (keys / "ACTIVE").read_text().strip()
-    code, _, err = await cli(env, "keys", "retire", old_key)
-    assert code == 2 and "active key" in err  # the active key can't go
+    refused = await run_cli(env, "keys", "retire", old_key, check=False)
+    assert refused.returncode == 2 and "active key" in refused.stderr  # the active key can't go
     new_key = (await run_cli(env, "keys", "generate", "--activate")).stdout.strip()
-    code, _, err = await cli(env, "keys", "retire", old_key)
-    assert code == 1 and "keys rotate" in err  # still wraps three kubeconfigs
+    refused = await run_cli(env, "keys", "retire", old_key, check=False)
+    assert refused.returncode == 1 and "keys rotate" in refused.stderr  # still wraps three
     rotated = await run_cli(env, "keys", "rotate")
     assert f"active key {new_key}: 3 re-wrapped, 0 already on it, 0 failed" in rotated.stderr
     again = await run_cli(env, "keys", "rotate")
