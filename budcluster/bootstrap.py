@@ -8,6 +8,8 @@ Tests build the same graph with their own settings and clock.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from adapters.helm.releases import PyHelmReleaseFactory
 from adapters.kubernetes.connection import KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
 from adapters.leases import LocalLease, RedisLease
+from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.secrets.envelope import LazySecretBox
 from adapters.secrets.keyring import directory_stamp, load_or_create
 from adapters.simulated.config import parse_node_groups, settings_for
@@ -49,6 +52,7 @@ from domain.ports import (
     ClusterConnector,
     ClusterGateway,
     EventPublisher,
+    RateLimiter,
     TaskQueue,
     TenantScope,
 )
@@ -111,6 +115,7 @@ class App:
     registry: ClusterRegistry
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
+    limiter: RateLimiter
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -195,6 +200,7 @@ class App:
             tenant_id=TenantId(uuid.uuid4()),
             name="admin (first start)",
             scopes=frozenset({Scope.ADMIN}),
+            operator=True,
         )
 
 
@@ -230,6 +236,12 @@ async def build(
     else:
         tasks = InProcessTaskQueue(TASKS, clock)
     lease = RedisLease(redis, prefix=settings.redis_prefix) if redis else LocalLease()
+    buckets = {"capacity": settings.rate_burst, "per_second": settings.rate_points_per_minute / 60}
+    limiter: RateLimiter = (
+        RedisRateLimiter(redis, clock, prefix=settings.redis_prefix, **buckets)
+        if redis is not None and not settings.is_embedded
+        else LocalRateLimiter(clock, **buckets)
+    )
 
     uow = db.unit_of_work
 
@@ -270,7 +282,13 @@ async def build(
     )
     quotas = QuotaService(uow=uow, clock=clock, publisher=publisher)
     reservations = ReservationService(uow=uow, clock=clock, publisher=publisher)
-    timeline = TimelineService(uow=uow, clock=clock, publisher=publisher, jobs=jobs)
+    timeline = TimelineService(
+        uow=uow,
+        clock=clock,
+        publisher=publisher,
+        jobs=jobs,
+        segment_key=hmac.new(settings.pepper(), b"timeline segment ids", hashlib.sha256).digest(),
+    )
     refresher = TimelineRefresher(
         timeline,
         hub,
@@ -281,7 +299,7 @@ async def build(
     clusters = ClusterService(
         uow=uow, clock=clock, gateways=gateways, quotas=quotas, publisher=publisher
     )
-    tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.token_pepper))
+    tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.pepper()))
     updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
     registry = ClusterRegistry(
         uow=uow,
@@ -349,6 +367,7 @@ async def build(
             uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer
         ),
         queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
+        limiter=limiter,
         redis=redis,
         arq=arq,
         relay=relay,

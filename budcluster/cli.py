@@ -7,9 +7,11 @@ import asyncio
 import logging
 import sys
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import uvicorn
+from sqlalchemy.engine import make_url
 
 from adapters.secrets.keyring import (
     DEFAULT_BITS,
@@ -23,7 +25,7 @@ from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.errors import DomainError
 from domain.model.ids import ProjectId, TenantId, TokenId
-from domain.model.principal import Scope
+from domain.model.principal import TENANT_DEFAULT_SCOPES, Scope
 
 SCHEMA_PATH = Path("frontend-contract/schema.graphql")
 
@@ -55,26 +57,41 @@ def _announce_token(secret: str, settings: Settings) -> None:
     )
 
 
-async def serve(settings: Settings) -> None:
-    app = await _prepared(settings, migrate_first=settings.auto_migrate)
+async def serve(settings: Settings) -> int:
     from budcluster.http import create_app
+    from budcluster.http.server import listen, protocol
 
-    try:
-        if settings.create_defaults:
-            issued = await app.ensure_defaults()
-            if issued is not None:
-                _announce_token(issued.secret, settings)
-        config = uvicorn.Config(
-            create_app(app),
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level.lower(),
-            ws="websockets-sansio",
-            lifespan="on",
+    try:  # before anything is printed: a port in use must not look like a start
+        sock = listen(settings.host, settings.port)
+    except OSError as exc:
+        print(
+            f"budcluster: cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}",
+            file=sys.stderr,
         )
-        await uvicorn.Server(config).serve()
+        return 1
+    try:
+        app = await _prepared(settings, migrate_first=settings.auto_migrate)
+        try:
+            if settings.create_defaults:
+                issued = await app.ensure_defaults()
+                if issued is not None:
+                    _announce_token(issued.secret, settings)
+            config = uvicorn.Config(
+                create_app(app),
+                host=settings.host,
+                port=settings.port,
+                log_level=settings.log_level.lower(),
+                http=protocol(settings.header_timeout_seconds),
+                ws="websockets-sansio",
+                ws_max_size=settings.max_body_bytes,
+                lifespan="on",
+            )
+            await uvicorn.Server(config).serve(sockets=[sock])
+        finally:
+            await app.close()
     finally:
-        await app.close()
+        sock.close()
+    return 0
 
 
 async def worker(settings: Settings) -> None:
@@ -94,30 +111,98 @@ async def run_migrations(settings: Settings) -> None:
     print(f"migrated {app.db.engine.url.render_as_string(hide_password=True)} to head")
 
 
-async def create_token(settings: Settings, args: argparse.Namespace) -> None:
-    app = await _prepared(settings, migrate_first=settings.auto_migrate)
+class CliError(Exception):
+    """A refusal of the command line's, printed as `budcluster: <message>` (exit code 2)."""
+
+
+def _uuid(value: str, option: str) -> uuid.UUID:
     try:
-        scopes = frozenset(Scope(s) for s in args.scope) or frozenset({Scope.ADMIN})
-        projects = (
-            frozenset(ProjectId(uuid.UUID(p)) for p in args.project) if args.project else None
+        return uuid.UUID(value)
+    except ValueError:
+        raise CliError(f"{option} {value!r} is not an id") from None
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(text: str) -> timedelta:
+    """`90d`, `12h`, `30m`, `3600s` (or a bare number of seconds)."""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS else (text, "s")
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except ValueError:
+        raise CliError(f"--expires-in {text!r} is not a duration such as 90d, 12h or 30m") from None
+    if not 0 < seconds <= 10 * 365 * 86400:
+        raise CliError("--expires-in must be more than 0 and at most 10 years")
+    return timedelta(seconds=seconds)
+
+
+async def _existing(settings: Settings) -> App:
+    """The service's database as it is: token commands never create or migrate one, so one run
+    from the wrong directory says so instead of issuing a token nobody's service will know."""
+    if settings.is_embedded:
+        path = Path(make_url(settings.database_url).database or "")
+        if not path.is_file():  # noqa: ASYNC240 (one stat, before anything else runs)
+            raise CliError(
+                f"no budcluster database at {path}: run this where the service runs, or set "
+                "BUDCLUSTER_DATA_DIR (or DATABASE_URL) to the service's"
+            )
+    app = await build(settings)
+    if not await migrate.is_current(app.db.engine):
+        await app.close()
+        raise CliError(
+            f"the database at {_shown(settings)} holds no budcluster schema at the latest "
+            "version: run `budcluster migrate` (or start the service) first"
         )
-        tenant = TenantId(uuid.UUID(args.tenant)) if args.tenant else TenantId(uuid.uuid4())
+    return app
+
+
+def _shown(settings: Settings) -> str:
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+async def create_token(settings: Settings, args: argparse.Namespace) -> None:
+    scopes = frozenset(Scope(s) for s in args.scope)
+    projects = (
+        frozenset(ProjectId(_uuid(p, "--project")) for p in args.project) if args.project else None
+    )
+    new_tenant = args.tenant is None
+    tenant = TenantId(uuid.uuid4()) if new_tenant else TenantId(_uuid(args.tenant, "--tenant"))
+    lifetime = _duration(args.expires_in) if args.expires_in else None
+    app = await _existing(settings)
+    try:
         issued = await app.tokens.issue(
-            tenant_id=tenant, name=args.name, scopes=scopes, project_ids=projects
+            tenant_id=tenant,
+            name=args.name,
+            scopes=scopes,
+            project_ids=projects,
+            operator=args.operator,
+            expires_at=app.clock.now() + lifetime if lifetime else None,
         )
     finally:
         await app.close()
-    print(f"token id: {issued.token.id}\ntenant:   {issued.token.tenant_id}", file=sys.stderr)
+    token = issued.token
+    print(
+        f"database: {_shown(settings)}\n"
+        f"token id: {token.id}\n"
+        f"tenant:   {token.tenant_id}{' (new)' if new_tenant else ''}\n"
+        f"kind:     {'operator' if args.operator else 'tenant'}\n"
+        f"scopes:   {', '.join(sorted(s.value for s in token.scopes))}\n"
+        f"projects: {'all' if projects is None else ', '.join(sorted(map(str, projects)))}\n"
+        f"expires:  {token.expires_at.isoformat() if token.expires_at else 'never'}",
+        file=sys.stderr,
+    )
     print(issued.secret)
 
 
 async def revoke_token(settings: Settings, args: argparse.Namespace) -> None:
-    app = await _prepared(settings, migrate_first=False)
+    token_id = TokenId(_uuid(args.token_id, "token id"))
+    app = await _existing(settings)
     try:
-        await app.tokens.revoke(TokenId(uuid.UUID(args.token_id)))
+        await app.tokens.revoke(token_id)
     finally:
         await app.close()
-    print(f"revoked {args.token_id}")
+    print(f"revoked {args.token_id} in {_shown(settings)}")
 
 
 async def create_simulated_cluster(settings: Settings, args: argparse.Namespace) -> None:
@@ -222,20 +307,35 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("migrate", help="bring the database to the latest schema")
 
     token = sub.add_parser("token", help="API tokens").add_subparsers(dest="action", required=True)
-    create = token.add_parser("create", help="issue a token; prints it once")
+    create = token.add_parser(
+        "create",
+        help="issue a token in the service's existing database; prints it once",
+        description="Issue a token for a tenant (--tenant, or --new-tenant). A tenant's token gets "
+        f"{', '.join(sorted(s.value for s in TENANT_DEFAULT_SCOPES))} unless --scope says "
+        "otherwise; the operator's scopes (clusters:write, admin) need --operator.",
+    )
     create.add_argument("--name", required=True)
-    create.add_argument("--tenant", help="tenant id (a new tenant if omitted)")
+    whose = create.add_mutually_exclusive_group(required=True)
+    whose.add_argument("--tenant", help="the tenant id the token acts for")
+    whose.add_argument("--new-tenant", action="store_true", help="make a new tenant for it")
+    create.add_argument(
+        "--operator",
+        action="store_true",
+        help="a platform operator's token (clusters, shared queues, priority classes); "
+        "default scope admin",
+    )
     create.add_argument(
         "--scope",
         action="append",
         default=[],
         choices=[s.value for s in Scope],
-        help="repeatable; default admin",
+        help="repeatable; default: the tenant scopes (admin with --operator)",
     )
     create.add_argument(
         "--project", action="append", default=[], help="limit to these project ids (repeatable)"
     )
-    revoke = token.add_parser("revoke")
+    create.add_argument("--expires-in", help="lifetime, e.g. 90d, 12h or 30m (default: none)")
+    revoke = token.add_parser("revoke", help="revoke a token; its open connections close")
     revoke.add_argument("token_id")
 
     cluster = sub.add_parser("cluster", help="clusters").add_subparsers(
@@ -290,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(settings)
     try:
         if args.command == "serve":
-            asyncio.run(serve(settings))
-        elif args.command == "worker":
+            return asyncio.run(serve(settings))
+        if args.command == "worker":
             asyncio.run(worker(settings))
         elif args.command == "migrate":
             asyncio.run(run_migrations(settings))
@@ -310,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     except DomainError as exc:
         print(f"budcluster: {exc.message}", file=sys.stderr)
         return 1
+    except CliError as exc:
+        print(f"budcluster: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     return 0

@@ -56,6 +56,19 @@ async def _run(engine: AsyncEngine, step: Callable[[Connection], None]) -> None:
                 await conn.commit()
 
 
+async def is_current(engine: AsyncEngine) -> bool:
+    """Whether the database is at the latest revision of the history."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory.from_config(alembic_config()).get_heads())
+    async with engine.connect() as conn:
+        current = await conn.run_sync(
+            lambda sync: set(MigrationContext.configure(sync).get_current_heads())
+        )
+    return current == heads
+
+
 async def check(engine: AsyncEngine) -> None:
     """Raise if the tables in the code and the migrated database differ (`alembic check`)."""
     async with engine.connect() as conn:

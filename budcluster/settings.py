@@ -50,7 +50,8 @@ class Settings:
     port: int = 8000
     allowed_origins: tuple[str, ...] = ()
     redis_prefix: str = "budcluster"
-    token_pepper: bytes = b""
+    token_pepper: bytes = field(default=b"", repr=False)
+    """From BUDCLUSTER_TOKEN_PEPPER; empty: a private file in the data directory (`pepper()`)."""
     sim_nodes: str = DEFAULT_NODES
     sim_time_scale: float = 1.0
     sim_poll_seconds: float = 0.5
@@ -69,6 +70,19 @@ class Settings:
     """The helm binary SERVICE jobs on real clusters are installed with (through pyhelm3)."""
     helm_timeout: str = "5m"
     log_level: str = "INFO"
+    max_body_bytes: int = 1 << 20
+    """Request bodies above this are refused with 413 before they are read; also the largest
+    WebSocket message."""
+    header_timeout_seconds: float = 10.0
+    """How long a client may take to send a request's headers (and, again, its body)."""
+    token_check_seconds: float = 2.0
+    """How often open WebSockets are checked against revoked and expired tokens."""
+    operation_budget: int = 10_000
+    """The most points (schema/cost.py) one GraphQL operation may cost."""
+    rate_points_per_minute: int = 60_000
+    """What each token (or address, without one) may spend a minute, on average..."""
+    rate_burst: int = 50_000
+    """...and at once. At least the operation budget."""
     keys_dir: Path | None = None
     keys_pem: str = field(default="", repr=False)
     """PEM private keys: never in a repr."""
@@ -83,6 +97,11 @@ class Settings:
     def generated_keys_dir(self) -> Path | None:
         """Where an embedded run makes its own key when none is configured; production has none."""
         return self.data_dir / "keys" if self.is_embedded else None
+
+    def pepper(self) -> bytes:
+        """The key token hashes are made with: the configured one, else the data directory's
+        (made on first use)."""
+        return self.token_pepper or _pepper_file(self.data_dir)
 
     @property
     def queue_name(self) -> str:
@@ -114,7 +133,7 @@ class Settings:
             o.strip() for o in (_env("ALLOWED_ORIGINS", "") or "").split(",") if o.strip()
         )
         keys_dir = _env("KEYS_DIR")
-        return cls(
+        settings = cls(
             data_dir=data_dir,
             database_url=database_url,
             redis_url=redis_url,
@@ -127,7 +146,7 @@ class Settings:
             port=int(_env("PORT", "8000") or 8000),
             allowed_origins=origins,
             redis_prefix=_env("REDIS_PREFIX", "budcluster") or "budcluster",
-            token_pepper=_pepper(data_dir),
+            token_pepper=(_env("TOKEN_PEPPER") or "").encode(),
             sim_nodes=_env("SIM_NODES", DEFAULT_NODES) or DEFAULT_NODES,
             sim_time_scale=float(_env("SIM_TIME_SCALE", "1.0") or 1.0),
             sim_poll_seconds=float(_env("SIM_POLL_SECONDS", "0.5") or 0.5),
@@ -142,17 +161,25 @@ class Settings:
             helm_executable=_env("HELM", "helm") or "helm",
             helm_timeout=_env("HELM_TIMEOUT", "5m") or "5m",
             log_level=_env("LOG_LEVEL", "INFO") or "INFO",
+            max_body_bytes=int(_env("MAX_BODY_BYTES", str(1 << 20)) or 1 << 20),
+            header_timeout_seconds=float(_env("HEADER_TIMEOUT_SECONDS", "10") or 10),
+            token_check_seconds=float(_env("TOKEN_CHECK_SECONDS", "2") or 2),
+            operation_budget=int(_env("OPERATION_BUDGET", "10000") or 10000),
+            rate_points_per_minute=int(_env("RATE_POINTS_PER_MINUTE", "60000") or 60000),
+            rate_burst=int(_env("RATE_BURST", "50000") or 50000),
             keys_dir=Path(keys_dir) if keys_dir else None,
             keys_pem=_env("KEYS_PEM", "") or "",
             active_key=_env("ACTIVE_KEY"),
         )
+        if settings.rate_burst < settings.operation_budget:
+            raise ValueError("BUDCLUSTER_RATE_BURST must be at least BUDCLUSTER_OPERATION_BUDGET")
+        if min(settings.operation_budget, settings.rate_points_per_minute) <= 0:
+            raise ValueError("the operation budget and the rate limit must be positive")
+        return settings
 
 
-def _pepper(data_dir: Path) -> bytes:
-    """The key token hashes are made with: from the environment, or a private file made once."""
-    value = _env("TOKEN_PEPPER")
-    if value:
-        return value.encode()
+def _pepper_file(data_dir: Path) -> bytes:
+    """The pepper kept in a private file of the data directory, made once."""
     path = data_dir / "token-pepper"
     if not path.exists():
         data_dir.mkdir(parents=True, exist_ok=True)

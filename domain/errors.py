@@ -21,7 +21,9 @@ class DomainError(Exception):
 
 @dataclass(frozen=True)
 class FieldIssue:
-    """One problem with one input field. `field` is a dotted path, e.g. `resources.gpuCount`."""
+    """One problem with one input field. `field` is a dotted path in the domain's names, e.g.
+    `resources.gpu_count`; a message names another field the same way, in backticks, and the
+    API renders both in its own names. Keys inside `spec` are the user's and stay as given."""
 
     field: str
     message: str

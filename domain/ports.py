@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
@@ -47,6 +47,15 @@ from domain.model.secrets import Envelope
 from domain.model.timeline import Timeline
 
 # --- time -----------------------------------------------------------------------------------
+
+
+class RateLimiter(Protocol):
+    """Token buckets by key, shared by every process that uses the same store."""
+
+    async def take(self, key: str, amount: float) -> float:
+        """Take `amount` from `key`'s bucket: 0.0 if taken, else the seconds until it could be
+        (and nothing is taken)."""
+        ...
 
 
 class Clock(Protocol):
@@ -257,6 +266,10 @@ class TokenRepository(Protocol):
     async def revoke(self, token_id: TokenId, at: datetime) -> bool: ...
 
     async def count(self) -> int: ...
+
+    async def unusable(self, token_ids: Collection[TokenId], now: datetime) -> set[TokenId]:
+        """Those of `token_ids` that are revoked, expired at `now`, or unknown."""
+        ...
 
 
 @dataclass(frozen=True)

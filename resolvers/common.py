@@ -34,17 +34,19 @@ def query_uuid(value: str, field: str) -> uuid.UUID:
         raise UserInputError(f"{field} is not a valid id", field=field) from None
 
 
-def caller(info: Info, scope: Scope) -> Principal:
-    """The authenticated principal, if it holds `scope`; raises Forbidden otherwise."""
+def caller(info: Info, *scopes: Scope) -> Principal:
+    """The authenticated principal, if it holds every one of `scopes`; raises Forbidden
+    otherwise."""
     principal = info.context.authenticated()
-    if not principal.has(scope):
-        raise Forbidden(f"this token lacks the {scope.value} scope")
+    for scope in scopes:
+        if not principal.has(scope):
+            raise Forbidden(f"this token lacks the {scope.value} scope")
     return principal
 
 
-def query_caller(info: Info, scope: Scope) -> Principal:
+def query_caller(info: Info, *scopes: Scope) -> Principal:
     try:
-        return caller(info, scope)
+        return caller(info, *scopes)
     except Forbidden as exc:
         raise UserInputError(exc.message, code="FORBIDDEN") from None
 

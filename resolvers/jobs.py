@@ -90,7 +90,7 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
         cluster_id=ClusterId(parse_uuid(data.cluster_id, "cluster_id")),
         job_type=data.job_type,
         deployment_type=data.deployment_type,
-        spec=data.spec,  # type: ignore[arg-type]
+        spec={} if data.spec is None else data.spec,  # type: ignore[arg-type]
         resources=Resources(
             gpu_type=r.gpu_type,
             gpu_count=r.gpu_count,

@@ -182,13 +182,13 @@ async def delete_cluster_queue(
     return ClusterQueue.from_domain(deleted)
 
 
-# --- local queues (clusters:write; another tenant's: admin) -----------------------------------
+# --- local queues (queues:write; another tenant's: admin) -------------------------------------
 
 
 async def create_local_queue(info: Info, input: LocalQueueInput) -> LocalQueueResult:
     try:
         made = await info.context.services.quotas.create_local_queue(
-            caller(info, Scope.CLUSTERS_WRITE),
+            caller(info, Scope.QUEUES_WRITE),
             cluster_id=to_cluster_id(input.cluster_id),
             name=input.name,
             cluster_queue=input.cluster_queue,
@@ -206,7 +206,7 @@ async def delete_local_queue(
 ) -> LocalQueueResult:
     try:
         deleted = await info.context.services.quotas.delete_local_queue(
-            caller(info, Scope.CLUSTERS_WRITE),
+            caller(info, Scope.QUEUES_WRITE),
             cluster_id=to_cluster_id(cluster_id),
             name=name,
             tenant_id=TenantId(parse_uuid(tenant_id, "tenant_id")) if tenant_id else None,

@@ -83,7 +83,7 @@ async def schedule_timeline(
     to: datetime | None = None,
     since: int | None = None,
 ) -> AsyncGenerator[ScheduleUpdate, None]:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = query_caller(info, Scope.CLUSTERS_READ, Scope.JOBS_READ)
     key = ClusterId(query_uuid(cluster_id, "clusterId"))
     if since is not None and since < 0:
         raise UserInputError("since must not be negative", field="since")

@@ -13,6 +13,7 @@ from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobEvent
 from domain.model.principal import Principal
+from domain.ports import RateLimiter
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
@@ -28,6 +29,14 @@ from schema.types.errors import UserInputError
 
 
 @dataclass(frozen=True)
+class RequestLimits:
+    """What one operation may cost (schema/cost.py), and the buckets callers pay it from."""
+
+    limiter: RateLimiter
+    budget: int
+
+
+@dataclass(frozen=True)
 class ApiServices:
     jobs: JobService
     clusters: ClusterService
@@ -40,6 +49,7 @@ class ApiServices:
     registry: ClusterRegistry
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
+    limits: RequestLimits
 
 
 class Loaders:
@@ -89,6 +99,8 @@ class Context:
     """`http` or `websocket`: subscriptions are served over graphql-transport-ws only."""
     connection_params: Any = None
     """What a WebSocket client sent in connection_init (set by Strawberry)."""
+    bearer: str | None = field(default=None, repr=False)
+    """The token the caller presented: a WebSocket's is checked again for every operation."""
     loaders: Loaders = field(init=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +109,22 @@ class Context:
     def refresh_loaders(self) -> None:
         """Fresh caches: a long-lived subscription must not serve yesterday's data."""
         self.loaders = Loaders(self.services, self.principal)
+
+    async def recheck(self) -> None:
+        """Authenticate the presented token again (raises Unauthenticated, and forgets the
+        principal, once it is revoked or expired)."""
+        try:
+            self.principal = await self.services.tokens.authenticate(self.bearer)
+        except Unauthenticated:
+            self.principal = None
+            raise
+
+    def rate_key(self) -> str:
+        """Whose bucket an operation is paid from: the token's, else the client address's."""
+        if self.principal is not None and self.principal.token_id is not None:
+            return f"token:{self.principal.token_id}"
+        client = getattr(self.request, "client", None)
+        return f"address:{client.host if client else 'unknown'}"
 
     def authenticated(self) -> Principal:
         if self.principal is None:

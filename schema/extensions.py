@@ -1,14 +1,24 @@
-"""Guards every operation passes: authentication, size limits, and masking of internal errors."""
+"""Guards every operation passes: authentication, limits of size and cost, error codes, masking.
+
+In order: the document is parsed (at most MAX_TOKENS tokens) and validated (at most MAX_DEPTH deep,
+MAX_ALIASES aliases); the caller is authenticated (on a WebSocket the token is checked again for
+each operation, so a revoked token stops working at once); the operation's cost (schema/cost.py)
+must fit the per-operation budget and is taken from the caller's rate-limit bucket (by token, or
+by client address for callers without one). Every error that leaves carries `extensions.code`; what
+a resolver raised unexpectedly is masked as "Internal error." (INTERNAL_SERVER_ERROR).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+import re
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from graphql import (
-    ExecutionResult,
-    FieldNode,
+    FragmentDefinitionNode,
     GraphQLError,
+    GraphQLSyntaxError,
     OperationDefinitionNode,
     OperationType,
     get_operation_ast,
@@ -23,80 +33,173 @@ from strawberry.extensions import (
 )
 
 from domain.errors import Unauthenticated
+from schema.cost import operation_cost
 from schema.types.errors import UserInputError
 
 MAX_DEPTH = 10
 MAX_ALIASES = 20
 MAX_TOKENS = 4000
+INTERNAL_ERROR = "Internal error."
 
 
 def _introspection_only(operation: OperationDefinitionNode | None) -> bool:
     if operation is None:
         return False
     return all(
-        isinstance(sel, FieldNode) and sel.name.value.startswith("__")
+        getattr(sel, "name", None) is not None and sel.name.value.startswith("__")  # type: ignore[attr-defined]
         for sel in operation.selection_set.selections
     )
 
 
-class RequireAuthentication(SchemaExtension):
-    """Operations other than pure introspection need a principal: an unauthenticated error and
-    no data otherwise (and HTTP 401 where there is an HTTP response). Subscriptions must come
-    over the WebSocket."""
+def _refuse(context: Any, message: str, code: str, status: int | None = None, **extra: Any) -> None:
+    """Raise a request error; where there is an HTTP response, set its status (and headers)."""
+    response = getattr(context, "response", None)
+    if status is not None and response is not None and hasattr(response, "status_code"):
+        response.status_code = status
+        if status == 401:
+            response.headers["WWW-Authenticate"] = 'Bearer realm="budcluster"'
+        if "retryAfter" in extra:
+            response.headers["Retry-After"] = str(extra["retryAfter"])
+    raise GraphQLError(message, extensions={"code": code, **extra})
 
-    def on_execute(self) -> Iterator[None]:
+
+class RequireAuthentication(SchemaExtension):
+    """Operations other than pure introspection need a principal; a WebSocket's token is checked
+    again for every operation. Subscriptions must come over the WebSocket."""
+
+    async def on_execute(self) -> AsyncIterator[None]:
         ctx = self.execution_context
         context = ctx.context
         document = ctx.graphql_document
         operation = (
             get_operation_ast(document, ctx.operation_name) if document is not None else None
         )
-        if (
-            operation is not None
-            and operation.operation is OperationType.SUBSCRIPTION
-            and getattr(context, "transport", "http") != "websocket"
-        ):
-            ctx.result = ExecutionResult(
-                data=None,
-                errors=[
-                    GraphQLError(
-                        "subscriptions are served over WebSocket (graphql-transport-ws) only",
-                        extensions={"code": "BAD_REQUEST"},
-                    )
-                ],
+        websocket = getattr(context, "transport", "http") == "websocket"
+        subscription = operation is not None and operation.operation is OperationType.SUBSCRIPTION
+        if subscription and not websocket:
+            _refuse(
+                context,
+                "subscriptions are served over WebSocket (graphql-transport-ws) only",
+                "BAD_REQUEST",
             )
-        elif getattr(context, "principal", None) is None and not _introspection_only(operation):
+        if websocket and getattr(context, "principal", None) is not None:
+            try:
+                await context.recheck()
+            except Unauthenticated as exc:
+                _refuse(context, exc.message, "UNAUTHENTICATED")
+        if getattr(context, "principal", None) is None and not _introspection_only(operation):
             message = getattr(context, "auth_error", None) or "a valid bearer token is required"
-            ctx.result = ExecutionResult(
-                data=None,
-                errors=[GraphQLError(message, extensions={"code": "UNAUTHENTICATED"})],
-            )
-            response = getattr(context, "response", None)
-            if response is not None and hasattr(response, "status_code"):
-                response.status_code = 401
-                response.headers["WWW-Authenticate"] = 'Bearer realm="budcluster"'
+            _refuse(context, message, "UNAUTHENTICATED", 401)
         yield
 
 
-USER_ERROR_CODES = frozenset(
-    {"UNAUTHENTICATED", "BAD_USER_INPUT", "FORBIDDEN", "NOT_FOUND", "BAD_REQUEST"}
+class CostLimit(SchemaExtension):
+    """Refuse an operation over the budget; take its cost from the caller's bucket."""
+
+    def __init__(self) -> None:
+        self.cost: int | None = None
+        self.budget: int | None = None
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        ctx = self.execution_context
+        context = ctx.context
+        document = ctx.graphql_document
+        limits = context.services.limits
+        operation = (
+            get_operation_ast(document, ctx.operation_name) if document is not None else None
+        )
+        if operation is not None and document is not None:
+            fragments = {
+                d.name.value: d
+                for d in document.definitions
+                if isinstance(d, FragmentDefinitionNode)
+            }
+            self.budget = limits.budget
+            self.cost = operation_cost(ctx.schema._schema, operation, fragments, ctx.variables)
+            if self.cost > limits.budget:
+                _refuse(
+                    context,
+                    f"the operation costs {self.cost} points; at most {limits.budget} are "
+                    "allowed per operation (ask for fewer items, or a shorter window)",
+                    "COST_LIMIT_EXCEEDED",
+                    cost=self.cost,
+                    budget=limits.budget,
+                )
+            wait = await limits.limiter.take(context.rate_key(), self.cost)
+            if wait > 0:
+                _refuse(
+                    context,
+                    f"rate limit reached: try again in {math.ceil(wait)} s",
+                    "RATE_LIMITED",
+                    429,
+                    retryAfter=math.ceil(wait),
+                )
+        yield
+
+    def get_results(self) -> dict[str, Any]:
+        if self.cost is None:
+            return {}
+        return {"cost": {"requested": self.cost, "budget": self.budget}}
+
+
+LIMIT_CODES = (
+    (re.compile(r"exceeds maximum operation depth"), "DEPTH_LIMIT_EXCEEDED"),
+    (re.compile(r"aliases found\. Allowed"), "ALIAS_LIMIT_EXCEEDED"),
+    (re.compile(r"more than \d+ tokens"), "TOKEN_LIMIT_EXCEEDED"),
+    (re.compile(r"^Variable '\$"), "BAD_USER_INPUT"),
 )
 
 
-def is_user_error(error: GraphQLError) -> bool:
-    """A request error (malformed, unauthenticated, over a limit) rather than a server fault."""
-    if isinstance(error.original_error, UserInputError | Unauthenticated):
-        return True
-    code = (error.extensions or {}).get("code")
-    return code in USER_ERROR_CODES or error.path is None
+def code_of(error: GraphQLError) -> str:
+    """The code an error leaves with: its own, else one for what kind of error it is."""
+    own = (error.extensions or {}).get("code")
+    if isinstance(own, str):
+        return own
+    if isinstance(error.original_error, UserInputError):
+        return str(error.original_error.extensions["code"])
+    if isinstance(error.original_error, Unauthenticated):
+        return "UNAUTHENTICATED"
+    if isinstance(error, GraphQLSyntaxError):
+        for pattern, code in LIMIT_CODES:
+            if pattern.search(error.message):
+                return code
+        return "GRAPHQL_PARSE_FAILED"
+    if error.message == INTERNAL_ERROR:
+        return "INTERNAL_SERVER_ERROR"
+    if error.path is None:
+        for pattern, code in LIMIT_CODES:
+            if pattern.search(error.message):
+                return code
+        return "GRAPHQL_VALIDATION_FAILED"
+    return "INTERNAL_SERVER_ERROR"
 
 
-def should_mask(error: GraphQLError) -> bool:
-    """Mask what a resolver raised unexpectedly; keep request errors and user errors."""
+class ErrorCodes(SchemaExtension):
+    """Give every error that leaves an `extensions.code` (after masking: listed before it)."""
+
+    def on_operation(self) -> Iterator[None]:
+        try:
+            yield
+        except GraphQLError as raised:  # by a hook (the parser cache's syntax errors)
+            _coded(raised)
+            raise
+        result = self.execution_context.result
+        for error in getattr(result, "errors", None) or ():
+            _coded(error)
+
+
+def _coded(error: GraphQLError) -> None:
+    if not isinstance((error.extensions or {}).get("code"), str):
+        error.extensions = {**(error.extensions or {}), "code": code_of(error)}
+
+
+def is_fault(error: GraphQLError) -> bool:
+    """A server fault (masked, logged with its traceback), not a request error: an exception a
+    resolver raised unexpectedly, or one raised outside any resolver (a store that is down)."""
     original = error.original_error
-    if isinstance(original, UserInputError | Unauthenticated):
+    if isinstance(original, UserInputError | Unauthenticated | GraphQLError):
         return False
-    return error.path is not None
+    return error.path is not None or original is not None
 
 
 def extensions() -> list[Any]:
@@ -104,9 +207,11 @@ def extensions() -> list[Any]:
     return [
         # One AST per distinct text: subscribers sending the same document share results.
         lambda: ParserCache(maxsize=256),
+        ErrorCodes,
         RequireAuthentication,
+        CostLimit,
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        lambda: MaskErrors(should_mask_error=should_mask, error_message="Internal error."),
+        lambda: MaskErrors(should_mask_error=is_fault, error_message=INTERNAL_ERROR),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from domain.errors import NotFound
 from domain.model.ids import ClusterId
@@ -18,20 +18,32 @@ DEFAULT_BEFORE = timedelta(hours=1)
 DEFAULT_SPAN = timedelta(hours=24)
 MAX_SPAN = timedelta(days=31)
 ROUNDING = timedelta(minutes=5)
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+HORIZON = timedelta(days=3660)
+"""How far ahead of now a window may start: estimates reach no further."""
 
 
 def _floor(at: datetime, step: timedelta) -> datetime:
     return at - (at - datetime.min.replace(tzinfo=at.tzinfo)) % step
 
 
+def moment(value: datetime, field: str, now: datetime) -> datetime:
+    """A time argument: with a timezone, from 2000 to ten years ahead."""
+    if value.tzinfo is None:
+        raise UserInputError(f"{field} needs a timezone (e.g. 2026-11-23T10:00:00Z)", field=field)
+    if not EARLIEST <= value <= now + HORIZON:
+        raise UserInputError(
+            f"{field} must be between {EARLIEST.year} and ten years from now", field=field
+        )
+    return value
+
+
 def window(
     now: datetime, start: datetime | None, end: datetime | None
 ) -> tuple[datetime, datetime]:
     # The default start is rounded down to the 5 minutes, so watchers share one cut of a change.
-    start = start or _floor(now, ROUNDING) - DEFAULT_BEFORE
-    end = end or start + DEFAULT_SPAN
-    if start.tzinfo is None or end.tzinfo is None:
-        raise UserInputError("from and to need a timezone", field="from")
+    start = _floor(now, ROUNDING) - DEFAULT_BEFORE if start is None else moment(start, "from", now)
+    end = start + DEFAULT_SPAN if end is None else moment(end, "to", now + MAX_SPAN)
     if end <= start:
         raise UserInputError("to must be after from", field="to")
     if end - start > MAX_SPAN:
@@ -85,6 +97,8 @@ async def schedule_for(
 
 async def accuracy_for(info: Info, cluster_id: str, since: datetime | None) -> EstimateAccuracy:
     _principal(info, Scope.CLUSTERS_READ)
+    if since is not None:
+        since = moment(since, "since", info.context.services.timeline.now())
     accuracy = await info.context.services.timeline.accuracy(
         ClusterId(uuid.UUID(cluster_id)), since=since
     )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
-from strawberry.utils.logging import StrawberryLogger
 
 from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
@@ -17,7 +17,7 @@ from resolvers import reservations as reservation_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
 from schema.execution import ExecutionContext as SharingExecutionContext
-from schema.extensions import extensions, is_user_error
+from schema.extensions import extensions, is_fault
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.job import Job, JobEvent
@@ -150,12 +150,21 @@ class Schema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
-        """Log server faults with their traceback; a user's mistakes are not server errors."""
+        """Log server faults with their traceback; a user's mistakes are not server errors.
+        The operation is named by its name and a hash of its text, never by the text: its
+        literals may hold secrets (an inline kubeconfig)."""
         for error in errors:
-            if is_user_error(error):
+            if not is_fault(error):
                 log.debug("request error: %s", error.message)
-            else:
-                StrawberryLogger.error(error, execution_context)
+                continue
+            query = (execution_context.query if execution_context else None) or ""
+            log.error(
+                "internal error in operation %s (document sha256:%s) at %s",
+                (execution_context.operation_name if execution_context else None) or "anonymous",
+                hashlib.sha256(query.encode("utf-8", "replace")).hexdigest()[:16],
+                ".".join(map(str, error.path or ())) or "the operation",
+                exc_info=error.original_error,
+            )
 
 
 schema = Schema(

@@ -298,6 +298,7 @@ def token_from_row(row: sa.RowMapping) -> ApiToken:
         ),
         created_at=row["created_at"],
         revoked_at=row["revoked_at"],
+        expires_at=row["expires_at"],
     )
 
 

@@ -6,7 +6,7 @@ every statement that reads or lists jobs or their events, so no caller can forge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -370,6 +370,7 @@ class SqlTokenRepository:
                 ),
                 created_at=token.created_at,
                 revoked_at=token.revoked_at,
+                expires_at=token.expires_at,
             )
         )
 
@@ -395,3 +396,14 @@ class SqlTokenRepository:
                 await self._conn.execute(sa.select(sa.func.count()).select_from(api_tokens))
             ).scalar_one()
         )
+
+    async def unusable(self, token_ids: Collection[TokenId], now: datetime) -> set[TokenId]:
+        wanted = set(token_ids)
+        usable = await self._conn.execute(
+            sa.select(api_tokens.c.id).where(
+                api_tokens.c.id.in_(sorted(wanted, key=str)),
+                api_tokens.c.revoked_at.is_(None),
+                sa.or_(api_tokens.c.expires_at.is_(None), api_tokens.c.expires_at > now),
+            )
+        )
+        return wanted - {TokenId(row[0]) for row in usable}

@@ -202,6 +202,7 @@ api_tokens = sa.Table(
     sa.Column("project_ids", JSONDocument),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("revoked_at", UTCDateTime),
+    sa.Column("expires_at", UTCDateTime),
 )
 
 # --- Kueue's objects, per cluster (their names are unique within a cluster, as in Kueue) -------

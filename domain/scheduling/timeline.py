@@ -7,12 +7,17 @@ they are expected to start, and the forecast gives free GPUs per type over time.
 
 Timelines are compared, not resent: `diff` names the segments added, moved (any field changed)
 and removed, and the queue and forecast when they changed; `apply(old, diff(old, new)) == new`.
+
+A segment's id is stable (the same attempt keeps it across recomputes, so diffs can name it) but
+opaque: a keyed hash of what it stands for, so other tenants, who see the segment but not whose
+it is, cannot learn a job or reservation id from it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -48,9 +53,19 @@ def _rows(placements: Sequence[Placement], gpu_count: int) -> tuple[str, ...]:
     return tuple(f"{p.node}/{i}" for p in placements for i in p.gpu_indices)
 
 
-def _job_segment(job: Job, **fields: Any) -> Segment:
+class SegmentIds:
+    """Stable, opaque segment ids: HMAC-SHA256 of what a segment stands for, under `key`."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def __call__(self, what: str) -> str:
+        return hmac.new(self._key, what.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _job_segment(ids: SegmentIds, job: Job, suffix: str = "", **fields: Any) -> Segment:
     return Segment(
-        id=f"{job.id}/{job.attempt}",
+        id=ids(f"job/{job.id}/{job.attempt}{suffix}"),
         job_id=str(job.id),
         tenant_id=str(job.tenant_id),
         name=job.name,
@@ -76,12 +91,14 @@ def build(
     finished: Sequence[Job],
     reservations: Sequence[CapacityReservation],
     durations: Durations,
+    ids: SegmentIds,
 ) -> Timeline:
     segments: dict[str, Segment] = {}
     for job in finished:
         if job.actual_start is None or job.placement is None or not _located(job):
             continue
         seg = _job_segment(
+            ids,
             job,
             rows=_rows([job.placement], job.resources.gpu_count),
             start=job.actual_start,
@@ -95,8 +112,8 @@ def build(
         booked = by_id.get(held.reservation_id)
         if booked is None or not held.placements:
             continue
-        segments[f"reservation/{booked.id}"] = Segment(
-            id=f"reservation/{booked.id}",
+        seg = Segment(
+            id=ids(f"reservation/{booked.id}"),
             rows=_rows(held.placements, 1),
             start=held.start,
             end=held.end,
@@ -106,6 +123,7 @@ def build(
             name=booked.name,
             reservation_id=str(booked.id),
         )
+        segments[seg.id] = seg
     for job in active:
         plan = schedule.jobs.get(job.id)
         if plan is None:
@@ -117,6 +135,7 @@ def build(
             end = plan.preempted_at if plan.preempted_at is not None else plan.end
             where = [job.placement] if _located(job) or plan.preempted_at else plan.placements
             seg = _job_segment(
+                ids,
                 job,
                 rows=_rows(where, gpus),
                 start=started,
@@ -127,20 +146,20 @@ def build(
             segments[seg.id] = seg
             if plan.preempted_at is None or plan.start is None or plan.start == started:
                 continue
-            seg = replace(
-                _job_segment(
-                    job,
-                    rows=_rows(plan.placements, gpus),
-                    start=plan.start,
-                    end=plan.end,
-                    kind=SegmentKind.ESTIMATED,
-                    source=source,
-                ),
-                id=f"{job.id}/{job.attempt}/requeued",
+            seg = _job_segment(
+                ids,
+                job,
+                "/requeued",
+                rows=_rows(plan.placements, gpus),
+                start=plan.start,
+                end=plan.end,
+                kind=SegmentKind.ESTIMATED,
+                source=source,
             )
             segments[seg.id] = seg
         elif plan.start is not None:
             seg = _job_segment(
+                ids,
                 job,
                 rows=_rows(plan.placements, gpus),
                 start=plan.start,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -217,7 +217,7 @@ def _flavor_quota_issues(
                 issues.append(
                     FieldIssue(
                         f"{qat}.lending_limit",
-                        f"must not exceed nominal_quota ({quota.nominal_quota:g})",
+                        f"must not exceed `nominal_quota` ({quota.nominal_quota:g})",
                         "EXCEEDS_NOMINAL",
                     )
                 )
@@ -327,6 +327,11 @@ def sees_all(principal: Principal) -> bool:
     return Scope.ADMIN in principal.scopes
 
 
+def sees(principal: Principal) -> Callable[[TenantId], bool]:
+    """Whether `principal` may see (or be told of) an object of the given tenant."""
+    return lambda tenant: sees_all(principal) or tenant == principal.tenant_id
+
+
 def acting_for(principal: Principal, tenant_id: TenantId | None, what: str) -> TenantId:
     tenant = tenant_id or principal.tenant_id
     if tenant != principal.tenant_id and not sees_all(principal):
@@ -334,8 +339,13 @@ def acting_for(principal: Principal, tenant_id: TenantId | None, what: str) -> T
     return tenant
 
 
-def in_use(what: str, users: Sequence[str]) -> Conflict:
-    return Conflict(f"{what} is in use by {', '.join(users)}", code="IN_USE")
+def in_use(what: str, users: Sequence[str], *, hidden: int = 0) -> Conflict:
+    """`what` is still used by `users`, and by `hidden` objects the caller may not be told of
+    (other tenants'), which are counted, never named."""
+    named = list(users)
+    if hidden:
+        named.append(f"{hidden} object{'s' if hidden > 1 else ''} of other tenants")
+    return Conflict(f"{what} is in use by {', '.join(named)}", code="IN_USE")
 
 
 def taken(what: str) -> Conflict:

@@ -1,12 +1,13 @@
 """Kueue's objects of each cluster, the priority classes and capacity reservations: commands,
 reads, the quotas every new cluster starts with, and how much of its quota each queue uses.
 
-Who may do what. Changing flavors, ClusterQueues, cohorts, LocalQueues and priority classes needs
-`clusters:write` (admin implies it); a LocalQueue is made in its tenant's namespace, and only an
-admin may make or remove one for another tenant. Reservations are a tenant's own booking, paid
-from a ClusterQueue's quota: `jobs:write`, for the caller's tenant. Reading needs `clusters:read`;
-everyone sees a cluster's flavors, ClusterQueues (with usage) and cohorts, but LocalQueues and
-reservations only of their own tenant, unless they are admins.
+Who may do what. Flavors, ClusterQueues, cohorts and priority classes are shared by every tenant
+of a cluster: changing them is the platform operator's (`clusters:write`; admin implies it). A
+tenant makes and removes its own LocalQueues, in its namespace (`queues:write`); only an admin may
+do so for another tenant. Reservations are a tenant's own booking, paid from a ClusterQueue's
+quota: `jobs:write`, for the caller's tenant. Reading needs `clusters:read`; everyone sees a
+cluster's flavors, ClusterQueues (with usage) and cohorts, but LocalQueues and reservations only of
+their own tenant, unless they are admins, and a refusal names only what its caller may see.
 
 Every command is one unit of work in system scope (the objects belong to the cluster, and the
 refusals need every tenant's jobs), and refuses before writing anything. Removals keep references
@@ -51,7 +52,7 @@ from domain.services.quota_rules import (
     acting_for,
     in_use,
     require,
-    sees_all,
+    sees,
     taken,
 )
 
@@ -303,18 +304,19 @@ class QuotaService:
         self, principal: Principal, *, cluster_id: ClusterId, name: str
     ) -> ClusterQueue:
         require(principal, Scope.CLUSTERS_WRITE)
+        seen = sees(principal)
         async with self._uow(TenantScope.system()) as uow:
             quotas = await uow.quotas.quota_set(cluster_id)
             found = quotas.cluster_queue(name)
             if found is None:
                 raise NotFound("cluster queue", name)
-            users = [
-                f"local queue {q.namespace}/{q.name}"
-                for q in quotas.local_queues
-                if q.cluster_queue == name
-            ]
+            users = [q for q in quotas.local_queues if q.cluster_queue == name]
             if users:  # and so every active job in it: a LocalQueue with jobs stays
-                raise in_use(f"cluster queue {name}", users)
+                raise in_use(
+                    f"cluster queue {name}",
+                    [f"local queue {q.namespace}/{q.name}" for q in users if seen(q.tenant_id)],
+                    hidden=sum(1 for q in users if not seen(q.tenant_id)),
+                )
             await uow.quotas.delete_cluster_queue(cluster_id=cluster_id, name=name)
             await self._commit(uow, cluster_id)
         return found
@@ -330,7 +332,7 @@ class QuotaService:
         cluster_queue: str,
         tenant_id: TenantId | None = None,
     ) -> LocalQueue:
-        require(principal, Scope.CLUSTERS_WRITE)
+        require(principal, Scope.QUEUES_WRITE)
         tenant = acting_for(principal, tenant_id, "local queues")
         if issues := rules.name_issues(name):
             raise ValidationFailed(issues)
@@ -364,7 +366,7 @@ class QuotaService:
         name: str,
         tenant_id: TenantId | None = None,
     ) -> LocalQueue:
-        require(principal, Scope.CLUSTERS_WRITE)
+        require(principal, Scope.QUEUES_WRITE)
         namespace = tenant_namespace(acting_for(principal, tenant_id, "local queues"))
         async with self._uow(TenantScope.system()) as uow:
             found = await uow.quotas.get_local_queue(
@@ -471,9 +473,7 @@ class QuotaService:
             reservations = await uow.quotas.reservations_of(cluster_ids, ending_after=now)
             jobs = await uow.jobs.active_on_clusters(cluster_ids)
 
-        def visible(tenant: TenantId) -> bool:
-            return sees_all(principal) or tenant == principal.tenant_id
-
+        visible = sees(principal)
         result: dict[ClusterId, ClusterQuotas] = {}
         for cluster_id, quotas in sets.items():
             booked = [r for r in reservations if r.cluster_id == cluster_id]

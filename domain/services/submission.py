@@ -52,6 +52,8 @@ MAX_SOURCE_ID = 255
 MAX_BUDGET = Decimal("9999999999.9999")
 """What a job's money columns hold: 14 digits, 4 after the point."""
 MAX_DEPENDENCIES = 32
+MAX_SPEC_DEPTH = 32
+SIMULATION_OUTCOMES = ("COMPLETED", "FAILED")
 
 
 def text_problem(value: str) -> str | None:
@@ -63,6 +65,55 @@ def text_problem(value: str) -> str | None:
     except UnicodeEncodeError:
         return "must be valid Unicode text (it holds a lone surrogate)"
     return None
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests (iterative: no input exhausts the stack)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            stack.extend(
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def _simulation_issues(spec: Mapping[str, Any]) -> list[FieldIssue]:
+    """`spec.simulation`, read by the simulated cluster: a run time and an outcome."""
+    if "simulation" not in spec:
+        return []
+    simulation = spec["simulation"]
+    if not isinstance(simulation, dict):
+        return [FieldIssue("spec.simulation", "must be an object")]
+    issues = [
+        FieldIssue(
+            f"spec.simulation.{key}", "is not a simulation setting (runtime_seconds, outcome)"
+        )
+        for key in simulation
+        if key not in ("runtime_seconds", "outcome")
+    ]
+    runtime = simulation.get("runtime_seconds")
+    if runtime is not None and (
+        isinstance(runtime, bool)
+        or not isinstance(runtime, int | float)
+        or not 0 <= runtime <= MAX_DURATION_SECONDS
+    ):
+        issues.append(
+            FieldIssue(
+                "spec.simulation.runtime_seconds",
+                f"must be a number of seconds from 0 to {MAX_DURATION_SECONDS}",
+            )
+        )
+    outcome = simulation.get("outcome")
+    if outcome is not None and outcome not in SIMULATION_OUTCOMES:
+        issues.append(
+            FieldIssue(
+                "spec.simulation.outcome", f"must be one of {', '.join(SIMULATION_OUTCOMES)}"
+            )
+        )
+    return issues
 
 
 def _json_text_problem(value: Any) -> str | None:
@@ -140,7 +191,10 @@ def validate_submission(
 
     if not isinstance(sub.spec, dict):
         bad("spec", "must be a JSON object")
+    elif _depth(sub.spec) > MAX_SPEC_DEPTH:
+        bad("spec", f"must nest at most {MAX_SPEC_DEPTH} levels deep", "TOO_DEEP")
     else:
+        issues.extend(_simulation_issues(sub.spec))
         try:
             size = len(json.dumps(sub.spec, allow_nan=False).encode())
         except (TypeError, ValueError):
@@ -185,7 +239,7 @@ def validate_submission(
         ):
             bad(
                 "max_duration_seconds",
-                "must not be shorter than estimated_duration_seconds",
+                "must not be shorter than `estimated_duration_seconds`",
                 "SHORTER_THAN_ESTIMATE",
             )
     if sub.deadline is not None:
@@ -266,7 +320,16 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
         return issues
     if res.gpu_count > 0 and not res.gpu_type:
         issues.append(
-            FieldIssue("resources.gpu_type", "is required when gpu_count is above 0", "REQUIRED")
+            FieldIssue("resources.gpu_type", "is required when `gpu_count` is above 0", "REQUIRED")
+        )
+    if res.gpu_count == 0 and res.gpu_type:
+        issues.append(
+            FieldIssue(
+                "resources.gpu_count",
+                "must be at least 1 when `gpu_type` is given (leave `gpu_type` out for a job "
+                "without GPUs)",
+                "REQUIRED",
+            )
         )
     if cluster is None or issues:
         return issues

@@ -135,11 +135,13 @@ class TimelineService:
         clock: Clock,
         publisher: EventPublisher,
         jobs: JobService,
+        segment_key: bytes = b"",
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._publisher = publisher
         self._jobs = jobs
+        self._segment_ids = timelines.SegmentIds(segment_key)
 
     def now(self) -> datetime:
         return self._clock.now()
@@ -187,7 +189,13 @@ class TimelineService:
             )
         schedule = await asyncio.to_thread(estimate, snapshot)
         timeline = timelines.build(
-            schedule, cluster.nodes, active, finished, snapshot.reservations, snapshot.durations
+            schedule,
+            cluster.nodes,
+            active,
+            finished,
+            snapshot.reservations,
+            snapshot.durations,
+            self._segment_ids,
         )
         prices = cluster.settings.get("gpu_hourly_prices")
         estimates = self._estimates(schedule, active, snapshot.durations, prices)

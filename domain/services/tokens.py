@@ -1,8 +1,11 @@
-"""API tokens: issued once, stored hashed, resolved to a principal on every request.
+"""API tokens: issued once, stored hashed, resolved to a principal on every operation.
 
 A token reads `bud_<token id as 32 hex digits>_<secret>`. The id finds the stored record in one
-indexed lookup; the secret is checked against its hash in constant time. Revoked, unknown and
-malformed tokens are all the same answer to a caller: unauthenticated.
+indexed lookup; the secret is checked against its hash in constant time. Revoked, expired, unknown
+and malformed tokens are all the same answer to a caller: unauthenticated. Operator scopes
+(`clusters:write`, `admin`) are issued only to operator tokens, and a tenant's token with no scope
+asked for gets the tenant defaults, never more. `unusable` tells which of the tokens behind open
+connections were revoked or expired since they were checked, so those connections can be closed.
 """
 
 from __future__ import annotations
@@ -10,11 +13,19 @@ from __future__ import annotations
 import re
 import secrets
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 
 from domain.errors import NotFound, Unauthenticated, ValidationFailed
 from domain.model.ids import ProjectId, TenantId, TokenId, new_token_id
-from domain.model.principal import ApiToken, Principal, Scope
+from domain.model.principal import (
+    OPERATOR_SCOPES,
+    TENANT_DEFAULT_SCOPES,
+    ApiToken,
+    Principal,
+    Scope,
+)
 from domain.ports import Clock, SecretHasher, TenantScope, UnitOfWorkFactory
 
 _TOKEN = re.compile(r"^bud_([0-9a-f]{32})_([A-Za-z0-9_-]{20,128})$")
@@ -38,13 +49,24 @@ class TokenService:
         *,
         tenant_id: TenantId,
         name: str,
-        scopes: frozenset[Scope],
+        scopes: frozenset[Scope] = frozenset(),
         project_ids: frozenset[ProjectId] | None = None,
+        operator: bool = False,
+        expires_at: datetime | None = None,
     ) -> IssuedToken:
+        """A token for `tenant_id`. A tenant's token gets the tenant defaults when `scopes` is
+        empty and may not hold operator scopes; an operator token gets `admin` by default."""
         if not name or len(name) > 100:
             raise ValidationFailed.single("name", "must be 1 to 100 characters")
         if not scopes:
-            raise ValidationFailed.single("scopes", "must name at least one scope")
+            scopes = frozenset({Scope.ADMIN}) if operator else TENANT_DEFAULT_SCOPES
+        if not operator and scopes & OPERATOR_SCOPES:
+            named = ", ".join(sorted(s.value for s in scopes & OPERATOR_SCOPES))
+            raise ValidationFailed.single(
+                "scopes", f"{named}: the platform operator's scopes need an operator token"
+            )
+        if expires_at is not None and expires_at <= self._clock.now():
+            raise ValidationFailed.single("expires_at", "must be in the future")
         token_id = new_token_id()
         secret = secrets.token_urlsafe(32)
         bearer = f"bud_{token_id.hex}_{secret}"
@@ -56,6 +78,7 @@ class TokenService:
             scopes=scopes,
             project_ids=project_ids,
             created_at=self._clock.now(),
+            expires_at=expires_at,
         )
         async with self._uow(TenantScope.system()) as uow:
             await uow.tokens.add(token)
@@ -77,7 +100,16 @@ class TokenService:
             or not self._hasher.verify(match.group(2), token.secret_hash)
         ):
             raise Unauthenticated("invalid or revoked token")
+        if token.expired(self._clock.now()):
+            raise Unauthenticated("the token has expired")
         return token.principal()
+
+    async def unusable(self, token_ids: Collection[TokenId]) -> set[TokenId]:
+        """Those of `token_ids` that are revoked, expired or gone: one query for them all."""
+        if not token_ids:
+            return set()
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.tokens.unusable(token_ids, self._clock.now())
 
     async def revoke(self, token_id: TokenId) -> None:
         async with self._uow(TenantScope.system()) as uow:

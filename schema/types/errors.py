@@ -8,6 +8,8 @@ carry the code and the field; every other exception is masked before it leaves t
 
 from __future__ import annotations
 
+import re
+
 import strawberry
 from strawberry.utils.str_converters import to_camel_case
 
@@ -48,8 +50,27 @@ class ForbiddenError(UserError):
     pass
 
 
+FREE_FORM = frozenset({"spec"})
+"""Inputs that hold the user's own JSON: the keys under them keep their names."""
+
+
 def camel_path(path: str) -> str:
-    return ".".join(to_camel_case(part) for part in path.split("."))
+    """A domain path in the API's names: `resources.gpu_count` -> `resources.gpuCount`, but
+    `spec.chart_version` stays (it is a key of the user's spec)."""
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        parts[i] = to_camel_case(part)
+        if part in FREE_FORM:
+            break
+    return ".".join(parts)
+
+
+_FIELD_REFERENCE = re.compile(r"`([a-z][a-z0-9_.]*)`")
+
+
+def api_message(message: str) -> str:
+    """Field names a domain message refers to (in backticks) in the API's names."""
+    return _FIELD_REFERENCE.sub(lambda m: camel_path(m.group(1)), message)
 
 
 def from_domain(
@@ -57,7 +78,7 @@ def from_domain(
 ) -> ValidationError | NotFoundError | ConflictError | ForbiddenError:
     if isinstance(error, domain_errors.ValidationFailed):
         fields = [
-            FieldError(path=camel_path(i.field), message=i.message, code=i.code)
+            FieldError(path=camel_path(i.field), message=api_message(i.message), code=i.code)
             for i in error.issues
         ]
         message = "; ".join(f"{f.path}: {f.message}" for f in fields)

@@ -41,7 +41,11 @@ class SubmitJobInput:
     cluster_id: strawberry.ID
     job_type: JobType
     deployment_type: DeploymentType
-    spec: JSON = strawberry.field(default_factory=dict)
+    spec: JSON | None = strawberry.field(
+        default=None,
+        description="What to run, as a JSON object (e.g. image, command, env; "
+        "simulation.runtime_seconds on a simulated cluster). Null or absent: {}.",
+    )
     resources: ResourcesInput = strawberry.field(default_factory=ResourcesInput)
     source: JobSourceInput = strawberry.field(default_factory=JobSourceInput)
     estimated_duration_seconds: int | None = None

@@ -155,8 +155,7 @@ async def test_snapshot_then_ordered_diffs_and_resume(embedded: Service) -> None
 
 async def tenant_token(service: Service, name: str) -> str:
     issued = await run_cli(
-        service.env, "token", "create", "--name", name, "--scope", "jobs:read",
-        "--scope", "jobs:write", "--scope", "clusters:read",
+        service.env, "token", "create", "--name", name, "--new-tenant",
     )  # fmt: skip
     return printed_tokens(issued.stdout)[0]
 

@@ -89,7 +89,7 @@ async def production(
     )
     cluster_id = created.stdout.strip().splitlines()[-1]
     assert UUID.match(cluster_id), created
-    issued = await run_cli(env, "token", "create", "--name", "e2e")
+    issued = await run_cli(env, "token", "create", "--name", "e2e", "--new-tenant", "--operator")
     tokens = TOKEN.findall(issued.stdout)
     assert len(tokens) == 1, issued
     a, b = await asyncio.gather(services.start("api-a", env), services.start("api-b", env))

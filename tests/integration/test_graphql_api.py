@@ -22,7 +22,7 @@ from sqlalchemy import event
 from budcluster.bootstrap import App
 from budcluster.http import create_app
 from domain.model.ids import TenantId
-from domain.model.principal import Scope
+from domain.model.principal import OPERATOR_SCOPES, Scope
 from tests.integration.test_app_flows import make_app, sim_cluster
 
 SUBMIT = """
@@ -45,10 +45,12 @@ class Api:
         self.project = str(uuid.uuid4())
 
     async def token(self, *scopes: Scope, tenant: TenantId | None = None) -> str:
+        held = frozenset(scopes or {Scope.ADMIN})
         issued = await self.app.tokens.issue(
             tenant_id=tenant or TenantId(uuid.uuid4()),
             name="test",
-            scopes=frozenset(scopes or {Scope.ADMIN}),
+            scopes=held,
+            operator=bool(held & OPERATOR_SCOPES),
         )
         return issued.secret
 
@@ -168,7 +170,7 @@ async def test_without_a_valid_token_no_data(api: Api, header: str | None) -> No
 
 async def test_revoked_token(api: Api) -> None:
     issued = await api.app.tokens.issue(
-        tenant_id=TenantId(uuid.uuid4()), name="t", scopes=frozenset({Scope.ADMIN})
+        tenant_id=TenantId(uuid.uuid4()), name="t", scopes=frozenset({Scope.ADMIN}), operator=True
     )
     await api.ok("{ clusters { id } }", token=issued.secret)
     await api.app.tokens.revoke(issued.token.id)

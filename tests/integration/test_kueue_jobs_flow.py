@@ -425,7 +425,7 @@ async def test_kueue_positions_beside_the_estimate(
     await until(lambda: job_status(app, jobs[3]), S.ADMITTED)
 
     token = await app.tokens.issue(
-        tenant_id=ALICE.tenant_id, name="t", scopes=frozenset({Scope.ADMIN})
+        tenant_id=ALICE.tenant_id, name="t", scopes=frozenset({Scope.ADMIN}), operator=True
     )
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:

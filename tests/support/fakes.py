@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import copy
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -304,6 +304,13 @@ class FakeTokenRepository:
 
     async def count(self) -> int:
         return len(self._store.tokens)
+
+    async def unusable(self, token_ids: Collection[TokenId], now: datetime) -> set[TokenId]:
+        return {
+            t
+            for t in token_ids
+            if (token := self._store.tokens.get(t)) is None or token.revoked or token.expired(now)
+        }
 
 
 class FakeQuotaRepository:

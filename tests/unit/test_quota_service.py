@@ -44,8 +44,15 @@ from tests.unit.test_job_model import new_job
 
 CLUSTER = ClusterId(uuid.uuid4())
 ADMIN = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
-OPERATOR = Principal(TenantId(uuid.uuid4()), frozenset({Scope.CLUSTERS_READ, Scope.CLUSTERS_WRITE}))
+OPERATOR = Principal(
+    TenantId(uuid.uuid4()),
+    frozenset({Scope.CLUSTERS_READ, Scope.CLUSTERS_WRITE, Scope.QUEUES_WRITE}),
+)
 READER = Principal(TenantId(uuid.uuid4()), frozenset({Scope.CLUSTERS_READ, Scope.JOBS_WRITE}))
+TENANT = Principal(
+    TenantId(uuid.uuid4()),
+    frozenset({Scope.CLUSTERS_READ, Scope.JOBS_WRITE, Scope.QUEUES_WRITE}),
+)
 
 GPU = (NVIDIA_GPU,)
 
@@ -319,6 +326,57 @@ async def test_removals_refused_while_in_use(world: World) -> None:
     assert world.q.cohorts == {} and world.q.local_queues == {}
     with pytest.raises(NotFound):
         await world.service.delete_local_queue(OPERATOR, cluster_id=CLUSTER, name="team")
+
+
+async def test_a_tenant_makes_its_queues_but_never_changes_what_tenants_share(
+    world: World,
+) -> None:
+    """Found from outside: tenant B set the shared ClusterQueue's quota to 0 and changed the
+    global priority classes with clusters:write. A tenant's own scope (queues:write) makes its
+    LocalQueues; everything shared is the operator's."""
+    made = await world.service.create_local_queue(
+        TENANT, cluster_id=CLUSTER, name="team", cluster_queue="default"
+    )
+    assert made.tenant_id == TENANT.tenant_id
+    shared_changes = [
+        world.service.update_cluster_queue(TENANT, spec(name="default")),
+        world.service.create_cluster_queue(TENANT, spec()),
+        world.service.delete_cluster_queue(TENANT, cluster_id=CLUSTER, name="default"),
+        world.service.create_flavor(TENANT, cluster_id=CLUSTER, name="h100", node_labels={}),
+        world.service.delete_flavor(TENANT, cluster_id=CLUSTER, name="nvidia-tesla-t4"),
+        world.service.create_cohort(TENANT, cluster_id=CLUSTER, name="mine"),
+        world.service.update_priority_class(TENANT, JobPriority.LOW, value=0),
+    ]
+    for change in shared_changes:
+        with pytest.raises(Forbidden):
+            await change
+    with pytest.raises(Forbidden):  # and not another tenant's queue either
+        await world.service.create_local_queue(
+            TENANT,
+            cluster_id=CLUSTER,
+            name="x",
+            cluster_queue="default",
+            tenant_id=READER.tenant_id,
+        )
+
+
+async def test_a_refusal_names_only_what_its_caller_may_see(world: World) -> None:
+    """Found from outside: deleteClusterQueue's refusal named another tenant's LocalQueue."""
+    await world.service.create_local_queue(
+        TENANT, cluster_id=CLUSTER, name="secret-team", cluster_queue="default"
+    )
+    await world.service.create_local_queue(
+        OPERATOR, cluster_id=CLUSTER, name="ops", cluster_queue="default"
+    )
+    with pytest.raises(Conflict) as caught:
+        await world.service.delete_cluster_queue(OPERATOR, cluster_id=CLUSTER, name="default")
+    message = caught.value.message
+    assert "secret-team" not in message and tenant_namespace(TENANT.tenant_id) not in message
+    assert f"{tenant_namespace(OPERATOR.tenant_id)}/ops" in message
+    assert "1 object of other tenants" in message
+    with pytest.raises(Conflict) as caught:
+        await world.service.delete_cluster_queue(ADMIN, cluster_id=CLUSTER, name="default")
+    assert "secret-team" in caught.value.message  # an admin sees every tenant's
 
 
 async def test_cohorts(world: World) -> None:

@@ -75,7 +75,13 @@ def built(scenario: Scenario = SCENARIO, reservations=(), finished=()):  # type:
     )
     schedule = estimate(snapshot)
     return jobs, timelines.build(
-        schedule, scenario.node_objects(), jobs, list(finished), list(reservations), Durations()
+        schedule,
+        scenario.node_objects(),
+        jobs,
+        list(finished),
+        list(reservations),
+        Durations(),
+        timelines.SegmentIds(b"test"),
     )
 
 

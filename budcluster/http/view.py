@@ -1,29 +1,26 @@
-"""The ASGI application: GraphQL over HTTP and graphql-transport-ws, the local GraphiQL, health.
+"""The GraphQL endpoint: HTTP and graphql-transport-ws on Strawberry's ASGI view.
 
 Authentication: HTTP requests carry `Authorization: Bearer <token>`; WebSocket clients put the
 same value in `connectionParams.Authorization` of `connection_init`, and a connection without a
-valid token is closed with 4403 before any operation runs. Only graphql-transport-ws is spoken
-(the legacy graphql-ws protocol is refused). Cross-origin browsers are limited to
-`allowed_origins`, for HTTP by CORS and for WebSockets by checking Origin on the handshake.
+valid token is closed with 4403 before any operation runs. The token is checked again for every
+operation sent on the socket, and the socket is closed with 4403 within seconds of its token being
+revoked or expiring (sessions.py). Only graphql-transport-ws is spoken (the legacy graphql-ws
+protocol is refused). Cross-origin browsers are limited to `allowed_origins`, for HTTP by CORS and
+for WebSockets by checking Origin on the handshake. Bodies and WebSocket messages are decoded by
+guards.decode_json; every refusal of the transport is a JSON error with a code.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
+from cross_web import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse, Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
@@ -31,11 +28,11 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
 from budcluster import graphiql
 from budcluster.bootstrap import App
+from budcluster.http.guards import UnacceptableJson, decode_json, json_error
+from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated
-from schema.context import ApiServices, Context
+from schema.context import ApiServices, Context, RequestLimits
 from schema.schema import schema
-
-log = logging.getLogger(__name__)
 
 
 def bearer(value: object) -> str | None:
@@ -58,6 +55,7 @@ class GraphQLView(GraphQL[Context, None]):
             keep_alive_interval=15,
         )
         self.app = app
+        self.sessions = Sessions(app.tokens, app.clock, interval=app.settings.token_check_seconds)
         self._encoded = _Encoded(256)
         self.services = ApiServices(
             jobs=app.jobs,
@@ -71,7 +69,37 @@ class GraphQLView(GraphQL[Context, None]):
             registry=app.registry,
             cluster_updates=app.cluster_updates,
             queue_positions=app.queue_positions,
+            limits=RequestLimits(app.limiter, app.settings.operation_budget),
         )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                response = await self.run(Request(scope=scope, receive=receive))
+            except HTTPException as exc:
+                response = json_error(exc.status_code, exc.reason)
+            await response(scope, receive, send)
+            return
+        socket = WebSocket(scope, receive=receive, send=send)
+        try:
+            await self.run(socket)
+        finally:
+            self.sessions.discard(socket)
+
+    def decode_json(self, data: str | bytes) -> object:
+        return decode_json(data)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """A request body (or GET `variables`): a JSON object, or a refusal saying why not."""
+        try:
+            value = decode_json(data)
+        except UnacceptableJson as exc:
+            raise HTTPException(400, exc.message) from None
+        except json.JSONDecodeError:
+            raise HTTPException(400, "Unable to parse request body as JSON") from None
+        if not isinstance(value, dict | list):
+            raise HTTPException(400, "the request must be a JSON object with a `query`")
+        return value
 
     def encode_json(self, data: object) -> str:
         """A subscription result shared by many watchers (see schema/execution.py) is serialised
@@ -94,9 +122,9 @@ class GraphQLView(GraphQL[Context, None]):
         if isinstance(request, WebSocket):
             context.transport = "websocket"
             return context  # authenticated in on_ws_connect
-        token = bearer(request.headers.get("authorization"))
+        context.bearer = bearer(request.headers.get("authorization"))
         try:
-            context.principal = await self.app.tokens.authenticate(token)
+            context.principal = await self.app.tokens.authenticate(context.bearer)
         except Unauthenticated as exc:
             context.auth_error = exc.message
         context.refresh_loaders()
@@ -105,11 +133,15 @@ class GraphQLView(GraphQL[Context, None]):
     async def on_ws_connect(self, context: Context) -> dict[str, object] | None:
         params: Any = context.connection_params
         params = params if isinstance(params, dict) else {}
-        raw = params.get("Authorization") or params.get("authorization")
+        context.bearer = bearer(params.get("Authorization") or params.get("authorization"))
         try:
-            context.principal = await self.app.tokens.authenticate(bearer(raw))
+            context.principal = await self.app.tokens.authenticate(context.bearer)
         except Unauthenticated as exc:
             raise ConnectionRejectionError({"message": exc.message}) from None
+        if context.principal.token_id is not None and isinstance(context.response, WebSocket):
+            started = self.sessions.add(context.principal.token_id, context.response)
+            if started is not None:
+                self.app.background.append(started)
         context.refresh_loaders()
         return None
 
@@ -130,62 +162,3 @@ class _Encoded:
         while len(self._texts) > self._size:
             self._texts.popitem(last=False)
         return text
-
-
-async def health(_: Request) -> JSONResponse:
-    return JSONResponse({"status": "ok"})
-
-
-def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
-    """The ASGI app. With `manage_lifecycle`, startup starts the App and shutdown closes it."""
-    view = GraphQLView(app)
-
-    async def ready(_: Request) -> JSONResponse:
-        try:
-            await app.clusters.all()
-        except Exception:
-            log.exception("readiness check failed")
-            return JSONResponse({"status": "unavailable"}, status_code=503)
-        return JSONResponse({"status": "ready"})
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        if manage_lifecycle:
-            await app.start()
-        try:
-            yield
-        finally:
-            if manage_lifecycle:
-                await app.close()
-
-    middleware = []
-    if app.settings.allowed_origins:
-        middleware.append(
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(app.settings.allowed_origins),
-                allow_methods=["GET", "POST", "OPTIONS"],
-                allow_headers=["Authorization", "Content-Type"],
-                max_age=600,
-            )
-        )
-    return Starlette(
-        routes=[
-            Route("/graphql", view, methods=["GET", "POST"]),
-            WebSocketRoute("/graphql", view),
-            Mount(
-                "/graphiql/assets",
-                StaticFiles(directory=graphiql.ASSETS_DIRECTORY),
-                name="graphiql-assets",
-            ),
-            Route("/graphiql", _redirect_to_ide),
-            Route("/healthz", health),
-            Route("/readyz", ready),
-        ],
-        middleware=middleware,
-        lifespan=lifespan,
-    )
-
-
-async def _redirect_to_ide(_: Request) -> HTMLResponse:
-    return HTMLResponse(graphiql.page_html())

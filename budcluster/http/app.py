@@ -1,0 +1,100 @@
+"""The ASGI application: GraphQL over HTTP and graphql-transport-ws, the local GraphiQL, health.
+
+Every response is JSON or the IDE's page: unknown paths, wrong methods, bodies over the limit and
+unexpected failures answer `{"errors": [{"message", "extensions": {"code"}}]}` with their status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from budcluster import graphiql
+from budcluster.bootstrap import App
+from budcluster.http.guards import BodyLimit, json_error
+from budcluster.http.view import GraphQLView
+
+log = logging.getLogger(__name__)
+
+
+async def health(_: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+async def _http_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return json_error(exc.status_code, str(exc.detail), headers=exc.headers)
+
+
+async def _internal_error(_: Request, exc: Exception) -> Response:
+    log.error("unhandled error (%s)", type(exc).__name__, exc_info=exc)
+    return json_error(500, "Internal error.")
+
+
+def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
+    """The ASGI app. With `manage_lifecycle`, startup starts the App and shutdown closes it."""
+    view = GraphQLView(app)
+
+    async def ready(_: Request) -> JSONResponse:
+        try:
+            await app.clusters.all()
+        except Exception:
+            log.exception("readiness check failed")
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        if manage_lifecycle:
+            await app.start()
+        try:
+            yield
+        finally:
+            if manage_lifecycle:
+                await app.close()
+
+    middleware = [Middleware(BodyLimit, max_bytes=app.settings.max_body_bytes)]
+    if app.settings.allowed_origins:
+        middleware.insert(
+            0,
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(app.settings.allowed_origins),
+                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_headers=["Authorization", "Content-Type"],
+                max_age=600,
+            ),
+        )
+    starlette = Starlette(
+        routes=[
+            Route("/graphql", view, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", view),
+            Mount(
+                "/graphiql/assets",
+                StaticFiles(directory=graphiql.ASSETS_DIRECTORY),
+                name="graphiql-assets",
+            ),
+            Route("/graphiql", _ide),
+            Route("/healthz", health),
+            Route("/readyz", ready),
+        ],
+        middleware=middleware,
+        exception_handlers={HTTPException: _http_error, Exception: _internal_error},
+        lifespan=lifespan,
+    )
+    starlette.state.view = view
+    return starlette
+
+
+async def _ide(_: Request) -> HTMLResponse:
+    return HTMLResponse(graphiql.page_html())

@@ -1,0 +1,180 @@
+"""What a request passes before GraphQL sees it: a bounded body, and JSON that is well formed.
+
+A body is refused with 413 as soon as it is known to be too large: from its Content-Length before
+anything is read, else (chunked) the moment the bytes read pass the limit; what was read is
+dropped. JSON is decoded strictly: UTF-8 only, nested at most MAX_JSON_DEPTH deep, and no lone
+UTF-16 surrogate in any string (`"\\ud800"` is valid JSON, but no database or encoder can store
+it, so it is refused here, naming where it is, instead of failing somewhere later). Every refusal
+is JSON in the shape of a GraphQL response, `{"errors": [{"message", "extensions": {"code"}}]}`,
+so a client has one format to read whatever went wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_JSON_DEPTH = 64
+
+STATUS_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHENTICATED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    408: "REQUEST_TIMEOUT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+    500: "INTERNAL_SERVER_ERROR",
+    503: "UNAVAILABLE",
+}
+
+
+def error_body(message: str, code: str, **extensions: object) -> dict[str, Any]:
+    return {"errors": [{"message": message, "extensions": {"code": code, **extensions}}]}
+
+
+def json_error(
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """A transport-level refusal, as JSON with the same shape as a GraphQL error."""
+    return JSONResponse(
+        error_body(message, code or STATUS_CODES.get(status, "BAD_REQUEST")),
+        status_code=status,
+        headers=dict(headers or {}),
+    )
+
+
+class UnacceptableJson(json.JSONDecodeError):
+    """JSON that parsed (or would) but is refused; a JSONDecodeError so that every caller that
+    handles malformed JSON (Strawberry's WebSocket loop closes with 4400) handles it too."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "", 0)
+        self.message = message
+
+
+def _path(parts: list[str | int]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "the body"
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def check_json(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Raise UnacceptableJson if `value` nests deeper than `max_depth` or holds a string (or
+    key) that is not valid Unicode. Iterative, so no input can exhaust the stack."""
+    stack: list[tuple[object, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _lone_surrogate(item):
+                raise UnacceptableJson(f"{_path(path)}: a string holds a lone UTF-16 surrogate")
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if len(path) >= max_depth:
+            raise UnacceptableJson(f"{_path(path)}: JSON nested deeper than {max_depth} levels")
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if _lone_surrogate(key):
+                    raise UnacceptableJson(f"{_path(path)}: a key holds a lone UTF-16 surrogate")
+                stack.append((child, [*path, key]))
+        else:
+            stack.extend((child, [*path, i]) for i, child in enumerate(item))
+
+
+def decode_json(data: str | bytes) -> object:
+    """Strict JSON: raises json.JSONDecodeError (UnacceptableJson for what is refused)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UnacceptableJson("the body is not valid UTF-8") from None
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise UnacceptableJson(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    check_json(value)
+    return value
+
+
+class BodyLimit:
+    """ASGI middleware: HTTP request bodies larger than `max_bytes` get 413 and are not read
+    further. The body is read here (it is small by then) and handed on whole."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = self._declared_length(scope)
+        if declared == -1:
+            await json_error(400, "Content-Length is not a number")(scope, receive, send)
+            return
+        if declared is not None and declared > self.max_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        body = bytearray()
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                await self._too_large(scope, receive, send)
+                return
+        await self.app(scope, _replay(bytes(body), receive), send)
+
+    @staticmethod
+    def _declared_length(scope: Scope) -> int | None:
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    return int(value)
+                except ValueError:
+                    return -1
+        return None
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = json_error(
+            413,
+            f"the request body is larger than {self.max_bytes} bytes",
+            headers={"Connection": "close"},
+        )
+        await response(scope, receive, send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
