@@ -52,3 +52,14 @@ def label_problem(key: str, value: str) -> str | None:
             "'.', starting and ending with a letter or digit"
         )
     return None
+
+
+def text_problem(value: str) -> str | None:
+    """Text every store and every client can carry: no NUL, no lone UTF-16 surrogate."""
+    if "\x00" in value:
+        return "must not contain NUL characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be valid Unicode text (it holds a lone surrogate)"
+    return None

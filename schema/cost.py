@@ -45,21 +45,18 @@ Arguments = Mapping[str, Any]
 
 
 def _hours(arguments: Arguments, default: float = 25.0) -> float:
+    """The hours a window asked for spans (as Cluster.schedule defaults them); arguments the
+    schedule will refuse cost the default: they never run."""
     start, end = arguments.get("from"), arguments.get("to")
     try:
         begin = datetime.fromisoformat(str(start)) if start else None
         finish = datetime.fromisoformat(str(end)) if end else None
-    except ValueError:
-        return default
-    if begin is not None and finish is not None:
-        span = finish - begin
-    elif finish is not None and begin is None:
-        span = timedelta(hours=default)
-    else:
-        span = timedelta(hours=24) if begin is not None else timedelta(hours=default)
-    try:
+        if begin is not None and finish is not None:
+            span = finish - begin
+        else:
+            span = timedelta(hours=24 if begin is not None else default)
         return max(1.0, span.total_seconds() / 3600)
-    except (OverflowError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         return default
 
 

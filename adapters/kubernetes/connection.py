@@ -169,6 +169,12 @@ class KubeClusterApi:
             raise transport_error(
                 exc, server=self.server_url, action=action, timeout=self._timeouts.request
             ) from None
+        except ValueError as exc:  # aiohttp refused to make the request at all
+            raise ClusterConnectionError(
+                "error",
+                f"a request to {self.server_url} to {action} cannot be made from this kubeconfig "
+                f"({type(exc).__name__})",
+            ) from None
 
     def _decode(self, action: str, status: int, body: bytes) -> Json:
         if not 200 <= status < 300:

@@ -23,6 +23,7 @@ from domain.model.ids import JobId, new_job_id
 from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus
 from domain.model.principal import Principal
 from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
+from domain.names import text_problem
 from domain.ports import (
     Clock,
     EventPublisher,
@@ -39,7 +40,6 @@ from domain.services.submission import (
     JobSubmission,
     read_references,
     reference_issues,
-    text_problem,
     validate_submission,
 )
 
@@ -154,7 +154,7 @@ class JobService:
                     principal.tenant_id, sub.idempotency_key
                 )
                 if existing is not None:
-                    return existing
+                    return self._replayed(principal, sub, existing)
             job, default_queue = await self.prepare(uow, principal, sub, now)
             job.record_submission()
             try:
@@ -175,7 +175,18 @@ class JobService:
             job = await uow.jobs.get_by_idempotency_key(principal.tenant_id, sub.idempotency_key)
         if job is None:  # pragma: no cover - the key was just seen taken
             raise Conflict("idempotency key in use; try again", code="IDEMPOTENCY_RACE")
-        return job
+        return self._replayed(principal, sub, job)
+
+    @staticmethod
+    def _replayed(principal: Principal, sub: JobSubmission, existing: Job) -> Job:
+        """A repeat of a submission answers with the first job, unless the caller may not see
+        it (a token restricted to other projects): then a conflict that says nothing of it."""
+        if not principal.may_use_project(existing.project_id):
+            raise Conflict(
+                "this idempotency key was used for a submission in another project",
+                code="IDEMPOTENCY_KEY_REUSED",
+            )
+        return existing
 
     async def cancel(self, principal: Principal, job_id: JobId, reason: str | None) -> Job:
         if reason is not None and (len(reason) > MAX_REASON or text_problem(reason)):

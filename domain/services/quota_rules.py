@@ -45,8 +45,7 @@ from domain.model.quota import (
     WorkloadPriorityClass,
     gpu_resource,
 )
-from domain.names import MAX_OBJECT_NAME, label_problem, name_problem
-from domain.services.submission import text_problem
+from domain.names import MAX_OBJECT_NAME, label_problem, name_problem, text_problem
 
 DEFAULT_CPU_FLAVOR = "default-cpu"
 MIN_PRIORITY_VALUE = -1_000_000_000

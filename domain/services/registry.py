@@ -42,7 +42,7 @@ from domain.errors import (
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
 from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, new_cluster_id
-from domain.names import name_problem
+from domain.names import name_problem, text_problem
 from domain.ports import (
     Clock,
     ClusterApi,
@@ -62,7 +62,7 @@ from domain.services.quotas import QuotaService
 
 log = logging.getLogger(__name__)
 
-MAX_KUBECONFIG_BYTES = 1 << 20
+MAX_KUBECONFIG_BYTES = 256 * 1024
 QUOTA_TURN_TTL = 300.0
 QUOTA_TURN_WAIT = 120.0
 APPLIED_SETTING = "kueue_applied"
@@ -166,7 +166,7 @@ class ClusterRegistry:
         issues = _check_name(reg.name) + _check_ingress(reg.ingress_url)
         if reg.platform not in REAL_PLATFORMS:
             issues.append(FieldIssue("platform", "must be ON_PREM, EKS, AKS or OPENSHIFT"))
-        summary_issues, server_url, context = self._inspect(reg.kubeconfig, reg.context)
+        summary_issues, server_url, context = await self._inspect(reg.kubeconfig, reg.context)
         issues += summary_issues
         if issues:
             raise ValidationFailed(issues)
@@ -212,7 +212,7 @@ class ClusterRegistry:
                 kubeconfig = change.kubeconfig
                 if kubeconfig is None:
                     kubeconfig = self._open(cluster)
-                found, server_url, context = self._inspect(
+                found, server_url, context = await self._inspect(
                     kubeconfig, change.context if change.context is not None else context
                 )
                 issues += found
@@ -436,17 +436,22 @@ class ClusterRegistry:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _inspect(
+    async def _inspect(
         self, kubeconfig: str, context: str | None
     ) -> tuple[list[FieldIssue], str | None, str | None]:
+        """Check a kubeconfig without connecting: parsing it is CPU work (YAML), so it runs in a
+        thread, never on the event loop."""
         if not kubeconfig.strip():
             return [FieldIssue("kubeconfig", "must not be empty")], None, None
-        if len(kubeconfig.encode()) > MAX_KUBECONFIG_BYTES:
-            return [FieldIssue("kubeconfig", "must be at most 1 MiB")], None, None
+        if len(kubeconfig.encode("utf-8", "surrogatepass")) > MAX_KUBECONFIG_BYTES:
+            return [FieldIssue("kubeconfig", "must be at most 256 KiB")], None, None
+        if text_problem(kubeconfig) or (context is not None and text_problem(context)):
+            field = "kubeconfig" if text_problem(kubeconfig) else "context"
+            return [FieldIssue(field, "must be plain text (valid Unicode, no NUL)")], None, None
         if context is not None and not context.strip():
             return [FieldIssue("context", "must not be empty when given")], None, None
         try:
-            summary = self._connector.inspect(kubeconfig, context)
+            summary = await asyncio.to_thread(self._connector.inspect, kubeconfig, context)
         except ClusterConnectionError as exc:
             return [FieldIssue(exc.field or "kubeconfig", exc.message)], None, None
         return [], summary.server_url, summary.context

@@ -41,7 +41,7 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
-from domain.names import MAX_OBJECT_NAME, name_problem
+from domain.names import MAX_OBJECT_NAME, name_problem, text_problem
 from domain.ports import UnitOfWork, Workload
 
 MAX_SPEC_BYTES = 64 * 1024
@@ -54,17 +54,6 @@ MAX_BUDGET = Decimal("9999999999.9999")
 MAX_DEPENDENCIES = 32
 MAX_SPEC_DEPTH = 32
 SIMULATION_OUTCOMES = ("COMPLETED", "FAILED")
-
-
-def text_problem(value: str) -> str | None:
-    """Text every store and every client can carry: no NUL, no lone UTF-16 surrogate."""
-    if "\x00" in value:
-        return "must not contain NUL characters"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "must be valid Unicode text (it holds a lone surrogate)"
-    return None
 
 
 def _depth(value: Any) -> int:

@@ -98,6 +98,13 @@ async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> A
     await app.close()
 
 
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
 BAD_INPUTS = [
     ({"resources": {"gpuType": "nvidia-a100-80gb", "gpuCount": -1}}, "resources.gpuCount"),
     ({"resources": {"gpuType": "nvidia-a100-80gb", "gpuCount": 9}}, "resources.gpuCount"),
@@ -115,6 +122,13 @@ BAD_INPUTS = [
     ({"source": {"kind": "PIPELINE"}}, "source.sourceId"),
     ({"priority": "CRITICAL", "preemptible": True}, "preemptible"),
     ({"spec": {"blob": "x" * 70000}}, "spec"),
+    # found from outside: accepted though wrong
+    ({"resources": {"gpuType": "nvidia-a100-80gb", "gpuCount": 0}}, "resources.gpuCount"),
+    ({"spec": {"simulation": {"runtime_seconds": "abc"}}}, "spec.simulation.runtime_seconds"),
+    ({"spec": {"simulation": {"outcome": "MAYBE"}}}, "spec.simulation.outcome"),
+    ({"spec": {"simulation": {"runtime": 5}}}, "spec.simulation.runtime"),
+    ({"spec": {"simulation": 5}}, "spec.simulation"),
+    ({"spec": nested(40)}, "spec"),
 ]
 
 
@@ -128,6 +142,26 @@ async def test_bad_input_is_a_validation_error_and_stores_nothing(
     assert result["__typename"] == "ValidationError"
     assert [f["path"] for f in result["fields"]] == [path]
     assert await api.count_jobs() == 0
+
+
+async def test_messages_name_fields_as_the_api_does(api: Api) -> None:
+    """Found from outside: a message named `estimated_duration_seconds`."""
+    token = await api.token()
+    data = await api.ok(
+        SUBMIT,
+        {"input": api.job_input(estimatedDurationSeconds=600, maxDurationSeconds=300)},
+        token=token,
+    )
+    [field] = data["submitJob"]["fields"]
+    assert field["path"] == "maxDurationSeconds"
+    assert "estimatedDurationSeconds" in field["message"] and "_" not in field["message"]
+    data = await api.ok(
+        SUBMIT,
+        {"input": api.job_input(resources={"gpuCount": 2})},
+        token=token,
+    )
+    [field] = data["submitJob"]["fields"]
+    assert (field["path"], "gpuCount" in field["message"]) == ("resources.gpuType", True)
 
 
 async def test_wrongly_typed_input_is_refused_before_anything_runs(api: Api) -> None:

@@ -446,14 +446,52 @@ async def test_an_unknown_context_is_named_with_the_known_ones() -> None:
     assert error.message == "context 'prod' is not in the kubeconfig (it has: kmock)"
 
 
-def test_inspect_picks_the_only_context_and_hides_user_info() -> None:
-    kubeconfig = kubeconfig_for(
-        "https://admin:hunter2@k8s.example.com:6443/", current_context=False
-    )
+def test_inspect_picks_the_only_context() -> None:
+    kubeconfig = kubeconfig_for("https://k8s.example.com:6443/", current_context=False)
 
     summary = KubeConnector().inspect(kubeconfig, None)
 
     assert (summary.context, summary.server_url) == ("kmock", "https://k8s.example.com:6443")
+
+
+async def test_a_server_url_with_credentials_is_refused_without_them() -> None:
+    """Found from outside: `https://user:pw@host` was accepted, then every connection attempt
+    failed inside aiohttp (AUTHORIZATION with credentials in the URL) and the cluster stayed
+    REGISTERING for ever, with a traceback a minute."""
+    kubeconfig = kubeconfig_for("https://admin:hunter2@k8s.example.com:6443/")
+
+    error = await connection_error(kubeconfig)
+
+    assert (error.kind, error.field) == ("invalid_kubeconfig", "kubeconfig")
+    assert "carries a user name or password" in error.message
+    secrets_absent(error, "hunter2", DEFAULT_TOKEN)
+
+
+def _nested(depth: int) -> str:
+    return "apiVersion: v1\nextra: " + "[" * depth + "]" * depth + "\n"
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefg", "bcdefgh", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_nested(5000), "the kubeconfig nests deeper than 16 levels"),
+        (BOMB, "the kubeconfig holds more than 20000 values"),
+        ('clusters: "\\ud800"\n', "the kubeconfig is not valid YAML (line 1, column 14)"),
+        ("? [a, b]\n: c\n", "the kubeconfig is not valid YAML (line 1, column 3)"),
+        ("1: [a]\n", "every key in the kubeconfig must be text"),
+    ],
+    ids=["deeply nested", "alias bomb", "lone surrogate", "list key", "number key"],
+)
+async def test_hostile_yaml_is_an_invalid_kubeconfig(text: str, message: str) -> None:
+    """Found from outside: nested or surrogate YAML ended in an internal error."""
+    error = await connection_error(text)
+
+    assert (error.kind, error.field, error.message) == ("invalid_kubeconfig", "kubeconfig", message)
 
 
 # --- connection errors ------------------------------------------------------------------------

@@ -87,6 +87,11 @@ async def test_schedule_shows_running_and_estimated_work(live: Api) -> None:
     theirs = [s for s in schedule["segments"] if not s["mine"]]
     assert [s["jobId"] for s in mine] == [first["id"]]
     assert [(s["jobId"], s["name"]) for s in theirs] == [(None, "another tenant")]
+    # Found from outside: other tenants' segment ids were their job ids. Now no id, nothing in
+    # the whole answer, says which job of the other tenant it is.
+    seen_by_alice = (await live.call(SCHEDULE, {"id": live.cluster_id}, token=alice)).text
+    assert second["id"] not in seen_by_alice
+    assert all(s["id"] != f"{first['id']}/0" and first["id"] not in s["id"] for s in mine)
     assert len(mine[0]["rows"]) == 8 and mine[0]["source"] == "estimate"
     assert [r["id"] for r in schedule["rows"]][-1] == "cpu"
     assert sum(len(r["segments"]) for r in schedule["rows"]) == 16
@@ -125,10 +130,24 @@ async def test_window_arguments_are_checked(live: Api) -> None:
     bad = [
         ({"from": "2026-01-02T00:00:00+00:00", "to": "2026-01-01T00:00:00+00:00"}, "to"),
         ({"from": "2026-01-01T00:00:00+00:00", "to": "2026-06-01T00:00:00+00:00"}, "to"),
+        # found from outside: these answered "Internal error."
+        ({"from": "2026-01-01T00:00:00+00:00", "to": "2026-01-01T00:00:00+00:00"}, "to"),
+        ({"from": "9999-12-31T00:00:00+00:00"}, "from"),
+        ({"to": "9999-12-31T00:00:00+00:00"}, "to"),
+        ({"from": "0001-01-01T00:00:00+00:00"}, "from"),
+        ({"from": "2026-01-01T00:00:00"}, "from"),
+        ({"from": "2026-01-01T00:00:00+00:00", "to": "2026-01-02T00:00:00"}, "to"),
     ]
     for args, field in bad:
         body = (await live.call(query, {"id": live.cluster_id, **args}, token=token)).json()
-        assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "field": field}
+        assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "field": field}, args
+    accuracy = """query($id: ID!, $since: DateTime) {
+                    cluster(id: $id) { estimateAccuracy(since: $since) { jobs } } }"""
+    for since in ("2026-11-01T00:00:00", "9999-01-01T00:00:00+00:00"):
+        body = (
+            await live.call(accuracy, {"id": live.cluster_id, "since": since}, token=token)
+        ).json()
+        assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "field": "since"}
 
 
 PREVIEW = """

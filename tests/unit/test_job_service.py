@@ -84,6 +84,27 @@ async def test_same_idempotency_key_returns_the_same_job(world: World) -> None:
     assert other_tenant.id != first.id
 
 
+async def test_a_replayed_key_never_shows_a_job_of_a_project_the_token_may_not_use(
+    world: World,
+) -> None:
+    """Found from outside: a project-restricted token read another project's job (its whole
+    spec and env) by submitting with that job's idempotency key."""
+    secret = await world.service.submit(
+        world.alice, replace(GOOD, idempotency_key="shared", spec={"env": {"TOKEN": "s3cret"}})
+    )
+    other_project = ProjectId(uuid.uuid4())
+    restricted = Principal(
+        world.alice.tenant_id, frozenset({Scope.JOBS_WRITE}), frozenset({other_project})
+    )
+    with pytest.raises(Conflict) as refused:
+        await world.service.submit(
+            restricted, replace(GOOD, project_id=other_project, idempotency_key="shared")
+        )
+    assert refused.value.code == "IDEMPOTENCY_KEY_REUSED"
+    assert str(secret.id) not in refused.value.message and "s3cret" not in refused.value.message
+    assert len(world.uow.store.jobs) == 1
+
+
 async def test_idempotency_race_returns_the_winner(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
