@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info as StrawberryInfo
@@ -52,16 +54,30 @@ class ApiServices:
     limits: RequestLimits
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class SharedLoader(DataLoader[K, V]):
+    """A DataLoader whose answers outlive a cancelled caller. Fields asking for one key share
+    one future; when a field fails, graphql-core cancels its siblings, and a sibling awaiting
+    that future itself would cancel it for every other field waiting on the key (found by the
+    fuzz test: a whole request ended in CancelledError). Each caller awaits a shield of it."""
+
+    def load(self, key: K) -> Awaitable[V]:
+        return asyncio.shield(super().load(key))
+
+
 class Loaders:
     """Batch and cache lookups for one request (or one subscription message)."""
 
     def __init__(self, services: ApiServices, principal: Principal | None) -> None:
         self._services = services
         self._principal = principal
-        self.cluster: DataLoader[ClusterId, Cluster | None] = DataLoader(self._clusters)
-        self.job_events: DataLoader[JobId, list[JobEvent]] = DataLoader(self._job_events)
-        self.quotas: DataLoader[ClusterId, ClusterQuotas] = DataLoader(self._quotas)
-        self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = DataLoader(
+        self.cluster: DataLoader[ClusterId, Cluster | None] = SharedLoader(self._clusters)
+        self.job_events: DataLoader[JobId, list[JobEvent]] = SharedLoader(self._job_events)
+        self.quotas: DataLoader[ClusterId, ClusterQuotas] = SharedLoader(self._quotas)
+        self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = SharedLoader(
             self._queue_positions
         )
 

@@ -5,7 +5,8 @@ MAX_ALIASES aliases); the caller is authenticated (on a WebSocket the token is c
 each operation, so a revoked token stops working at once); the operation's cost (schema/cost.py)
 must fit the per-operation budget and is taken from the caller's rate-limit bucket (by token, or
 by client address for callers without one). Every error that leaves carries `extensions.code`; what
-a resolver raised unexpectedly is masked as "Internal error." (INTERNAL_SERVER_ERROR).
+a resolver raised unexpectedly is masked as "Internal error." (INTERNAL_SERVER_ERROR), after
+Schema.process_errors has logged it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from graphql import (
     get_operation_ast,
 )
 from strawberry.extensions import (
-    MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
     ParserCache,
@@ -174,8 +174,10 @@ def code_of(error: GraphQLError) -> str:
     return "INTERNAL_SERVER_ERROR"
 
 
-class ErrorCodes(SchemaExtension):
-    """Give every error that leaves an `extensions.code` (after masking: listed before it)."""
+class ShapeErrors(SchemaExtension):
+    """Every error leaves masked if it is a fault (is_fault) and with an `extensions.code`:
+    at the end of an operation, and for each result a subscription (or an operation on the
+    WebSocket) streams, before it is sent (its operation ends after the client has it)."""
 
     def on_operation(self) -> Iterator[None]:
         try:
@@ -183,14 +185,36 @@ class ErrorCodes(SchemaExtension):
         except GraphQLError as raised:  # by a hook (the parser cache's syntax errors)
             _coded(raised)
             raise
-        result = self.execution_context.result
-        for error in getattr(result, "errors", None) or ():
-            _coded(error)
+        _shape(self.execution_context.result)
+
+    def on_stream_result(self, result: Any) -> Iterator[None]:
+        _shape(result)
+        yield
 
 
-def _coded(error: GraphQLError) -> None:
+def _shape(result: Any) -> None:
+    errors = getattr(result, "errors", None)
+    if errors:
+        result.errors = [_coded(_masked(error)) for error in errors]
+
+
+def _masked(error: GraphQLError) -> GraphQLError:
+    if not is_fault(error):
+        return error
+    return GraphQLError(
+        INTERNAL_ERROR,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        extensions={"code": "INTERNAL_SERVER_ERROR"},
+    )
+
+
+def _coded(error: GraphQLError) -> GraphQLError:
     if not isinstance((error.extensions or {}).get("code"), str):
         error.extensions = {**(error.extensions or {}), "code": code_of(error)}
+    return error
 
 
 def is_fault(error: GraphQLError) -> bool:
@@ -207,11 +231,10 @@ def extensions() -> list[Any]:
     return [
         # One AST per distinct text: subscribers sending the same document share results.
         lambda: ParserCache(maxsize=256),
-        ErrorCodes,
+        ShapeErrors,
         RequireAuthentication,
         CostLimit,
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        lambda: MaskErrors(should_mask_error=is_fault, error_message=INTERNAL_ERROR),
     ]

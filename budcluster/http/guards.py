@@ -116,6 +116,31 @@ def decode_json(data: str | bytes) -> object:
     return value
 
 
+MAX_OPERATION_ID = 128
+
+
+def check_ws_message(message: object) -> None:
+    """A graphql-transport-ws message must have the protocol's shape (Strawberry's handler
+    assumes it and fails on anything else); raises UnacceptableJson, which closes with 4400."""
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise UnacceptableJson("a message must be an object with a `type`")
+    payload = message.get("payload")
+    if message["type"] == "subscribe":
+        op = message.get("id")
+        if not isinstance(op, str) or not 0 < len(op) <= MAX_OPERATION_ID:
+            raise UnacceptableJson(f"`id` must be a string of 1 to {MAX_OPERATION_ID} characters")
+        if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+            raise UnacceptableJson("`payload` must be an object with a `query` string")
+        for key, kind in (("variables", dict), ("extensions", dict), ("operationName", str)):
+            if payload.get(key) is not None and not isinstance(payload[key], kind):
+                raise UnacceptableJson(f"`payload.{key}` has the wrong type")
+    elif message["type"] == "complete":
+        if not isinstance(message.get("id"), str):
+            raise UnacceptableJson("`id` must be a string")
+    elif payload is not None and not isinstance(payload, dict):
+        raise UnacceptableJson("`payload` must be an object")
+
+
 class BodyLimit:
     """ASGI middleware: HTTP request bodies larger than `max_bytes` get 413 and are not read
     further. The body is read here (it is small by then) and handed on whole."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import AsyncGenerator
 from datetime import timedelta
 from typing import Any
 
@@ -22,13 +23,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http.exceptions import NonJsonMessageReceived
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
 from budcluster import graphiql
 from budcluster.bootstrap import App
-from budcluster.http.guards import UnacceptableJson, decode_json, json_error
+from budcluster.http.guards import UnacceptableJson, check_ws_message, decode_json, json_error
 from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated
 from schema.context import ApiServices, Context, RequestLimits
@@ -42,7 +44,28 @@ def bearer(value: object) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+class _Socket(ASGIWebSocketAdapter):
+    """Closes with 4400 and the reason a message was refused (Strawberry's says only "must be
+    valid JSON")."""
+
+    async def iter_json(self, *, ignore_parsing_errors: bool = False) -> AsyncGenerator[object]:
+        source = super().iter_json(ignore_parsing_errors=ignore_parsing_errors)
+        try:
+            async for message in source:
+                yield message
+        except NonJsonMessageReceived as exc:
+            cause = exc.__cause__
+            if isinstance(cause, UnacceptableJson):
+                await self.close(4400, cause.message[:120])
+                return
+            raise
+        finally:
+            await source.aclose()
+
+
 class GraphQLView(GraphQL[Context, None]):
+    websocket_adapter_class = _Socket
+
     def __init__(self, app: App) -> None:
         super().__init__(
             schema,
@@ -87,7 +110,10 @@ class GraphQLView(GraphQL[Context, None]):
             self.sessions.discard(socket)
 
     def decode_json(self, data: str | bytes) -> object:
-        return decode_json(data)
+        """A WebSocket message (HTTP bodies go through parse_json)."""
+        message = decode_json(data)
+        check_ws_message(message)
+        return message
 
     def parse_json(self, data: str | bytes) -> Any:
         """A request body (or GET `variables`): a JSON object, or a refusal saying why not."""

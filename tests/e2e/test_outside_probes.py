@@ -178,6 +178,35 @@ async def test_the_schedule_stream_needs_clusters_read(embedded: Service) -> Non
         await only_jobs.ws.close()
 
 
+MALFORMED_MESSAGES = [
+    ({"type": "subscribe", "id": "1", "payload": "x"}, "`payload` must be an object"),
+    ({"type": "subscribe", "id": 1, "payload": {"query": "{ __typename }"}}, "`id` must be"),
+    ({"type": "subscribe", "id": "1", "payload": {"query": 5}}, "`payload` must be an object"),
+    (
+        {"type": "subscribe", "id": "1", "payload": {"query": "{ __typename }", "variables": 1}},
+        "`payload.variables` has the wrong type",
+    ),
+    ({"type": 5}, "a message must be an object with a `type`"),
+    ([], "a message must be an object with a `type`"),
+    (None, "a message must be an object with a `type`"),
+]
+
+
+@pytest.mark.parametrize(("message", "reason"), MALFORMED_MESSAGES)
+async def test_a_malformed_socket_message_closes_it_with_4400_and_why(
+    embedded: Service, message: object, reason: str
+) -> None:
+    """Found by probing: such messages made Strawberry's handler fail with a traceback and the
+    socket drop without a close code (1006)."""
+    assert embedded.admin_token is not None
+    before = embedded.output(tail=10**9).count("Traceback")
+    probe = await Socket.open(embedded, embedded.admin_token)
+    await probe.ws.send(json.dumps(message))
+    assert await probe.closed_within(10) == 4400
+    assert reason in str(probe.ws.close_reason)
+    assert embedded.output(tail=10**9).count("Traceback") == before
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 
