@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 
 from adapters.auth.hashing import HmacSecretHasher
 from adapters.clock import SystemClock
+from adapters.compute.pool import ProcessCompute
 from adapters.db.engine import Database
 from adapters.db.eventlog import SqlEventLog
 from adapters.events.hub import EventHubImpl, InProcessPublisher
@@ -39,7 +40,7 @@ from adapters.simulated.gateway import SimulatedClusters
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
-from domain.aio import cancel_and_wait, wait_event
+from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import Conflict
 from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
@@ -51,6 +52,7 @@ from domain.ports import (
     Clock,
     ClusterConnector,
     ClusterGateway,
+    Compute,
     EventPublisher,
     RateLimiter,
     TaskQueue,
@@ -116,6 +118,7 @@ class App:
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
     limiter: RateLimiter
+    compute: Compute
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -169,6 +172,8 @@ class App:
         if isinstance(self.tasks, InProcessTaskQueue):
             await self.tasks.close()
         await self.gateways.real.close()
+        if isinstance(self.compute, ProcessCompute):
+            self.compute.close()
         if self.arq is not None:
             await self.arq.aclose()
         if self.redis is not None:
@@ -244,6 +249,9 @@ async def build(
     )
 
     uow = db.unit_of_work
+    compute: Compute = (
+        ProcessCompute(settings.compute_workers) if settings.compute_workers > 0 else InThread()
+    )
 
     async def configuration(cluster_id: ClusterId) -> tuple[QuotaSet, list[CapacityReservation]]:
         async with uow(TenantScope.system()) as reader:
@@ -288,6 +296,7 @@ async def build(
         publisher=publisher,
         jobs=jobs,
         segment_key=hmac.new(settings.pepper(), b"timeline segment ids", hashlib.sha256).digest(),
+        compute=compute,
     )
     refresher = TimelineRefresher(
         timeline,
@@ -324,6 +333,7 @@ async def build(
         publisher=publisher,
         sync_seconds=settings.cluster_sync_seconds,
         lease=lease,
+        compute=compute,
     )
     quotas.on_change = registry.queue_reconcile
     registry.on_forget = gateways.real.forget
@@ -368,6 +378,7 @@ async def build(
         ),
         queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
         limiter=limiter,
+        compute=compute,
         redis=redis,
         arq=arq,
         relay=relay,

@@ -8,8 +8,10 @@ around it then runs on after it was cancelled, and whoever waits for it to end w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
@@ -38,3 +40,11 @@ async def wait_event(event: asyncio.Event, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+class InThread:
+    """The Compute port in a thread of this process: off the event loop, but sharing its GIL
+    (the default for services built without a Compute; the service's is a process pool)."""
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(fn, *args)

@@ -109,3 +109,11 @@ class ClusterConnectionError(DomainError):
         super().__init__(message)
         self.kind = kind
         self.field = field
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled whole: it comes back from the worker process that parsed a kubeconfig."""
+        return (_connection_error, (self.kind, self.message, self.field))
+
+
+def _connection_error(kind: str, message: str, field: str | None) -> ClusterConnectionError:
+    return ClusterConnectionError(kind, message, field=field)

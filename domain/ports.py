@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 
 from domain.model.cluster import Cluster, HealthCheck, Node
 from domain.model.events import ClusterChanged
@@ -47,6 +47,16 @@ from domain.model.secrets import Envelope
 from domain.model.timeline import Timeline
 
 # --- time -----------------------------------------------------------------------------------
+
+
+T = TypeVar("T")
+
+
+class Compute(Protocol):
+    """Runs CPU-heavy pure functions (the estimator, parsing a kubeconfig) off the event loop.
+    Arguments and results may be copied to another process: plain data only."""
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T: ...
 
 
 class RateLimiter(Protocol):

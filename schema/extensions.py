@@ -1,22 +1,26 @@
 """Guards every operation passes: authentication, limits of size and cost, error codes, masking.
 
-In order: the document is parsed (at most MAX_TOKENS tokens) and validated (at most MAX_DEPTH deep,
-MAX_ALIASES aliases); the caller is authenticated (on a WebSocket the token is checked again for
-each operation, so a revoked token stops working at once); the operation's cost (schema/cost.py)
-must fit the per-operation budget and is taken from the caller's rate-limit bucket (by token, or
-by client address for callers without one). Every error that leaves carries `extensions.code`; what
-a resolver raised unexpectedly is masked as "Internal error." (INTERNAL_SERVER_ERROR), after
-Schema.process_errors has logged it.
+In order: the document is parsed (at most MAX_TOKENS tokens; one AST per distinct text) and
+validated (at most MAX_DEPTH deep, MAX_ALIASES aliases; results cached per AST); the caller is
+authenticated (on a WebSocket the token is checked again for each operation, so a revoked token
+stops working at once); the operation's cost (schema/cost.py) is taken from the caller's
+rate-limit bucket (by token, or by client address for callers without one) and must fit the
+per-operation budget (a refused one is charged the budget). Every error that leaves carries
+`extensions.code`; what a resolver raised unexpectedly is masked as "Internal error."
+(INTERNAL_SERVER_ERROR), after Schema.process_errors has logged it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLSyntaxError,
@@ -24,13 +28,16 @@ from graphql import (
     OperationType,
     get_operation_ast,
 )
+from graphql.language.parser import parse
+from graphql.validation import ASTValidationRule
 from strawberry.extensions import (
-    MaxAliasesLimiter,
+    AddValidationRules,
     MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
     SchemaExtension,
+    ValidationCache,
 )
+from strawberry.extensions.max_aliases import create_validator as alias_limit
+from strawberry.extensions.query_depth_limiter import create_validator as depth_limit
 
 from domain.errors import Unauthenticated
 from schema.cost import operation_cost
@@ -40,6 +47,39 @@ MAX_DEPTH = 10
 MAX_ALIASES = 20
 MAX_TOKENS = 4000
 INTERNAL_ERROR = "Internal error."
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(query: str, max_tokens: int) -> DocumentNode:
+    return parse(query, max_tokens=max_tokens)
+
+
+class CachedParse(SchemaExtension):
+    """One AST per distinct document text (subscribers sending the same document share
+    results, and validation is cached per AST). A document that does not parse is left to
+    Strawberry, which reports it as the request's error: raised from this hook it would escape
+    the WebSocket handler (Strawberry's ParserCache does that: the client got "complete" and
+    the server logged a traceback)."""
+
+    def on_parse(self) -> Iterator[None]:
+        ctx = self.execution_context
+        if isinstance(ctx.query, str) and ctx.query:
+            with contextlib.suppress(GraphQLError):
+                ctx.graphql_document = _parsed(ctx.query, MAX_TOKENS)
+        yield
+
+
+@functools.cache
+def _limit_rules(max_depth: int, max_aliases: int) -> tuple[type[ASTValidationRule], ...]:
+    """The same rule classes for the same limits, so ValidationCache can reuse results."""
+    return (depth_limit(max_depth, None), alias_limit(max_aliases))
+
+
+class Limits(AddValidationRules):
+    """At most MAX_DEPTH deep and MAX_ALIASES aliases (read per operation)."""
+
+    def __init__(self) -> None:
+        super().__init__(list(_limit_rules(MAX_DEPTH, MAX_ALIASES)))
 
 
 def _introspection_only(operation: OperationDefinitionNode | None) -> bool:
@@ -116,6 +156,17 @@ class CostLimit(SchemaExtension):
             }
             self.budget = limits.budget
             self.cost = operation_cost(ctx.schema._schema, operation, fragments, ctx.variables)
+            # A refused operation is charged the whole budget: refusing is not free, and a
+            # client sending them in a loop must run out of points like any other.
+            wait = await limits.limiter.take(context.rate_key(), min(self.cost, limits.budget))
+            if wait > 0:
+                _refuse(
+                    context,
+                    f"rate limit reached: try again in {math.ceil(wait)} s",
+                    "RATE_LIMITED",
+                    429,
+                    retryAfter=math.ceil(wait),
+                )
             if self.cost > limits.budget:
                 _refuse(
                     context,
@@ -124,15 +175,6 @@ class CostLimit(SchemaExtension):
                     "COST_LIMIT_EXCEEDED",
                     cost=self.cost,
                     budget=limits.budget,
-                )
-            wait = await limits.limiter.take(context.rate_key(), self.cost)
-            if wait > 0:
-                _refuse(
-                    context,
-                    f"rate limit reached: try again in {math.ceil(wait)} s",
-                    "RATE_LIMITED",
-                    429,
-                    retryAfter=math.ceil(wait),
                 )
         yield
 
@@ -229,12 +271,11 @@ def is_fault(error: GraphQLError) -> bool:
 def extensions() -> list[Any]:
     """Factories, so each operation gets fresh extension instances (limits read at that time)."""
     return [
-        # One AST per distinct text: subscribers sending the same document share results.
-        lambda: ParserCache(maxsize=256),
+        CachedParse,
         ShapeErrors,
         RequireAuthentication,
         CostLimit,
-        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
-        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        Limits,
+        lambda: ValidationCache(maxsize=256),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
     ]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
+from domain.aio import InThread
 from domain.errors import (
     ClusterConnectionError,
     Conflict,
@@ -47,6 +48,7 @@ from domain.ports import (
     Clock,
     ClusterApi,
     ClusterConnector,
+    Compute,
     EventPublisher,
     GatewayUnavailable,
     Lease,
@@ -141,8 +143,10 @@ class ClusterRegistry:
         publisher: EventPublisher | None = None,
         sync_seconds: float = 180.0,
         lease: Lease | None = None,
+        compute: Compute | None = None,
     ) -> None:
         self._lease = lease
+        self._compute = compute or InThread()
         self.on_forget: Callable[[ClusterId], Awaitable[None]] | None = None
         """Told when a cluster's connection settings change or it is deleted: connections
         opened with the old ones are closed (the gateways)."""
@@ -439,8 +443,8 @@ class ClusterRegistry:
     async def _inspect(
         self, kubeconfig: str, context: str | None
     ) -> tuple[list[FieldIssue], str | None, str | None]:
-        """Check a kubeconfig without connecting: parsing it is CPU work (YAML), so it runs in a
-        thread, never on the event loop."""
+        """Check a kubeconfig without connecting: parsing it is CPU work (YAML), so it runs on
+        the Compute port, never on the event loop."""
         if not kubeconfig.strip():
             return [FieldIssue("kubeconfig", "must not be empty")], None, None
         if len(kubeconfig.encode("utf-8", "surrogatepass")) > MAX_KUBECONFIG_BYTES:
@@ -451,7 +455,7 @@ class ClusterRegistry:
         if context is not None and not context.strip():
             return [FieldIssue("context", "must not be empty when given")], None, None
         try:
-            summary = await asyncio.to_thread(self._connector.inspect, kubeconfig, context)
+            summary = await self._compute.run(self._connector.inspect, kubeconfig, context)
         except ClusterConnectionError as exc:
             return [FieldIssue(exc.field or "kubeconfig", exc.message)], None, None
         return [], summary.server_url, summary.context

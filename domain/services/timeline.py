@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from domain.aio import cancel_and_wait, wait_event
+from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import NotFound
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
@@ -31,6 +31,7 @@ from domain.model.principal import Principal, Scope
 from domain.model.timeline import QueueEntry, Segment, Timeline
 from domain.ports import (
     Clock,
+    Compute,
     EventHub,
     EventPublisher,
     Overflowed,
@@ -136,7 +137,9 @@ class TimelineService:
         publisher: EventPublisher,
         jobs: JobService,
         segment_key: bytes = b"",
+        compute: Compute | None = None,
     ) -> None:
+        self._compute = compute or InThread()
         self._uow = uow
         self._clock = clock
         self._publisher = publisher
@@ -187,7 +190,7 @@ class TimelineService:
             finished = await uow.jobs.finished_on_cluster(
                 cluster_id, ended_after=snapshot.now - PAST, limit=2000
             )
-        schedule = await asyncio.to_thread(estimate, snapshot)
+        schedule = await self._compute.run(estimate, snapshot)
         timeline = timelines.build(
             schedule,
             cluster.nodes,
@@ -275,7 +278,7 @@ class TimelineService:
                 snapshot.quotas, local_queues=(*snapshot.quotas.local_queues, default_queue)
             )
             snapshot = replace(snapshot, quotas=quotas)
-        schedule = await asyncio.to_thread(estimate, snapshot)
+        schedule = await self._compute.run(estimate, snapshot)
         plan = schedule.jobs[job.id]
         seconds = snapshot.durations.expected(job)
         prices = cluster.settings.get("gpu_hourly_prices")

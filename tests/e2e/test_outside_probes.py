@@ -186,6 +186,7 @@ MALFORMED_MESSAGES = [
         {"type": "subscribe", "id": "1", "payload": {"query": "{ __typename }", "variables": 1}},
         "`payload.variables` has the wrong type",
     ),
+    ({"type": "subscribe", "id": "1", "payload": {"query": "{ jobs {"}}, "Syntax Error"),
     ({"type": 5}, "a message must be an object with a `type`"),
     ([], "a message must be an object with a `type`"),
     (None, "a message must be an object with a `type`"),
@@ -197,7 +198,7 @@ async def test_a_malformed_socket_message_closes_it_with_4400_and_why(
     embedded: Service, message: object, reason: str
 ) -> None:
     """Found by probing: such messages made Strawberry's handler fail with a traceback and the
-    socket drop without a close code (1006)."""
+    socket drop without a close code (1006); a syntax error ended in "complete" and a traceback."""
     assert embedded.admin_token is not None
     before = embedded.output(tail=10**9).count("Traceback")
     probe = await Socket.open(embedded, embedded.admin_token)

@@ -261,6 +261,12 @@ async def test_a_token_spending_too_fast_is_told_when_to_come_back(sqlite_url: s
         assert (await api.call(query, token=calm)).status_code == 200  # a bucket of its own
         await clock.advance(10)
         assert (await api.call(query, token=hasty)).status_code == 200
+        # An operation over the budget is refused, and charged the whole budget for it.
+        await clock.advance(100)
+        over = "{ jobs(first: 100) { edges { node { id } } } }"  # 211 points
+        refused = (await api.call(over, token=hasty)).json()["errors"][0]["extensions"]["code"]
+        assert refused == "COST_LIMIT_EXCEEDED"
+        assert (await api.call(query, token=hasty)).status_code == 429
 
 
 async def test_the_cost_walk_counts_fragments_and_variables(api: Api) -> None:
