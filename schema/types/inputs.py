@@ -54,7 +54,11 @@ class SubmitJobInput:
     priority: JobPriority = JobPriority.NORMAL
     preemptible: bool = False
     max_retries: int = 3
-    budget_limit: Decimal | None = None
+    budget_limit: Decimal | None = strawberry.field(
+        default=None,
+        description="The most the job may cost, in the unit of Job.estimatedCost (0 to "
+        "9999999999.9999).",
+    )
     idempotency_key: str | None = strawberry.field(
         default=None,
         description="Submitting again with the same key returns the first job, never a second.",

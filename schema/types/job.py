@@ -124,9 +124,17 @@ class Job:
     estimated_end: datetime | None
     actual_start: datetime | None
     actual_end: datetime | None
-    estimated_cost: Decimal | None
-    actual_cost: Decimal | None
-    budget_limit: Decimal | None
+    estimated_cost: Decimal | None = strawberry.field(
+        description="Expected GPU-hours (core-hours without GPUs) times the cluster's hourly "
+        "price per GPU type: in US dollars at list prices, unless the cluster's "
+        "gpu_hourly_prices set another currency."
+    )
+    actual_cost: Decimal | None = strawberry.field(
+        description="What the job cost, in the unit of estimatedCost."
+    )
+    budget_limit: Decimal | None = strawberry.field(
+        description="The most the job may cost, in the unit of estimatedCost."
+    )
     outputs: JSON
     idempotency_key: str | None
     placement: Placement | None

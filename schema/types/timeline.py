@@ -218,7 +218,11 @@ class JobPreview:
     placements: list[Placement]
     reason: str
     warnings: list[str]
-    estimated_cost: Decimal | None
+    estimated_cost: Decimal | None = strawberry.field(
+        description="Expected GPU-hours (core-hours without GPUs) times the cluster's hourly "
+        "price per GPU type: in US dollars at list prices, unless the cluster's "
+        "gpu_hourly_prices set another currency."
+    )
     duration_source: str
 
 
