@@ -21,6 +21,7 @@ from typing import Any
 
 from graphql import (
     DocumentNode,
+    FieldNode,
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLSyntaxError,
@@ -86,7 +87,7 @@ def _introspection_only(operation: OperationDefinitionNode | None) -> bool:
     if operation is None:
         return False
     return all(
-        getattr(sel, "name", None) is not None and sel.name.value.startswith("__")  # type: ignore[attr-defined]
+        isinstance(sel, FieldNode) and sel.name.value.startswith("__")
         for sel in operation.selection_set.selections
     )
 

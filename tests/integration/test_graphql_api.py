@@ -218,6 +218,8 @@ async def test_introspection_needs_no_token(api: Api) -> None:
     assert response.json()["data"]["__schema"]["queryType"]["name"] == "Query"
     mixed = await api.call("{ __typename clusters { id } }")
     assert mixed.status_code == 401
+    spread = await api.call("query { ...__x } fragment __x on Query { clusters { id } }")
+    assert spread.status_code == 401 and spread.json()["data"] is None
 
 
 async def test_scopes(api: Api) -> None:
