@@ -7,15 +7,23 @@ sharing the Redis, so a client spreading its requests over processes gets no mor
 the Clock port (processes' clocks agree to well under a bucket's refill), and a bucket nobody has
 touched for as long as it takes to fill again expires. Buckets are kept at most MAX_KEYS in this
 process; the least recently used full ones go first.
+
+When Redis does not answer, the Redis limiter lets requests through (and says so in the log, at
+most once a minute): a rate limit protects the service, and must not take it down with Redis.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import OrderedDict
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from domain.ports import Clock
+
+log = logging.getLogger(__name__)
 
 MAX_KEYS = 100_000
 
@@ -81,11 +89,18 @@ class RedisRateLimiter:
         self.capacity = capacity
         self.per_second = per_second
         self._script = redis.register_script(_TAKE)
+        self._warned_at = float("-inf")
 
     async def take(self, key: str, amount: float) -> float:
-        answer = await self._script(
-            keys=[f"{self._prefix}:rate:{key}"],
-            args=[self.capacity, self.per_second, self._clock.now().timestamp(), amount],
-        )
+        try:
+            answer = await self._script(
+                keys=[f"{self._prefix}:rate:{key}"],
+                args=[self.capacity, self.per_second, self._clock.now().timestamp(), amount],
+            )
+        except (RedisError, OSError) as exc:
+            if time.monotonic() - self._warned_at > 60:
+                self._warned_at = time.monotonic()
+                log.warning("rate limits are not enforced: Redis does not answer (%s)", exc)
+            return 0.0
         wait = float(answer.decode() if isinstance(answer, bytes) else answer)
         return float("inf") if wait < 0 else wait

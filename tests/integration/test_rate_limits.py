@@ -2,13 +2,15 @@
 
 Covers: a bucket starts full, gives what it holds, then says how long until it could give more
 (and takes nothing meanwhile); it refills at its rate on the clock, never beyond its capacity;
-more than a bucket can ever hold is refused for good; keys are independent; and two limiters on
-one Redis (two API processes) draw from the same bucket, which expires once it would be full.
+more than a bucket can ever hold is refused for good; keys are independent; two limiters on
+one Redis (two API processes) draw from the same bucket, which expires once it would be full; and
+without Redis, requests go through (a rate limit must not take the service down with it).
 """
 
 from __future__ import annotations
 
 import math
+import socket
 
 import pytest
 from redis.asyncio import Redis
@@ -56,3 +58,17 @@ async def test_redis_buckets_expire_once_they_would_be_full(redis: Redis, prefix
     ttl = await redis.ttl(f"{prefix}:rate:token:x")
     assert 0 < ttl <= 11
     await redis.delete(f"{prefix}:rate:token:x")
+
+
+async def test_without_redis_requests_go_through(caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        gone = Redis.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=1)
+        limiter = RedisRateLimiter(gone, ManualClock(), prefix="x", capacity=1, per_second=1)
+        try:
+            assert [await limiter.take("token:a", 1) for _ in range(3)] == [0.0, 0.0, 0.0]
+        finally:
+            await gone.aclose()
+    warnings = [r for r in caplog.records if "not enforced" in r.getMessage()]
+    assert len(warnings) == 1
