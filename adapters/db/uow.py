@@ -11,6 +11,7 @@ is commit order and a reader that sees sequence N has already seen every event b
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from datetime import UTC, datetime
 from types import TracebackType
@@ -55,13 +56,14 @@ class SqlUnitOfWork:
         if lock is not None:
             await lock.acquire()
             self._lock_held = True
+        conn: AsyncConnection | None = None
         try:
             conn = await self._db.engine.connect()
             if self._consistent and not self._db.is_sqlite:
                 await conn.execution_options(isolation_level="REPEATABLE READ")
             await conn.begin()
         except BaseException:
-            self._release()
+            await asyncio.shield(self._finish(conn))
             raise
         self._conn = conn
         self.jobs = SqlJobRepository(conn, self._scope, self)
@@ -76,13 +78,20 @@ class SqlUnitOfWork:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        conn, self._conn = self._conn, None
+        await asyncio.shield(self._finish(conn))
+
+    async def _finish(self, conn: AsyncConnection | None) -> None:
+        """Roll back what was not committed, give the connection back, release the write lock:
+        shielded from the caller's cancellation (a client gone, a failed sibling GraphQL field),
+        which would otherwise leave the connection half returned, for the pool to reset in a
+        garbage collection (logged as an error) and the lock to be released before it."""
         try:
-            if self._conn is not None:
-                if self._conn.in_transaction():
-                    await self._conn.rollback()
-                await self._conn.close()
+            if conn is not None:
+                if conn.in_transaction():
+                    await conn.rollback()
+                await conn.close()
         finally:
-            self._conn = None
             self._release()
 
     def _release(self) -> None:
