@@ -351,6 +351,9 @@ class UnitOfWork(Protocol):
     async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
         """The stored timeline and the event sequence it reflects."""
 
+    async def timeline_sequence(self, cluster_id: ClusterId) -> int | None:
+        """The event sequence the stored timeline reflects (without reading the timeline)."""
+
 
 class UnitOfWorkFactory(Protocol):
     def __call__(self, scope: TenantScope, *, consistent_read: bool = False) -> UnitOfWork:

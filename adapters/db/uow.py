@@ -142,6 +142,16 @@ class SqlUnitOfWork:
             return None
         return int(row[0]), timeline_from_document(row[1])
 
+    async def timeline_sequence(self, cluster_id: ClusterId) -> int | None:
+        found = (
+            await self.connection.execute(
+                sa.select(cluster_timelines.c.sequence).where(
+                    cluster_timelines.c.cluster_id == cluster_id
+                )
+            )
+        ).scalar_one_or_none()
+        return None if found is None else int(found)
+
     async def commit(self) -> list[StoredEvent]:
         conn = self.connection
         changes: list[JobChanged | ClusterChanged] = []

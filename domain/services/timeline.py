@@ -69,6 +69,21 @@ class TimelineView:
     timeline: Timeline
 
 
+def plan(
+    snapshot: Snapshot,
+    active: list[Job],
+    finished: list[Job],
+    ids: timelines.SegmentIds,
+) -> tuple[Schedule, Timeline]:
+    """The estimate and the timeline drawn from it: the CPU-heavy part of a recompute, run on
+    the Compute port (in a worker process: everything here is plain, picklable data)."""
+    schedule = estimate(snapshot)
+    timeline = timelines.build(
+        schedule, snapshot.nodes, active, finished, snapshot.reservations, snapshot.durations, ids
+    )
+    return schedule, timeline
+
+
 def anonymous(segment: Segment) -> Segment:
     return Segment(
         segment.id,
@@ -145,6 +160,7 @@ class TimelineService:
         self._publisher = publisher
         self._jobs = jobs
         self._segment_ids = timelines.SegmentIds(segment_key)
+        self._timelines: dict[ClusterId, TimelineView] = {}
 
     def now(self) -> datetime:
         return self._clock.now()
@@ -190,30 +206,42 @@ class TimelineService:
             finished = await uow.jobs.finished_on_cluster(
                 cluster_id, ended_after=snapshot.now - PAST, limit=2000
             )
-        schedule = await self._compute.run(estimate, snapshot)
-        timeline = timelines.build(
-            schedule,
-            cluster.nodes,
-            active,
-            finished,
-            snapshot.reservations,
-            snapshot.durations,
-            self._segment_ids,
+        schedule, timeline = await self._compute.run(
+            plan, snapshot, active, finished, self._segment_ids
         )
         prices = cluster.settings.get("gpu_hourly_prices")
         estimates = self._estimates(schedule, active, snapshot.durations, prices)
         async with self._uow(TenantScope.system()) as uow:
-            latest = await uow.latest_timeline(cluster_id)
-            change = timelines.diff(latest[1] if latest else None, timeline)
+            latest = await self._latest(uow, cluster_id)
+            change = timelines.diff(latest.timeline if latest else None, timeline)
             await uow.jobs.store_estimates(estimates)
             if not change.empty:
                 uow.record(
                     ClusterChanged(ClusterChangeKind.TIMELINE, cluster_id, change, state=timeline)
                 )
             events = await uow.commit()
+        for event in events:
+            kept = event.cluster_change
+            if kept is not None and kept.kind is ClusterChangeKind.TIMELINE:
+                self._timelines[cluster_id] = TimelineView(event.sequence, timeline)
         if events:
             await self._publisher.publish(events)
         return not change.empty
+
+    async def _latest(self, uow: UnitOfWork, cluster_id: ClusterId) -> TimelineView | None:
+        """The stored timeline, decoded once per version: reading a big one (10,000 jobs) is
+        a tenth of a second of CPU, and every schedule request and recompute needs it."""
+        sequence = await uow.timeline_sequence(cluster_id)
+        if sequence is None:
+            return None
+        cached = self._timelines.get(cluster_id)
+        if cached is not None and cached.sequence == sequence:
+            return cached
+        latest = await uow.latest_timeline(cluster_id)
+        if latest is None:
+            return None
+        view = self._timelines[cluster_id] = TimelineView(*latest)
+        return view
 
     @staticmethod
     def _estimates(
@@ -258,9 +286,9 @@ class TimelineService:
             async with self._uow(TenantScope.system(), consistent_read=True) as uow:
                 if await uow.clusters.get(cluster_id) is None:
                     raise NotFound("cluster", cluster_id)
-                latest = await uow.latest_timeline(cluster_id)
+                latest = await self._latest(uow, cluster_id)
             if latest is not None:
-                return TimelineView(*latest)
+                return latest
             await self.refresh(cluster_id)  # never computed yet: do it now
         raise NotFound("timeline", cluster_id)
 

@@ -481,6 +481,10 @@ class FakeUnitOfWork:
     async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
         return self.store.timelines.get(cluster_id)
 
+    async def timeline_sequence(self, cluster_id: ClusterId) -> int | None:
+        found = self.store.timelines.get(cluster_id)
+        return None if found is None else found[0]
+
     async def commit(self) -> list[StoredEvent]:
         changes: list[JobChanged | ClusterChanged] = []
         for job in self.seen.values():
