@@ -34,6 +34,7 @@ from kubernetes_asyncio.config import kube_config
 from kubernetes_asyncio.config.config_exception import ConfigException
 
 from adapters.kubernetes.errors import redacted_url
+from domain.documents import Flaw, document_problem
 from domain.errors import ClusterConnectionError
 from domain.ports import KubeconfigSummary
 
@@ -87,38 +88,21 @@ def _load_yaml(text: str) -> dict[str, Any]:
     return document
 
 
+_FLAWS = {
+    Flaw.TOO_DEEP: f"the kubeconfig nests deeper than {MAX_DEPTH} levels",
+    Flaw.TOO_MANY: f"the kubeconfig holds more than {MAX_NODES} values",
+    Flaw.KEY_NOT_TEXT: "every key in the kubeconfig must be text",
+    Flaw.SURROGATE: "the kubeconfig holds text that is not valid Unicode",
+    Flaw.NUL: "the kubeconfig holds a NUL character",
+}
+
+
 def _check_shape(document: object) -> None:
-    """A kubeconfig is a few small mappings: refuse deep nesting, alias bombs (counted as
-    expanded), keys that are not text and text that is not valid Unicode, before anything walks
-    it. Iterative, so no document can exhaust the stack."""
-    stack: list[tuple[object, int]] = [(document, 0)]
-    seen = 0
-    while stack:
-        item, depth = stack.pop()
-        seen += 1
-        if seen > MAX_NODES:
-            raise _invalid(f"the kubeconfig holds more than {MAX_NODES} values")
-        if isinstance(item, str):
-            if not _valid_text(item):
-                raise _invalid("the kubeconfig holds text that is not valid Unicode")
-        elif isinstance(item, dict | list):
-            if depth >= MAX_DEPTH:
-                raise _invalid(f"the kubeconfig nests deeper than {MAX_DEPTH} levels")
-            if isinstance(item, dict):
-                if not all(isinstance(key, str) for key in item):
-                    raise _invalid("every key in the kubeconfig must be text")
-                stack.extend((key, depth + 1) for key in item)
-                stack.extend((value, depth + 1) for value in item.values())
-            else:
-                stack.extend((value, depth + 1) for value in item)
-
-
-def _valid_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in text
+    """A kubeconfig is a few small mappings: deep nesting, alias bombs (counted as expanded),
+    keys that are not text and text that is not plain are refused before anything walks it."""
+    problem = document_problem(document, max_depth=MAX_DEPTH, max_values=MAX_NODES, allow_nul=False)
+    if problem is not None:
+        raise _invalid(_FLAWS[problem.flaw])
 
 
 def _named(document: dict[str, Any], section: str) -> dict[str, dict[str, Any]]:

@@ -18,6 +18,8 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from domain.documents import Flaw, document_problem
+
 MAX_JSON_DEPTH = 64
 
 STATUS_CODES = {
@@ -63,42 +65,16 @@ class UnacceptableJson(json.JSONDecodeError):
         self.message = message
 
 
-def _path(parts: list[str | int]) -> str:
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text or "the body"
-
-
-def _lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def check_json(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> None:
     """Raise UnacceptableJson if `value` nests deeper than `max_depth` or holds a string (or
-    key) that is not valid Unicode. Iterative, so no input can exhaust the stack."""
-    stack: list[tuple[object, list[str | int]]] = [(value, [])]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, str):
-            if _lone_surrogate(item):
-                raise UnacceptableJson(f"{_path(path)}: a string holds a lone UTF-16 surrogate")
-            continue
-        if not isinstance(item, dict | list):
-            continue
-        if len(path) >= max_depth:
-            raise UnacceptableJson(f"{_path(path)}: JSON nested deeper than {max_depth} levels")
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if _lone_surrogate(key):
-                    raise UnacceptableJson(f"{_path(path)}: a key holds a lone UTF-16 surrogate")
-                stack.append((child, [*path, key]))
-        else:
-            stack.extend((child, [*path, i]) for i, child in enumerate(item))
+    key) that is not valid Unicode."""
+    problem = document_problem(value, max_depth=max_depth)
+    if problem is None:
+        return
+    where = problem.path or "the body"
+    if problem.flaw is Flaw.TOO_DEEP:
+        raise UnacceptableJson(f"{where}: JSON nested deeper than {max_depth} levels")
+    raise UnacceptableJson(f"{where}: a string {problem.flaw.value}")
 
 
 def decode_json(data: str | bytes) -> object:

@@ -19,6 +19,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from domain.documents import Flaw, document_problem
 from domain.errors import FieldIssue
 from domain.kueue.jobs import batch_job
 from domain.kueue.services import service_release
@@ -54,19 +55,6 @@ MAX_BUDGET = Decimal("9999999999.9999")
 MAX_DEPENDENCIES = 32
 MAX_SPEC_DEPTH = 32
 SIMULATION_OUTCOMES = ("COMPLETED", "FAILED")
-
-
-def _depth(value: Any) -> int:
-    """How deeply `value` nests (iterative: no input exhausts the stack)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth + 1)
-            stack.extend(
-                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
-            )
-    return deepest
 
 
 def _simulation_issues(spec: Mapping[str, Any]) -> list[FieldIssue]:
@@ -105,20 +93,12 @@ def _simulation_issues(spec: Mapping[str, Any]) -> list[FieldIssue]:
     return issues
 
 
-def _json_text_problem(value: Any) -> str | None:
-    if isinstance(value, str):
-        return text_problem(value)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            problem = _json_text_problem(key) or _json_text_problem(item)
-            if problem:
-                return problem
-    if isinstance(value, list):
-        for item in value:
-            problem = _json_text_problem(item)
-            if problem:
-                return problem
-    return None
+SPEC_FLAWS = {
+    Flaw.TOO_DEEP: (f"must nest at most {MAX_SPEC_DEPTH} levels deep", "TOO_DEEP"),
+    Flaw.KEY_NOT_TEXT: ("keys in it must be text", "INVALID"),
+    Flaw.SURROGATE: ("text in it must be valid Unicode (it holds a lone surrogate)", "INVALID"),
+    Flaw.NUL: ("text in it must not contain NUL characters", "INVALID"),
+}
 
 
 @dataclass(frozen=True)
@@ -178,10 +158,11 @@ def validate_submission(
     if problem:
         bad("name", problem, "INVALID_NAME")
 
+    flawed = document_problem(sub.spec, max_depth=MAX_SPEC_DEPTH, allow_nul=False)
     if not isinstance(sub.spec, dict):
         bad("spec", "must be a JSON object")
-    elif _depth(sub.spec) > MAX_SPEC_DEPTH:
-        bad("spec", f"must nest at most {MAX_SPEC_DEPTH} levels deep", "TOO_DEEP")
+    elif flawed is not None and flawed.flaw in SPEC_FLAWS:
+        bad("spec", *SPEC_FLAWS[flawed.flaw])
     else:
         issues.extend(_simulation_issues(sub.spec))
         try:
@@ -195,8 +176,6 @@ def validate_submission(
                     f"must be at most {MAX_SPEC_BYTES} bytes of JSON (got {size})",
                     "TOO_LARGE",
                 )
-            elif problem := _json_text_problem(sub.spec):
-                bad("spec", f"text in it {problem}")
 
     if sub.source_kind is SourceKind.DIRECT:
         if sub.source_id is not None:
