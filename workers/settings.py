@@ -14,7 +14,7 @@ from arq.connections import RedisSettings
 from arq.cron import CronJob, cron
 from arq.worker import Worker
 
-from adapters.tasks.arq import arq_functions, deserialize, serialize
+from adapters.tasks.arq import arq_functions, deserialize, job_id, serialize
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.services import task_names
@@ -38,14 +38,15 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(f"BUDCLUSTER_{name}") or os.environ.get(name) or default
 
 
-def sync_cron_jobs(sync_seconds: float) -> list[CronJob]:
+def sync_cron_jobs(sync_seconds: float, queue_name: str) -> list[CronJob]:
     """The full sync of every real cluster, every `sync_seconds` rounded to whole minutes
-    (one worker runs each: arq's cron jobs are unique)."""
+    (one worker runs each: arq's cron jobs are unique, by a job id made of their name, which
+    carries the queue's so that deployments sharing a Redis each run theirs)."""
     every = max(1, min(60, round(sync_seconds / 60)))
     return [
         cron(
             sync_clusters,
-            name=task_names.SYNC_CLUSTERS,
+            name=job_id(queue_name, task_names.SYNC_CLUSTERS),
             minute=set(range(0, 60, every)),
             timeout=600,
             unique=True,
@@ -55,7 +56,8 @@ def sync_cron_jobs(sync_seconds: float) -> list[CronJob]:
 
 class WorkerSettings:
     functions = arq_functions(TASKS.values())
-    cron_jobs = sync_cron_jobs(float(_env("CLUSTER_SYNC_SECONDS", "180")))
+    queue_name = f"{_env('REDIS_PREFIX', 'budcluster')}:queue"
+    cron_jobs = sync_cron_jobs(float(_env("CLUSTER_SYNC_SECONDS", "180")), queue_name)
     on_startup = startup
     on_shutdown = shutdown
     job_serializer = serialize
@@ -63,7 +65,6 @@ class WorkerSettings:
     keep_result = 60
     max_jobs = 50
     redis_settings = RedisSettings.from_dsn(_env("REDIS_URL", "redis://127.0.0.1:6379"))
-    queue_name = f"{_env('REDIS_PREFIX', 'budcluster')}:queue"
 
 
 def worker_for(app: App, *, burst: bool = False, handle_signals: bool = True) -> Worker:
@@ -71,7 +72,7 @@ def worker_for(app: App, *, burst: bool = False, handle_signals: bool = True) ->
     assert app.settings.redis_url is not None, "arq needs REDIS_URL"
     return Worker(
         functions=arq_functions(TASKS.values()),
-        cron_jobs=sync_cron_jobs(app.settings.cluster_sync_seconds),
+        cron_jobs=sync_cron_jobs(app.settings.cluster_sync_seconds, app.settings.queue_name),
         queue_name=app.settings.queue_name,
         redis_pool=app.arq,
         redis_settings=RedisSettings.from_dsn(app.settings.redis_url),

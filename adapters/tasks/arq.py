@@ -1,4 +1,10 @@
-"""Tasks on Redis with arq: JSON payloads (never pickle), the task key as arq's job id."""
+"""Tasks on Redis with arq: JSON payloads (never pickle), the task key as arq's job id.
+
+arq's own keys (`arq:job:<id>`, `arq:in-progress:<id>`, `arq:result:<id>`) have a fixed prefix;
+only the queue is named. So the job id carries the queue's name (which carries the deployment's
+Redis prefix): two deployments on one Redis never share a job, nor refuse each other's as a
+duplicate.
+"""
 
 from __future__ import annotations
 
@@ -33,9 +39,18 @@ class ArqTaskQueue:
         self, task: str, *, key: str, defer_until: datetime | None = None, **kwargs: Any
     ) -> bool:
         job = await self._pool.enqueue_job(
-            task, _job_id=key, _queue_name=self._queue, _defer_until=defer_until, **kwargs
+            task,
+            _job_id=job_id(self._queue, key),
+            _queue_name=self._queue,
+            _defer_until=defer_until,
+            **kwargs,
         )
         return job is not None
+
+
+def job_id(queue_name: str, key: str) -> str:
+    """arq's job id for a task key on a queue."""
+    return f"{queue_name}:{key}"
 
 
 def _arq_function(spec: TaskSpec) -> Function:

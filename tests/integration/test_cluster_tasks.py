@@ -77,8 +77,8 @@ async def test_connect_on_arq_then_the_periodic_sync(
 
 
 def test_the_sync_cron_follows_the_setting() -> None:
-    [every_three] = sync_cron_jobs(180)
-    assert every_three.name == task_names.SYNC_CLUSTERS and every_three.unique
-    assert every_three.minute == set(range(0, 60, 3))
-    [every_minute] = sync_cron_jobs(5)
+    [every_three] = sync_cron_jobs(180, "budcluster:queue")
+    assert every_three.name == f"budcluster:queue:{task_names.SYNC_CLUSTERS}"
+    assert every_three.unique and every_three.minute == set(range(0, 60, 3))
+    [every_minute] = sync_cron_jobs(5, "budcluster:queue")
     assert every_minute.minute == set(range(60))

@@ -24,6 +24,7 @@ from adapters.tasks.arq import ArqTaskQueue, arq_functions, deserialize, seriali
 from adapters.tasks.inprocess import InProcessTaskQueue
 from domain.ports import RetryTask
 from tests.integration.conftest import redis_url
+from workers.settings import sync_cron_jobs
 
 
 async def record(ctx: dict[str, Any], *, value: str) -> None:
@@ -146,7 +147,22 @@ async def test_timeout_ends_a_run(runner) -> None:  # type: ignore[no-untyped-de
 async def test_arq_payloads_are_json(prefix: str, redis) -> None:  # type: ignore[no-untyped-def]
     async with ArqRunner(prefix) as arq_runner:
         await arq_runner.queue.enqueue("record", key=KEY, value="v")
-        raw = await redis.get(f"arq:job:{KEY}")
+        raw = await redis.get(f"arq:job:{arq_runner.queue_name}:{KEY}")
         payload = json.loads(raw)
         assert (payload["f"], payload["k"]) == ("record", {"value": "v"})
         await arq_runner.run()
+
+
+async def test_two_deployments_on_one_redis_never_share_a_task(redis) -> None:  # type: ignore[no-untyped-def]
+    """Found in production mode: arq's keys ignored the configured prefix, so a second
+    deployment's task with the same key was refused as a duplicate (or run by the other's
+    workers)."""
+    first, second = f"deploy-a-{uuid.uuid4().hex[:8]}", f"deploy-b-{uuid.uuid4().hex[:8]}"
+    async with ArqRunner(first) as a, ArqRunner(second) as b:
+        assert await a.queue.enqueue("record", key=KEY, value="a") is True
+        assert await b.queue.enqueue("record", key=KEY, value="b") is True
+        await a.run()
+        await b.run()
+    assert (a.log, b.log) == ([("record", "a", 1)], [("record", "b", 1)])
+    crons = [sync_cron_jobs(180, f"{p}:queue")[0].name for p in (first, second)]
+    assert crons[0] != crons[1] and all(p in c for p, c in zip((first, second), crons, strict=True))
