@@ -180,6 +180,28 @@ class App:
             await self.redis.aclose()
         await self.db.dispose()
 
+    async def readiness(self) -> dict[str, bool]:
+        """Whether each store this process needs answers (within two seconds)."""
+        checks: dict[str, bool] = {}
+
+        async def database() -> None:
+            await self.clusters.all()
+
+        async def redis() -> None:
+            assert self.redis is not None
+            await self.redis.ping()
+
+        probes = {"database": database} | ({"redis": redis} if self.redis is not None else {})
+        for name, probe in probes.items():
+            try:
+                async with asyncio.timeout(2):
+                    await probe()
+                checks[name] = True
+            except Exception as exc:
+                log.warning("readiness: %s does not answer (%s)", name, type(exc).__name__)
+                checks[name] = False
+        return checks
+
     async def ensure_defaults(self) -> IssuedToken | None:
         """First start: a simulated cluster if there is none, default quotas for clusters that
         have no ClusterQueue (ones registered before quotas existed), and an admin token if there

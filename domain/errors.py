@@ -81,6 +81,17 @@ class Unauthenticated(DomainError):
         super().__init__(message)
 
 
+class Unavailable(Exception):
+    """A store the service depends on (its database, its broker) does not answer. An outage,
+    not a user's mistake: clients are told UNAVAILABLE and when to try again, and nothing that
+    was committed before it is undone."""
+
+    def __init__(self, what: str, *, retry_after_seconds: int = 5) -> None:
+        super().__init__(f"{what} does not answer")
+        self.what = what
+        self.retry_after_seconds = retry_after_seconds
+
+
 class DuplicateIdempotencyKey(Exception):
     """Raised by a job repository when (tenant, idempotency_key) already exists; not user-facing."""
 

@@ -40,7 +40,7 @@ from strawberry.extensions import (
 from strawberry.extensions.max_aliases import create_validator as alias_limit
 from strawberry.extensions.query_depth_limiter import create_validator as depth_limit
 
-from domain.errors import Unauthenticated
+from domain.errors import Unauthenticated, Unavailable
 from schema.cost import operation_cost
 from schema.types.errors import UserInputError
 
@@ -202,6 +202,8 @@ def code_of(error: GraphQLError) -> str:
         return str(error.original_error.extensions["code"])
     if isinstance(error.original_error, Unauthenticated):
         return "UNAUTHENTICATED"
+    if isinstance(error.original_error, Unavailable):
+        return "UNAVAILABLE"
     if isinstance(error, GraphQLSyntaxError):
         for pattern, code in LIMIT_CODES:
             if pattern.search(error.message):
@@ -238,7 +240,24 @@ class ShapeErrors(SchemaExtension):
 def _shape(result: Any) -> None:
     errors = getattr(result, "errors", None)
     if errors:
-        result.errors = [_coded(_masked(error)) for error in errors]
+        result.errors = [_coded(_masked(_outage(error))) for error in errors]
+
+
+def _outage(error: GraphQLError) -> GraphQLError:
+    """A store that does not answer: UNAVAILABLE, with when to try again."""
+    original = error.original_error
+    if not isinstance(original, Unavailable):
+        return error
+    return GraphQLError(
+        f"the service is unavailable for now ({original}): try again in "
+        f"{original.retry_after_seconds} s",
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=original,
+        extensions={"code": "UNAVAILABLE", "retryAfter": original.retry_after_seconds},
+    )
 
 
 def _masked(error: GraphQLError) -> GraphQLError:
@@ -264,7 +283,7 @@ def is_fault(error: GraphQLError) -> bool:
     """A server fault (masked, logged with its traceback), not a request error: an exception a
     resolver raised unexpectedly, or one raised outside any resolver (a store that is down)."""
     original = error.original_error
-    if isinstance(original, UserInputError | Unauthenticated | GraphQLError):
+    if isinstance(original, UserInputError | Unauthenticated | Unavailable | GraphQLError):
         return False
     return error.path is not None or original is not None
 

@@ -10,6 +10,7 @@ from graphql import GraphQLError
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
+from domain.errors import Unavailable
 from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
@@ -154,6 +155,9 @@ class Schema(strawberry.Schema):
         The operation is named by its name and a hash of its text, never by the text: its
         literals may hold secrets (an inline kubeconfig)."""
         for error in errors:
+            if isinstance(error.original_error, Unavailable):
+                log.warning("unavailable: %s", error.original_error)
+                continue
             if not is_fault(error):
                 log.debug("request error: %s", error.message)
                 continue

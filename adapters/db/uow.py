@@ -24,7 +24,7 @@ from adapters.db import mapping
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
-from domain.errors import Conflict
+from domain.errors import Conflict, Unavailable
 from domain.model.codec import change_to_document
 from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId
@@ -34,6 +34,20 @@ from domain.ports import StoredEvent, TenantScope
 
 if TYPE_CHECKING:
     from adapters.db.engine import Database
+
+
+def unanswered(exc: BaseException) -> bool:
+    """Whether `exc` says the database does not answer (refused, gone, timed out, a pool with
+    no connection to give), rather than that it refused what was asked."""
+    if isinstance(exc, OSError | sa.exc.TimeoutError):
+        return True
+    if isinstance(exc, sa.exc.DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        if "sqlite" in type(exc.orig).__module__:  # its OperationalError is any failure
+            return "database is locked" in str(exc.orig)
+        return isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError)
+    return False
 
 
 class SqlUnitOfWork:
@@ -62,8 +76,10 @@ class SqlUnitOfWork:
             if self._consistent and not self._db.is_sqlite:
                 await conn.execution_options(isolation_level="REPEATABLE READ")
             await conn.begin()
-        except BaseException:
+        except BaseException as exc:
             await asyncio.shield(self._finish(conn))
+            if unanswered(exc):
+                raise Unavailable("the database") from exc
             raise
         self._conn = conn
         self.jobs = SqlJobRepository(conn, self._scope, self)
@@ -80,6 +96,8 @@ class SqlUnitOfWork:
     ) -> None:
         conn, self._conn = self._conn, None
         await asyncio.shield(self._finish(conn))
+        if exc is not None and unanswered(exc):
+            raise Unavailable("the database") from exc
 
     async def _finish(self, conn: AsyncConnection | None) -> None:
         """Roll back what was not committed, give the connection back, release the write lock:
@@ -88,8 +106,13 @@ class SqlUnitOfWork:
         garbage collection (logged as an error) and the lock to be released before it."""
         try:
             if conn is not None:
-                if conn.in_transaction():
-                    await conn.rollback()
+                try:
+                    if conn.in_transaction():
+                        await conn.rollback()
+                except Exception as exc:
+                    if not unanswered(exc):
+                        raise
+                    await conn.invalidate()  # the server went away: the pool drops it
                 await conn.close()
         finally:
             self._release()

@@ -16,8 +16,10 @@ from typing import Any
 from arq import Retry
 from arq.connections import ArqRedis
 from arq.worker import Function, func
+from redis.exceptions import RedisError
 
 from adapters.tasks import TaskSpec
+from domain.errors import Unavailable
 from domain.ports import RetryTask
 
 
@@ -38,13 +40,16 @@ class ArqTaskQueue:
     async def enqueue(
         self, task: str, *, key: str, defer_until: datetime | None = None, **kwargs: Any
     ) -> bool:
-        job = await self._pool.enqueue_job(
-            task,
-            _job_id=job_id(self._queue, key),
-            _queue_name=self._queue,
-            _defer_until=defer_until,
-            **kwargs,
-        )
+        try:
+            job = await self._pool.enqueue_job(
+                task,
+                _job_id=job_id(self._queue, key),
+                _queue_name=self._queue,
+                _defer_until=defer_until,
+                **kwargs,
+            )
+        except (RedisError, OSError) as exc:
+            raise Unavailable(f"the task queue ({type(exc).__name__})") from exc
         return job is not None
 
 

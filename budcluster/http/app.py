@@ -46,12 +46,18 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
     view = GraphQLView(app)
 
     async def ready(_: Request) -> JSONResponse:
-        try:
-            await app.clusters.all()
-        except Exception:
-            log.exception("readiness check failed")
-            return JSONResponse({"status": "unavailable"}, status_code=503)
-        return JSONResponse({"status": "ready"})
+        """Ready when every store this process needs answers: the database, and Redis when
+        it is configured (tasks, events and rate limits go through it)."""
+        checks = await app.readiness()
+        ready = all(checks.values())
+        return JSONResponse(
+            {
+                "status": "ready" if ready else "unavailable",
+                "checks": {name: "ok" if ok else "unavailable" for name, ok in checks.items()},
+            },
+            status_code=200 if ready else 503,
+            headers=None if ready else {"Retry-After": "5"},
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.documents import Flaw, document_problem
+from domain.errors import Unavailable
 
 MAX_JSON_DEPTH = 64
 
@@ -53,6 +54,16 @@ def json_error(
         error_body(message, code or STATUS_CODES.get(status, "BAD_REQUEST")),
         status_code=status,
         headers=dict(headers or {}),
+    )
+
+
+def unavailable(exc: Unavailable) -> JSONResponse:
+    """An outage before any GraphQL ran: 503, and when to try again."""
+    seconds = exc.retry_after_seconds
+    return json_error(
+        503,
+        f"the service is unavailable for now ({exc}): try again in {seconds} s",
+        headers={"Retry-After": str(seconds)},
     )
 
 

@@ -27,12 +27,22 @@ from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.exceptions import NonJsonMessageReceived
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler as GraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
 
 from budcluster import graphiql
 from budcluster.bootstrap import App
-from budcluster.http.guards import UnacceptableJson, check_ws_message, decode_json, json_error
+from budcluster.http.guards import (
+    UnacceptableJson,
+    check_ws_message,
+    decode_json,
+    json_error,
+    unavailable,
+)
 from budcluster.http.sessions import Sessions
-from domain.errors import Unauthenticated
+from domain.errors import Unauthenticated, Unavailable
 from schema.context import ApiServices, Context, RequestLimits
 from schema.schema import schema
 
@@ -63,8 +73,19 @@ class _Socket(ASGIWebSocketAdapter):
             await source.aclose()
 
 
+class _TransportWS(GraphQLTransportWSHandler[Context, None]):
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        """A connection_init that cannot be checked now (the database does not answer) closes
+        with 1013, "try again later", not 4403: the client's token may well be good."""
+        try:
+            await super().handle_connection_init(message)
+        except Unavailable:
+            await self.websocket.close(code=1013, reason="unavailable: try again later")
+
+
 class GraphQLView(GraphQL[Context, None]):
     websocket_adapter_class = _Socket
+    graphql_transport_ws_handler_class = _TransportWS
 
     def __init__(self, app: App) -> None:
         super().__init__(
@@ -101,6 +122,8 @@ class GraphQLView(GraphQL[Context, None]):
                 response = await self.run(Request(scope=scope, receive=receive))
             except HTTPException as exc:
                 response = json_error(exc.status_code, exc.reason)
+            except Unavailable as exc:  # before GraphQL: authenticating the caller
+                response = unavailable(exc)
             await response(scope, receive, send)
             return
         socket = WebSocket(scope, receive=receive, send=send)

@@ -201,7 +201,8 @@ class JobService:
                 )
             job.transition(JobStatus.CANCELLED, reason or "cancelled by user", self._clock.now())
             await commit_and_publish(uow, self._publisher)
-        await self._tasks.enqueue(
+        await task_names.enqueue_after_commit(
+            self._tasks,
             task_names.CANCEL_WORKLOAD,
             key=f"cancel:{job.id}:{job.attempt}",
             job_id=str(job.id),
@@ -258,7 +259,8 @@ class JobService:
             job.change_priority(priority, self._clock.now())
             await commit_and_publish(uow, self._publisher)
         if job.status in (JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING):
-            await self._tasks.enqueue(
+            await task_names.enqueue_after_commit(
+                self._tasks,
                 task_names.SET_WORKLOAD_PRIORITY,
                 key=f"priority:{job.id}:{job.attempt}:{job.version}",
                 job_id=str(job.id),
@@ -270,7 +272,8 @@ class JobService:
         """Queue the hand-over of the job's current attempt (once per key; `because` makes a
         new key, for a hand-over that was refused earlier and may go now)."""
         key = f"submit:{job.id}:{job.attempt}" + (f":{because}" if because else "")
-        await self._tasks.enqueue(
+        await task_names.enqueue_after_commit(
+            self._tasks,
             task_names.SUBMIT_WORKLOAD,
             key=key,
             defer_until=job.next_attempt_at,

@@ -175,7 +175,8 @@ class ObservationService:
                 self._jobs.start_next_attempt(job, f"preempted ({obs.reason})")
             await commit_and_publish(uow, self._publisher)
         if preempted:  # Kueue requeues an evicted workload itself: take it back, the retry is ours
-            await self._tasks.enqueue(
+            await task_names.enqueue_after_commit(
+                self._tasks,
                 task_names.CANCEL_WORKLOAD,
                 key=f"cancel:{job.id}:{obs.attempt}",
                 job_id=str(job.id),

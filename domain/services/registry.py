@@ -347,7 +347,8 @@ class ClusterRegistry:
         idempotent, and quota changes are an operator's: one pass each is cheap). Called while
         the change's unit of work may still be open, so it reads nothing: the task skips
         simulated and unavailable clusters."""
-        await self._tasks.enqueue(  # a key per change: each must reach the cluster
+        await task_names.enqueue_after_commit(  # a key per change: each must reach the cluster
+            self._tasks,
             task_names.RECONCILE_QUOTAS,
             key=f"reconcile:{cluster_id}:{uuid.uuid4().hex}",
             cluster_id=str(cluster_id),
@@ -359,7 +360,9 @@ class ClusterRegistry:
         the change. The supervisor's retry of an overdue registration (`retry`) shares one key,
         so a slow attempt is not queued again on every tick."""
         key = f"connect:{cluster_id}" + ("" if retry else f":{uuid.uuid4().hex}")
-        await self._tasks.enqueue(task_names.CONNECT_CLUSTER, key=key, cluster_id=str(cluster_id))
+        await task_names.enqueue_after_commit(
+            self._tasks, task_names.CONNECT_CLUSTER, key=key, cluster_id=str(cluster_id)
+        )
 
     # --- reaching the cluster (tasks, supervisor) -----------------------------------------------
 
