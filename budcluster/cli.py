@@ -95,12 +95,12 @@ async def serve(settings: Settings) -> int:
 
 
 async def worker(settings: Settings) -> None:
-    from workers.settings import worker_for
+    from workers.settings import run_worker, worker_for
 
     app = await _prepared(settings, migrate_first=False)
     await app.start()
     try:
-        await worker_for(app).async_run()
+        await run_worker(lambda: worker_for(app), app.clock)
     finally:
         await app.close()
 

@@ -7,18 +7,50 @@ cluster supervisor: the watchers that follow each cluster live with the workers.
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from arq.connections import RedisSettings
 from arq.cron import CronJob, cron
 from arq.worker import Worker
+from redis.exceptions import RedisError
 
 from adapters.tasks.arq import arq_functions, deserialize, job_id, serialize
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
+from domain.aio import cancel_and_wait
+from domain.backoff import backoff_seconds
+from domain.ports import Clock
 from domain.services import task_names
 from workers.tasks import TASKS, sync_clusters
+
+log = logging.getLogger(__name__)
+
+
+async def run_worker(make: Callable[[], Worker], clock: Clock) -> None:
+    """Run arq workers until cancelled, through Redis outages: arq's own loop ends at the
+    first Redis error (found in production: a 5 s outage ended every worker, and jobs waited
+    for a person). A worker that lost Redis has its running tasks cancelled (their keys stay
+    in progress and run again once they expire: tasks are idempotent), and a new one starts
+    after a capped, jittered backoff, until Redis answers again."""
+    failures = 0
+    while True:
+        worker = make()
+        started = clock.now()
+        try:
+            await worker.async_run()
+            return
+        except (RedisError, OSError) as exc:
+            if (clock.now() - started).total_seconds() > 60:
+                failures = 0  # it had been working: start the backoff over
+            failures += 1
+            delay = backoff_seconds(failures, base=0.5, cap=10.0)
+            log.warning("the worker lost Redis (%s); starting again in %.1f s", exc, delay)
+        finally:
+            await cancel_and_wait(list(worker.tasks.values()))
+        await clock.sleep(delay)
 
 
 async def startup(ctx: dict[str, Any]) -> None:
