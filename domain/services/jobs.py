@@ -229,6 +229,17 @@ class JobService:
         await self.enqueue_submission(job)
         return job
 
+    def retry_automatically(self, job: Job, why: str) -> bool:
+        """A job that FAILED on its cluster, or was PREEMPTED, starts its next attempt after the
+        backoff while it has retries left; True if it did (queue its hand-over after the
+        commit). A hand-over the cluster refused is not retried: it would fail the same way."""
+        if job.status not in (JobStatus.FAILED, JobStatus.PREEMPTED):
+            return False
+        if job.retry_count >= job.max_retries:
+            return False
+        self.start_next_attempt(job, f"{job.status.value.lower()} ({why})")
+        return True
+
     def start_next_attempt(self, job: Job, why: str) -> None:
         """Move a FAILED or PREEMPTED job to its next attempt, due after a backoff delay."""
         now = self._clock.now()

@@ -122,6 +122,7 @@ class ObservationService:
         now = self._clock.now()
         seen = {(o.job_id, o.attempt) for o in listed}
         result = Reconciliation()
+        retried: list[Job] = []
         async with self._uow(TenantScope.system()) as uow:
             for job in await uow.jobs.active_on_cluster(cluster_id):
                 if job.status in _MUST_EXIST and (job.id, job.attempt) not in seen:
@@ -130,8 +131,12 @@ class ObservationService:
                         continue
                     fresh.transition(JobStatus.FAILED, LOST_REASON, now)
                     result.lost.append(fresh.id)
+                    if self._jobs.retry_automatically(fresh, LOST_REASON):
+                        retried.append(fresh)
             known = await uow.jobs.get_many(list({o.job_id for o in listed}))
             await commit_and_publish(uow, self._publisher)
+        for job in retried:
+            await self._jobs.enqueue_submission(job)
         for obs in listed:
             key = (cluster_id, obs.job_id, obs.attempt)
             if obs.job_id in known:  # an old attempt's objects are the cancel task's business
@@ -170,9 +175,7 @@ class ObservationService:
                 reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
                 job.transition(status, reason, _stamp(status, obs))
             preempted = job.status is JobStatus.PREEMPTED
-            retry = preempted and job.retry_count < job.max_retries
-            if retry:
-                self._jobs.start_next_attempt(job, f"preempted ({obs.reason})")
+            retry = self._jobs.retry_automatically(job, obs.reason)
             await commit_and_publish(uow, self._publisher)
         if preempted:  # Kueue requeues an evicted workload itself: take it back, the retry is ours
             await task_names.enqueue_after_commit(

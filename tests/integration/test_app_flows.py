@@ -21,6 +21,7 @@ from adapters.simulated.gateway import SimulatedGateway
 from budcluster import migrate
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
+from domain.errors import Conflict
 from domain.model.ids import ProjectId, TenantId
 from domain.model.job import DeploymentType, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
@@ -133,21 +134,23 @@ async def test_a_job_runs_to_completion(embedded: App) -> None:
     )
 
 
-async def test_failure_then_user_retry_is_a_new_attempt(embedded: App) -> None:
+async def test_a_failure_is_retried_as_a_new_attempt_until_retries_are_used(
+    embedded: App,
+) -> None:
     cluster = await sim_cluster(embedded)
+    embedded.jobs._backoff = lambda attempt: 0.1  # keep the test fast
     failing = {"simulation": {"runtime_seconds": 0.2, "outcome": "FAILED"}}
     job = await embedded.jobs.submit(ALICE, submission(cluster.id, spec=failing, max_retries=1))
 
-    async def failed() -> bool:
-        return await status_of(embedded, job.id) is S.FAILED
+    async def failed_for_good() -> bool:
+        current = await embedded.jobs.get(ALICE, job.id)
+        return current is not None and current.status is S.FAILED and current.attempt == 1
 
-    await until(failed)
-    embedded.jobs._backoff = lambda attempt: 0.1  # keep the test fast
-    retried = await embedded.jobs.retry(ALICE, job.id)
-    assert (retried.status, retried.attempt) == (S.PENDING, 1)
-    await until(failed)
+    await until(failed_for_good)
     attempts = [e.attempt for e in (await embedded.jobs.events(ALICE, [job.id]))[job.id]]
     assert attempts == [0, 0, 0, 0, 0, 1, 1, 1, 1, 1]
+    with pytest.raises(Conflict):
+        await embedded.jobs.retry(ALICE, job.id)  # the retries are used
 
 
 async def test_preemption_is_retried_automatically(embedded: App) -> None:

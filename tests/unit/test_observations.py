@@ -136,8 +136,43 @@ async def test_preemption_retries_automatically_with_backoff(world: World) -> No
     assert stored.attempt == 1
 
 
-async def test_failure_waits_for_the_user(world: World) -> None:
-    job = await world.service.submit(world.alice, GOOD)
+async def test_a_failure_is_retried_with_backoff_until_the_retries_are_used(
+    world: World,
+) -> None:
+    """Found in production mode: a FAILED job with maxRetries 3 stayed FAILED with retryCount
+    0. Each failure starts the next attempt after the backoff, the FAILED kept in its history,
+    until the retries are used; the last failure stays."""
+    job = await world.service.submit(world.alice, replace(GOOD, max_retries=2))
+    svc = service(world)
+    for attempt in (0, 1):
+        stored = world.stored(job.id)
+        await svc.apply(observation(stored, WorkloadPhase.FAILED, reason="exit code 1"))
+        stored = world.stored(job.id)
+        assert (stored.status, stored.attempt, stored.retry_count) == (
+            S.PENDING,
+            attempt + 1,
+            attempt + 1,
+        )
+        assert stored.status_message.startswith("failed (exit code 1): attempt")
+        assert stored.next_attempt_at == world.clock.now() + timedelta(seconds=10 * (attempt + 1))
+        retry_task = world.tasks.enqueued[-1]
+        assert (retry_task.kwargs["attempt"], retry_task.defer_until) == (
+            attempt + 1,
+            stored.next_attempt_at,
+        )
+    await svc.apply(observation(world.stored(job.id), WorkloadPhase.FAILED, reason="exit code 1"))
+    stored = world.stored(job.id)
+    assert (stored.status, stored.status_message, stored.retry_count) == (
+        S.FAILED,
+        "exit code 1",
+        2,
+    )
+    history = [e.to_status for e in world.uow.store.history]
+    assert history.count(S.FAILED) == 3 and history.count(S.PENDING) == 3
+
+
+async def test_a_job_without_retries_stays_failed(world: World) -> None:
+    job = await world.service.submit(world.alice, replace(GOOD, max_retries=0))
     await service(world).apply(observation(job, WorkloadPhase.FAILED, reason="exit code 1"))
     stored = world.stored(job.id)
     assert (stored.status, stored.status_message) == (S.FAILED, "exit code 1")
