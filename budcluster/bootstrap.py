@@ -64,6 +64,7 @@ from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.queue_positions import QueuePositionService
 from domain.services.quotas import QuotaService
+from domain.services.reactions import Reactions
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
@@ -300,22 +301,21 @@ async def build(
             ).for_cluster,
         ),
     )
-    jobs = JobService(uow=uow, clock=clock, tasks=tasks, publisher=publisher)
-    workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways, publisher=publisher)
+    reactions = Reactions(publisher=publisher, tasks=tasks, uow=uow)
+    db.after_commit = reactions
+    jobs = JobService(uow=uow, clock=clock, tasks=tasks)
+    workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways)
     observations = ObservationService(
         uow=uow,
         clock=clock,
-        tasks=tasks,
-        publisher=publisher,
         jobs=jobs,
         orphan_grace=timedelta(seconds=settings.orphan_grace_seconds),
     )
-    quotas = QuotaService(uow=uow, clock=clock, publisher=publisher)
-    reservations = ReservationService(uow=uow, clock=clock, publisher=publisher)
+    quotas = QuotaService(uow=uow, clock=clock)
+    reservations = ReservationService(uow=uow, clock=clock)
     timeline = TimelineService(
         uow=uow,
         clock=clock,
-        publisher=publisher,
         jobs=jobs,
         segment_key=hmac.new(settings.pepper(), b"timeline segment ids", hashlib.sha256).digest(),
         compute=compute,
@@ -327,9 +327,7 @@ async def build(
         debounce_seconds=settings.timeline_debounce_seconds,
         period_seconds=settings.timeline_period_seconds,
     )
-    clusters = ClusterService(
-        uow=uow, clock=clock, gateways=gateways, quotas=quotas, publisher=publisher
-    )
+    clusters = ClusterService(uow=uow, clock=clock, gateways=gateways, quotas=quotas)
     tokens = TokenService(uow=uow, clock=clock, hasher=HmacSecretHasher(settings.pepper()))
     updates = UpdatesService(uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer)
     registry = ClusterRegistry(
@@ -352,12 +350,11 @@ async def build(
         tasks=tasks,
         quotas=quotas,
         parse_node=node_from_k8s,
-        publisher=publisher,
         sync_seconds=settings.cluster_sync_seconds,
         lease=lease,
         compute=compute,
     )
-    quotas.on_change = registry.queue_reconcile
+    reactions.quotas_changed = registry.queue_reconcile
     registry.on_forget = gateways.real.forget
     supervisor = ClusterSupervisor(
         clusters=clusters,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.db.uow import SqlUnitOfWork
-from domain.ports import TenantScope
+from domain.ports import StoredEvent, TenantScope
 
 
 def normalise_url(url: str) -> str:
@@ -45,6 +45,9 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._lock: asyncio.Lock | None = None
+        self.after_commit: Callable[[Sequence[StoredEvent]], Awaitable[None]] | None = None
+        """What every unit of work's committed events are handed to (the reactions), set by
+        the wiring."""
 
     @property
     def write_lock(self) -> asyncio.Lock | None:

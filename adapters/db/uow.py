@@ -1,5 +1,8 @@
 """The SQL unit of work: one connection, one transaction, and the transactional outbox.
 
+What it committed is handed to the database's `after_commit` (the reactions: notify, hand over,
+take back...) once the unit of work has given its connection back.
+
 Jobs read through the repositories are tracked (one instance per id). On commit, each tracked job
 whose row changed is written with an optimistic version check, its transitions are appended to
 its history (`job_event`), and every domain event it raised is written to `outbox_event` with the
@@ -12,6 +15,7 @@ is commit order and a reader that sees sequence N has already seen every event b
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
 from datetime import UTC, datetime
 from types import TracebackType
@@ -34,6 +38,15 @@ from domain.ports import StoredEvent, TenantScope
 
 if TYPE_CHECKING:
     from adapters.db.engine import Database
+
+log = logging.getLogger(__name__)
+
+
+class ChangeWithoutEvent(RuntimeError):
+    """A bug: a job was changed other than through a method that records the change."""
+
+    def __init__(self, job_id: JobId, columns: list[str]) -> None:
+        super().__init__(f"job {job_id} changed ({', '.join(columns)}) without recording it")
 
 
 def unanswered(exc: BaseException) -> bool:
@@ -64,6 +77,7 @@ class SqlUnitOfWork:
         self._seen: dict[JobId, tuple[Job, dict[str, Any] | None]] = {}
         self._lock_held = False
         self._cluster_changes: list[ClusterChanged] = []
+        self._committed: list[StoredEvent] = []
 
     async def __aenter__(self) -> Self:
         lock = self._db.write_lock
@@ -96,6 +110,13 @@ class SqlUnitOfWork:
     ) -> None:
         conn, self._conn = self._conn, None
         await asyncio.shield(self._finish(conn))
+        committed, self._committed = self._committed, []
+        if committed and self._db.after_commit is not None:
+            # with the connection given back: reacting never holds two of them
+            try:
+                await asyncio.shield(self._db.after_commit(committed))
+            except Exception:  # the commit stands; what reacts has its own safety nets
+                log.exception("reacting to %d committed events failed", len(committed))
         if exc is not None and unanswered(exc):
             raise Unavailable("the database") from exc
 
@@ -181,6 +202,10 @@ class SqlUnitOfWork:
         for job, original in self._seen.values():
             row = mapping.job_to_row(job)
             if original is not None and row != original:
+                if not job.changes:  # no committed change without its event, by construction
+                    raise ChangeWithoutEvent(
+                        job.id, sorted(k for k in row if original.get(k) != row[k])
+                    )
                 # only what this unit of work changed: the estimator writes estimates beside it
                 changed = {k: v for k, v in row.items() if original.get(k) != v}
                 changed["version"] = job.version + 1
@@ -220,6 +245,7 @@ class SqlUnitOfWork:
         for job, _ in self._seen.values():
             job.changes.clear()
         self._seen = {job.id: (job, mapping.job_to_row(job)) for job, _ in self._seen.values()}
+        self._committed.extend(stored)
         return stored
 
     async def _write_outbox(

@@ -72,16 +72,21 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
-    where: str | None = None
+    problem: str | None = None
     try:
         document = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:  # its text quotes the offending line: keep only the position
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-    except (RecursionError, ValueError, OverflowError):
-        where = ""
-    if where is not None:  # raised outside the handler, so not even __context__ holds the line
-        raise _invalid(f"the kubeconfig is not valid YAML{where}")
+        problem = f"the kubeconfig is not valid YAML{where}"
+        if "nesting depth" in str(getattr(exc, "problem", "")):  # libyaml >= 0.2.5 stops there
+            problem = _FLAWS[Flaw.TOO_DEEP]
+    except RecursionError:  # the pure-Python loader, where libyaml is missing
+        problem = _FLAWS[Flaw.TOO_DEEP]
+    except (ValueError, OverflowError):
+        problem = "the kubeconfig is not valid YAML"
+    if problem is not None:  # raised outside the handler, so not even __context__ holds the line
+        raise _invalid(problem)
     if not isinstance(document, dict):
         raise _invalid("the kubeconfig must be a YAML mapping with clusters, contexts and users")
     _check_shape(document)

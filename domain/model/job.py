@@ -172,6 +172,8 @@ class ChangeKind(enum.StrEnum):
     SUBMITTED = "SUBMITTED"
     TRANSITION = "TRANSITION"
     PRIORITY_CHANGED = "PRIORITY_CHANGED"
+    PLACED = "PLACED"
+    """Where it runs changed (a real cluster may report the node after RUNNING)."""
 
 
 @dataclass(frozen=True)
@@ -261,10 +263,16 @@ class Job:
     def can_transition_to(self, target: JobStatus) -> bool:
         return target in ALLOWED_TRANSITIONS[self.status]
 
-    def transition(self, target: JobStatus, reason: str, at: datetime) -> JobEvent:
+    def transition(
+        self, target: JobStatus, reason: str, at: datetime, *, placement: Placement | None = None
+    ) -> JobEvent:
+        """Move to `target` (checked against ALLOWED_TRANSITIONS), recording the change; a
+        placement given with ADMITTED or RUNNING is where it now runs."""
         if not self.can_transition_to(target):
             raise InvalidTransition(self.id, self.status.value, target.value)
         event = JobEvent(self.id, self.attempt, self.status, target, reason, at)
+        if placement is not None and target in (JobStatus.ADMITTED, JobStatus.RUNNING):
+            self.placement = placement
         self.status = target
         self.status_message = reason
         self.updated_at = at
@@ -321,8 +329,15 @@ class Job:
             JobChanged(ChangeKind.PRIORITY_CHANGED, self.snapshot(), previous_priority=previous)
         )
 
-    def place(self, placement: Placement | None) -> None:
+    def place(self, placement: Placement, at: datetime) -> bool:
+        """Where it runs, learned without a change of status; True (and the change recorded)
+        if it moved."""
+        if placement == self.placement:
+            return False
         self.placement = placement
+        self.updated_at = at
+        self.changes.append(JobChanged(ChangeKind.PLACED, self.snapshot()))
+        return True
 
     def apply_estimate(self, estimate: Estimate) -> bool:
         """Store a new estimate; True if anything a viewer sees changed. The first estimate of

@@ -14,7 +14,7 @@ from domain.model.cluster import Cluster, ClusterStatus, Node, Platform
 from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem
-from domain.ports import Clock, EventPublisher, GatewayFactory, TenantScope, UnitOfWorkFactory
+from domain.ports import Clock, GatewayFactory, TenantScope, UnitOfWorkFactory
 from domain.services.quotas import QuotaService
 
 
@@ -26,13 +26,11 @@ class ClusterService:
         clock: Clock,
         gateways: GatewayFactory,
         quotas: QuotaService,
-        publisher: EventPublisher | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._gateways = gateways
         self._quotas = quotas
-        self._publisher = publisher
 
     async def get(self, cluster_id: ClusterId) -> Cluster | None:
         async with self._uow(TenantScope.system()) as uow:
@@ -86,9 +84,7 @@ class ClusterService:
                         ClusterChangeKind.NODES, cluster.id, cluster=ClusterState.of(stored)
                     )
                 )
-            events = await uow.commit()
-        if events and self._publisher is not None:
-            await self._publisher.publish(events)
+            await uow.commit()
         cluster.nodes = nodes
         return cluster
 

@@ -26,7 +26,6 @@ from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
 from domain.names import text_problem
 from domain.ports import (
     Clock,
-    EventPublisher,
     JobCursor,
     JobFilter,
     JobPage,
@@ -35,7 +34,7 @@ from domain.ports import (
     UnitOfWork,
     UnitOfWorkFactory,
 )
-from domain.services import task_names
+from domain.services.reactions import hand_over
 from domain.services.submission import (
     JobSubmission,
     read_references,
@@ -64,12 +63,6 @@ def scoped_filter(principal: Principal, job_filter: JobFilter) -> JobFilter | No
     )
 
 
-async def commit_and_publish(uow: UnitOfWork, publisher: EventPublisher) -> None:
-    events = await uow.commit()
-    if events:
-        await publisher.publish(events)
-
-
 class JobService:
     def __init__(
         self,
@@ -77,13 +70,11 @@ class JobService:
         uow: UnitOfWorkFactory,
         clock: Clock,
         tasks: TaskQueue,
-        publisher: EventPublisher,
         backoff: Callable[[int], float] = backoff_seconds,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._tasks = tasks
-        self._publisher = publisher
         self._backoff = backoff
 
     # --- commands ---------------------------------------------------------------------------
@@ -161,11 +152,10 @@ class JobService:
                 if default_queue is not None:
                     await uow.quotas.add_local_queue(default_queue, if_absent=True)
                 await uow.jobs.add(job)
-                await commit_and_publish(uow, self._publisher)
+                await uow.commit()  # its hand-over follows (reactions)
             except DuplicateIdempotencyKey:
                 await uow.rollback()
                 return await self._existing(principal, sub)
-        await self.enqueue_submission(job)
         return job
 
     async def _existing(self, principal: Principal, sub: JobSubmission) -> Job:
@@ -200,14 +190,7 @@ class JobService:
                     f"job {job.name} is already {job.status.value}", code="ALREADY_FINISHED"
                 )
             job.transition(JobStatus.CANCELLED, reason or "cancelled by user", self._clock.now())
-            await commit_and_publish(uow, self._publisher)
-        await task_names.enqueue_after_commit(
-            self._tasks,
-            task_names.CANCEL_WORKLOAD,
-            key=f"cancel:{job.id}:{job.attempt}",
-            job_id=str(job.id),
-            attempt=job.attempt,
-        )
+            await uow.commit()  # taking it back from its cluster follows (reactions)
         return job
 
     async def retry(self, principal: Principal, job_id: JobId) -> Job:
@@ -225,8 +208,7 @@ class JobService:
                     code="RETRIES_EXHAUSTED",
                 )
             self.start_next_attempt(job, "retry requested")
-            await commit_and_publish(uow, self._publisher)
-        await self.enqueue_submission(job)
+            await uow.commit()  # its hand-over follows, after the backoff (reactions)
         return job
 
     def retry_automatically(self, job: Job, why: str) -> bool:
@@ -268,29 +250,12 @@ class JobService:
             if priority is job.priority:
                 return job
             job.change_priority(priority, self._clock.now())
-            await commit_and_publish(uow, self._publisher)
-        if job.status in (JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING):
-            await task_names.enqueue_after_commit(
-                self._tasks,
-                task_names.SET_WORKLOAD_PRIORITY,
-                key=f"priority:{job.id}:{job.attempt}:{job.version}",
-                job_id=str(job.id),
-                attempt=job.attempt,
-            )
+            await uow.commit()  # the cluster's copy follows (reactions)
         return job
 
     async def enqueue_submission(self, job: Job, *, because: str | None = None) -> None:
-        """Queue the hand-over of the job's current attempt (once per key; `because` makes a
-        new key, for a hand-over that was refused earlier and may go now)."""
-        key = f"submit:{job.id}:{job.attempt}" + (f":{because}" if because else "")
-        await task_names.enqueue_after_commit(
-            self._tasks,
-            task_names.SUBMIT_WORKLOAD,
-            key=key,
-            defer_until=job.next_attempt_at,
-            job_id=str(job.id),
-            attempt=job.attempt,
-        )
+        """Queue the hand-over of the job's current attempt (once per key)."""
+        await hand_over(self._tasks, job, because=because)
 
     async def sweep_due_submissions(self, *, grace: timedelta, limit: int = 500) -> int:
         """Queue again PENDING jobs whose submission is overdue (e.g. lost between commit and

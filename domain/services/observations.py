@@ -4,8 +4,10 @@ An observation carries the workload's whole current state, so applying it is ide
 tolerant of missed or late reports: a job QUEUED in our records whose workload has already
 finished is walked through ADMITTED and RUNNING to COMPLETED, each step stamped with the time
 the cluster recorded for it; an observation older than what we know, or about another attempt,
-changes nothing. A preempted attempt is retried automatically (after backoff) while retries
-remain, as Kueue requeues evicted workloads; a FAILED job waits for `retryJob`.
+changes nothing. A FAILED or PREEMPTED attempt is retried automatically (after backoff) while
+retries remain (Kueue would requeue an evicted workload itself: it is taken back instead, and the
+retry is ours). What follows a change (taking back, handing over, releasing dependents) is the
+reactions' business once it is committed.
 """
 
 from __future__ import annotations
@@ -20,15 +22,12 @@ from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus
 from domain.ports import (
     Clock,
     ClusterGateway,
-    EventPublisher,
-    TaskQueue,
     TenantScope,
     UnitOfWorkFactory,
     WorkloadObservation,
     WorkloadPhase,
 )
-from domain.services import task_names
-from domain.services.jobs import JobService, commit_and_publish
+from domain.services.jobs import JobService
 
 log = logging.getLogger(__name__)
 
@@ -96,15 +95,11 @@ class ObservationService:
         *,
         uow: UnitOfWorkFactory,
         clock: Clock,
-        tasks: TaskQueue,
-        publisher: EventPublisher,
         jobs: JobService,
         orphan_grace: timedelta = timedelta(minutes=10),
     ) -> None:
         self._uow = uow
         self._clock = clock
-        self._tasks = tasks
-        self._publisher = publisher
         self._jobs = jobs
         self.orphan_grace = orphan_grace
         self._orphans_seen: dict[tuple[ClusterId, JobId, int], datetime] = {}
@@ -122,7 +117,6 @@ class ObservationService:
         now = self._clock.now()
         seen = {(o.job_id, o.attempt) for o in listed}
         result = Reconciliation()
-        retried: list[Job] = []
         async with self._uow(TenantScope.system()) as uow:
             for job in await uow.jobs.active_on_cluster(cluster_id):
                 if job.status in _MUST_EXIST and (job.id, job.attempt) not in seen:
@@ -131,12 +125,9 @@ class ObservationService:
                         continue
                     fresh.transition(JobStatus.FAILED, LOST_REASON, now)
                     result.lost.append(fresh.id)
-                    if self._jobs.retry_automatically(fresh, LOST_REASON):
-                        retried.append(fresh)
+                    self._jobs.retry_automatically(fresh, LOST_REASON)
             known = await uow.jobs.get_many(list({o.job_id for o in listed}))
-            await commit_and_publish(uow, self._publisher)
-        for job in retried:
-            await self._jobs.enqueue_submission(job)
+            await uow.commit()
         for obs in listed:
             key = (cluster_id, obs.job_id, obs.attempt)
             if obs.job_id in known:  # an old attempt's objects are the cancel task's business
@@ -165,36 +156,13 @@ class ObservationService:
             holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
             moved = holds and obs.placement is not None and obs.placement != job.placement
             if not path:
-                if moved:
-                    job.place(obs.placement)
+                if moved and obs.placement is not None:
+                    job.place(obs.placement, obs.observed_at)
                     await uow.commit()
                 return job if moved else None
             for status in path:
-                if obs.placement is not None and status in (JobStatus.ADMITTED, JobStatus.RUNNING):
-                    job.place(obs.placement)
                 reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
-                job.transition(status, reason, _stamp(status, obs))
-            preempted = job.status is JobStatus.PREEMPTED
-            retry = self._jobs.retry_automatically(job, obs.reason)
-            await commit_and_publish(uow, self._publisher)
-        if preempted:  # Kueue requeues an evicted workload itself: take it back, the retry is ours
-            await task_names.enqueue_after_commit(
-                self._tasks,
-                task_names.CANCEL_WORKLOAD,
-                key=f"cancel:{job.id}:{obs.attempt}",
-                job_id=str(job.id),
-                attempt=obs.attempt,
-            )
-        if retry:
-            await self._jobs.enqueue_submission(job)
-        if job.status is JobStatus.COMPLETED:
-            await self._release_dependents(job)
+                job.transition(status, reason, _stamp(status, obs), placement=obs.placement)
+            self._jobs.retry_automatically(job, obs.reason)
+            await uow.commit()  # taking back, retrying, releasing dependents follow (reactions)
         return job
-
-    async def _release_dependents(self, done: Job) -> None:
-        """Hand over the waiting jobs whose last dependency this was (the task checks)."""
-        async with self._uow(TenantScope.system()) as uow:
-            active = await uow.jobs.active_on_cluster(done.cluster_id)
-        for job in active:
-            if job.status is JobStatus.PENDING and done.id in job.depends_on:
-                await self._jobs.enqueue_submission(job, because=f"{done.id} completed")

@@ -20,7 +20,7 @@ it has member queues. The checks are pure functions in `quota_rules`; usage is o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -45,7 +45,7 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation
-from domain.ports import Clock, EventPublisher, TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.ports import Clock, TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
 from domain.services.quota_rules import (
     ClusterQueueSpec,
@@ -182,26 +182,15 @@ def cluster_queue_usage(
 
 
 class QuotaService:
-    def __init__(
-        self, *, uow: UnitOfWorkFactory, clock: Clock, publisher: EventPublisher | None = None
-    ) -> None:
+    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
         self._uow = uow
         self._clock = clock
-        self._publisher = publisher
-        self.on_change: Callable[[ClusterId], Awaitable[None]] | None = None
-        """Told after every committed change of a cluster's quotas, inside the change's unit
-        of work (it must not open another: SQLite would wait on itself). The registry queues
-        putting them onto a real cluster as Kueue objects."""
 
     async def _commit(self, uow: UnitOfWork, cluster_id: ClusterId) -> None:
         """Commit a change of the cluster's quotas, with the event that has its timeline
-        recomputed."""
+        recomputed and the quotas put onto a real cluster (reactions)."""
         uow.record(ClusterChanged(ClusterChangeKind.QUOTAS, cluster_id))
-        events = await uow.commit()
-        if self._publisher is not None:
-            await self._publisher.publish(events)
-        if self.on_change is not None:
-            await self.on_change(cluster_id)
+        await uow.commit()
 
     @staticmethod
     async def _cluster(uow: UnitOfWork, cluster_id: ClusterId) -> Cluster:

@@ -49,7 +49,6 @@ from domain.ports import (
     ClusterApi,
     ClusterConnector,
     Compute,
-    EventPublisher,
     GatewayUnavailable,
     Lease,
     SecretBox,
@@ -140,7 +139,6 @@ class ClusterRegistry:
         tasks: TaskQueue,
         quotas: QuotaService,
         parse_node: NodeParser,
-        publisher: EventPublisher | None = None,
         sync_seconds: float = 180.0,
         lease: Lease | None = None,
         compute: Compute | None = None,
@@ -158,7 +156,6 @@ class ClusterRegistry:
         self._tasks = tasks
         self._quotas = quotas
         self._parse_node = parse_node
-        self._publisher = publisher
         self.sync_seconds = sync_seconds
 
     # --- the lifecycle (API) ------------------------------------------------------------------
@@ -195,8 +192,7 @@ class ClusterRegistry:
                 raise Conflict(f"a cluster named {reg.name} exists", code="NAME_TAKEN")
             await uow.clusters.add(cluster)
             self._record(uow, cluster, ClusterChangeKind.STATUS)
-            events = await uow.commit()
-        await self._publish(events)
+            await uow.commit()
         await self.queue_connect(cluster.id)
         return cluster
 
@@ -256,8 +252,7 @@ class ClusterRegistry:
                 self._record(uow, cluster, ClusterChangeKind.STATUS)
             cluster.updated_at = self._clock.now()
             await uow.clusters.save(cluster)
-            events = await uow.commit()
-        await self._publish(events)
+            await uow.commit()
         if reconnect:
             await self._forget(cluster.id)
             await self.queue_connect(cluster.id)
@@ -277,8 +272,7 @@ class ClusterRegistry:
             cluster.updated_at = self._clock.now()
             await uow.clusters.save(cluster)
             self._record(uow, cluster, ClusterChangeKind.STATUS)
-            events = await uow.commit()
-        await self._publish(events)
+            await uow.commit()
         async with self._uow(TenantScope.system()) as uow:
             await uow.clusters.delete(cluster_id)
             await uow.commit()
@@ -539,8 +533,7 @@ class ClusterRegistry:
             cluster.updated_at = now
             await uow.clusters.save(cluster)
             await self._quotas.ensure_defaults(cluster, uow=uow)
-            events = await uow.commit()
-        await self._publish(events)
+            await uow.commit()
         return cluster
 
     @contextlib.asynccontextmanager
@@ -623,8 +616,7 @@ class ClusterRegistry:
             cluster.last_retry_time = now
             cluster.updated_at = now
             await uow.clusters.save(cluster)
-            events = await uow.commit()
-        await self._publish(events)
+            await uow.commit()
         log.warning("cluster %s is %s: %s", cluster.name, status.value, exc.message)
         return cluster
 
@@ -653,16 +645,11 @@ class ClusterRegistry:
             cluster.nodes = sorted(by_name.values(), key=lambda n: n.name)
             await uow.clusters.replace_nodes(cluster_id, cluster.nodes)
             self._record(uow, cluster, ClusterChangeKind.NODES)
-            events = await uow.commit()
-        await self._publish(events)
+            await uow.commit()
 
     @staticmethod
     def _record(uow: UnitOfWork, cluster: Cluster, kind: ClusterChangeKind) -> None:
         uow.record(ClusterChanged(kind, cluster.id, cluster=ClusterState.of(cluster)))
-
-    async def _publish(self, events: Sequence[Any]) -> None:
-        if events and self._publisher is not None:
-            await self._publisher.publish(events)
 
 
 def _check_name(name: str) -> list[FieldIssue]:

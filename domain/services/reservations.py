@@ -18,25 +18,20 @@ from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
-from domain.ports import Clock, EventPublisher, TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.ports import Clock, TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
 from domain.services.quota_rules import ReservationSpec, require, sees_all, taken
 
 
 class ReservationService:
-    def __init__(
-        self, *, uow: UnitOfWorkFactory, clock: Clock, publisher: EventPublisher | None = None
-    ) -> None:
+    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
         self._uow = uow
         self._clock = clock
-        self._publisher = publisher
 
     async def _commit(self, uow: UnitOfWork, cluster_id: ClusterId) -> None:
         """Commit, with the event that has the cluster's timeline recomputed."""
         uow.record(ClusterChanged(ClusterChangeKind.RESERVATIONS, cluster_id))
-        events = await uow.commit()
-        if self._publisher is not None:
-            await self._publisher.publish(events)
+        await uow.commit()
 
     async def create_reservation(
         self, principal: Principal, spec: ReservationSpec

@@ -33,7 +33,6 @@ from domain.ports import (
     Clock,
     Compute,
     EventHub,
-    EventPublisher,
     Overflowed,
     TenantScope,
     UnitOfWork,
@@ -149,7 +148,6 @@ class TimelineService:
         *,
         uow: UnitOfWorkFactory,
         clock: Clock,
-        publisher: EventPublisher,
         jobs: JobService,
         segment_key: bytes = b"",
         compute: Compute | None = None,
@@ -157,7 +155,6 @@ class TimelineService:
         self._compute = compute or InThread()
         self._uow = uow
         self._clock = clock
-        self._publisher = publisher
         self._jobs = jobs
         self._segment_ids = timelines.SegmentIds(segment_key)
         self._timelines: dict[ClusterId, TimelineView] = {}
@@ -224,8 +221,6 @@ class TimelineService:
             kept = event.cluster_change
             if kept is not None and kept.kind is ClusterChangeKind.TIMELINE:
                 self._timelines[cluster_id] = TimelineView(event.sequence, timeline)
-        if events:
-            await self._publisher.publish(events)
         return not change.empty
 
     async def _latest(self, uow: UnitOfWork, cluster_id: ClusterId) -> TimelineView | None:

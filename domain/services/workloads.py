@@ -15,7 +15,6 @@ from domain.model.ids import JobId
 from domain.model.job import Job, JobStatus
 from domain.ports import (
     Clock,
-    EventPublisher,
     GatewayFactory,
     GatewayUnavailable,
     ReleaseRejected,
@@ -24,7 +23,6 @@ from domain.ports import (
     UnitOfWorkFactory,
     Workload,
 )
-from domain.services.jobs import commit_and_publish
 
 
 class WorkloadService:
@@ -34,13 +32,11 @@ class WorkloadService:
         uow: UnitOfWorkFactory,
         clock: Clock,
         gateways: GatewayFactory,
-        publisher: EventPublisher,
         backoff: Callable[[int], float] = backoff_seconds,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._gateways = gateways
-        self._publisher = publisher
         self._backoff = backoff
 
     async def submit(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> bool:
@@ -80,7 +76,7 @@ class WorkloadService:
                 current.transition(
                     JobStatus.QUEUED, f"queued on cluster {cluster.name}", self._clock.now()
                 )
-                await commit_and_publish(uow, self._publisher)
+                await uow.commit()
                 return True
             cancelled_meanwhile = current.status is JobStatus.CANCELLED
         if cancelled_meanwhile:
@@ -94,7 +90,7 @@ class WorkloadService:
                 return False
             if current.status is JobStatus.PENDING:
                 current.transition(JobStatus.FAILED, reason, self._clock.now())
-                await commit_and_publish(uow, self._publisher)
+                await uow.commit()
         return False
 
     async def hold_back_closed_windows(self) -> int:
@@ -126,7 +122,7 @@ class WorkloadService:
                     current.window.next_open(now),
                     f"its window {current.window} closed before it was admitted",
                 )
-                await commit_and_publish(uow, self._publisher)
+                await uow.commit()
         return len(closed)
 
     async def cancel(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> None:

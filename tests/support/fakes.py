@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import copy
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -20,6 +20,7 @@ from typing import Any, Self
 
 from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
+from domain.model.codec import job_to_document
 from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
 from domain.model.job import Job, JobChanged, JobEvent, JobPriority, JobStatus
@@ -432,9 +433,16 @@ class FakeQuotaRepository:
 
 
 class FakeUnitOfWork:
-    def __init__(self, store: Store, scope: TenantScope) -> None:
+    def __init__(
+        self,
+        store: Store,
+        scope: TenantScope,
+        after_commit: Callable[[Sequence[StoredEvent]], Awaitable[None]] | None = None,
+    ) -> None:
         self.store = store
         self.scope = scope
+        self.after_commit = after_commit
+        self.committed_events: list[StoredEvent] = []
         self.seen: dict[JobId, Job] = {}
         self.pending_new: dict[JobId, Job] = {}
         self.committed = False
@@ -466,6 +474,9 @@ class FakeUnitOfWork:
         tb: TracebackType | None,
     ) -> None:
         await self.rollback()
+        committed, self.committed_events = self.committed_events, []
+        if committed and self.after_commit is not None:
+            await self.after_commit(committed)
 
     async def current_sequence(self, cluster_id: ClusterId) -> int:
         return self.store.sequences[cluster_id]
@@ -488,6 +499,13 @@ class FakeUnitOfWork:
     async def commit(self) -> list[StoredEvent]:
         changes: list[JobChanged | ClusterChanged] = []
         for job in self.seen.values():
+            before = self.store.jobs.get(job.id)
+            if (
+                before is not None
+                and not job.changes
+                and job_to_document(before) != (job_to_document(job))
+            ):  # as the SQL unit of work: no committed change without its event
+                raise AssertionError(f"job {job.id} changed without recording it")
             changes.extend(job.changes)
             job.changes = []
             self.store.jobs[job.id] = copy.deepcopy(job)
@@ -518,6 +536,7 @@ class FakeUnitOfWork:
         self.quota_copy, self.quota_written = None, False
         self.committed = True
         self.store.commits += 1
+        self.committed_events.extend(stored)
         return stored
 
 
@@ -525,9 +544,11 @@ class FakeUnitOfWorkFactory:
     def __init__(self, store: Store | None = None) -> None:
         self.store = store or Store()
         self.opened: list[FakeUnitOfWork] = []
+        self.after_commit: Callable[[Sequence[StoredEvent]], Awaitable[None]] | None = None
+        """As the database's: what committed events are handed to, after the unit of work."""
 
     def __call__(self, scope: TenantScope, *, consistent_read: bool = False) -> FakeUnitOfWork:
-        uow = FakeUnitOfWork(self.store, scope)
+        uow = FakeUnitOfWork(self.store, scope, self.after_commit)
         self.opened.append(uow)
         return uow
 

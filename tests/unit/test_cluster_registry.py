@@ -212,7 +212,6 @@ def world() -> World:
         tasks=tasks,
         quotas=QuotaService(uow=uow, clock=clock),
         parse_node=parse,
-        publisher=publisher,
         sync_seconds=3600,
     )
     return World(registry, uow, script, connector, tasks, clock, publisher)

@@ -19,7 +19,7 @@ def test_round_trip_through_json() -> None:
     job.deadline = T0 + timedelta(hours=3)
     job.spec = {"image": "x", "nested": [1, 2, {"a": None}]}
     job.transition(JobStatus.QUEUED, "q", T0)
-    job.place(Placement("node-1", (0, 1, 2, 3)))
+    job.place(Placement("node-1", (0, 1, 2, 3)), job.updated_at)
     job.change_priority(JobPriority.HIGH, T0 + timedelta(seconds=1))
     for change in job.changes:
         decoded = change_from_document(json.loads(json.dumps(change_to_document(change))))

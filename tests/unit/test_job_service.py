@@ -21,6 +21,7 @@ from domain.model.principal import Principal, Scope
 from domain.ports import JobFilter
 from domain.services import task_names
 from domain.services.jobs import JobService
+from domain.services.reactions import Reactions
 from tests.support.fakes import (
     FakeClock,
     FakeJobRepository,
@@ -44,9 +45,10 @@ class World:
             uow=self.uow,
             clock=self.clock,
             tasks=self.tasks,
-            publisher=self.publisher,
             backoff=lambda attempt: 10.0 * attempt,
         )
+        # what follows each commit (notify, hand over, take back...), as the wiring sets it
+        self.uow.after_commit = Reactions(publisher=self.publisher, tasks=self.tasks, uow=self.uow)
         self.alice = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
         self.bob = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
 

@@ -64,8 +64,6 @@ def service(world: World) -> ObservationService:
     return ObservationService(
         uow=world.uow,
         clock=world.clock,
-        tasks=world.tasks,
-        publisher=world.publisher,
         jobs=world.service,
     )
 

@@ -186,9 +186,7 @@ def service_world() -> tuple[World, TimelineService, FakeHub]:
     world.publisher.publish = publish  # type: ignore[method-assign]
     from domain.services.quotas import QuotaService
 
-    svc = TimelineService(
-        uow=world.uow, clock=world.clock, publisher=world.publisher, jobs=world.service
-    )
+    svc = TimelineService(uow=world.uow, clock=world.clock, jobs=world.service)
     world.quota_service = QuotaService(uow=world.uow, clock=world.clock)  # type: ignore[attr-defined]
     return world, svc, hub
 
@@ -354,7 +352,6 @@ async def test_a_change_of_capacity_is_a_cluster_event() -> None:
         clock=world.clock,
         gateways=gateways,
         quotas=QuotaService(uow=world.uow, clock=world.clock),
-        publisher=world.publisher,
     )
     await clusters.refresh_nodes(world.cluster)
     assert world.publisher.published == []  # the same nodes: nothing to say

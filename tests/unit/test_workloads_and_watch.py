@@ -34,7 +34,6 @@ def world() -> World:
         uow=w.uow,
         clock=w.clock,
         gateways=w.gateways,
-        publisher=w.publisher,  # type: ignore[attr-defined]
         backoff=lambda n: 7.0 * n,
     )
     return w
@@ -98,8 +97,6 @@ def supervisor(world: World, lease: FakeLease) -> ClusterSupervisor:
     observations = ObservationService(
         uow=world.uow,
         clock=world.clock,
-        tasks=world.tasks,
-        publisher=world.publisher,
         jobs=world.service,
     )
     quotas = QuotaService(uow=world.uow, clock=world.clock)
@@ -208,8 +205,6 @@ async def test_dependencies_hold_the_hand_over_until_they_complete(world: World)
     observations = ObservationService(
         uow=world.uow,
         clock=world.clock,
-        tasks=world.tasks,
-        publisher=world.publisher,
         jobs=world.service,
     )
     now = world.clock.now()
@@ -240,8 +235,6 @@ async def test_a_window_closing_takes_a_queued_workload_back(world: World) -> No
     observations = ObservationService(
         uow=world.uow,
         clock=world.clock,
-        tasks=world.tasks,
-        publisher=world.publisher,
         jobs=world.service,
     )
     stale = WorkloadObservation(

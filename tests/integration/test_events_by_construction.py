@@ -1,0 +1,173 @@
+"""No committed change without its event, by construction, on real PostgreSQL.
+
+Covers: random sequences of commands and cluster observations (submit, cancel, re-prioritise,
+retry, workload reports of every phase, placements arriving late, reports about older attempts)
+leave, for every job, exactly one outbox event per committed change: its history rows are its
+SUBMITTED and TRANSITION events one for one, the last event carries the job as stored, and no
+two of its events repeat each other; a job changed other than through a method that records the
+change is refused at commit (nothing stored); what a commit sets off runs after the unit of work
+has given its connection back (one connection per unit of work).
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from adapters.db.uow import ChangeWithoutEvent
+from budcluster.bootstrap import App
+from domain.errors import DomainError
+from domain.model.ids import JobId
+from domain.model.job import ChangeKind, Job, JobChanged, JobPriority, Placement
+from domain.ports import StoredEvent, TenantScope, WorkloadObservation, WorkloadPhase
+from tests.integration.test_app_flows import ALICE, make_app, sim_cluster, submission
+
+PHASES = list(WorkloadPhase)
+PLACES = [None, Placement("node-a", (0, 1)), Placement("node-b", (2, 3))]
+
+
+@pytest.fixture
+async def app(pg_url: str) -> AsyncIterator[App]:
+    made = await make_app(pg_url)  # not started: no cluster loop runs beside the test's steps
+    yield made
+    await made.close()
+
+
+def visible(job: Job) -> tuple[object, ...]:
+    """What a subscriber must be able to know of a job from its last event."""
+    return (
+        job.status,
+        job.attempt,
+        job.retry_count,
+        job.priority,
+        job.placement,
+        job.status_message,
+        job.next_attempt_at,
+    )
+
+
+async def play(app: App, rng: random.Random, steps: int) -> list[JobId]:
+    cluster = await sim_cluster(app)
+    jobs: list[JobId] = []
+    ended: set[JobId] = set()  # the jobs that reached a final status (still used, less often)
+    now = app.clock.now()
+    for step in range(steps):
+        roll = rng.random()
+        try:
+            if not jobs or roll < 0.12:
+                sub = submission(cluster.id, max_retries=rng.choice([0, 2, 5]))
+                jobs.append((await app.jobs.submit(ALICE, sub)).id)
+                continue
+            live = [j for j in jobs if j not in ended]
+            job_id = rng.choice(live if live and rng.random() < 0.85 else jobs)
+            current = await app.jobs.get(ALICE, job_id)
+            assert current is not None
+            if roll < 0.18:
+                await app.jobs.cancel(ALICE, job_id, None)
+            elif roll < 0.24:
+                priority = rng.choice([JobPriority.LOW, JobPriority.NORMAL, JobPriority.HIGH])
+                await app.jobs.change_priority(ALICE, job_id, priority)
+            elif roll < 0.28:
+                await app.jobs.retry(ALICE, job_id)
+            else:
+                attempt = current.attempt - (1 if current.attempt and rng.random() < 0.1 else 0)
+                at = now + timedelta(seconds=step)
+                await app.observations.apply(
+                    WorkloadObservation(
+                        job_id=job_id,
+                        attempt=attempt,
+                        phase=rng.choice(PHASES),
+                        reason=f"step {step}",
+                        observed_at=at,
+                        admitted_at=at,
+                        started_at=at,
+                        finished_at=at,
+                        placement=rng.choice(PLACES),
+                        workload=current.workload_name if rng.random() < 0.95 else "stale-one",
+                    )
+                )
+        except DomainError:
+            pass  # a refused command changes nothing (checked below with the rest)
+        if jobs:
+            last = await app.jobs.get(ALICE, jobs[-1] if roll < 0.12 else job_id)
+            if last is not None and last.status.is_finished:
+                ended.add(last.id)
+    return jobs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+async def test_every_committed_change_has_exactly_one_event(app: App, seed: int) -> None:
+    jobs = await play(app, random.Random(seed), steps=90)
+    cluster_id = (await app.jobs.get(ALICE, jobs[0])).cluster_id  # type: ignore[union-attr]
+    events = await app.event_log.read_after(cluster_id, 0, limit=100_000)
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    histories = await app.jobs.events(ALICE, jobs)
+    for job_id in jobs:
+        mine = [
+            e.change
+            for e in events
+            if isinstance(e.change, JobChanged) and e.change.job.id == job_id
+        ]
+        stored = await app.jobs.get(ALICE, job_id)
+        assert stored is not None
+        assert visible(mine[-1].job) == visible(stored), "a committed change without its event"
+        steps = [c for c in mine if c.kind in (ChangeKind.SUBMITTED, ChangeKind.TRANSITION)]
+        assert len(steps) == len(histories[job_id])
+        for change, row in zip(steps, histories[job_id], strict=True):
+            assert change.transition == row or change.kind is ChangeKind.SUBMITTED
+        for before, after in zip(mine, mine[1:], strict=False):  # each event is a change
+            assert visible(before.job) != visible(after.job) or (
+                after.kind is ChangeKind.TRANSITION and after.transition is not None
+            )
+
+
+async def test_a_change_that_records_nothing_is_refused_at_commit(app: App) -> None:
+    cluster = await sim_cluster(app)
+    job = await app.jobs.submit(ALICE, submission(cluster.id))
+    before = await app.event_log.current_sequence(cluster.id)
+    with pytest.raises(ChangeWithoutEvent, match="placement"):
+        async with app.db.unit_of_work(TenantScope.system()) as uow:
+            loaded = await uow.jobs.get(job.id, for_update=True)
+            assert loaded is not None
+            loaded.placement = Placement("node-a", (0,))  # not through place(): no event
+            await uow.commit()
+    stored = await app.jobs.get(ALICE, job.id)
+    assert stored is not None and stored.placement is None
+    assert await app.event_log.current_sequence(cluster.id) == before
+
+
+async def test_a_late_placement_reaches_subscribers(app: App) -> None:
+    cluster = await sim_cluster(app)
+    job = await app.jobs.submit(ALICE, submission(cluster.id))
+    now = app.clock.now()
+    running = WorkloadObservation(
+        job.id, 0, WorkloadPhase.RUNNING, "running", now, now, now, workload=job.workload_name
+    )
+    await app.observations.apply(running)
+    seen = await app.event_log.current_sequence(cluster.id)
+    node = Placement("node-a", (0, 1, 2, 3))
+    await app.observations.apply(replace(running, placement=node))
+    [event] = await app.event_log.read_after(cluster.id, seen, limit=10)
+    assert isinstance(event.change, JobChanged)
+    assert (event.change.kind, event.change.job.placement) == (ChangeKind.PLACED, node)
+
+
+async def test_reactions_run_with_the_connection_given_back(app: App) -> None:
+    checked_out: list[int] = []
+    reactions = app.db.after_commit
+    assert reactions is not None
+
+    async def watching(events: Sequence[StoredEvent]) -> None:
+        checked_out.append(app.db.engine.pool.checkedout())  # type: ignore[attr-defined]
+        await reactions(events)
+
+    app.db.after_commit = watching
+    cluster = await sim_cluster(app)
+    job = await app.jobs.submit(ALICE, submission(cluster.id, name=f"j-{uuid.uuid4().hex[:6]}"))
+    await app.jobs.cancel(ALICE, job.id, None)
+    assert checked_out and set(checked_out) == {0}
