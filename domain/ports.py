@@ -127,8 +127,11 @@ class JobRepository(Protocol):
 
     async def get(self, job_id: JobId, *, for_update: bool = False) -> Job | None: ...
 
-    async def get_many(self, job_ids: Sequence[JobId]) -> dict[JobId, Job]:
-        """The jobs among `job_ids` that exist and are visible; missing ones are left out."""
+    async def get_many(
+        self, job_ids: Sequence[JobId], *, for_update: bool = False
+    ) -> dict[JobId, Job]:
+        """The jobs among `job_ids` that exist and are visible; missing ones are left out.
+        `for_update` locks them until the commit (in id order: two callers cannot deadlock)."""
 
     async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None: ...
 
@@ -515,13 +518,24 @@ class ClusterGateway(Protocol):
 
     async def list_workloads(self) -> list[WorkloadObservation]: ...
 
-    def watch(self) -> AsyncIterator[WorkloadObservation]:
-        """Observations as they happen; the caller lists first, then watches."""
+    def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
+        """What changes, as it happens; the caller lists first, then watches. Each item holds
+        the observations that happened together (an admission cycle: the releases with the
+        admissions they made room for), to be applied in one commit; an empty one is a sign of
+        life, sent at least every few seconds while the watch is healthy."""
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         """Kueue's own order of a LocalQueue's pending workloads; None where the cluster offers
         no such view (no Kueue visibility API, or not a Kueue cluster)."""
         return None
+
+
+class Superseded(Exception):
+    """Another process has taken over this cluster's loop since this one claimed it (a newer
+    fencing generation): this one wrote nothing and must stop."""
+
+    def __init__(self, cluster_id: uuid.UUID) -> None:
+        super().__init__(f"the loop of cluster {cluster_id} runs elsewhere now")
 
 
 class GatewayFactory(Protocol):

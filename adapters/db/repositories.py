@@ -81,10 +81,14 @@ class SqlJobRepository:
         row = (await self._conn.execute(stmt)).mappings().first()
         return None if row is None else self._track([row])[0]
 
-    async def get_many(self, job_ids: Sequence[JobId]) -> dict[JobId, Job]:
+    async def get_many(
+        self, job_ids: Sequence[JobId], *, for_update: bool = False
+    ) -> dict[JobId, Job]:
         if not job_ids:
             return {}
         stmt = self._scoped(sa.select(jobs).where(jobs.c.id.in_(list(job_ids))))
+        if for_update and self._conn.dialect.name == "postgresql":
+            stmt = stmt.order_by(jobs.c.id).with_for_update()
         rows = (await self._conn.execute(stmt)).mappings().all()
         return {job.id: job for job in self._track(rows)}
 

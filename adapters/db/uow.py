@@ -198,7 +198,7 @@ class SqlUnitOfWork:
 
     async def commit(self) -> list[StoredEvent]:
         conn = self.connection
-        changes: list[JobChanged | ClusterChanged] = []
+        job_changes: list[JobChanged] = []
         for job, original in self._seen.values():
             row = mapping.job_to_row(job)
             if original is not None and row != original:
@@ -219,11 +219,10 @@ class SqlUnitOfWork:
                         f"job {job.id} was changed concurrently; try again", code="STALE_JOB"
                     )
                 job.version += 1
-            changes.extend(job.changes)
-        history = [
-            c.transition for c in changes if isinstance(c, JobChanged) and c.transition is not None
-        ]
-        changes.extend(self._cluster_changes)
+            job_changes.extend(job.changes)
+        job_changes.sort(key=lambda c: c.recorded)  # events in the order the changes were made
+        history = [c.transition for c in job_changes if c.transition is not None]
+        changes: list[JobChanged | ClusterChanged] = [*job_changes, *self._cluster_changes]
         self._cluster_changes = []
         if history:
             await conn.execute(

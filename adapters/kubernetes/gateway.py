@@ -81,6 +81,8 @@ T = TypeVar("T")
 JOBS = "/apis/batch/v1/jobs"
 PODS = "/api/v1/pods"
 RELIST_SECONDS = 300.0
+HEARTBEAT_SECONDS = 1.0
+"""A quiet watch says it is alive this often (the supervisor renews its lease on signs of life)."""
 """A watch ends after this long, and the caller lists again (the periodic full picture)."""
 Connect = Callable[[ClusterId], Awaitable[ClusterApi]]
 NodeParser = Callable[[Json, ClusterId], Node]
@@ -279,10 +281,9 @@ class KueueGateway:
         state, *_ = await self._call(self._state)
         return state.observations(self._clock)
 
-    async def watch(self) -> AsyncIterator[WorkloadObservation]:
+    async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
         state, versions, paths = await self._call(self._state)
-        for listed in state.observations(self._clock):  # what changed since the caller's list
-            yield listed
+        yield state.observations(self._clock)  # what changed since the caller's list
         api = await self._client()
         events: asyncio.Queue[tuple[str, str, Json] | BaseException] = asyncio.Queue()
 
@@ -309,9 +310,12 @@ class KueueGateway:
             while True:
                 remaining = ends - asyncio.get_running_loop().time()
                 try:
-                    async with asyncio.timeout(max(remaining, 0.0)):
+                    async with asyncio.timeout(max(min(remaining, HEARTBEAT_SECONDS), 0.0)):
                         item = await events.get()
                 except TimeoutError:
+                    if remaining > HEARTBEAT_SECONDS:
+                        yield []  # quiet, and well
+                        continue
                     return  # time to list again: lost jobs and orphans are found by a full list
                 if isinstance(item, WatchExpired):
                     raise GatewayUnavailable("the watch expired: list again") from None
@@ -322,10 +326,10 @@ class KueueGateway:
                 kind, change, obj = item
                 if kind != "workload" and not self._ours(obj):
                     continue
-                for key in state.apply(kind, change, obj):
-                    seen = state.observation(key, self._clock)
-                    if seen is not None:
-                        yield seen
+                seen = [
+                    state.observation(key, self._clock) for key in state.apply(kind, change, obj)
+                ]
+                yield [o for o in seen if o is not None]
         finally:
             await cancel_and_wait(pumps)
 

@@ -1,10 +1,11 @@
 """The simulated cluster behind the ClusterGateway port, as the Kubernetes adapter will be.
 
 Submitting, cancelling and re-prioritising write to the simulated cluster's store from any process.
-Watching runs the cluster's admission loop (`engine.step`) and yields what changed; the caller
-(the cluster supervisor) holds a lease so that one process at a time runs it. The loop sleeps
-until the next thing is due, and wakes at once when this process submits or cancels; submissions
-from other processes are noticed within `poll_seconds`.
+Watching runs the cluster's admission loop (`engine.step`) and yields what each step changed; the
+caller (the cluster supervisor) holds a lease so that one process at a time runs it, and the
+watch's fencing generation (store.claim) makes sure a process that lost the lease writes nothing.
+The loop sleeps until the next thing is due, and wakes at once when this process submits or
+cancels; submissions from other processes are noticed within `poll_seconds`.
 
 Run time of a workload: `spec.simulation.runtime_seconds` if given (a demo or test script), else
 the job's estimated duration, else a default per job type; SERVICE jobs run until stopped.
@@ -178,12 +179,16 @@ class SimulatedGateway(ClusterGateway):
             for w in await self._store.all(self._cluster.id, finished_since=since)
         ]
 
-    async def advance(self) -> tuple[list[WorkloadObservation], float | None]:
-        """Run one step of the cluster now; returns what changed and seconds to the next due."""
+    async def advance(
+        self, *, generation: int | None = None
+    ) -> tuple[list[WorkloadObservation], float | None]:
+        """Run one step of the cluster now; returns what changed and seconds to the next due.
+        With `generation` (the watch's claim), only while no later holder has claimed the loop:
+        raises `Superseded` otherwise, having written nothing."""
         nodes = self._config.nodes(self._cluster.id)
         quotas, reservations = await self._clusters.configuration(self._cluster.id)
         async with self._store.transaction() as conn:
-            workloads = await self._store.live(conn, self._cluster.id)
+            workloads = await self._store.live(conn, self._cluster.id, generation=generation)
             now = self._clock.now()
             due = step(workloads, nodes, quotas, now, self._pace, reservations)
             changed = [w for w in workloads if w.changed or w.new]
@@ -192,13 +197,17 @@ class SimulatedGateway(ClusterGateway):
         reported = [w for w in changed if w.kind != RESERVATION]
         return [observation(w, self._clock) for w in reported], wait
 
-    async def watch(self) -> AsyncIterator[WorkloadObservation]:
+    async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
+        """Run the cluster's admission loop, one step after another, and yield each step's
+        changes together (possibly none: a step is also a sign of life). Starting claims the
+        loop (its fencing generation): a watch started elsewhere later makes this one end with
+        `Superseded` at its next step."""
         wake = self._clusters.wake_event(self._cluster.id)
+        generation = await self._store.claim(self._cluster.id)
         while True:
             wake.clear()
-            observations, wait = await self.advance()
-            for item in observations:
-                yield item
+            observations, wait = await self.advance(generation=generation)
+            yield observations
             timeout = (
                 self._clusters.poll_seconds
                 if wait is None

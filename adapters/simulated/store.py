@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.simulated.engine import SimWorkload
-from domain.ports import WorkloadPhase
+from domain.ports import Superseded, WorkloadPhase
 
 metadata = sa.MetaData()
 
@@ -59,6 +59,16 @@ simulated_workloads = sa.Table(
     sa.Index("ix_simulated_workload_cluster_id_phase", "cluster_id", "phase"),
     sa.Index("ix_simulated_workload_job_id", "job_id"),
 )
+
+simulated_fences = sa.Table(
+    "simulated_fence",
+    metadata,
+    sa.Column("cluster_id", sa.Uuid, primary_key=True),
+    sa.Column("generation", sa.BigInteger, nullable=False),
+)
+"""The generation of whoever runs a cluster's admission loop: a step commits only under the
+newest (the fencing token that makes a stale holder's writes fail)."""
+
 
 _LIVE = [p.value for p in (WorkloadPhase.QUEUED, WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)]
 
@@ -209,14 +219,55 @@ class SimulatedStore:
                 .values(priority=priority)
             )
 
-    async def live(self, conn: AsyncConnection, cluster_id: uuid.UUID) -> list[SimWorkload]:
+    async def claim(self, cluster_id: uuid.UUID) -> int:
+        """Take over a cluster's admission loop: the next generation, which makes every earlier
+        holder's next step fail (`Superseded`)."""
+        async with self.transaction() as conn:
+            fence = simulated_fences.c
+            current = (
+                await conn.execute(
+                    sa.select(fence.generation)
+                    .where(fence.cluster_id == cluster_id)
+                    .with_for_update()
+                )
+            ).scalar()
+            if current is None:
+                await conn.execute(
+                    simulated_fences.insert().values(cluster_id=cluster_id, generation=1)
+                )
+                return 1
+            await conn.execute(
+                simulated_fences.update()
+                .where(fence.cluster_id == cluster_id)
+                .values(generation=current + 1)
+            )
+            return int(current) + 1
+
+    async def live(
+        self, conn: AsyncConnection, cluster_id: uuid.UUID, *, generation: int | None = None
+    ) -> list[SimWorkload]:
+        """The live workloads, locked until the step's commit: a cancel or re-prioritisation
+        asked for meanwhile waits for it, and is not written over (found under load: 1 in 60
+        cancels left the job running). With `generation`, only while it is the newest."""
+        if generation is not None:
+            newest = (
+                await conn.execute(
+                    sa.select(simulated_fences.c.generation)
+                    .where(simulated_fences.c.cluster_id == cluster_id)
+                    .with_for_update()
+                )
+            ).scalar()
+            if newest != generation:
+                raise Superseded(cluster_id)
         rows = (
             (
                 await conn.execute(
-                    sa.select(simulated_workloads).where(
+                    sa.select(simulated_workloads)
+                    .where(
                         simulated_workloads.c.cluster_id == cluster_id,
                         simulated_workloads.c.phase.in_(_LIVE),
                     )
+                    .with_for_update()
                 )
             )
             .mappings()

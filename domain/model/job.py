@@ -11,6 +11,7 @@ turns them into outbox events for subscribers.
 from __future__ import annotations
 
 import enum
+import itertools
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta
@@ -168,6 +169,9 @@ class JobEvent:
     at: datetime
 
 
+_RECORDED = itertools.count()
+
+
 class ChangeKind(enum.StrEnum):
     SUBMITTED = "SUBMITTED"
     TRANSITION = "TRANSITION"
@@ -184,6 +188,9 @@ class JobChanged:
     job: Job
     transition: JobEvent | None = None
     previous_priority: JobPriority | None = None
+    recorded: int = field(default_factory=lambda: next(_RECORDED), compare=False, repr=False)
+    """The order changes were made in, in this process: a commit writes its events in it (a
+    release applied before an admission is seen before it), whatever order it loaded jobs in."""
 
     def previous_view(self) -> tuple[JobStatus, JobPriority] | None:
         """The job's status and priority before this change; None if it did not exist."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from domain.model.ids import ClusterId, JobId
-from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus
+from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus, Placement
 from domain.ports import (
     Clock,
     ClusterGateway,
@@ -146,23 +146,93 @@ class ObservationService:
 
     async def apply(self, obs: WorkloadObservation) -> Job | None:
         """Apply one observation; returns the job if it changed."""
+        applied = await self.apply_batch([obs])
+        return applied.changed[0] if applied.changed else None
+
+    async def apply_batch(self, observations: Sequence[WorkloadObservation]) -> Applied:
+        """Apply what the cluster reported together (an admission cycle, a listing) in one
+        commit: no reader sees an admission without the release that made room for it (found
+        under load: 8 GPUs admitted on a 4-GPU quota in 15 % of samples). A plain read first
+        finds what would change (a listing on takeover is mostly known already: it costs one
+        read, not a transaction per workload); only those jobs are locked and changed."""
+        if not observations:
+            return Applied()
+        ids = list(dict.fromkeys(o.job_id for o in observations))
         async with self._uow(TenantScope.system()) as uow:
-            job = await uow.jobs.get(obs.job_id, for_update=True)
-            if job is None or job.attempt != obs.attempt:
-                return None
-            if obs.workload is not None and obs.workload != job.workload_name:
-                return None  # about a hand-over this attempt took back
-            path = transition_path(job.status, PHASE_STATUS[obs.phase])
-            holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
-            moved = holds and obs.placement is not None and obs.placement != job.placement
-            if not path:
-                if moved and obs.placement is not None:
-                    job.place(obs.placement, obs.observed_at)
-                    await uow.commit()
-                return job if moved else None
-            for status in path:
-                reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
-                job.transition(status, reason, _stamp(status, obs), placement=obs.placement)
-            self._jobs.retry_automatically(job, obs.reason)
+            known = await uow.jobs.get_many(ids)
+        result = Applied(strays=[o for o in observations if _stray(known.get(o.job_id), o)])
+        moving = [o for o in observations if _plan(known.get(o.job_id), o) != ([], None)]
+        if not moving:
+            return result
+        async with self._uow(TenantScope.system()) as uow:
+            locked = await uow.jobs.get_many(
+                list(dict.fromkeys(o.job_id for o in moving)), for_update=True
+            )
+            changed: dict[JobId, Job] = {}
+            for obs in sorted(moving, key=_releases_first):
+                job = locked.get(obs.job_id)
+                if job is not None and self._apply(job, obs):
+                    changed[job.id] = job
             await uow.commit()  # taking back, retrying, releasing dependents follow (reactions)
-        return job
+        result.changed = list(changed.values())
+        return result
+
+    def _apply(self, job: Job, obs: WorkloadObservation) -> bool:
+        path, place = _plan(job, obs)
+        if place is not None:
+            job.place(place, obs.observed_at)
+            return True
+        for status in path:
+            reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
+            job.transition(status, reason, _stamp(status, obs), placement=obs.placement)
+        self._jobs.retry_automatically(job, obs.reason)
+        return bool(path)
+
+    async def strays(self, listed: Sequence[WorkloadObservation]) -> list[WorkloadObservation]:
+        """The live workloads among `listed` whose job is final, or moved to a later attempt:
+        the cluster must let them go (cancelling is level-triggered: whatever missed a cancel,
+        a failed task, a cancel written over, is found here)."""
+        live = [o for o in listed if o.phase in _LIVE_PHASES]
+        if not live:
+            return []
+        async with self._uow(TenantScope.system()) as uow:
+            known = await uow.jobs.get_many(list({o.job_id for o in live}))
+        return [o for o in live if _stray(known.get(o.job_id), o)]
+
+
+_LIVE_PHASES = frozenset({WorkloadPhase.QUEUED, WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING})
+
+
+@dataclass
+class Applied:
+    """What `apply_batch` did: the jobs it changed, and the live workloads it found whose job
+    no longer wants them (the caller takes them back from the cluster)."""
+
+    changed: list[Job] = field(default_factory=list)
+    strays: list[WorkloadObservation] = field(default_factory=list)
+
+
+def _plan(job: Job | None, obs: WorkloadObservation) -> tuple[list[JobStatus], Placement | None]:
+    """What an observation does to a job: the statuses it passes through, or else a new
+    placement; ([], None) when it changes nothing (another attempt, a stale report)."""
+    if job is None or job.attempt != obs.attempt:
+        return [], None
+    if obs.workload is not None and obs.workload != job.workload_name:
+        return [], None  # about a hand-over this attempt took back
+    path = transition_path(job.status, PHASE_STATUS[obs.phase])
+    if path:
+        return path, None
+    holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
+    if holds and obs.placement is not None and obs.placement != job.placement:
+        return [], obs.placement
+    return [], None
+
+
+def _stray(job: Job | None, obs: WorkloadObservation) -> bool:
+    if obs.phase not in _LIVE_PHASES or job is None:
+        return False  # ended already, or an orphan (reconcile_listing's business)
+    return obs.attempt < job.attempt or not job.status.is_active
+
+
+def _releases_first(obs: WorkloadObservation) -> int:
+    return 1 if obs.phase in _LIVE_PHASES else 0

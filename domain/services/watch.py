@@ -1,11 +1,19 @@
 """Follow every cluster: list its workloads, then watch them, applying what it reports.
 
-One process at a time watches a given cluster, holding a renewable lease; any number of processes
-may run a supervisor, and one takes over when the holder dies. Watching a cluster means: read its
-nodes, list every workload and apply each observation (catching up on whatever happened while no
-one watched), then apply observations as they stream. When the gateway fails, the watch is
+One process at a time watches a given cluster, holding a short lease (3 s) that it renews only
+while the cluster's loop shows signs of life: a holder that stalls (out of database connections,
+say) lets go within `stall_seconds`, and one that dies is replaced within the lease's time. Where
+budcluster itself runs admission (a simulated cluster), the loop is also fenced: each watch claims
+a generation, and a step under an older one writes nothing (`Superseded`), so two processes that
+both believe they hold the lease (a Redis restart) never both admit.
+
+Watching a cluster means: read its nodes, list every workload and apply the listing in one read and
+one commit (catching up on whatever happened while no one watched), then apply what it reports
+batch by batch, each batch (an admission cycle: releases with the admissions they made room for)
+in one commit. Cancelling is level-triggered: whatever runs for a job that is final is taken back,
+at the listing, and by a sweep every `sweep_seconds`. When the gateway fails, the watch is
 restarted after a capped, jittered backoff. The supervisor also re-queues overdue submissions, the
-safety net for a process that died between committing a job and queueing its task.
+safety net for a process that died between committing a job and queueing its task, or with the task.
 """
 
 from __future__ import annotations
@@ -13,15 +21,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
-from datetime import timedelta
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from domain.aio import cancel_and_wait
 from domain.backoff import backoff_seconds
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId
-from domain.ports import Clock, GatewayFactory, GatewayUnavailable, Lease
+from domain.ports import (
+    Clock,
+    ClusterGateway,
+    GatewayFactory,
+    GatewayUnavailable,
+    Lease,
+    Superseded,
+    WorkloadObservation,
+)
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
@@ -43,7 +59,9 @@ class ClusterSupervisor:
         lease: Lease,
         clock: Clock,
         poll_seconds: float = 5.0,
-        lease_ttl_seconds: float = 15.0,
+        lease_ttl_seconds: float = 3.0,
+        stall_seconds: float = 10.0,
+        sweep_seconds: float = 10.0,
         submission_grace: timedelta = timedelta(seconds=30),
         backoff: Callable[[int], float] = backoff_seconds,
         timeline: TimelineRefresher | None = None,
@@ -63,6 +81,10 @@ class ClusterSupervisor:
         self._clock = clock
         self._poll = poll_seconds
         self._ttl = lease_ttl_seconds
+        self._stall = stall_seconds
+        self._sweep_seconds = sweep_seconds
+        self._progress: dict[ClusterId, datetime] = {}
+        """When each followed cluster's loop last showed a sign of life (renewal depends on it)."""
         self._grace = submission_grace
         self._backoff = backoff
         self._watches: dict[ClusterId, asyncio.Task[None]] = {}
@@ -115,10 +137,16 @@ class ClusterSupervisor:
         lease = f"watch:{cluster.id}"
         failures = 0
         while True:
-            if not await self._lease.acquire(lease, ttl_seconds=self._ttl):
+            try:
+                held = await self._lease.acquire(lease, ttl_seconds=self._ttl)
+            except Exception as exc:  # the lease's store is down: no one else can take it either
+                log.warning("cannot claim %s (%s); trying again", lease, exc)
+                held = False
+            if not held:
                 await self._clock.sleep(self._ttl / 3)
                 continue
-            renewer = asyncio.create_task(self._renew(lease))
+            self._progress[cluster.id] = self._clock.now()
+            renewer = asyncio.create_task(self._renew(lease, cluster))
             follower = asyncio.create_task(self._follow(cluster))
             tasks = {renewer, follower}
             if self._timeline is not None:  # the timeline is kept by whoever watches
@@ -134,6 +162,8 @@ class ClusterSupervisor:
             except OSError as exc:
                 failures += 1
                 log.warning("cluster %s unreachable (%s); retrying", cluster.name, exc)
+            except Superseded as exc:
+                log.warning("%s", exc)  # another process took over: it holds the lease now
             except Exception:
                 failures += 1
                 log.exception("watching cluster %s failed", cluster.name)
@@ -155,10 +185,29 @@ class ClusterSupervisor:
             ClusterStatus.NOT_AVAILABLE,
         )
 
-    async def _renew(self, lease: str) -> None:
+    async def _renew(self, lease: str, cluster: Cluster) -> None:
+        """Renew while the cluster's loop shows signs of life; end (so the lease goes) when it
+        has stalled for `stall_seconds` (found in production: a worker out of database
+        connections kept its lease, and the cluster's admission, for a minute), or when the
+        lease was lost. While the lease's store does not answer, keep on: no one else can take
+        the lease, and the fencing generation keeps a successor's state safe if one does."""
         while True:
             await self._clock.sleep(self._ttl / 3)
-            if not await self._lease.renew(lease, ttl_seconds=self._ttl):
+            quiet = (self._clock.now() - self._progress[cluster.id]).total_seconds()
+            if quiet > self._stall:
+                log.warning(
+                    "cluster %s's loop made no progress for %.0f s: giving up %s",
+                    cluster.name,
+                    quiet,
+                    lease,
+                )
+                return
+            try:
+                renewed = await self._lease.renew(lease, ttl_seconds=self._ttl)
+            except Exception as exc:
+                log.warning("cannot renew %s (%s); carrying on", lease, exc)
+                continue
+            if not renewed:
                 log.warning("lost lease %s", lease)
                 return
 
@@ -175,12 +224,37 @@ class ClusterSupervisor:
     async def _follow_workloads(self, cluster: Cluster) -> None:
         gateway = self._gateways.for_cluster(cluster)
         listed = await gateway.list_workloads()
-        for observation in listed:
-            await self._observations.apply(observation)
+        await self._take_in(cluster, gateway, listed)  # one read, one commit: a takeover is quick
         if cluster.is_real:  # the cluster is the truth of what runs: lost jobs, orphans
             await self._observations.reconcile_listing(cluster.id, listed, gateway)
-        async for observation in gateway.watch():
-            await self._observations.apply(observation)
+        await _first_to_end(self._stream(cluster, gateway), self._sweep(cluster, gateway))
+
+    async def _stream(self, cluster: Cluster, gateway: ClusterGateway) -> None:
+        async for batch in gateway.watch():
+            await self._take_in(cluster, gateway, batch)
+
+    async def _take_in(
+        self, cluster: Cluster, gateway: ClusterGateway, batch: list[WorkloadObservation]
+    ) -> None:
+        applied = await self._observations.apply_batch(batch)
+        await self._take_back(gateway, applied.strays)
+        self._progress[cluster.id] = self._clock.now()
+
+    async def _sweep(self, cluster: Cluster, gateway: ClusterGateway) -> None:
+        """Every `sweep_seconds`, take back what still runs for a job that is final: cancelling
+        is level-triggered, whatever a lost or failed cancel task left behind."""
+        while True:
+            await self._clock.sleep(self._sweep_seconds)
+            await self._take_back(
+                gateway, await self._observations.strays(await gateway.list_workloads())
+            )
+
+    async def _take_back(
+        self, gateway: ClusterGateway, strays: Sequence[WorkloadObservation]
+    ) -> None:
+        for stray in strays:
+            log.info("taking back %s: its job no longer wants it", stray.workload or stray.job_id)
+            await gateway.cancel(stray.job_id, stray.attempt)
 
 
 async def _first_to_end(*work: Coroutine[Any, Any, None]) -> None:

@@ -220,9 +220,15 @@ async def test_a_batch_job_runs_through_kueue(
         }
     )
     await until(lambda: job_status(app, job), S.RUNNING)
-    running = await app.jobs.get(ALICE, job.id)
-    assert running is not None and running.placement is not None
-    assert (running.placement.node, running.placement.flavor) == ("gpu-a100-0", "a100-80gb")
+
+    async def placed() -> tuple[str, str | None] | None:
+        # the Job's status and its pod are two watch events: the node may come second (PLACED)
+        running = await app.jobs.get(ALICE, job.id)
+        assert running is not None
+        placement = running.placement
+        return None if placement is None else (placement.node, placement.flavor)
+
+    await until(placed, ("gpu-a100-0", "a100-80gb"))
     conditions = [
         *workload["status"]["conditions"],
         condition("Finished", "Succeeded", message="Job finished successfully"),

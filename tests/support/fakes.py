@@ -54,17 +54,48 @@ T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 class FakeClock:
-    def __init__(self, start: datetime = T0) -> None:
+    """Time for the domain's tests. By default a sleep moves time on by itself (one sleeper at a
+    time); `manual` makes sleepers wait until the test moves time on (`run_for`), for loops that
+    sleep side by side (a lease renewer beside a watch)."""
+
+    def __init__(self, start: datetime = T0, *, manual: bool = False) -> None:
         self.current = start
         self.slept: list[float] = []
+        self.manual = manual
+        self._sleepers: list[tuple[datetime, asyncio.Future[None]]] = []
 
     def now(self) -> datetime:
         return self.current
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
-        self.current += timedelta(seconds=seconds)
-        await asyncio.sleep(0)
+        if not self.manual:
+            self.current += timedelta(seconds=seconds)
+            await asyncio.sleep(0)
+            return
+        future = asyncio.get_running_loop().create_future()
+        entry = (self.current + timedelta(seconds=max(seconds, 0.0)), future)
+        self._sleepers.append(entry)
+        try:
+            await future
+        finally:
+            if entry in self._sleepers:
+                self._sleepers.remove(entry)
+
+    async def run_for(self, seconds: float, *, step: float = 0.1, turns: int = 50) -> None:
+        """Manual time: move on by `seconds` in `step`s; at each, wake the sleepers whose time
+        has come and let the event loop run what they do (`turns` passes)."""
+        end = self.current + timedelta(seconds=seconds)
+        while True:
+            for entry in [e for e in self._sleepers if e[0] <= self.current]:
+                self._sleepers.remove(entry)
+                if not entry[1].done():
+                    entry[1].set_result(None)
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            if self.current >= end:
+                return
+            self.current = min(end, self.current + timedelta(seconds=step))
 
     def advance(self, seconds: float) -> None:
         self.current += timedelta(seconds=seconds)
@@ -133,7 +164,9 @@ class FakeJobRepository:
         job = self._uow.store.jobs.get(job_id)
         return self._load(job) if job is not None and self._visible(job) else None
 
-    async def get_many(self, job_ids: Sequence[JobId]) -> dict[JobId, Job]:
+    async def get_many(
+        self, job_ids: Sequence[JobId], *, for_update: bool = False
+    ) -> dict[JobId, Job]:
         found = {job_id: await self.get(job_id) for job_id in job_ids}
         return {job_id: job for job_id, job in found.items() if job is not None}
 
@@ -497,7 +530,7 @@ class FakeUnitOfWork:
         return None if found is None else found[0]
 
     async def commit(self) -> list[StoredEvent]:
-        changes: list[JobChanged | ClusterChanged] = []
+        job_changes: list[JobChanged] = []
         for job in self.seen.values():
             before = self.store.jobs.get(job.id)
             if (
@@ -506,13 +539,14 @@ class FakeUnitOfWork:
                 and job_to_document(before) != (job_to_document(job))
             ):  # as the SQL unit of work: no committed change without its event
                 raise AssertionError(f"job {job.id} changed without recording it")
-            changes.extend(job.changes)
+            job_changes.extend(job.changes)
             job.changes = []
             self.store.jobs[job.id] = copy.deepcopy(job)
+        job_changes.sort(key=lambda c: c.recorded)  # as the SQL unit of work
         for job_id, (estimated, _) in self.estimated.items():
             self.store.jobs[job_id] = copy.deepcopy(estimated)
         self.estimated.clear()
-        changes.extend(self.cluster_changes)
+        changes: list[JobChanged | ClusterChanged] = [*job_changes, *self.cluster_changes]
         self.cluster_changes = []
         stored: list[StoredEvent] = []
         for change in changes:
@@ -591,9 +625,13 @@ class FakeGateway:
         self.cancelled: list[tuple[JobId, int]] = []
         self.priorities: list[tuple[JobId, int, JobPriority]] = []
         self.workloads: list[WorkloadObservation] = []
-        self.stream: asyncio.Queue[WorkloadObservation] = asyncio.Queue()
+        self.stream: asyncio.Queue[WorkloadObservation | list[WorkloadObservation]] = (
+            asyncio.Queue()
+        )
+        """What the watch yields: one observation, or a batch (an admission cycle's, or [])."""
         self.node_list: list[Node] = []
         self.fail_with: Exception | None = None
+        self.list_calls = 0
 
     async def submit(self, workload: Workload) -> None:
         if self.fail_with:
@@ -613,11 +651,13 @@ class FakeGateway:
         return list(self.node_list)
 
     async def list_workloads(self) -> list[WorkloadObservation]:
+        self.list_calls += 1
         return list(self.workloads)
 
-    async def watch(self) -> AsyncIterator[WorkloadObservation]:
+    async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
         while True:
-            yield await self.stream.get()
+            item = await self.stream.get()
+            yield item if isinstance(item, list) else [item]
 
 
 class FakeGatewayFactory:

@@ -448,9 +448,9 @@ class QuietGateways:
     async def list_workloads(self) -> list[Any]:
         return []
 
-    async def watch(self) -> AsyncIterator[Any]:
+    async def watch(self) -> AsyncIterator[list[Any]]:
         await asyncio.Event().wait()
-        yield None
+        yield []
 
 
 class QuietObservations:
