@@ -248,7 +248,7 @@ async def build(
     if settings.events == "redis":
         assert redis is not None
         publisher = RedisPublisher(redis, hub, channel=settings.event_channel)
-        relay = RedisRelay(redis, hub, channel=settings.event_channel)
+        relay = RedisRelay(redis, hub, channel=settings.event_channel, clock=clock)
     else:
         publisher = InProcessPublisher(hub)
     tasks: TaskQueue

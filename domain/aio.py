@@ -8,7 +8,7 @@ around it then runs on after it was cancelled, and whoever waits for it to end w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -32,14 +32,29 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
             task.exception()
 
 
-async def wait_event(event: asyncio.Event, seconds: float) -> bool:
-    """Wait until `event` is set, at most `seconds`; True if it was set."""
+async def wait_event(
+    event: asyncio.Event,
+    seconds: float,
+    *,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> bool:
+    """Wait until `event` is set, at most `seconds` (of `sleep`'s time: a clock's, where time
+    is the clock port's; the event loop's without it); True if it was set."""
+    if sleep is None:
+        try:
+            async with asyncio.timeout(seconds):
+                await event.wait()
+        except TimeoutError:
+            return False
+        return True
+    if event.is_set():
+        return True
+    waiting = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(sleep(seconds))]
     try:
-        async with asyncio.timeout(seconds):
-            await event.wait()
-    except TimeoutError:
-        return False
-    return True
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await cancel_and_wait(waiting)
+    return event.is_set()
 
 
 class InThread:

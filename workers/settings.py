@@ -80,7 +80,7 @@ def sync_cron_jobs(sync_seconds: float, queue_name: str) -> list[CronJob]:
             sync_clusters,
             name=job_id(queue_name, task_names.SYNC_CLUSTERS),
             minute=set(range(0, 60, every)),
-            timeout=600,
+            timeout=TASKS[task_names.SYNC_CLUSTERS].timeout_seconds,
             unique=True,
         )
     ]

@@ -51,23 +51,35 @@ async def reconcile_quotas(ctx: dict[str, Any], *, cluster_id: str) -> None:
 
 
 async def sync_clusters(ctx: dict[str, Any]) -> None:
-    """The periodic full sync of every real cluster (arq cron; a loop in-process)."""
+    """The periodic full sync: queues a connection attempt per real cluster (arq cron; a loop
+    in-process)."""
     await _registry(ctx).sync_all()
 
+
+LONGEST_TASK_SECONDS = 30
+"""No task kind runs longer. arq keeps a running task locked for the longest timeout of any
+kind + 10 s, so this is what bounds how long a worker that died keeps its tasks from the others
+(it was 610 s, when the cluster sync ran every cluster in one task). Past that, another worker
+runs the task again; overdue submissions are queued again sooner, with a fresh key (the sweeper),
+and a cancel a dead worker held is done by the reconciler's sweep."""
 
 TASKS: dict[str, TaskSpec] = {
     spec.name: spec
     for spec in (
-        TaskSpec(task_names.SUBMIT_WORKLOAD, submit_workload, timeout_seconds=120, max_tries=12),
-        TaskSpec(task_names.CANCEL_WORKLOAD, cancel_workload, timeout_seconds=120, max_tries=12),
+        # a hand-over or a take-back: one create/delete (a Helm install, without waiting)
+        TaskSpec(task_names.SUBMIT_WORKLOAD, submit_workload, timeout_seconds=30, max_tries=12),
+        TaskSpec(task_names.CANCEL_WORKLOAD, cancel_workload, timeout_seconds=30, max_tries=12),
         TaskSpec(
             task_names.SET_WORKLOAD_PRIORITY,
             set_workload_priority,
-            timeout_seconds=60,
+            timeout_seconds=15,
             max_tries=6,
         ),
-        TaskSpec(task_names.CONNECT_CLUSTER, connect_cluster, timeout_seconds=120, max_tries=3),
-        TaskSpec(task_names.SYNC_CLUSTERS, sync_clusters, timeout_seconds=600, max_tries=1),
-        TaskSpec(task_names.RECONCILE_QUOTAS, reconcile_quotas, timeout_seconds=300, max_tries=3),
+        # one cluster: a handful of requests, each with its own 10 s limits
+        TaskSpec(task_names.CONNECT_CLUSTER, connect_cluster, timeout_seconds=30, max_tries=3),
+        TaskSpec(task_names.RECONCILE_QUOTAS, reconcile_quotas, timeout_seconds=30, max_tries=3),
+        # queues one connection attempt per cluster: no cluster holds up another
+        TaskSpec(task_names.SYNC_CLUSTERS, sync_clusters, timeout_seconds=15, max_tries=1),
     )
 }
+assert max(spec.timeout_seconds for spec in TASKS.values()) <= LONGEST_TASK_SECONDS

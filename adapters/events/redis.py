@@ -30,7 +30,7 @@ from adapters.events.hub import EventHubImpl
 from domain.backoff import backoff_seconds
 from domain.model.codec import change_from_document, change_to_document
 from domain.model.ids import ClusterId
-from domain.ports import StoredEvent
+from domain.ports import Clock, StoredEvent
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +88,13 @@ class RedisPublisher:
 class RedisRelay:
     """Feeds this process's hub from the Redis channel, reconnecting forever."""
 
-    def __init__(self, redis: Redis, hub: EventHubImpl, *, channel: str) -> None:
+    def __init__(
+        self, redis: Redis, hub: EventHubImpl, *, channel: str, clock: Clock | None = None
+    ) -> None:
         self._redis = redis
         self._hub = hub
         self._channel = channel
+        self._sleep = clock.sleep if clock is not None else asyncio.sleep
         self.connected = asyncio.Event()
 
     async def run(self) -> None:
@@ -120,4 +123,4 @@ class RedisRelay:
                 failures += 1
                 delay = backoff_seconds(failures, base=0.5, cap=10.0)
                 log.warning("event relay lost Redis (%s); reconnecting in %.1fs", exc, delay)
-                await asyncio.sleep(delay)
+                await self._sleep(delay)

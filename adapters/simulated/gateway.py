@@ -214,4 +214,4 @@ class SimulatedGateway(ClusterGateway):
                 else min(wait, self._clusters.poll_seconds)
             )
             if timeout > 0:
-                await wait_event(wake, timeout)
+                await wait_event(wake, timeout, sleep=self._clock.sleep)

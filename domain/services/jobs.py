@@ -19,6 +19,7 @@ from domain.errors import (
     NotFound,
     ValidationFailed,
 )
+from domain.model.cluster import ClusterStatus
 from domain.model.ids import JobId, new_job_id
 from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus
 from domain.model.principal import Principal
@@ -258,13 +259,36 @@ class JobService:
         await hand_over(self._tasks, job, because=because)
 
     async def sweep_due_submissions(self, *, grace: timedelta, limit: int = 500) -> int:
-        """Queue again PENDING jobs whose submission is overdue (e.g. lost between commit and
-        enqueue). The task key de-duplicates against a submission still queued."""
+        """Queue again the hand-over of PENDING jobs that are overdue by `grace` and could go
+        now: lost between commit and enqueue, or taken by a worker that died with it (arq keeps
+        a dead worker's task locked for its timeout). The key is fresh in each period of
+        `grace`, so a task locked or kept by a dead worker never holds the job back; within one
+        period, the key de-duplicates sweeps from several processes. Jobs that wait for
+        something (their window, a dependency, a cluster that does not answer) are left to
+        what they wait for. Returns how many were queued."""
+        now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
-            due = await uow.jobs.due_for_submission(self._clock.now() - grace, limit=limit)
-        for job in due:
-            await self.enqueue_submission(job)
-        return len(due)
+            due = await uow.jobs.due_for_submission(now - grace, limit=limit)
+            needed = list({d for job in due for d in job.depends_on})
+            done = {
+                d.id
+                for d in (await uow.jobs.get_many(needed)).values()
+                if d.status is JobStatus.COMPLETED
+            }
+            answering = {
+                c.id for c in await uow.clusters.all() if c.status is ClusterStatus.AVAILABLE
+            }
+        ready = [
+            job
+            for job in due
+            if job.cluster_id in answering
+            and (job.window is None or job.window.contains(now))
+            and all(d in done for d in job.depends_on)
+        ]
+        period = int(now.timestamp() // max(grace.total_seconds(), 1.0))
+        for job in ready:
+            await self.enqueue_submission(job, because=f"sweep-{period}")
+        return len(ready)
 
     # --- queries ----------------------------------------------------------------------------
 

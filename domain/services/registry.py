@@ -393,19 +393,27 @@ class ClusterRegistry:
         except ClusterConnectionError as exc:
             return await self._failed(cluster_id, exc)
 
-    async def sync_all(self) -> None:
-        """The periodic safety net: every real cluster that is not being set up or removed."""
+    async def sync_all(self) -> int:
+        """The periodic safety net: queue a connection attempt for every real cluster that is
+        not being set up or removed, each its own task (with its own time limit: a slow cluster
+        holds up no other). One key per cluster and sync period, so several processes' syncs
+        queue one attempt. Returns how many were queued."""
         async with self._uow(TenantScope.system()) as uow:
             clusters = await uow.clusters.all()
-        for cluster in clusters:
-            if cluster.is_real and cluster.status in (
-                ClusterStatus.AVAILABLE,
-                ClusterStatus.NOT_AVAILABLE,
-            ):
-                try:
-                    await self.connect(cluster.id)
-                except Exception:
-                    log.exception("syncing cluster %s failed", cluster.name)
+        period = int(self._clock.now().timestamp() // max(self.sync_seconds, 1.0))
+        due = [
+            c
+            for c in clusters
+            if c.is_real and c.status in (ClusterStatus.AVAILABLE, ClusterStatus.NOT_AVAILABLE)
+        ]
+        for cluster in due:
+            await task_names.enqueue_after_commit(
+                self._tasks,
+                task_names.CONNECT_CLUSTER,
+                key=f"connect:{cluster.id}:sync-{period}",
+                cluster_id=str(cluster.id),
+            )
+        return len(due)
 
     async def follow(self, cluster_id: ClusterId) -> None:
         """List, then watch the nodes until the connection fails (GatewayUnavailable: the

@@ -372,15 +372,15 @@ class TimelineRefresher:
         listener = asyncio.create_task(listen())
         try:
             while True:
-                await wait_event(dirty, self._period)
-                await asyncio.sleep(self._debounce)  # let a burst finish: one recompute for it
+                await wait_event(dirty, self._period, sleep=self._clock.sleep)
+                await self._clock.sleep(self._debounce)  # let a burst end: one recompute for it
                 dirty.clear()
                 try:
                     await self._service.refresh(cluster_id)
                     self.refreshes += 1
                 except Exception:
                     log.exception("refreshing the timeline of cluster %s failed", cluster_id)
-                    await asyncio.sleep(1.0)
+                    await self._clock.sleep(1.0)
         finally:
             await cancel_and_wait([listener])
             await live.close()

@@ -62,7 +62,7 @@ class ClusterSupervisor:
         lease_ttl_seconds: float = 3.0,
         stall_seconds: float = 10.0,
         sweep_seconds: float = 10.0,
-        submission_grace: timedelta = timedelta(seconds=30),
+        submission_grace: timedelta = timedelta(seconds=20),
         backoff: Callable[[int], float] = backoff_seconds,
         timeline: TimelineRefresher | None = None,
         workloads: WorkloadService | None = None,

@@ -25,7 +25,7 @@ from domain.errors import Conflict
 from domain.model.ids import ProjectId, TenantId
 from domain.model.job import DeploymentType, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
-from domain.ports import TenantScope
+from domain.ports import Clock, TenantScope
 from domain.services.submission import JobSubmission
 from tests.integration.conftest import empty, redis_url
 from workers.settings import worker_for
@@ -47,7 +47,7 @@ def submission(cluster_id, **changes) -> JobSubmission:  # type: ignore[no-untyp
     return replace(base, **changes)
 
 
-async def make_app(url: str, **settings) -> App:  # type: ignore[no-untyped-def]
+async def make_app(url: str, clock: Clock | None = None, **settings) -> App:  # type: ignore[no-untyped-def]
     app = await build(
         Settings(
             database_url=url,
@@ -55,7 +55,8 @@ async def make_app(url: str, **settings) -> App:  # type: ignore[no-untyped-def]
             sim_poll_seconds=0.05,
             supervisor_poll_seconds=0.2,
             **settings,
-        )
+        ),
+        clock=clock,
     )
     await migrate.upgrade(app.db.engine)
     await empty(app.db)

@@ -2,15 +2,18 @@
 
 Covers: registration queues one connect task on arq and a burst worker connects the cluster
 (AVAILABLE with its nodes and default quotas whose GPU flavors select the nodes' product labels);
-the periodic full sync (the arq cron job, every 3 minutes by default) picks up a node added
+the periodic full sync (the arq cron job, every 3 minutes by default, queueing one connection
+attempt per cluster) picks up a node added
 while nobody watched, and makes a cluster whose API server stopped answering NOT_AVAILABLE; the
 cron schedule follows BUDCLUSTER_CLUSTER_SYNC_SECONDS.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
+from adapters.clock import ManualClock
 from adapters.secrets.keyring import write_new_key
 from domain.model.cluster import ClusterStatus, Platform
 from domain.ports import TenantScope
@@ -29,8 +32,10 @@ async def test_connect_on_arq_then_the_periodic_sync(
 ) -> None:
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
+    clock = ManualClock(datetime.now(UTC))  # not started: only the syncs look at the time
     app = await make_app(
         pg_url,
+        clock=clock,
         redis_url=redis_url(),
         tasks="arq",
         events="redis",
@@ -59,14 +64,18 @@ async def test_connect_on_arq_then_the_periodic_sync(
             }
 
             emulator.seed(k8s_nodes.h100_gfd_node())  # no watch event: only a sync sees it
-            await sync_clusters({"registry": app.registry})
+            await sync_clusters({"registry": app.registry})  # queues one attempt per cluster
+            assert await app.arq.zcard(app.settings.queue_name) == 1  # type: ignore[union-attr]
+            await worker_for(app, burst=True, handle_signals=False).main()
             async with app.db.unit_of_work(TenantScope.system()) as uow:
                 synced = await uow.clusters.get(cluster.id)
             assert synced is not None and synced.gpu_capacity() == {
                 "nvidia-a100-80gb": 8,
                 "nvidia-h100-80gb": 8,
             }
+        await clock.advance(app.settings.cluster_sync_seconds)  # the next sync period
         await sync_clusters({"registry": app.registry})  # the API server is gone
+        await worker_for(app, burst=True, handle_signals=False).main()
         async with app.db.unit_of_work(TenantScope.system()) as uow:
             down = await uow.clusters.get(cluster.id)
         assert down is not None and down.status is ClusterStatus.NOT_AVAILABLE

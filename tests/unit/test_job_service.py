@@ -15,8 +15,9 @@ from datetime import timedelta
 import pytest
 
 from domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
-from domain.model.job import ChangeKind, JobPriority, JobStatus
+from domain.model.job import ChangeKind, JobPriority, JobStatus, TimeWindow
 from domain.model.principal import Principal, Scope
 from domain.ports import JobFilter
 from domain.services import task_names
@@ -246,4 +247,33 @@ async def test_sweeper_requeues_overdue_submissions(world: World) -> None:
     assert await world.service.sweep_due_submissions(grace=timedelta(seconds=30)) == 0
     world.clock.advance(31)
     assert await world.service.sweep_due_submissions(grace=timedelta(seconds=30)) == 1
-    assert world.tasks.enqueued[0].key == f"submit:{job.id}:0"
+    [first] = world.tasks.enqueued
+    assert first.key.startswith(f"submit:{job.id}:0:sweep-")
+    # a second sweep in the same period is the same key (several processes sweep)...
+    assert await world.service.sweep_due_submissions(grace=timedelta(seconds=30)) == 1
+    assert {t.key for t in world.tasks.enqueued} == {first.key}
+    # ...the next period's is fresh: a task a dead worker still holds does not hold the job back
+    world.clock.advance(30)
+    await world.service.sweep_due_submissions(grace=timedelta(seconds=30))
+    assert len({t.key for t in world.tasks.enqueued}) == 2
+
+
+async def test_sweeper_leaves_jobs_that_wait_for_something(world: World) -> None:
+    now = world.clock.now()
+    shut = TimeWindow((now + timedelta(hours=2)).time(), (now + timedelta(hours=3)).time())
+    await world.service.submit(world.alice, replace(GOOD, name="later", window=shut))
+    waiting = await world.service.submit(world.alice, replace(GOOD, name="first"))
+    dependent = await world.service.submit(
+        world.alice, replace(GOOD, name="then", depends_on=(waiting.id,))
+    )
+    world.tasks.enqueued.clear()
+    world.clock.advance(31)
+    assert await world.service.sweep_due_submissions(grace=timedelta(seconds=30)) == 1
+    assert [t.kwargs["job_id"] for t in world.tasks.enqueued] == [str(waiting.id)]
+    assert world.stored(dependent.id).status is JobStatus.PENDING  # handed over after `first`
+
+    world.tasks.enqueued.clear()
+    unanswering = replace(world.cluster, status=ClusterStatus.NOT_AVAILABLE)
+    world.uow.store.clusters[world.cluster.id] = unanswering  # its reconnect hands over
+    world.clock.advance(31)
+    assert await world.service.sweep_due_submissions(grace=timedelta(seconds=30)) == 0

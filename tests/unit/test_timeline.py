@@ -286,9 +286,8 @@ async def test_preview_does_not_store_and_estimates_cost() -> None:
 
 async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
     """200 events within 100 ms: the refresher recomputes once per debounce window, not 200
-    times (and its own TIMELINE events do not wake it)."""
-    from datetime import UTC, datetime
-
+    times (and its own TIMELINE events do not wake it); then nothing until the period ends.
+    All time is the clock's: the debounce and the period wait on it, not on the event loop."""
     from domain.model.events import ClusterChanged
     from domain.model.ids import ClusterId
     from domain.model.timeline import TimelineDiff
@@ -296,40 +295,47 @@ async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
     from domain.services.timeline import TimelineRefresher
     from tests.support.fakes import FakeClock
 
+    clock = FakeClock(manual=True)
+
     class Counting:
         def __init__(self) -> None:
             self.calls = 0
 
         async def refresh(self, cluster_id: ClusterId) -> bool:
             self.calls += 1
-            await asyncio.sleep(0.01)  # a recompute takes a moment
+            await clock.sleep(0.01)  # a recompute takes a moment
             return True
 
     hub = FakeHub()
     counting = Counting()
     refresher = TimelineRefresher(
-        counting,
+        counting,  # type: ignore[arg-type]
         hub,
-        FakeClock(),
-        debounce_seconds=0.05,  # type: ignore[arg-type]
+        clock,
+        debounce_seconds=0.05,
         period_seconds=60,
     )
     cluster = ClusterId(CLUSTER)
     task = asyncio.create_task(refresher.run(cluster))
-    await asyncio.sleep(0.1)
+    await clock.run_for(0.1, step=0.01)
     assert counting.calls == 1  # the first look, at start
-    now = datetime.now(UTC)
+    now = clock.now()
     job_event = next(iter(world_events()))
     for i in range(200):
         hub.deliver([StoredEvent(cluster, i + 1, job_event, now)])
-        if i % 40 == 0:
-            await asyncio.sleep(0.02)  # spread over about 100 ms
+        if i % 40 == 39:
+            await clock.run_for(0.02, step=0.01)  # spread over 100 ms
     own = ClusterChanged(ClusterChangeKind.TIMELINE, cluster, TimelineDiff(now))
     hub.deliver([StoredEvent(cluster, 500, own, now)])
-    await asyncio.sleep(0.3)
-    task.cancel()
+    await clock.run_for(0.3, step=0.01)
     recomputes = counting.calls - 1
     assert 1 <= recomputes <= 4, recomputes
+    await clock.run_for(50, step=1)
+    assert counting.calls - 1 == recomputes  # quiet: nothing to do before the period
+    await clock.run_for(11, step=1)
+    assert counting.calls - 1 == recomputes + 1  # the period: estimates move with time
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 def world_events():  # type: ignore[no-untyped-def]
