@@ -58,7 +58,7 @@ class Settings:
     supervisor_poll_seconds: float = 5.0
     catch_up_seconds: float = 2.0
     event_retention: int = 10_000
-    subscriber_buffer: int = 256
+    subscriber_buffer: int = 64
     timeline_debounce_seconds: float = 0.05
     """How long a burst of events may go on before the timeline is recomputed once for it."""
     timeline_period_seconds: float = 30.0
@@ -155,7 +155,7 @@ class Settings:
             supervisor_poll_seconds=float(_env("SUPERVISOR_POLL_SECONDS", "5") or 5),
             catch_up_seconds=float(_env("CATCH_UP_SECONDS", "2") or 2),
             event_retention=int(_env("EVENT_RETENTION", "10000") or 10000),
-            subscriber_buffer=int(_env("SUBSCRIBER_BUFFER", "256") or 256),
+            subscriber_buffer=int(_env("SUBSCRIBER_BUFFER", "64") or 64),
             timeline_debounce_seconds=float(_env("TIMELINE_DEBOUNCE_SECONDS", "0.05") or 0.05),
             timeline_period_seconds=float(_env("TIMELINE_PERIOD_SECONDS", "30") or 30),
             cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),

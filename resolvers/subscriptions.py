@@ -11,6 +11,7 @@ import strawberry
 
 from domain.errors import NotFound
 from domain.model.ids import ClusterId
+from domain.model.job import Job as DomainJob
 from domain.model.principal import Principal, Scope
 from domain.services.schedule_updates import ScheduleChange, ScheduleSnapshot
 from domain.services.updates import JobUpdate as Update
@@ -58,14 +59,13 @@ async def job_updates(
         await stream.aclose()
 
 
+_snapshots: OrderedDict[tuple[int, str], tuple[list[DomainJob], JobSnapshot]] = OrderedDict()
+SNAPSHOTS_KEPT = 8
+
+
 def _message(update: Update) -> JobUpdate:
     if isinstance(update, Snapshot):
-        return JobSnapshot(
-            sequence=update.sequence,
-            jobs=[Job.from_domain(j) for j in update.jobs],
-            truncated=update.truncated,
-            reason=update.reason,
-        )
+        return _snapshot(update)
     change = update.change
     return JobChange(
         sequence=update.sequence,
@@ -74,6 +74,28 @@ def _message(update: Update) -> JobUpdate:
         transition=JobEvent.from_domain(change.transition) if change.transition else None,
         matches_filter=update.matches_filter,
     )
+
+
+def _snapshot(update: Snapshot) -> JobSnapshot:
+    """One GraphQL object per shared snapshot: the service hands subscribers with the same view
+    (tenant, projects, scopes, filter) the same list of jobs, so the snapshot is executed and
+    serialised once for all of them (a snapshot of 1,000 jobs is megabytes)."""
+    key = (id(update.jobs), update.reason)
+    found = _snapshots.get(key)
+    if found is not None and found[0] is update.jobs and found[1].sequence == update.sequence:
+        _snapshots.move_to_end(key)
+        return found[1]
+    message = JobSnapshot(
+        sequence=update.sequence,
+        jobs=[Job.from_domain(j) for j in update.jobs],
+        truncated=update.truncated,
+        reason=update.reason,
+        shared=True,
+    )
+    _snapshots[key] = (update.jobs, message)
+    while len(_snapshots) > SNAPSHOTS_KEPT:
+        _snapshots.popitem(last=False)
+    return message
 
 
 async def schedule_timeline(

@@ -21,6 +21,8 @@ from graphql.pyutils import RefMap
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 SHARED_RESULTS = 512
+SHARED_LARGE_RESULTS = 4
+"""Payloads marked `large` (a snapshot of up to 1,000 jobs: megabytes) are kept apart, a few."""
 
 
 class _SharedResults:
@@ -30,6 +32,8 @@ class _SharedResults:
         self._entries: OrderedDict[tuple[int, int, str], tuple[Any, Any, ExecutionResult]] = (
             OrderedDict()
         )
+        self._data: dict[int, Any] = {}
+        """id(result.data) -> result.data for the results held (see `holds`)."""
 
     def get(self, payload: Any, operation: Any, variables: str) -> ExecutionResult | None:
         key = (id(payload), id(operation), variables)
@@ -40,12 +44,34 @@ class _SharedResults:
         return entry[2]
 
     def put(self, payload: Any, operation: Any, variables: str, result: ExecutionResult) -> None:
-        self._entries[(id(payload), id(operation), variables)] = (payload, operation, result)
+        key = (id(payload), id(operation), variables)
+        if key in self._entries:
+            self._forget(self._entries[key][2])
+        self._entries[key] = (payload, operation, result)
+        self._data[id(result.data)] = result.data
         while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+            self._forget(self._entries.popitem(last=False)[1][2])
+
+    def _forget(self, result: ExecutionResult) -> None:
+        if self._data.get(id(result.data)) is result.data:
+            del self._data[id(result.data)]
+
+    def holds(self, data: Any) -> bool:
+        return self._data.get(id(data)) is data
 
 
 _shared = _SharedResults(SHARED_RESULTS)
+_shared_large = _SharedResults(SHARED_LARGE_RESULTS)
+
+
+def _results_for(payload: Any) -> _SharedResults:
+    return _shared_large if getattr(payload, "large", False) else _shared
+
+
+def is_shared_data(data: Any) -> bool:
+    """Whether `data` is a shared result's (the transport serialises those once, by identity;
+    anything else is serialised and forgotten)."""
+    return _shared.holds(data) or _shared_large.holds(data)
 
 
 def is_shared(payload: Any) -> bool:
@@ -65,7 +91,7 @@ class ExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if not is_shared(payload):
             return super().execute_operation(serially)
         variables = repr(sorted(self.variable_values.coerced.items()))
-        found = _shared.get(payload, self.operation, variables)
+        found = _results_for(payload).get(payload, self.operation, variables)
         if found is not None:
             return found
         result = super().execute_operation(serially)
@@ -77,7 +103,7 @@ class ExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
 def _remember(payload: Any, operation: Any, variables: str, result: ExecutionResult) -> None:
     if not result.errors:
-        _shared.put(payload, operation, variables, result)
+        _results_for(payload).put(payload, operation, variables, result)
 
 
 async def _remember_later(payload: Any, operation: Any, variables: str, pending: Any) -> Any:

@@ -44,6 +44,7 @@ from budcluster.http.guards import (
 from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated, Unavailable
 from schema.context import ApiServices, Context, RequestLimits
+from schema.execution import is_shared_data
 from schema.schema import schema
 
 
@@ -155,7 +156,11 @@ class GraphQLView(GraphQL[Context, None]):
         once: its `data` is encoded the first time and reused by identity after."""
         if isinstance(data, dict) and data.get("type") == "next":
             payload = data.get("payload")
-            if isinstance(payload, dict) and payload.keys() == {"data"}:
+            if (
+                isinstance(payload, dict)
+                and payload.keys() == {"data"}
+                and is_shared_data(payload["data"])
+            ):
                 body = self._encoded.get(payload["data"])
                 head = f'{{"id":{json.dumps(data["id"])},"type":"next"'
                 return f'{head},"payload":{{"data":{body}}}}}'
@@ -196,10 +201,13 @@ class GraphQLView(GraphQL[Context, None]):
 
 
 class _Encoded:
-    """JSON text of recent values by identity (holding the values keeps their ids unique)."""
+    """JSON text of recent shared values by identity (holding the values keeps their ids
+    unique), at most `size` of them and about `budget` characters in all."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, budget: int = 32 * 1024 * 1024) -> None:
         self._size = size
+        self._budget = budget
+        self._held = 0
         self._texts: OrderedDict[int, tuple[object, str]] = OrderedDict()
 
     def get(self, value: object) -> str:
@@ -208,6 +216,7 @@ class _Encoded:
             return found[1]
         text = json.dumps(value, separators=(",", ":"))
         self._texts[id(value)] = (value, text)
-        while len(self._texts) > self._size:
-            self._texts.popitem(last=False)
+        self._held += len(text)
+        while len(self._texts) > 1 and (len(self._texts) > self._size or self._held > self._budget):
+            self._held -= len(self._texts.popitem(last=False)[1][1])
         return text

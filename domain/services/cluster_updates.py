@@ -24,7 +24,7 @@ from domain.ports import (
     TenantScope,
     UnitOfWorkFactory,
 )
-from domain.services.replay import events_after, live_updates
+from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
 
 KINDS = (ClusterChangeKind.STATUS, ClusterChangeKind.NODES)
 
@@ -95,6 +95,9 @@ class ClusterUpdatesService:
             last,
             change=_update,
             resync=lambda: self._snapshot(cluster_id, "resync"),
+            missed=lambda after: events_after(
+                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
+            ),
         )
 
     async def _snapshot(self, cluster_id: ClusterId, reason: str) -> ClusterUpdate:

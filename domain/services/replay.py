@@ -41,6 +41,11 @@ async def events_after(
     return events
 
 
+CATCH_UP_LIMIT = 2_000
+"""A subscriber that fell behind by at most this many events is sent the events it missed, read
+from the retained history; further behind, a fresh snapshot is cheaper."""
+
+
 async def live_updates(
     live: LiveSubscription,
     first: Sequence[U],
@@ -48,19 +53,32 @@ async def live_updates(
     *,
     change: Callable[[StoredEvent], U | None],
     resync: Callable[[], Awaitable[S]],
+    missed: Callable[[int], Awaitable[list[StoredEvent] | None]] | None = None,
 ) -> AsyncGenerator[U | S, None]:
     """The rest of a snapshot-then-changes stream: `first` (the snapshot or the replayed
     changes, up to sequence `last`), then each live event after `last` as `change` makes it
-    (None: not this stream's); a subscriber that fell behind gets `resync()` (a fresh
-    snapshot) and continues from its sequence. Closes `live` when it ends."""
+    (None: not this stream's). A subscriber that fell behind (its bounded buffer overflowed)
+    gets what it missed: the events after `last` from the retained history (`missed(last)`,
+    usually `events_after` with CATCH_UP_LIMIT), or, when they are gone or too many, `resync()`
+    (a fresh snapshot), and continues from there. Closes `live` when it ends."""
     try:
         for earlier in first:
             yield earlier
         async for item in live:
             if isinstance(item, Overflowed):
-                snapshot = await resync()
-                last = snapshot.sequence
-                yield snapshot
+                gap = None if missed is None else await missed(last)
+                if gap is None:
+                    snapshot = await resync()
+                    last = snapshot.sequence
+                    yield snapshot
+                    continue
+                for event in gap:  # exactly what was dropped, and what came since
+                    if event.sequence <= last:
+                        continue
+                    last = event.sequence
+                    update = change(event)
+                    if update is not None:
+                        yield update
                 continue
             if item.sequence <= last:
                 continue

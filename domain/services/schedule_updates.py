@@ -24,7 +24,7 @@ from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
 from domain.model.timeline import QueueEntry, Segment, Timeline, TimelineDiff
 from domain.ports import EventHub, EventLog, StoredEvent
-from domain.services.replay import events_after, live_updates
+from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
 from domain.services.timeline import TimelineService, anonymous, anonymous_entry, visible_to
 
 
@@ -131,6 +131,9 @@ class ScheduleUpdatesService:
             last,
             change=lambda event: self._cut(event, principal, start, end),
             resync=lambda: self._snapshot(principal, cluster_id, start, end, "resync"),
+            missed=lambda after: events_after(
+                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
+            ),
         )
 
     def _cut(

@@ -14,6 +14,8 @@ change, so a client holding a filtered view learns when a job leaves it.
 
 from __future__ import annotations
 
+import asyncio
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
@@ -25,13 +27,12 @@ from domain.ports import (
     EventHub,
     EventLog,
     JobFilter,
-    Overflowed,
     StoredEvent,
     TenantScope,
     UnitOfWorkFactory,
 )
 from domain.services.jobs import scoped_filter
-from domain.services.replay import events_after
+from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,24 @@ def _matched_before(job_filter: JobFilter, change: JobChanged) -> bool:
     )
 
 
+SHARED_SNAPSHOTS = 8
+"""Recent snapshots kept for sharing, by (cluster, caller's view, filter): subscribers that
+connect together (a page reload across a team) read the database once, and share one object."""
+SHARED_GAP = 500
+"""A kept snapshot serves a new subscriber while at most this many events followed it (they are
+sent after it, from the retained history); otherwise a fresh one is read."""
+
+
+@dataclass(frozen=True)
+class _Read:
+    sequence: int
+    jobs: list[Job]
+    truncated: bool
+
+
+_ViewKey = tuple[ClusterId, object, object, object, JobFilter]
+
+
 class UpdatesService:
     def __init__(
         self,
@@ -73,7 +92,7 @@ class UpdatesService:
         uow: UnitOfWorkFactory,
         hub: EventHub,
         log: EventLog,
-        buffer: int = 256,
+        buffer: int = 64,
         snapshot_limit: int = 1000,
         replay_limit: int = 10_000,
     ) -> None:
@@ -83,6 +102,9 @@ class UpdatesService:
         self._buffer = buffer
         self._snapshot_limit = snapshot_limit
         self._replay_limit = replay_limit
+        self._reads: OrderedDict[_ViewKey, asyncio.Future[_Read]] = OrderedDict()
+        self.reads = 0
+        """Snapshots read from the database (for tests and operators)."""
 
     async def job_updates(
         self,
@@ -107,6 +129,7 @@ class UpdatesService:
         narrowed = scoped_filter(principal, job_filter)
         live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
         try:
+            first: list[JobUpdate] = []
             replay = (
                 None
                 if since is None
@@ -116,36 +139,80 @@ class UpdatesService:
                 reason = (
                     "subscribed" if since is None else await self._why_no_replay(cluster_id, since)
                 )
-                snapshot = await self._snapshot(principal, cluster_id, narrowed, reason)
+                snapshot, after = await self._shared_snapshot(
+                    principal, cluster_id, narrowed, reason
+                )
+                first.append(snapshot)
                 last = snapshot.sequence
-                yield snapshot
             else:
                 assert since is not None
-                last = since
-                for event in replay:
-                    last = event.sequence
-                    change = self._visible(principal, narrowed, event)
-                    if change is not None:
-                        yield change
-            async for item in live:
-                if isinstance(item, Overflowed):
-                    snapshot = await self._snapshot(principal, cluster_id, narrowed, "resync")
-                    last = snapshot.sequence
-                    yield snapshot
-                    continue
-                if item.sequence <= last:
-                    continue
-                last = item.sequence
-                change = self._visible(principal, narrowed, item)
+                last, after = since, replay
+            for event in after:
+                last = event.sequence
+                change = self._visible(principal, narrowed, event)
                 if change is not None:
-                    yield change
-        finally:
+                    first.append(change)
+        except BaseException:
             await live.close()
+            raise
+        updates = live_updates(
+            live,
+            first,
+            last,
+            change=lambda event: self._visible(principal, narrowed, event),
+            resync=lambda: self._snapshot(principal, cluster_id, narrowed, "resync"),
+            missed=lambda after: events_after(
+                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
+            ),
+        )
+        try:
+            async for update in updates:
+                yield update
+        finally:
+            await updates.aclose()
 
     async def _why_no_replay(self, cluster_id: ClusterId, since: int) -> str:
         if since > await self._log.current_sequence(cluster_id):
             return "unknown-since"
         return "history-gone"
+
+    async def _shared_snapshot(
+        self,
+        principal: Principal,
+        cluster_id: ClusterId,
+        job_filter: JobFilter | None,
+        reason: str,
+    ) -> tuple[Snapshot, list[StoredEvent]]:
+        """A snapshot for a new subscriber, and the events that followed it: a kept one (or
+        one being read for another subscriber with the same view) when few events followed
+        it, else a fresh one. The live subscription is open already, so the events from the
+        snapshot's sequence on are either in the history read here or still to come live."""
+        if job_filter is None:
+            return await self._snapshot(principal, cluster_id, job_filter, reason), []
+        key: _ViewKey = (
+            cluster_id,
+            principal.tenant_id,
+            principal.project_ids,
+            principal.scopes,  # what the caller may see of each job follows from its scopes
+            job_filter,
+        )
+        pending = self._reads.get(key)
+        if pending is not None:
+            self._reads.move_to_end(key)
+            try:
+                read: _Read | None = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                if not pending.cancelled():
+                    raise  # this subscriber is going away
+                read = None  # the other subscriber went away first: read again below
+            except Exception:
+                read = None  # the other subscriber's read failed: read again below
+            if read is not None:
+                after = await events_after(self._log, cluster_id, read.sequence, limit=SHARED_GAP)
+                if after is not None:
+                    return Snapshot(read.sequence, read.jobs, read.truncated, reason), after
+        snapshot = await self._snapshot(principal, cluster_id, job_filter, reason, share=key)
+        return snapshot, []
 
     async def _snapshot(
         self,
@@ -153,17 +220,44 @@ class UpdatesService:
         cluster_id: ClusterId,
         job_filter: JobFilter | None,
         reason: str,
+        *,
+        share: _ViewKey | None = None,
     ) -> Snapshot:
+        if job_filter is None:
+            async with self._uow(TenantScope(principal.tenant_id), consistent_read=True) as uow:
+                return Snapshot(await uow.current_sequence(cluster_id), [], False, reason)
+        future: asyncio.Future[_Read] = asyncio.get_running_loop().create_future()
+        if share is not None:
+            self._reads[share] = future
+            self._reads.move_to_end(share)
+            while len(self._reads) > SHARED_SNAPSHOTS:
+                self._reads.popitem(last=False)
+        try:
+            read = await self._read(principal, cluster_id, job_filter)
+        except BaseException as exc:
+            if share is not None and self._reads.get(share) is future:
+                del self._reads[share]
+            if isinstance(exc, Exception):
+                future.set_exception(exc)
+                future.exception()  # retrieved: no "never retrieved" warning if nobody waits
+            else:
+                future.cancel()
+            raise
+        future.set_result(read)
+        return Snapshot(read.sequence, read.jobs, read.truncated, reason)
+
+    async def _read(
+        self, principal: Principal, cluster_id: ClusterId, job_filter: JobFilter
+    ) -> _Read:
+        self.reads += 1
         scope = TenantScope(principal.tenant_id)
         async with self._uow(scope, consistent_read=True) as uow:
             sequence = await uow.current_sequence(cluster_id)
-            if job_filter is None:
-                return Snapshot(sequence, [], False, reason)
             jobs = await uow.jobs.list_for_cluster(
                 cluster_id, job_filter, limit=self._snapshot_limit + 1
             )
         truncated = len(jobs) > self._snapshot_limit
-        return Snapshot(sequence, jobs[: self._snapshot_limit], truncated, reason)
+        return _Read(sequence, jobs[: self._snapshot_limit], truncated)
 
     @staticmethod
     def _visible(

@@ -20,6 +20,9 @@ class JobSnapshot:
         "unknown-since (since was ahead of the cluster's history, e.g. after a restore); or "
         "resync (this subscriber fell behind and its backlog was dropped)."
     )
+    shared: strawberry.Private[bool] = False
+    """One object for every subscriber with the same view (schema/execution.py runs it once)."""
+    large: strawberry.Private[bool] = True
 
 
 @strawberry.type(description="One change to one job, in the cluster's event order.")

@@ -36,6 +36,7 @@ from domain.model.ids import ClusterId, NodeId
 from domain.model.secrets import Envelope
 from domain.ports import GatewayUnavailable, KubeconfigSummary, WatchExpired
 from domain.services import task_names
+from domain.services.observations import Applied
 from domain.services.quotas import QuotaService
 from domain.services.registry import ClusterEdit, ClusterRegistry, Registration
 from domain.services.watch import ClusterSupervisor
@@ -440,7 +441,10 @@ async def test_unreachable_then_back_again(world: World) -> None:
 
 
 class QuietGateways:
-    """A real cluster's job gateway with no jobs, whose watch waits until cancelled."""
+    """A real cluster's job gateway with no jobs, whose watch says every second that it lives."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
 
     def for_cluster(self, cluster: Any) -> QuietGateways:
         return self
@@ -449,15 +453,20 @@ class QuietGateways:
         return []
 
     async def watch(self) -> AsyncIterator[list[Any]]:
-        await asyncio.Event().wait()
-        yield []
+        while True:
+            await self.clock.sleep(1)
+            yield []
 
 
 class QuietObservations:
     """Nothing to apply and nothing lost: the job side of a cluster with no jobs."""
 
-    async def apply(self, observation: Any) -> None:
-        raise AssertionError("a quiet gateway observes nothing")
+    async def apply_batch(self, observations: Any) -> Applied:
+        assert observations == []
+        return Applied()
+
+    async def strays(self, listed: Any) -> list[Any]:
+        return []
 
     async def reconcile_listing(self, cluster_id: Any, listed: Any, gateway: Any) -> None:
         assert listed == []
@@ -489,16 +498,20 @@ async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
         clusters=None,  # type: ignore[arg-type]  # not used by a real cluster's watch
         jobs=None,  # type: ignore[arg-type]
         observations=QuietObservations(),  # type: ignore[arg-type]
-        gateways=QuietGateways(),  # type: ignore[arg-type]  # no jobs: the nodes matter here
+        gateways=QuietGateways(world.clock),  # type: ignore[arg-type]  # the nodes matter here
         lease=FakeLease(),
         clock=world.clock,
         backoff=backoff,
         registry=world.registry,
     )
+    world.clock.manual = True  # the renewer, the watch and the backoff sleep side by side
     watch = asyncio.create_task(sup._watch(world.cluster(cluster.id)))
     try:
-        async with asyncio.timeout(5):
-            await recovered.wait()
+        for _ in range(300):  # a few minutes of the clock's time at most
+            if recovered.is_set():
+                break
+            await world.clock.run_for(1, step=0.5)
+        assert recovered.is_set()
     finally:
         watch.cancel()
         with contextlib.suppress(asyncio.CancelledError):

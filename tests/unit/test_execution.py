@@ -2,7 +2,9 @@
 
 graphql-core 3.3 copies the subscription's executor for each event but keeps the memo tables
 shared, so they grow with every event for the life of the subscription; ours are per event. A
-payload marked shared is executed once per operation and variables; others every time.
+payload marked shared is executed once per operation and variables; others every time. Large shared
+results (snapshots) are kept apart, a few; the transport keeps encoded text of shared results only,
+within a budget.
 """
 
 from __future__ import annotations
@@ -77,3 +79,42 @@ def test_unshared_payloads_are_executed_every_time() -> None:
     again = base.build_per_event_executor(payload).execute_operation()
     assert again.data == {"box": {"items": [{"name": "a"}, {"name": "b"}]}}
     assert first is not again
+
+
+@strawberry.type
+class Large:
+    box: Box
+    shared: strawberry.Private[bool] = True
+    large: strawberry.Private[bool] = True
+
+
+large_schema = strawberry.Schema(query=Large)
+
+
+def test_large_shared_results_are_kept_few_and_known_by_identity() -> None:
+    """A few large results are kept (a snapshot is megabytes); the transport serialises data
+    once only while a shared result holds it, and forgets anything else."""
+    from schema.execution import SHARED_LARGE_RESULTS, is_shared_data
+
+    base = ExecutionContext.build(large_schema._schema, DOCUMENT)
+    assert isinstance(base, ExecutionContext)
+    results = [
+        base.build_per_event_executor(Large(box=Box(items=[Item(name=str(i))]))).execute_operation()
+        for i in range(SHARED_LARGE_RESULTS + 2)
+    ]
+    held = [is_shared_data(r.data) for r in results]
+    assert held == [False, False] + [True] * SHARED_LARGE_RESULTS
+    unshared = executor().build_per_event_executor(Query(box=Box(items=[]))).execute_operation()
+    assert not is_shared_data(unshared.data)
+    assert not is_shared_data({"box": {"items": [{"name": "0"}]}})  # equal is not the same
+
+
+def test_the_transport_keeps_only_a_budget_of_encoded_text() -> None:
+    from budcluster.http.view import _Encoded
+
+    encoded = _Encoded(size=100, budget=1000)
+    values = [{"text": "x" * 300} for _ in range(5)]
+    for value in values:
+        encoded.get(value)
+    assert len(encoded._texts) == 3 and encoded._held <= 1000
+    assert encoded.get(values[-1]) is encoded.get(values[-1])  # by identity, kept

@@ -3,8 +3,11 @@
 Covers: a snapshot stamped with the sequence it reflects, then changes in order; nothing committed
 between subscribing and the snapshot is lost or repeated; `since` replays exactly the missed events,
 or sends a snapshot when that history is gone or `since` is ahead; a subscriber that overflows its
-buffer is resynchronised with a snapshot; other tenants' jobs never appear; a job leaving the
-filter is announced once with matches_filter false; an unknown cluster is NotFound.
+buffer is sent what it missed from the history (a snapshot only when that is gone); subscribers
+with one view (tenant, projects, scopes, filter) share one snapshot read and are sent what followed
+it, different views never share, and a kept snapshot too far behind is read again; other tenants'
+jobs never appear; a job leaving the filter is announced once with matches_filter false; an
+unknown cluster is NotFound.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 from domain.errors import NotFound
 from domain.model.ids import ClusterId
 from domain.model.job import JobStatus
+from domain.model.principal import Scope
 from domain.ports import JobFilter
 from domain.services.updates import Change, JobUpdate, Snapshot, UpdatesService
 from tests.support.fakes import FakeEventLog, FakeHub
@@ -155,11 +159,25 @@ async def test_since_ahead_of_the_cluster_gets_a_snapshot(world: World) -> None:
     assert (update.sequence, update.reason) == (1, "unknown-since")
 
 
-async def test_overflow_resynchronises_with_a_snapshot(world: World) -> None:
+async def test_overflow_is_caught_up_from_history_not_a_snapshot(world: World) -> None:
     stream = await Stream(world, world.hub, buffer=3).open(world.alice)  # type: ignore[attr-defined]
     [initial] = await take(stream, 1)
-    for i in range(5):  # the consumer reads nothing meanwhile
+    for i in range(5):  # the consumer reads nothing meanwhile: its buffer overflows
         await world.service.submit(world.alice, replace(GOOD, name=f"burst-{i}"))
+    missed = await take(stream, 5)
+    assert [(type(u), u.sequence) for u in missed] == [(Change, n) for n in range(1, 6)]
+    await world.service.submit(world.alice, replace(GOOD, name="after"))
+    [later] = await take(stream, 1)  # and on it goes, nothing twice
+    assert isinstance(later, Change) and later.sequence == 6
+    assert initial.sequence == 0
+
+
+async def test_overflow_past_the_history_resynchronises_with_a_snapshot(world: World) -> None:
+    stream = await Stream(world, world.hub, buffer=3).open(world.alice)  # type: ignore[attr-defined]
+    [initial] = await take(stream, 1)
+    for i in range(5):
+        await world.service.submit(world.alice, replace(GOOD, name=f"burst-{i}"))
+    world.uow.store.retained_after[world.cluster.id] = 4  # what it missed is pruned
     [resync] = await take(stream, 1)
     assert isinstance(resync, Snapshot)
     assert (resync.reason, resync.sequence, len(resync.jobs)) == ("resync", 5, 5)
@@ -196,3 +214,54 @@ async def test_unknown_cluster_is_not_found(world: World) -> None:
     service = Stream(world, world.hub).service  # type: ignore[attr-defined]
     with pytest.raises(NotFound):
         await service.job_updates(world.alice, ClusterId(uuid.uuid4()), JobFilter(), None)
+
+
+async def test_subscribers_with_one_view_share_one_snapshot(world: World) -> None:
+    for i in range(3):
+        await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
+    streams = Stream(world, world.hub)
+    first = await streams.open(world.alice)
+    [a] = await take(first, 1)
+    later = await world.service.submit(world.alice, replace(GOOD, name="later"))
+    second = await streams.open(world.alice)
+    [b, caught_up] = await take(second, 2)
+    assert isinstance(a, Snapshot) and isinstance(b, Snapshot)
+    assert streams.service.reads == 1 and b.jobs is a.jobs  # one read, one object
+    # the shared snapshot is older than this subscriber: what followed it comes next, exactly
+    assert (b.sequence, len(b.jobs)) == (3, 3)
+    assert isinstance(caught_up, Change) and caught_up.change.job.id == later.id
+    await world.service.cancel(world.alice, later.id, None)
+    assert [u.sequence for u in await take(first, 2)] == [4, 5]
+    assert [u.sequence for u in await take(second, 1)] == [5]  # nothing twice
+
+
+async def test_different_views_never_share_a_snapshot(world: World) -> None:
+    await world.service.submit(world.alice, GOOD)
+    await world.service.submit(world.bob, GOOD)
+    streams = Stream(world, world.hub)
+    [alices] = await take(await streams.open(world.alice), 1)
+    [bobs] = await take(await streams.open(world.bob), 1)
+    narrower = replace(world.alice, scopes=frozenset({Scope.JOBS_READ}))
+    [scoped] = await take(await streams.open(narrower), 1)
+    pending = JobFilter(statuses=frozenset({JobStatus.PENDING}))
+    [filtered] = await take(await streams.open(world.alice, pending), 1)
+    assert streams.service.reads == 4
+    assert isinstance(alices, Snapshot) and isinstance(bobs, Snapshot)
+    assert {j.tenant_id for j in alices.jobs} == {world.alice.tenant_id}
+    assert {j.tenant_id for j in bobs.jobs} == {world.bob.tenant_id}
+    assert isinstance(scoped, Snapshot) and scoped.jobs is not alices.jobs
+    assert isinstance(filtered, Snapshot) and filtered.jobs is not alices.jobs
+
+
+async def test_a_snapshot_too_far_behind_is_read_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("domain.services.updates.SHARED_GAP", 2)
+    streams = Stream(world, world.hub)
+    [old] = await take(await streams.open(world.alice), 1)
+    for i in range(3):
+        await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
+    [fresh] = await take(await streams.open(world.alice), 1)
+    assert streams.service.reads == 2
+    assert isinstance(old, Snapshot) and isinstance(fresh, Snapshot)
+    assert (fresh.sequence, len(fresh.jobs)) == (3, 3)
