@@ -65,6 +65,7 @@ async def live_updates(
         for earlier in first:
             yield earlier
         async for item in live:
+            events: Sequence[StoredEvent] = [] if isinstance(item, Overflowed) else [item]
             if isinstance(item, Overflowed):
                 gap = None if missed is None else await missed(last)
                 if gap is None:
@@ -72,19 +73,13 @@ async def live_updates(
                     last = snapshot.sequence
                     yield snapshot
                     continue
-                for event in gap:  # exactly what was dropped, and what came since
-                    if event.sequence <= last:
-                        continue
-                    last = event.sequence
-                    update = change(event)
-                    if update is not None:
-                        yield update
-                continue
-            if item.sequence <= last:
-                continue
-            last = item.sequence
-            update = change(item)
-            if update is not None:
-                yield update
+                events = gap  # exactly what was dropped, and what came since
+            for event in events:
+                if event.sequence <= last:
+                    continue
+                last = event.sequence
+                update = change(event)
+                if update is not None:
+                    yield update
     finally:
         await live.close()
