@@ -273,6 +273,30 @@ async def test_schedule_stream_snapshot_diffs_and_resume() -> None:
     await resumed.aclose()
 
 
+async def test_a_schedule_subscriber_that_fell_behind_gets_what_it_missed() -> None:
+    from tests.unit.test_submission import GOOD
+
+    world, svc, hub = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    stream_service = ScheduleUpdatesService(
+        timeline=svc, hub=hub, log=FakeEventLog(world.uow.store), buffer=2
+    )
+    now = world.clock.now()
+    window = (now - timedelta(hours=1), now + timedelta(days=1))
+    stream = await stream_service.updates(world.alice, world.cluster.id, *window)
+    first = await asyncio.wait_for(anext(stream), 1)
+    assert isinstance(first, ScheduleSnapshot)
+    names = [f"burst-{i}" for i in range(4)]
+    for name in names:  # the subscriber reads nothing meanwhile: its buffer of 2 overflows
+        await world.service.submit(world.alice, replace(GOOD, name=name))
+        await svc.refresh(world.cluster.id)
+    updates = [await asyncio.wait_for(anext(stream), 1) for _ in names]
+    assert all(isinstance(u, ScheduleChange) for u in updates)  # no snapshot: the changes
+    added = [s.job_id for u in updates for s in u.added]  # type: ignore[union-attr]
+    assert [world.uow.store.jobs[uuid.UUID(j)].name for j in added] == names  # type: ignore[index]
+    await stream.aclose()
+
+
 async def test_preview_does_not_store_and_estimates_cost() -> None:
     from tests.unit.test_submission import GOOD
 
