@@ -68,11 +68,12 @@ def _matched_before(job_filter: JobFilter, change: JobChanged) -> bool:
 
 
 SHARED_SNAPSHOTS = 8
-"""Recent snapshots kept for sharing, by (cluster, caller's view, filter): subscribers that
-connect together (a page reload across a team) read the database once, and share one object."""
+"""Snapshots kept for sharing, by (cluster, caller's view, filter): subscribers that connect
+together (a page reload across a team) read the database once, and share one object."""
 SHARED_GAP = 500
-"""A kept snapshot serves a new subscriber while at most this many events followed it (they are
-sent after it, from the retained history); otherwise a fresh one is read."""
+"""A snapshot still being read serves the subscribers that arrive meanwhile if at most this many
+events followed it (they are sent after it, from the retained history); one already read serves
+new subscribers only while nothing has happened since (a new subscriber sees the present)."""
 
 
 @dataclass(frozen=True)
@@ -183,10 +184,11 @@ class UpdatesService:
         job_filter: JobFilter | None,
         reason: str,
     ) -> tuple[Snapshot, list[StoredEvent]]:
-        """A snapshot for a new subscriber, and the events that followed it: a kept one (or
-        one being read for another subscriber with the same view) when few events followed
-        it, else a fresh one. The live subscription is open already, so the events from the
-        snapshot's sequence on are either in the history read here or still to come live."""
+        """A snapshot for a new subscriber, and the events that followed it: one being read
+        for another subscriber with the same view (if few events followed it), or one read
+        before that is still current, else a fresh one. The live subscription is open already,
+        so the events from the snapshot's sequence on are either in the history read here or
+        still to come live."""
         if job_filter is None:
             return await self._snapshot(principal, cluster_id, job_filter, reason), []
         key: _ViewKey = (
@@ -198,6 +200,7 @@ class UpdatesService:
         )
         pending = self._reads.get(key)
         if pending is not None:
+            in_flight = not pending.done()
             self._reads.move_to_end(key)
             try:
                 read: _Read | None = await asyncio.shield(pending)
@@ -208,7 +211,8 @@ class UpdatesService:
             except Exception:
                 read = None  # the other subscriber's read failed: read again below
             if read is not None:
-                after = await events_after(self._log, cluster_id, read.sequence, limit=SHARED_GAP)
+                gap = SHARED_GAP if in_flight else 0
+                after = await events_after(self._log, cluster_id, read.sequence, limit=gap)
                 if after is not None:
                     return Snapshot(read.sequence, read.jobs, read.truncated, reason), after
         snapshot = await self._snapshot(principal, cluster_id, job_filter, reason, share=key)

@@ -4,8 +4,8 @@ Covers: a snapshot stamped with the sequence it reflects, then changes in order;
 between subscribing and the snapshot is lost or repeated; `since` replays exactly the missed events,
 or sends a snapshot when that history is gone or `since` is ahead; a subscriber that overflows its
 buffer is sent what it missed from the history (a snapshot only when that is gone); subscribers
-with one view (tenant, projects, scopes, filter) share one snapshot read and are sent what followed
-it, different views never share, and a kept snapshot too far behind is read again; other tenants'
+with one view (tenant, projects, scopes, filter) that connect together share one snapshot read, a
+later one shares it only while nothing happened since, different views never share; other tenants'
 jobs never appear; a job leaving the filter is announced once with matches_filter false; an
 unknown cluster is NotFound.
 """
@@ -16,6 +16,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -216,23 +217,41 @@ async def test_unknown_cluster_is_not_found(world: World) -> None:
         await service.job_updates(world.alice, ClusterId(uuid.uuid4()), JobFilter(), None)
 
 
-async def test_subscribers_with_one_view_share_one_snapshot(world: World) -> None:
+async def test_subscribers_with_one_view_share_one_snapshot(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for i in range(3):
         await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
     streams = Stream(world, world.hub)
-    first = await streams.open(world.alice)
-    [a] = await take(first, 1)
+    gate = asyncio.Event()
+    read = streams.service._read
+
+    async def slow_read(*args: Any) -> Any:
+        await gate.wait()  # the database takes its time; others connect meanwhile
+        return await read(*args)
+
+    monkeypatch.setattr(streams.service, "_read", slow_read)
+    first, second = await streams.open(world.alice), await streams.open(world.alice)
+    a_task = asyncio.create_task(take(first, 1))
+    b_task = asyncio.create_task(take(second, 1))
+    for _ in range(5):
+        await asyncio.sleep(0)
     later = await world.service.submit(world.alice, replace(GOOD, name="later"))
-    second = await streams.open(world.alice)
-    [b, caught_up] = await take(second, 2)
+    gate.set()
+    [a], [b] = await a_task, await b_task
     assert isinstance(a, Snapshot) and isinstance(b, Snapshot)
     assert streams.service.reads == 1 and b.jobs is a.jobs  # one read, one object
-    # the shared snapshot is older than this subscriber: what followed it comes next, exactly
-    assert (b.sequence, len(b.jobs)) == (3, 3)
-    assert isinstance(caught_up, Change) and caught_up.change.job.id == later.id
+    assert (b.sequence, len(b.jobs)) == (4, 4)
     await world.service.cancel(world.alice, later.id, None)
-    assert [u.sequence for u in await take(first, 2)] == [4, 5]
-    assert [u.sequence for u in await take(second, 1)] == [5]  # nothing twice
+    assert [u.sequence for u in await take(first, 1)] == [5]
+    assert [u.sequence for u in await take(second, 1)] == [5]  # each once, in order
+
+    # read already: a new subscriber shares it while it is current, not once anything happened
+    third = await streams.open(world.alice)
+    [c] = await take(third, 1)
+    assert isinstance(c, Snapshot) and c.sequence == 5 and streams.service.reads == 2
+    [d] = await take(await streams.open(world.alice), 1)
+    assert isinstance(d, Snapshot) and d.jobs is c.jobs and streams.service.reads == 2
 
 
 async def test_different_views_never_share_a_snapshot(world: World) -> None:
@@ -251,17 +270,3 @@ async def test_different_views_never_share_a_snapshot(world: World) -> None:
     assert {j.tenant_id for j in bobs.jobs} == {world.bob.tenant_id}
     assert isinstance(scoped, Snapshot) and scoped.jobs is not alices.jobs
     assert isinstance(filtered, Snapshot) and filtered.jobs is not alices.jobs
-
-
-async def test_a_snapshot_too_far_behind_is_read_again(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("domain.services.updates.SHARED_GAP", 2)
-    streams = Stream(world, world.hub)
-    [old] = await take(await streams.open(world.alice), 1)
-    for i in range(3):
-        await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
-    [fresh] = await take(await streams.open(world.alice), 1)
-    assert streams.service.reads == 2
-    assert isinstance(old, Snapshot) and isinstance(fresh, Snapshot)
-    assert (fresh.sequence, len(fresh.jobs)) == (3, 3)
