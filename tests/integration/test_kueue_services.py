@@ -251,10 +251,11 @@ async def test_a_chart_helm_cannot_find_fails_the_job_with_helms_reason(world: W
 
 
 async def test_a_repeated_hand_over_installs_one_release(
-    world: World, caplog: pytest.LogCaptureFixture
+    world: World, caplog: pytest.LogCaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """And helm's kubeconfig lives only while a command runs; no log line carries it."""
     caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's own, not the machine's
     app, emulator, cluster_id = world
     job = await app.jobs.submit(ALICE, service(cluster_id))
     deployment = await installed(app, emulator, job)
@@ -266,7 +267,7 @@ async def test_a_repeated_hand_over_installs_one_release(
         s for s in live(emulator, "secrets") if s.startswith(f"sh.helm.release.v1.{name}.")
     ]
     assert revisions == [f"sh.helm.release.v1.{name}.v1"]
-    assert glob.glob(os.path.join(tempfile.gettempdir(), "budcluster-helm-*")) == []
+    assert glob.glob(os.path.join(tmp_path, "budcluster-helm-*")) == []
     assert "pyhelm3" in caplog.text  # helm ran, and said so
     assert DEFAULT_TOKEN not in caplog.text and "kind: Config" not in caplog.text
 
