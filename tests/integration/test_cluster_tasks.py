@@ -46,7 +46,8 @@ async def test_connect_on_arq_then_the_periodic_sync(
                 )
             )
             assert cluster.status is ClusterStatus.REGISTERING
-            assert await app.arq.zcard(app.settings.queue_name) == 1  # type: ignore[union-attr]
+            assert app.arq is not None
+            assert await app.arq.zcard(app.settings.queue_name) == 1
             await worker_for(app, burst=True, handle_signals=False).main()
 
             async with app.db.unit_of_work(TenantScope.system()) as uow:
