@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -34,6 +34,9 @@ from tests.e2e.conftest import (
 from tests.e2e.test_embedded_lifecycle import admin, cluster
 
 pytestmark = pytest.mark.e2e
+
+Predicate = Callable[[list[dict[str, Any]]], bool]
+"""A test of the messages a stream has had so far."""
 
 SCHEDULE_TIMELINE = """
 subscription Timeline($clusterId: ID!, $since: Int) {
@@ -98,7 +101,7 @@ class Stream:
         self._task.cancel()
         await self._ws.close()
 
-    async def wait_for(self, predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    async def wait_for(self, predicate: Predicate, timeout: float = 30.0) -> None:
         async with asyncio.timeout(timeout):
             while not predicate(self.messages):
                 if self._task is not None and self._task.done():
@@ -107,7 +110,7 @@ class Stream:
                 await asyncio.sleep(0.02)
 
 
-def has_job(job_id: str, kind: str | None = None):  # type: ignore[no-untyped-def]
+def has_job(job_id: str, kind: str | None = None) -> Predicate:
     def check(messages: list[dict[str, Any]]) -> bool:
         for m in messages:
             segments = m.get("segments", []) + m.get("added", []) + m.get("moved", [])

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,8 @@ from budcluster import migrate
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.errors import Conflict
-from domain.model.ids import ProjectId, TenantId
+from domain.model.cluster import Cluster
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import DeploymentType, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
 from domain.ports import Clock, TenantScope
@@ -34,7 +36,7 @@ S = JobStatus
 ALICE = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
 
 
-def submission(cluster_id, **changes) -> JobSubmission:  # type: ignore[no-untyped-def]
+def submission(cluster_id: ClusterId, **changes: Any) -> JobSubmission:
     base = JobSubmission(
         name="sim-job",
         project_id=ProjectId(uuid.uuid4()),
@@ -47,7 +49,7 @@ def submission(cluster_id, **changes) -> JobSubmission:  # type: ignore[no-untyp
     return replace(base, **changes)
 
 
-async def make_app(url: str, clock: Clock | None = None, **settings) -> App:  # type: ignore[no-untyped-def]
+async def make_app(url: str, clock: Clock | None = None, **settings: Any) -> App:
     app = await build(
         Settings(
             database_url=url,
@@ -63,9 +65,9 @@ async def make_app(url: str, clock: Clock | None = None, **settings) -> App:  # 
     return app
 
 
-async def until(check: Callable[[], object], within: float = 10.0) -> None:
+async def until(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
     async with asyncio.timeout(within):
-        while not await check():  # type: ignore[misc]
+        while not await check():
             await asyncio.sleep(0.05)
 
 
@@ -77,14 +79,14 @@ async def embedded(sqlite_url: str) -> AsyncIterator[App]:
     await app.close()
 
 
-async def sim_cluster(app: App, startup: float = 0.1):  # type: ignore[no-untyped-def]
+async def sim_cluster(app: App, startup: float = 0.1) -> Cluster:
     return await app.clusters.create_simulated(
         f"sim-{uuid.uuid4().hex[:6]}",
         settings_for(parse_node_groups("1x8xnvidia-a100-80gb"), startup_seconds=startup),
     )
 
 
-async def status_of(app: App, job_id) -> JobStatus:  # type: ignore[no-untyped-def]
+async def status_of(app: App, job_id: JobId) -> JobStatus:
     job = await app.jobs.get(ALICE, job_id)
     assert job is not None
     return job.status
@@ -97,7 +99,8 @@ async def test_arq_worker_hands_jobs_to_the_cluster(pg_url: str, prefix: str) ->
     try:
         cluster = await sim_cluster(app)
         job = await app.jobs.submit(ALICE, submission(cluster.id))
-        assert await app.arq.zcard(app.settings.queue_name) == 1  # type: ignore[union-attr]
+        assert app.arq is not None
+        assert await app.arq.zcard(app.settings.queue_name) == 1
         await worker_for(app, burst=True, handle_signals=False).main()
         assert await status_of(app, job.id) is S.QUEUED
         workloads = await app.gateways.simulated.for_cluster(cluster).list_workloads()
@@ -106,7 +109,7 @@ async def test_arq_worker_hands_jobs_to_the_cluster(pg_url: str, prefix: str) ->
         await app.close()
 
 
-async def history(app: App, job_id) -> list[tuple[JobStatus | None, JobStatus]]:  # type: ignore[no-untyped-def]
+async def history(app: App, job_id: JobId) -> list[tuple[JobStatus | None, JobStatus]]:
     events = await app.jobs.events(ALICE, [job_id])
     return [(e.from_status, e.to_status) for e in events[job_id]]
 

@@ -51,7 +51,8 @@ async def test_connect_on_arq_then_the_periodic_sync(
                 )
             )
             assert cluster.status is ClusterStatus.REGISTERING
-            assert await app.arq.zcard(app.settings.queue_name) == 1  # type: ignore[union-attr]
+            assert app.arq is not None
+            assert await app.arq.zcard(app.settings.queue_name) == 1
             await worker_for(app, burst=True, handle_signals=False).main()
 
             async with app.db.unit_of_work(TenantScope.system()) as uow:
@@ -65,7 +66,7 @@ async def test_connect_on_arq_then_the_periodic_sync(
 
             emulator.seed(k8s_nodes.h100_gfd_node())  # no watch event: only a sync sees it
             await sync_clusters({"registry": app.registry})  # queues one attempt per cluster
-            assert await app.arq.zcard(app.settings.queue_name) == 1  # type: ignore[union-attr]
+            assert await app.arq.zcard(app.settings.queue_name) == 1
             await worker_for(app, burst=True, handle_signals=False).main()
             async with app.db.unit_of_work(TenantScope.system()) as uow:
                 synced = await uow.clusters.get(cluster.id)

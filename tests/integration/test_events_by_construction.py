@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from sqlalchemy.pool import QueuePool
 
 from adapters.db.uow import ChangeWithoutEvent
 from budcluster.bootstrap import App
@@ -104,7 +105,9 @@ async def play(app: App, rng: random.Random, steps: int) -> list[JobId]:
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 async def test_every_committed_change_has_exactly_one_event(app: App, seed: int) -> None:
     jobs = await play(app, random.Random(seed), steps=90)
-    cluster_id = (await app.jobs.get(ALICE, jobs[0])).cluster_id  # type: ignore[union-attr]
+    first = await app.jobs.get(ALICE, jobs[0])
+    assert first is not None
+    cluster_id = first.cluster_id
     events = await app.event_log.read_after(cluster_id, 0, limit=100_000)
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
     histories = await app.jobs.events(ALICE, jobs)
@@ -162,7 +165,9 @@ async def test_reactions_run_with_the_connection_given_back(app: App) -> None:
     assert reactions is not None
 
     async def watching(events: Sequence[StoredEvent]) -> None:
-        checked_out.append(app.db.engine.pool.checkedout())  # type: ignore[attr-defined]
+        pool = app.db.engine.pool
+        assert isinstance(pool, QueuePool)  # PostgreSQL's: it counts what is checked out
+        checked_out.append(pool.checkedout())
         await reactions(events)
 
     app.db.after_commit = watching

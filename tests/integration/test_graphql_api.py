@@ -62,11 +62,14 @@ class Api:
             "/graphql", json={"query": query, "variables": variables}, headers=headers
         )
 
-    async def ok(self, query: str, variables: dict[str, Any] | None = None, *, token: str):  # type: ignore[no-untyped-def]
+    async def ok(
+        self, query: str, variables: dict[str, Any] | None = None, *, token: str
+    ) -> dict[str, Any]:
         response = await self.call(query, variables, token=token)
-        body = response.json()
+        body: dict[str, Any] = response.json()
         assert response.status_code == 200 and "errors" not in body, body
-        return body["data"]
+        data: dict[str, Any] = body["data"]
+        return data
 
     def job_input(self, **changes: Any) -> dict[str, Any]:
         base: dict[str, Any] = {
@@ -331,7 +334,7 @@ LISTING = """
 async def _statements_for(api: Api, token: str) -> int:
     statements: list[str] = []
 
-    def count(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
         if not statement.lstrip().upper().startswith("PRAGMA"):
             statements.append(statement)
 

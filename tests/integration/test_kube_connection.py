@@ -26,7 +26,7 @@ import socket
 import stat
 import tempfile
 import traceback
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +129,9 @@ async def watch_events(
     api: KubeClusterApi, resource_version: str, count: int
 ) -> list[tuple[str, dict[str, Any]]]:
     events: list[tuple[str, dict[str, Any]]] = []
-    async with contextlib.aclosing(api.watch_nodes(resource_version)) as stream:
+    watch = api.watch_nodes(resource_version)
+    assert isinstance(watch, AsyncGenerator)  # closed by aclosing when the test has enough
+    async with contextlib.aclosing(watch) as stream:
         async for event in stream:
             events.append(event)
             if len(events) == count:
@@ -158,6 +160,7 @@ async def test_watch_after_list_sees_added_modified_and_deleted(
     ]
     assert events[1][1]["spec"]["unschedulable"] is True
     request = emulator[kmock.action.WATCH][0]
+    assert isinstance(request, kmock.Request)  # kmock types [int] as a View
     assert request.params["resourceVersion"] == resource_version
     assert request.params["timeoutSeconds"] == str(FAST.watch_seconds)
 

@@ -79,7 +79,7 @@ async def world(
 
 
 async def status_of_cluster(app: App, cluster_id: ClusterId) -> ClusterStatus | None:
-    found = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    found = await app.clusters.get(cluster_id)
     return None if found is None else found.status
 
 
@@ -352,7 +352,8 @@ async def test_the_cluster_is_the_truth_lost_jobs_and_orphans(
         },
     }
     emulator.seed(stray)
-    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    cluster = await app.clusters.get(cluster_id)
+    assert cluster is not None
     gateway = app.gateways.for_cluster(cluster)
     listed = await gateway.list_workloads()
     found = await app.observations.reconcile_listing(cluster_id, listed, gateway)
@@ -379,7 +380,8 @@ async def test_a_hand_over_repeated_after_a_crash_makes_one_job(
     manifest = await handed_over(app, emulator, job)
     found = await app.jobs.get(ALICE, job.id)
     assert found is not None
-    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    cluster = await app.clusters.get(cluster_id)
+    assert cluster is not None
     await app.gateways.for_cluster(cluster).submit(Workload.of(found))  # the task, again
     ours = [n for n in jobs_in(emulator) if n.startswith(manifest["metadata"]["name"][:25])]
     assert ours == [manifest["metadata"]["name"]]

@@ -22,6 +22,7 @@ import pytest
 
 from adapters.db.engine import Database
 from adapters.secrets.keyring import write_new_key
+from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.bootstrap import App
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Platform
 from domain.model.ids import ClusterId, TenantId
@@ -54,11 +55,17 @@ async def app(db: Database, tmp_path: Path) -> AsyncIterator[App]:
     await built.close()
 
 
+async def drain(app: App) -> None:
+    """Run the tasks queued so far (the app runs them in process)."""
+    assert isinstance(app.tasks, InProcessTaskQueue)
+    await app.tasks.drain()
+
+
 async def connected(app: App, emulator: KubeEmulator, name: str = "lab") -> Cluster:
     cluster = await app.registry.register(
         Registration(name=name, platform=Platform.ON_PREM, kubeconfig=kubeconfig_for(emulator))
     )
-    await app.tasks.drain()  # type: ignore[attr-defined]  # the registration's own connect
+    await drain(app)  # the registration's own connect
     done = await app.registry.connect(cluster.id)
     assert done.status is ClusterStatus.AVAILABLE, done.reason
     return done
@@ -110,7 +117,7 @@ async def test_quotas_are_put_in_place_and_kept(app: App, kueue: KubeEmulator) -
     await app.quotas.create_local_queue(
         ADMIN, cluster_id=cluster.id, name="team", cluster_queue="default", tenant_id=TENANT
     )
-    await app.tasks.drain()  # type: ignore[attr-defined]
+    await drain(app)
     namespace = tenant_namespace(TENANT)
     local = {
         (o["metadata"]["namespace"], o["metadata"]["name"]): o
@@ -154,15 +161,15 @@ async def test_drift_is_restored_and_reported(app: App, kueue: KubeEmulator) -> 
         ),
     )
     await app.quotas.create_cluster_queue(ADMIN, spec)  # its task puts it on the cluster
-    await app.tasks.drain()  # type: ignore[attr-defined]
+    await drain(app)
     assert by_name(kueue, "clusterqueues")["spare"]["spec"]["resourceGroups"]
     changed = replace(spec, queueing_strategy=QueueingStrategy.STRICT_FIFO)
     await app.quotas.update_cluster_queue(ADMIN, changed)
-    await app.tasks.drain()  # type: ignore[attr-defined]
+    await drain(app)
     assert by_name(kueue, "clusterqueues")["spare"]["spec"]["queueingStrategy"] == "StrictFIFO"
     assert "restored" not in quotas_check(await stored(app, cluster.id)).detail
     await app.quotas.delete_cluster_queue(ADMIN, cluster_id=cluster.id, name="spare")
-    await app.tasks.drain()  # type: ignore[attr-defined]
+    await drain(app)
     assert "spare" not in by_name(kueue, "clusterqueues")
     assert "removed: ClusterQueue/spare" in quotas_check(await stored(app, cluster.id)).detail
 

@@ -153,7 +153,8 @@ async def test_a_docker_service_is_a_release_whose_pods_kueue_admits(world: Worl
     await emulator.create(
         pod_workload(pod, condition("QuotaReserved", "Pending", "False", "insufficient quota"))
     )
-    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    cluster = await app.clusters.get(cluster_id)
+    assert cluster is not None
     listed = await app.gateways.for_cluster(cluster).list_workloads()
     assert [(o.job_id, o.phase.value, o.reason, o.workload) for o in listed] == [
         (job.id, "QUEUED", "insufficient quota", name)
@@ -260,7 +261,8 @@ async def test_a_repeated_hand_over_installs_one_release(
     job = await app.jobs.submit(ALICE, service(cluster_id))
     deployment = await installed(app, emulator, job)
     name = deployment["metadata"]["name"]
-    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    cluster = await app.clusters.get(cluster_id)
+    assert cluster is not None
     current = await job_of(app, job)
     await app.gateways.for_cluster(cluster).submit(Workload.of(current))  # a crashed worker's retry
     revisions = [
@@ -303,7 +305,8 @@ async def test_an_orphaned_release_is_uninstalled_after_the_grace(world: World) 
     stray = replace(
         Workload.of(known), job_id=JobId(uuid.uuid4()), name="bud-0123456789abcdef0123-a0"
     )
-    cluster = await app.clusters.get(cluster_id)  # type: ignore[attr-defined]
+    cluster = await app.clusters.get(cluster_id)
+    assert cluster is not None
     gateway = app.gateways.for_cluster(cluster)
     await gateway.submit(stray)
     deployment = live(emulator, "deployments")["bud-0123456789abcdef0123-a0"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -25,7 +26,7 @@ async def _tables(db: Database) -> set[str]:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-async def test_history_builds_from_empty_without_drift(backend: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_history_builds_from_empty_without_drift(backend: str, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}" if backend == "sqlite" else await create_database()
     db = Database(url)
     try:
@@ -44,7 +45,7 @@ async def test_history_builds_from_empty_without_drift(backend: str, tmp_path) -
             await drop_database(url)
 
 
-async def test_check_detects_drift(tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_check_detects_drift(tmp_path: Path) -> None:
     db = Database(f"sqlite:///{tmp_path / 'drift.db'}")
     try:
         await migrate.upgrade(db.engine)
@@ -57,15 +58,16 @@ async def test_check_detects_drift(tmp_path) -> None:  # type: ignore[no-untyped
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-async def test_upgrading_a_database_with_data(backend: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_upgrading_a_database_with_data(backend: str, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'old.db'}" if backend == "sqlite" else await create_database()
     db = Database(url)
     cluster_id, now = uuid.uuid4(), datetime.now(UTC)
 
-    def value(v: object) -> object:  # what a plain SQL parameter needs on each database
+    # what a plain SQL parameter needs on each database
+    def value(v: uuid.UUID | datetime) -> object:
         if backend == "postgresql":
             return v
-        return v.hex if isinstance(v, uuid.UUID) else v.replace(tzinfo=None)  # type: ignore[attr-defined]
+        return v.hex if isinstance(v, uuid.UUID) else v.replace(tzinfo=None)
 
     try:
         await migrate.upgrade(db.engine, "0001")

@@ -131,7 +131,10 @@ async def test_flavors(api: Api) -> None:
     good = {"clusterId": api.cluster_id, "name": "h100", "nodeLabels": labels}
 
     async def create(value: dict[str, Any], token: str = admin) -> dict[str, Any]:
-        return (await api.ok(FLAVOR, {"input": value}, token=token))["createResourceFlavor"]
+        created: dict[str, Any] = (await api.ok(FLAVOR, {"input": value}, token=token))[
+            "createResourceFlavor"
+        ]
+        return created
 
     assert await create(good) == {
         "__typename": "ResourceFlavor",
@@ -173,7 +176,10 @@ async def test_cluster_queues_and_cohorts(api: Api) -> None:
     admin = await api.token()
 
     async def create(value: dict[str, Any]) -> dict[str, Any]:
-        return (await api.ok(QUEUE, {"input": value}, token=admin))["createClusterQueue"]
+        created: dict[str, Any] = (await api.ok(QUEUE, {"input": value}, token=admin))[
+            "createClusterQueue"
+        ]
+        return created
 
     lending = gpu_queue(api, "research", 4, lendingLimit=5)
     assert (await create(lending))["fields"] == [

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import event
@@ -76,7 +77,7 @@ def local(cluster: ClusterId, name: str = "team", tenant: TenantId = TENANT) -> 
     return LocalQueue(cluster, name, tenant_namespace(tenant), tenant, "research", T0)
 
 
-def reservation(cluster: ClusterId, **changes) -> CapacityReservation:  # type: ignore[no-untyped-def]
+def reservation(cluster: ClusterId, **changes: Any) -> CapacityReservation:
     base = CapacityReservation(
         id=ReservationId(uuid.uuid4()),
         cluster_id=cluster,
@@ -199,7 +200,7 @@ async def test_quota_sets_of_many_clusters_take_five_statements(db: Database) ->
         await add_objects(db, cluster)
     statements: list[str] = []
 
-    def count(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
         if not statement.lstrip().upper().startswith("PRAGMA"):
             statements.append(statement)
 

@@ -172,7 +172,7 @@ async def test_usage_after_jobs_are_admitted(api: Api) -> None:
 async def _statements(api: Api, query: str, variables: dict[str, Any], token: str) -> int:
     statements: list[str] = []
 
-    def count(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
         if not statement.lstrip().upper().startswith("PRAGMA"):
             statements.append(statement)
 

@@ -20,7 +20,7 @@ from adapters.db.eventlog import SqlEventLog
 from adapters.events.hub import EventHubImpl
 from adapters.events.redis import RedisPublisher, RedisRelay
 from domain.model.ids import ClusterId
-from domain.ports import StoredEvent
+from domain.ports import LiveSubscription, Overflowed, StoredEvent
 from tests.integration.conftest import redis_url
 from tests.integration.test_repositories import add_cluster, job_on, save
 
@@ -53,9 +53,14 @@ async def commit(db: Database, cluster: ClusterId, n: int = 1) -> list[StoredEve
     return await save(db, *(job_on(cluster) for _ in range(n)))
 
 
-async def take(sub, n: int) -> list[int]:  # type: ignore[no-untyped-def]
+async def take(sub: LiveSubscription, n: int) -> list[int]:
     iterator = aiter(sub)
-    return [(await asyncio.wait_for(anext(iterator), 5)).sequence for _ in range(n)]
+    return [sequence_of(await asyncio.wait_for(anext(iterator), 5)) for _ in range(n)]
+
+
+def sequence_of(item: StoredEvent | Overflowed) -> int:
+    assert isinstance(item, StoredEvent)
+    return item.sequence
 
 
 async def test_a_commit_in_one_process_reaches_the_other(

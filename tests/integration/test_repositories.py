@@ -13,6 +13,7 @@ import asyncio
 import uuid
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,8 @@ from adapters.db.eventlog import SqlEventLog
 from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
-from domain.model.job import JobPriority, JobStatus, JobType, Placement, Resources
-from domain.ports import JobCursor, JobFilter, TenantScope
+from domain.model.job import Job, JobPriority, JobStatus, JobType, Placement, Resources
+from domain.ports import JobCursor, JobFilter, StoredEvent, TenantScope
 from tests.support.fakes import T0, make_cluster
 from tests.unit.test_job_model import new_job
 
@@ -37,7 +38,7 @@ async def add_cluster(db: Database, name: str = "sim") -> ClusterId:
     return cluster.id
 
 
-def job_on(cluster_id: ClusterId, tenant: TenantId | None = None, **changes):  # type: ignore[no-untyped-def]
+def job_on(cluster_id: ClusterId, tenant: TenantId | None = None, **changes: Any) -> Job:
     job = new_job()
     job.cluster_id = cluster_id
     if tenant is not None:
@@ -48,11 +49,17 @@ def job_on(cluster_id: ClusterId, tenant: TenantId | None = None, **changes):  #
     return job
 
 
-async def save(db: Database, *jobs):  # type: ignore[no-untyped-def]
+async def save(db: Database, *jobs: Job) -> list[StoredEvent]:
     async with db.unit_of_work(SYSTEM) as uow:
         for job in jobs:
             await uow.jobs.add(job)
         return await uow.commit()
+
+
+def changed_job(event: StoredEvent) -> Job:
+    """The job a job event carries."""
+    assert event.job_change is not None
+    return event.job_change.job
 
 
 async def test_job_round_trip(db: Database) -> None:
@@ -129,7 +136,7 @@ async def test_commit_writes_state_history_and_outbox_together(db: Database) -> 
     assert sorted((str(e.cluster_id), e.sequence) for e in events) == sorted(
         [(str(first), 1), (str(first), 2), (str(second), 1)]
     )
-    job = next(e.change.job for e in events if e.cluster_id == first)  # type: ignore[union-attr]
+    job = next(changed_job(e) for e in events if e.cluster_id == first)
     async with db.unit_of_work(SYSTEM) as uow:
         loaded = await uow.jobs.get(job.id)
         assert loaded is not None
@@ -140,7 +147,7 @@ async def test_commit_writes_state_history_and_outbox_together(db: Database) -> 
     log = SqlEventLog(db)
     assert await log.current_sequence(first) == 4
     replay = await log.read_after(first, 2, limit=10)
-    assert [(e.sequence, e.change.job.status) for e in replay] == [  # type: ignore[union-attr]
+    assert [(e.sequence, changed_job(e).status) for e in replay] == [
         (3, JobStatus.QUEUED),
         (4, JobStatus.ADMITTED),
     ]

@@ -15,6 +15,7 @@ import base64
 import dataclasses
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,8 +74,9 @@ async def test_a_stored_kubeconfig_opens_for_its_cluster_only(app: App, keys: Pa
     for part in ("wrapped_key", "nonce", "ciphertext"):
         raw = bytearray(getattr(sealed, part))
         raw[len(raw) // 2] ^= 0x01
+        tampered: dict[str, Any] = {part: bytes(raw)}
         with pytest.raises(SecretUnreadable):
-            box.open(dataclasses.replace(sealed, **{part: bytes(raw)}), owner=str(cluster.id))
+            box.open(dataclasses.replace(sealed, **tampered), owner=str(cluster.id))
     await app.close()
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from arq import create_pool
 from arq.connections import RedisSettings
 from arq.worker import Worker
+from redis.asyncio import Redis
 
 from adapters.clock import SystemClock
 from adapters.tasks import TaskSpec
@@ -103,8 +105,11 @@ class LocalRunner:
         await self.queue.drain(within_seconds=10)
 
 
+Runner = ArqRunner | LocalRunner
+
+
 @pytest.fixture(params=["arq", "inprocess"])
-async def runner(request: pytest.FixtureRequest, prefix: str):  # type: ignore[no-untyped-def]
+async def runner(request: pytest.FixtureRequest, prefix: str) -> AsyncIterator[Runner]:
     kind = ArqRunner if request.param == "arq" else LocalRunner
     async with kind(prefix) as r:
         yield r
@@ -119,32 +124,32 @@ def unique_key() -> None:
     KEY = f"test-task-{uuid.uuid4().hex}"
 
 
-async def test_one_run_per_key(runner) -> None:  # type: ignore[no-untyped-def]
+async def test_one_run_per_key(runner: Runner) -> None:
     assert await runner.queue.enqueue("record", key=KEY, value="first") is True
     assert await runner.queue.enqueue("record", key=KEY, value="second") is False
     await runner.run()
     assert runner.log == [("record", "first", 1)]
 
 
-async def test_retry_until_success(runner) -> None:  # type: ignore[no-untyped-def]
+async def test_retry_until_success(runner: Runner) -> None:
     await runner.queue.enqueue("flaky", key=KEY, succeed_on=3)
     await runner.run()
     assert runner.log == [("flaky", 1), ("flaky", 2), ("flaky", 3)]
 
 
-async def test_retry_stops_at_max_tries(runner) -> None:  # type: ignore[no-untyped-def]
+async def test_retry_stops_at_max_tries(runner: Runner) -> None:
     await runner.queue.enqueue("flaky", key=KEY, succeed_on=99)
     await runner.run()
     assert runner.log == [("flaky", 1), ("flaky", 2), ("flaky", 3)]
 
 
-async def test_timeout_ends_a_run(runner) -> None:  # type: ignore[no-untyped-def]
+async def test_timeout_ends_a_run(runner: Runner) -> None:
     await runner.queue.enqueue("slow", key=KEY)
     await runner.run()
     assert runner.log == []
 
 
-async def test_arq_payloads_are_json(prefix: str, redis) -> None:  # type: ignore[no-untyped-def]
+async def test_arq_payloads_are_json(prefix: str, redis: Redis) -> None:
     async with ArqRunner(prefix) as arq_runner:
         await arq_runner.queue.enqueue("record", key=KEY, value="v")
         raw = await redis.get(f"arq:job:{arq_runner.queue_name}:{KEY}")
@@ -153,7 +158,7 @@ async def test_arq_payloads_are_json(prefix: str, redis) -> None:  # type: ignor
         await arq_runner.run()
 
 
-async def test_two_deployments_on_one_redis_never_share_a_task(redis) -> None:  # type: ignore[no-untyped-def]
+async def test_two_deployments_on_one_redis_never_share_a_task(redis: Redis) -> None:
     """Found in production mode: arq's keys ignored the configured prefix, so a second
     deployment's task with the same key was refused as a duplicate (or run by the other's
     workers)."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -51,7 +51,10 @@ async def live(sqlite_url: str) -> AsyncIterator[Api]:
     await app.close()
 
 
-async def eventually(check, within: float = 10.0) -> Any:  # type: ignore[no-untyped-def]
+T = TypeVar("T")
+
+
+async def eventually(check: Callable[[], Awaitable[T | None]], within: float = 10.0) -> T:
     async with asyncio.timeout(within):
         while True:
             result = await check()

@@ -204,9 +204,11 @@ def q(
     lend: float | None = None,
     cohort: str | None = None,
     flavor: str = A100,
-    **kw: object,
+    strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO,
+    within: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY,
+    reclaim: ReclaimWithinCohort = ReclaimWithinCohort.NEVER,
 ) -> Q:
-    return Q(name, {flavor: (nominal, borrow, lend)}, cohort, **kw)  # type: ignore[arg-type]
+    return Q(name, {flavor: (nominal, borrow, lend)}, cohort, strategy, within, reclaim)
 
 
 SCENARIOS = [

@@ -43,6 +43,7 @@ from domain.ports import (
     JobFilter,
     JobPage,
     Overflowed,
+    PendingWorkload,
     StoredEvent,
     TenantScope,
     Workload,
@@ -250,8 +251,9 @@ class FakeJobRepository:
                 j.tenant_id,
                 j.resources.gpu_type if j.resources.gpu_count else None,
                 (j.actual_end - j.actual_start).total_seconds(),
-            )  # type: ignore[operator]
+            )
             for j in done[:limit]
+            if j.actual_start and j.actual_end
         ]
 
     async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
@@ -658,6 +660,9 @@ class FakeGateway:
         while True:
             item = await self.stream.get()
             yield item if isinstance(item, list) else [item]
+
+    async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
+        return None
 
 
 class FakeGatewayFactory:

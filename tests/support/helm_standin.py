@@ -82,7 +82,7 @@ class Kube:
         name = context or config.get("current-context")
         ctx = next(c["context"] for c in config["contexts"] if c["name"] == name)
         cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next(
+        user: Json = next(
             (u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {}
         )
         self.server = cluster["server"].rstrip("/")
@@ -140,7 +140,8 @@ def release_secrets(kube: Kube, namespace: str | None) -> list[Json]:
 
 
 def record_of(secret: Json) -> Json:
-    return json.loads(base64.b64decode(secret["data"]["release"]))
+    record: Json = json.loads(base64.b64decode(secret["data"]["release"]))
+    return record
 
 
 def releases(kube: Kube, namespace: str | None) -> dict[tuple[str, str], Json]:
@@ -262,7 +263,8 @@ def main(argv: list[str]) -> int:
             chart = load_chart(words[2])
             print(yaml.safe_dump(chart.metadata, sort_keys=False), end="")
             return 0
-        kube = Kube(str(options["--kubeconfig"]), options.get("--kube-context") or None)  # type: ignore[arg-type]
+        context = options.get("--kube-context")
+        kube = Kube(str(options["--kubeconfig"]), str(context) if context else None)
         if words[:1] == ["upgrade"]:
             print(json.dumps(upgrade(words, options, kube)))
         elif words[:1] == ["list"]:

@@ -169,7 +169,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         return await super().__call__(raw_request)
 
     async def _serve_create(self, request: kmock.Request) -> kmock.Payload:
-        return kmock.Response(status=201, payload=await super()._serve_create(request))
+        # kmock exports Response at its top level but leaves it out of __all__
+        return kmock.Response(status=201, payload=await super()._serve_create(request))  # type: ignore[attr-defined]
 
     async def _serve_server_version(self, request: kmock.Request) -> kmock.Payload:
         major, minor = self.git_version.lstrip("v").split(".")[:2]
@@ -228,7 +229,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
     async def _replace(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
         """PUT: the whole object is replaced (kmock knows PATCH only, which merges), with
         optimistic concurrency on metadata.resourceVersion when the body states one."""
-        assert request.resource is not None
+        assert request.resource is not None and request.name is not None
         key = (request.resource, request.namespace, request.name)
         async with self._lock:
             if key not in self._objects or self._objects[key].deleted:  # no .get() on kmock's view
@@ -251,7 +252,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self._version_counter += 1
         return self._version_counter
 
-    async def _serve_watch(self, request: kmock.Request) -> AsyncIterator[kmock.Payload]:  # type: ignore[override]
+    async def _serve_watch(self, request: kmock.Request) -> AsyncIterator[kmock.Payload]:
         resource = request.resource
         assert resource is not None
         bus = self._buses[resource]

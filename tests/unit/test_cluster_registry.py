@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -30,13 +30,24 @@ from domain.errors import (
     SecretUnreadable,
     ValidationFailed,
 )
-from domain.model.cluster import ClusterStatus, HealthCheck, Node, NodeType, Platform
-from domain.model.events import ClusterChangeKind
-from domain.model.ids import ClusterId, NodeId
+from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
+from domain.model.events import ClusterChanged, ClusterChangeKind
+from domain.model.ids import ClusterId, JobId, NodeId
+from domain.model.job import Job, JobPriority
 from domain.model.secrets import Envelope
-from domain.ports import GatewayUnavailable, KubeconfigSummary, WatchExpired
+from domain.ports import (
+    ClusterGateway,
+    GatewayUnavailable,
+    KubeconfigSummary,
+    PendingWorkload,
+    WatchExpired,
+    Workload,
+    WorkloadObservation,
+)
 from domain.services import task_names
-from domain.services.observations import Applied
+from domain.services.clusters import ClusterService
+from domain.services.jobs import JobService
+from domain.services.observations import Applied, ObservationService, Reconciliation
 from domain.services.quotas import QuotaService
 from domain.services.registry import ClusterEdit, ClusterRegistry, Registration
 from domain.services.watch import ClusterSupervisor
@@ -150,6 +161,38 @@ class FakeApi:
     async def served_versions(self, group: str) -> list[str]:
         return []  # no Kueue: its objects are tested against the emulator
 
+    # Kueue's objects: none served here (404), and nothing to write them to.
+
+    async def served_resources(self, group_version: str) -> set[str]:
+        return set()
+
+    async def get_object(
+        self, path: str, *, query: list[tuple[str, str]] | None = None
+    ) -> dict[str, Any] | None:
+        return None
+
+    async def list_objects(
+        self, path: str, *, label_selector: str | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
+        return [], ""
+
+    def watch_objects(
+        self, path: str, resource_version: str, *, label_selector: str | None = None
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        raise NotImplementedError("the fake API serves no objects to watch")
+
+    async def patch_object(self, path: str, patch: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    async def create_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError("the fake API serves no objects to create")
+
+    async def replace_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError("the fake API serves no objects to replace")
+
+    async def delete_object(self, path: str) -> None:
+        return None
+
     async def close(self) -> None:
         self.script.closed += 1
 
@@ -184,14 +227,14 @@ class World:
     clock: FakeClock
     publisher: FakePublisher
 
-    def cluster(self, cluster_id: ClusterId):  # type: ignore[no-untyped-def]
+    def cluster(self, cluster_id: ClusterId) -> Cluster:
         return self.uow.store.clusters[cluster_id]
 
     def kinds(self, cluster_id: ClusterId) -> list[tuple[ClusterChangeKind, ClusterStatus]]:
         return [
-            (e.change.kind, e.change.cluster.status)  # type: ignore[union-attr]
+            (change.kind, change.cluster.status)
             for e in self.uow.store.events[cluster_id]
-            if e.cluster_change is not None and e.cluster_change.cluster is not None
+            if (change := e.cluster_change) is not None and change.cluster is not None
         ]
 
 
@@ -216,6 +259,12 @@ def world() -> World:
         sync_seconds=3600,
     )
     return World(registry, uow, script, connector, tasks, clock, publisher)
+
+
+def nodes_of(change: ClusterChanged) -> tuple[Node, ...]:
+    """The nodes a NODES event carries."""
+    assert change.cluster is not None
+    return change.cluster.nodes
 
 
 def registration(**overrides: Any) -> Registration:
@@ -399,7 +448,7 @@ async def test_following_lists_then_watches_and_ignores_heartbeats(world: World)
     after = world.cluster(cluster.id)
     assert after.status is ClusterStatus.NOT_AVAILABLE  # the script's end: the watch broke
     seen = [
-        {n.name: n.ready for n in e.change.cluster.nodes}  # type: ignore[union-attr]
+        {n.name: n.ready for n in nodes_of(e.cluster_change)}
         for e in world.uow.store.events[cluster.id]
         if e.cluster_change is not None and e.cluster_change.kind is ClusterChangeKind.NODES
     ]
@@ -446,30 +495,55 @@ class QuietGateways:
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
 
-    def for_cluster(self, cluster: Any) -> QuietGateways:
+    def for_cluster(self, cluster: Cluster) -> QuietGateways:
         return self
 
-    async def list_workloads(self) -> list[Any]:
+    async def submit(self, workload: Workload) -> None:
+        raise AssertionError("no jobs here")
+
+    async def cancel(self, job_id: JobId, attempt: int) -> None:
+        raise AssertionError("no jobs here")
+
+    async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
+        raise AssertionError("no jobs here")
+
+    async def nodes(self) -> list[Node]:
         return []
 
-    async def watch(self) -> AsyncIterator[list[Any]]:
+    async def list_workloads(self) -> list[WorkloadObservation]:
+        return []
+
+    async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
         while True:
             await self.clock.sleep(1)
             yield []
 
+    async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
+        return None
 
-class QuietObservations:
+
+class QuietObservations(ObservationService):
     """Nothing to apply and nothing lost: the job side of a cluster with no jobs."""
 
-    async def apply_batch(self, observations: Any) -> Applied:
-        assert observations == []
-        return Applied()
+    async def apply(self, obs: WorkloadObservation) -> Job | None:
+        raise AssertionError("a quiet gateway observes nothing")
 
-    async def strays(self, listed: Any) -> list[Any]:
+    async def strays(self, listed: Sequence[WorkloadObservation]) -> list[WorkloadObservation]:
+        assert listed == []
         return []
 
-    async def reconcile_listing(self, cluster_id: Any, listed: Any, gateway: Any) -> None:
+    async def apply_batch(self, observations: Sequence[WorkloadObservation]) -> Applied:
+        assert not observations, "a quiet gateway observes nothing"
+        return Applied()
+
+    async def reconcile_listing(
+        self,
+        cluster_id: ClusterId,
+        listed: Sequence[WorkloadObservation],
+        gateway: ClusterGateway,
+    ) -> Reconciliation:
         assert listed == []
+        return Reconciliation()
 
 
 async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
@@ -494,11 +568,15 @@ async def test_the_supervisor_backs_off_while_down_and_starts_over_once_back(
         delays.append(backoff_seconds(attempt, uniform=lambda low, high: high))
         return delays[-1]
 
-    sup = ClusterSupervisor(
-        clusters=None,  # type: ignore[arg-type]  # not used by a real cluster's watch
-        jobs=None,  # type: ignore[arg-type]
-        observations=QuietObservations(),  # type: ignore[arg-type]
-        gateways=QuietGateways(world.clock),  # type: ignore[arg-type]  # the nodes matter here
+    quotas = QuotaService(uow=world.uow, clock=world.clock)
+    jobs = JobService(uow=world.uow, clock=world.clock, tasks=world.tasks)
+    sup = ClusterSupervisor(  # no jobs: the nodes matter here
+        clusters=ClusterService(
+            uow=world.uow, clock=world.clock, gateways=QuietGateways(world.clock), quotas=quotas
+        ),
+        jobs=jobs,
+        observations=QuietObservations(uow=world.uow, clock=world.clock, jobs=jobs),
+        gateways=QuietGateways(world.clock),
         lease=FakeLease(),
         clock=world.clock,
         backoff=backoff,

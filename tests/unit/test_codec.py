@@ -7,7 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from domain.model.codec import change_from_document, change_to_document
-from domain.model.job import JobPriority, JobStatus, Placement, Resources
+from domain.model.job import JobChanged, JobPriority, JobStatus, Placement, Resources
 from tests.support.fakes import T0
 from tests.unit.test_job_model import new_job
 
@@ -23,6 +23,7 @@ def test_round_trip_through_json() -> None:
     job.change_priority(JobPriority.HIGH, T0 + timedelta(seconds=1))
     for change in job.changes:
         decoded = change_from_document(json.loads(json.dumps(change_to_document(change))))
+        assert isinstance(decoded, JobChanged)
         assert decoded.kind == change.kind
         assert decoded.transition == change.transition
         assert decoded.previous_priority == change.previous_priority

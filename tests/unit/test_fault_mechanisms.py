@@ -23,7 +23,8 @@ from domain.services.observations import ObservationService
 from domain.services.quotas import QuotaService
 from domain.services.watch import ClusterSupervisor
 from tests.support.fakes import FakeClock, FakeGateway, FakeGatewayFactory, FakeLease
-from tests.unit.test_job_service import GOOD, World
+from tests.unit.test_job_service import World
+from tests.unit.test_submission import GOOD
 
 P = WorkloadPhase
 

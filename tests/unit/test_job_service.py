@@ -9,6 +9,7 @@ changes; tenant isolation in reads and commands; paging limits; the submission s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 
@@ -17,14 +18,15 @@ import pytest
 from domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
-from domain.model.job import ChangeKind, JobPriority, JobStatus, TimeWindow
+from domain.model.job import ChangeKind, Job, JobPriority, JobStatus, TimeWindow
 from domain.model.principal import Principal, Scope
-from domain.ports import JobFilter
+from domain.ports import JobFilter, StoredEvent
 from domain.services import task_names
 from domain.services.jobs import JobService
 from domain.services.reactions import Reactions
 from tests.support.fakes import (
     FakeClock,
+    FakeHub,
     FakeJobRepository,
     FakePublisher,
     FakeTaskQueue,
@@ -35,12 +37,24 @@ from tests.support.fakes import (
 from tests.unit.test_submission import GOOD
 
 
+class HubPublisher(FakePublisher):
+    """Publishes to a hub as well, as the in-process publisher does."""
+
+    def __init__(self, hub: FakeHub) -> None:
+        super().__init__()
+        self.hub = hub
+
+    async def publish(self, events: Sequence[StoredEvent]) -> None:
+        await super().publish(events)
+        self.hub.deliver(events)
+
+
 class World:
-    def __init__(self) -> None:
+    def __init__(self, publisher: FakePublisher | None = None) -> None:
         self.clock = FakeClock()
         self.uow = FakeUnitOfWorkFactory()
         self.tasks = FakeTaskQueue()
-        self.publisher = FakePublisher()
+        self.publisher = publisher if publisher is not None else FakePublisher()
         self.cluster = install_cluster(self.uow.store, make_cluster(GOOD.cluster_id))
         self.service = JobService(
             uow=self.uow,
@@ -53,7 +67,7 @@ class World:
         self.alice = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
         self.bob = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
 
-    def stored(self, job_id: JobId):
+    def stored(self, job_id: JobId) -> Job:
         return self.uow.store.jobs[job_id]
 
 
@@ -116,7 +130,9 @@ async def test_idempotency_race_returns_the_winner(
     real_lookup = FakeJobRepository.get_by_idempotency_key
     lookups = 0
 
-    async def not_yet_committed(self, tenant_id, key):  # type: ignore[no-untyped-def]
+    async def not_yet_committed(
+        self: FakeJobRepository, tenant_id: TenantId, key: str
+    ) -> Job | None:
         nonlocal lookups
         lookups += 1
         if lookups == 1:  # the loser looked before the winner committed

@@ -8,17 +8,21 @@ a failed attempt waits for the user; a deleted workload cancels its job.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from domain.model.job import JobStatus, Placement
+from domain.model.ids import JobId
+from domain.model.job import Job, JobStatus, Placement
 from domain.ports import WorkloadObservation, WorkloadPhase
 from domain.services import task_names
 from domain.services.observations import ObservationService, transition_path
 from tests.support.fakes import T0
-from tests.unit.test_job_service import GOOD, World
+from tests.unit.test_job_service import World
+from tests.unit.test_submission import GOOD
 
 S = JobStatus
 
@@ -44,7 +48,7 @@ def test_transition_path(current: JobStatus, target: JobStatus, path: list[JobSt
     assert transition_path(current, target) == path
 
 
-def observation(job, phase: WorkloadPhase, **kw) -> WorkloadObservation:  # type: ignore[no-untyped-def]
+def observation(job: Job, phase: WorkloadPhase, **kw: Any) -> WorkloadObservation:
     return WorkloadObservation(
         job.id,
         job.attempt,
@@ -102,7 +106,8 @@ async def test_placement_is_recorded_when_admitted(world: World) -> None:
     placement = Placement("node-1", (4, 5))
     await service(world).apply(observation(job, WorkloadPhase.ADMITTED, placement=placement))
     assert world.stored(job.id).placement == placement
-    assert world.publisher.published[-1].change.job.placement == placement
+    change = world.publisher.published[-1].job_change
+    assert change is not None and change.job.placement == placement
 
 
 async def test_stale_and_foreign_reports_change_nothing(world: World) -> None:
@@ -151,6 +156,7 @@ async def test_a_failure_is_retried_with_backoff_until_the_retries_are_used(
             attempt + 1,
             attempt + 1,
         )
+        assert stored.status_message is not None
         assert stored.status_message.startswith("failed (exit code 1): attempt")
         assert stored.next_attempt_at == world.clock.now() + timedelta(seconds=10 * (attempt + 1))
         retry_task = world.tasks.enqueued[-1]
@@ -185,5 +191,5 @@ async def test_deleted_workload_cancels_the_job(world: World) -> None:
 
 async def test_unknown_job_is_ignored(world: World) -> None:
     job = await world.service.submit(world.alice, GOOD)
-    ghost = replace(observation(job, WorkloadPhase.RUNNING), job_id=type(job.id)(int=1))
+    ghost = replace(observation(job, WorkloadPhase.RUNNING), job_id=JobId(uuid.UUID(int=1)))
     assert await service(world).apply(ghost) is None

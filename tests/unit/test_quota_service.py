@@ -37,6 +37,7 @@ from domain.services.quotas import QuotaService
 from tests.support.fakes import (
     FakeClock,
     FakeUnitOfWorkFactory,
+    QuotaState,
     install_cluster,
     make_cluster,
 )
@@ -81,7 +82,7 @@ class World:
         self.service = QuotaService(uow=self.uow, clock=self.clock)
 
     @property
-    def q(self):  # type: ignore[no-untyped-def]
+    def q(self) -> QuotaState:
         return self.uow.store.quota
 
 

@@ -8,7 +8,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from benchmarks.replay import ORACLE, QUEUE_RATE, USER, load_trace, make_nodes, replay
+from benchmarks.replay import ORACLE, QUEUE_RATE, USER, Trace, load_trace, make_nodes, replay
 
 
 def write_trace(tmp_path: Path) -> str:
@@ -24,7 +24,7 @@ def write_trace(tmp_path: Path) -> str:
     return str(path)
 
 
-def load(path: str, wide: str = "cap", seed: int = 3):  # type: ignore[no-untyped-def]
+def load(path: str, wide: str = "cap", seed: int = 3) -> Trace:
     return load_trace(
         path,
         limit=None,

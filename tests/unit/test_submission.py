@@ -112,7 +112,9 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
 
 
 @pytest.mark.parametrize(("case", "changes", "field", "code"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_names_its_field(case: str, changes: dict[str, Any], field: str, code: str):
+def test_bad_input_names_its_field(
+    case: str, changes: dict[str, Any], field: str, code: str
+) -> None:
     issues = validate_submission(replace(GOOD, **changes), CLUSTER, T0)
     assert [(i.field, i.code) for i in issues] == [(field, code)], case
 

@@ -22,7 +22,8 @@ from domain.model.job import Resources, TimeWindow
 from domain.model.quota import LocalQueue, tenant_namespace
 from domain.model.reservation import CapacityReservation, ReservationId
 from tests.support.fakes import T0, install_cluster, make_cluster
-from tests.unit.test_job_service import GOOD, World
+from tests.unit.test_job_service import World
+from tests.unit.test_submission import GOOD
 
 
 @pytest.fixture

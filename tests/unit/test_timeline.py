@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 
@@ -20,12 +21,13 @@ import pytest
 
 from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId, TenantId
-from domain.model.job import JobStatus
+from domain.model.job import ChangeKind, Job, JobChanged, JobStatus
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.timeline import (
     CPU_ROW,
     SegmentKind,
+    Timeline,
     diff_from_document,
     diff_to_document,
     timeline_from_document,
@@ -34,6 +36,7 @@ from domain.model.timeline import (
 from domain.scheduling import timeline as timelines
 from domain.scheduling.durations import Durations
 from domain.scheduling.estimator import Snapshot, estimate
+from domain.services.quotas import QuotaService
 from domain.services.schedule_updates import (
     ScheduleChange,
     ScheduleSnapshot,
@@ -42,7 +45,7 @@ from domain.services.schedule_updates import (
 from domain.services.timeline import TimelineService, cut
 from tests.support.admission_tables import A100, CLUSTER, NOW, TENANT, Scenario, W, q
 from tests.support.fakes import FakeEventLog, FakeHub
-from tests.unit.test_job_service import World
+from tests.unit.test_job_service import HubPublisher, World
 
 SCENARIO = Scenario(
     "timeline",
@@ -56,14 +59,17 @@ SCENARIO = Scenario(
             8,
             node="n2",
             preemptible=True,
-            priority=W.__dataclass_fields__["priority"].default,
         ),
     ],
     waiting=[W("next", "cq", 8, age=1), W("cpu-only", "cq", 0, age=2)],
 )
 
 
-def built(scenario: Scenario = SCENARIO, reservations=(), finished=()):  # type: ignore[no-untyped-def]
+def built(
+    scenario: Scenario = SCENARIO,
+    reservations: Sequence[CapacityReservation] = (),
+    finished: Sequence[Job] = (),
+) -> tuple[list[Job], Timeline]:
     jobs = scenario.jobs()
     for job in jobs:
         job.estimated_duration_seconds = 3600
@@ -174,40 +180,41 @@ def test_cut_anonymises_other_tenants_and_keeps_the_window() -> None:
 # --- the service, with fakes ---------------------------------------------------------------------
 
 
-def service_world() -> tuple[World, TimelineService, FakeHub]:
-    world = World()
-    hub = FakeHub()
-    original = world.publisher.publish
+class TimelineWorld(World):
+    """The job service's world, publishing to a hub as in one process, with quotas."""
 
-    async def publish(events):  # type: ignore[no-untyped-def]
-        await original(events)
-        hub.deliver(events)
+    def __init__(self) -> None:
+        self.hub = FakeHub()
+        super().__init__(HubPublisher(self.hub))
+        self.quota_service = QuotaService(uow=self.uow, clock=self.clock)
 
-    world.publisher.publish = publish  # type: ignore[method-assign]
-    from domain.services.quotas import QuotaService
 
+def service_world() -> tuple[TimelineWorld, TimelineService, FakeHub]:
+    world = TimelineWorld()
     svc = TimelineService(uow=world.uow, clock=world.clock, jobs=world.service)
-    world.quota_service = QuotaService(uow=world.uow, clock=world.clock)  # type: ignore[attr-defined]
-    return world, svc, hub
+    return world, svc, world.hub
 
 
 async def test_refresh_stores_estimates_and_emits_only_changes() -> None:
     from tests.unit.test_submission import GOOD
 
     world, svc, _ = service_world()
-    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    await world.quota_service.ensure_defaults(world.cluster)
     job = await world.service.submit(world.alice, GOOD)
     assert await svc.refresh(world.cluster.id) is True
     now = world.clock.now()
     stored = world.stored(job.id)
     assert stored.estimated_start == now and stored.submission_estimate is not None
     assert stored.submission_estimate.start == now
-    events = [e for e in world.uow.store.events[world.cluster.id] if e.cluster_change]
-    assert [e.cluster_change.kind for e in events] == [ClusterChangeKind.TIMELINE]  # type: ignore[union-attr]
+    changes = [
+        e.cluster_change for e in world.uow.store.events[world.cluster.id] if e.cluster_change
+    ]
+    assert [c.kind for c in changes] == [ClusterChangeKind.TIMELINE]
     assert await svc.refresh(world.cluster.id) is False  # nothing changed: no event
     world.clock.advance(600)
     await svc.refresh(world.cluster.id)
-    assert world.stored(job.id).submission_estimate.start == now  # type: ignore[union-attr]
+    kept = world.stored(job.id).submission_estimate
+    assert kept is not None and kept.start == now
     sequence, _stored_timeline = world.uow.store.timelines[world.cluster.id]
     assert sequence == world.uow.store.sequences[world.cluster.id]
 
@@ -221,12 +228,12 @@ async def test_a_stored_timeline_is_read_once_per_version(
     from tests.unit.test_submission import GOOD
 
     world, svc, _ = service_world()
-    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    await world.quota_service.ensure_defaults(world.cluster)
     await world.service.submit(world.alice, GOOD)
     reads: list[ClusterId] = []
     real = FakeUnitOfWork.latest_timeline
 
-    async def counted(self: FakeUnitOfWork, cluster_id: ClusterId):  # type: ignore[no-untyped-def]
+    async def counted(self: FakeUnitOfWork, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
         reads.append(cluster_id)
         return await real(self, cluster_id)
 
@@ -248,7 +255,7 @@ async def test_schedule_stream_snapshot_diffs_and_resume() -> None:
     from tests.unit.test_submission import GOOD
 
     world, svc, hub = service_world()
-    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    await world.quota_service.ensure_defaults(world.cluster)
     await world.service.submit(world.alice, GOOD)
     await svc.refresh(world.cluster.id)
     stream_service = ScheduleUpdatesService(
@@ -277,7 +284,7 @@ async def test_a_schedule_subscriber_that_fell_behind_gets_what_it_missed() -> N
     from tests.unit.test_submission import GOOD
 
     world, svc, hub = service_world()
-    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    await world.quota_service.ensure_defaults(world.cluster)
     stream_service = ScheduleUpdatesService(
         timeline=svc, hub=hub, log=FakeEventLog(world.uow.store), buffer=2
     )
@@ -301,7 +308,7 @@ async def test_preview_does_not_store_and_estimates_cost() -> None:
     from tests.unit.test_submission import GOOD
 
     world, svc, _ = service_world()
-    await world.quota_service.ensure_defaults(world.cluster)  # type: ignore[attr-defined]
+    await world.quota_service.ensure_defaults(world.cluster)
     preview = await svc.preview(world.alice, GOOD)
     assert preview.start == world.clock.now() and preview.duration_source == "estimate"
     assert preview.estimated_cost is not None and preview.estimated_cost > 0
@@ -321,8 +328,8 @@ async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
 
     clock = FakeClock(manual=True)
 
-    class Counting:
-        def __init__(self) -> None:
+    class Counting(TimelineService):
+        def __init__(self) -> None:  # only `refresh` is used: no uow, clock or jobs
             self.calls = 0
 
         async def refresh(self, cluster_id: ClusterId) -> bool:
@@ -333,7 +340,7 @@ async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
     hub = FakeHub()
     counting = Counting()
     refresher = TimelineRefresher(
-        counting,  # type: ignore[arg-type]
+        counting,
         hub,
         clock,
         debounce_seconds=0.05,
@@ -362,16 +369,13 @@ async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
     await asyncio.gather(task, return_exceptions=True)
 
 
-def world_events():  # type: ignore[no-untyped-def]
-    from domain.model.job import ChangeKind, JobChanged
-
+def world_events() -> list[JobChanged]:
     jobs = SCENARIO.jobs()
     return [JobChanged(ChangeKind.SUBMITTED, jobs[0])]
 
 
 async def test_a_change_of_capacity_is_a_cluster_event() -> None:
     from domain.services.clusters import ClusterService
-    from domain.services.quotas import QuotaService
     from tests.support.fakes import FakeGatewayFactory
 
     world = World()

@@ -21,13 +21,22 @@ from typing import Any
 import pytest
 
 from domain.errors import NotFound
-from domain.model.ids import ClusterId
-from domain.model.job import JobStatus
-from domain.model.principal import Scope
-from domain.ports import JobFilter
+from domain.model.ids import ClusterId, JobId
+from domain.model.job import Job, JobStatus
+from domain.model.principal import Principal, Scope
+from domain.ports import JobFilter, TenantScope
 from domain.services.updates import Change, JobUpdate, Snapshot, UpdatesService
-from tests.support.fakes import FakeEventLog, FakeHub
-from tests.unit.test_job_service import GOOD, World
+from tests.support.fakes import FakeEventLog, FakeHub, FakeUnitOfWork
+from tests.unit.test_job_service import HubPublisher, World
+from tests.unit.test_submission import GOOD
+
+
+class UpdatesWorld(World):
+    """The job service's world; what it publishes goes to the hub, as in one process."""
+
+    def __init__(self) -> None:
+        self.hub = FakeHub()
+        super().__init__(HubPublisher(self.hub))
 
 
 class Stream:
@@ -42,65 +51,71 @@ class Stream:
             snapshot_limit=50,
         )
 
-    async def open(self, principal, job_filter=JobFilter(), since=None):  # type: ignore[no-untyped-def]
+    async def open(
+        self, principal: Principal, job_filter: JobFilter = JobFilter(), since: int | None = None
+    ) -> AsyncGenerator[JobUpdate, None]:
         return await self.service.job_updates(principal, self.world.cluster.id, job_filter, since)
 
 
 @pytest.fixture
-def world() -> World:
-    w = World()
-    w.hub = FakeHub()  # type: ignore[attr-defined]
-    # publishing goes to the hub, as the in-process publisher does
-    original = w.publisher.publish
-
-    async def publish(events):  # type: ignore[no-untyped-def]
-        await original(events)
-        w.hub.deliver(events)  # type: ignore[attr-defined]
-
-    w.publisher.publish = publish  # type: ignore[method-assign]
-    return w
+def world() -> UpdatesWorld:
+    return UpdatesWorld()
 
 
 async def take(stream: AsyncGenerator[JobUpdate, None], n: int) -> list[JobUpdate]:
     return [await asyncio.wait_for(anext(stream), 1) for _ in range(n)]
 
 
-async def test_snapshot_then_changes_in_order(world: World) -> None:
+def changed(update: JobUpdate) -> Change:
+    """The update, which must be a Change."""
+    assert isinstance(update, Change)
+    return update
+
+
+def snapshotted(update: JobUpdate) -> Snapshot:
+    """The update, which must be a Snapshot."""
+    assert isinstance(update, Snapshot)
+    return update
+
+
+async def test_snapshot_then_changes_in_order(world: UpdatesWorld) -> None:
     first = await world.service.submit(world.alice, GOOD)
-    stream = await Stream(world, world.hub).open(world.alice)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice)
     [snapshot] = await take(stream, 1)
     assert isinstance(snapshot, Snapshot)
     assert (snapshot.sequence, [j.id for j in snapshot.jobs]) == (1, [first.id])
     second = await world.service.submit(world.alice, replace(GOOD, name="second"))
     await world.service.cancel(world.alice, first.id, None)
     changes = await take(stream, 2)
-    assert [(c.sequence, c.change.job.id, c.change.job.status) for c in changes] == [
+    assert [
+        (c.sequence, changed(c).change.job.id, changed(c).change.job.status) for c in changes
+    ] == [
         (2, second.id, JobStatus.PENDING),
         (3, first.id, JobStatus.CANCELLED),
     ]
     await stream.aclose()
-    assert world.hub.subscriptions == []  # type: ignore[attr-defined]
+    assert world.hub.subscriptions == []
 
 
 async def test_commits_between_subscribing_and_the_snapshot_are_neither_lost_nor_repeated(
-    world: World,
+    world: UpdatesWorld,
 ) -> None:
-    hub: FakeHub = world.hub  # type: ignore[attr-defined]
+    hub = world.hub
     stream_maker = Stream(world, hub)
     real_factory = world.uow
-    racing = {}
+    racing: dict[str, asyncio.Future[Job]] = {}
 
     class RacingFactory:
         """Commits a submission just as the snapshot's transaction opens."""
 
-        def __call__(self, scope, *, consistent_read=False):  # type: ignore[no-untyped-def]
+        def __call__(self, scope: TenantScope, *, consistent_read: bool = False) -> FakeUnitOfWork:
             if consistent_read and not racing:
                 racing["job"] = asyncio.ensure_future(
                     world.service.submit(world.alice, replace(GOOD, name="racer"))
                 )
             return real_factory(scope, consistent_read=consistent_read)
 
-    stream_maker.service._uow = RacingFactory()  # type: ignore[assignment]
+    stream_maker.service._uow = RacingFactory()
     stream = await stream_maker.open(world.alice)
     first = await take(stream, 1)
     racer = await racing["job"]
@@ -110,58 +125,58 @@ async def test_commits_between_subscribing_and_the_snapshot_are_neither_lost_nor
     assert isinstance(snapshot, Snapshot)
     changes = updates[1:]
     assert all(isinstance(c, Change) and c.sequence > snapshot.sequence for c in changes)
-    statuses = [j.status for j in snapshot.jobs] + [c.change.job.status for c in changes]  # type: ignore[union-attr]
+    statuses = [j.status for j in snapshot.jobs] + [changed(c).change.job.status for c in changes]
     assert statuses == [JobStatus.PENDING, JobStatus.CANCELLED]
     assert [c.sequence for c in changes] == sorted({c.sequence for c in changes})
 
 
-def _ids(update: JobUpdate) -> set:  # type: ignore[type-arg]
+def _ids(update: JobUpdate) -> set[JobId]:
     return {j.id for j in update.jobs} if isinstance(update, Snapshot) else set()
 
 
-async def test_since_replays_exactly_what_was_missed(world: World) -> None:
+async def test_since_replays_exactly_what_was_missed(world: UpdatesWorld) -> None:
     job = await world.service.submit(world.alice, GOOD)
     await world.service.change_priority(world.alice, job.id, type(job.priority).HIGH)
     await world.service.cancel(world.alice, job.id, None)
-    stream = await Stream(world, world.hub).open(world.alice, since=1)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice, since=1)
     replayed = await take(stream, 2)
     assert [u.sequence for u in replayed] == [2, 3]
     assert all(isinstance(u, Change) for u in replayed)
     later = await world.service.submit(world.alice, replace(GOOD, name="later"))
     [live] = await take(stream, 1)
-    assert (live.sequence, live.change.job.id) == (4, later.id)  # type: ignore[union-attr]
+    assert (live.sequence, changed(live).change.job.id) == (4, later.id)
 
 
 @pytest.mark.parametrize("since", [0, 3])
-async def test_since_within_history_is_not_a_snapshot(world: World, since: int) -> None:
+async def test_since_within_history_is_not_a_snapshot(world: UpdatesWorld, since: int) -> None:
     job = await world.service.submit(world.alice, GOOD)
     await world.service.cancel(world.alice, job.id, None)
-    stream = await Stream(world, world.hub).open(world.alice, since=2)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice, since=2)
     await world.service.submit(world.alice, replace(GOOD, name="next"))
     [update] = await take(stream, 1)
     assert isinstance(update, Change) and update.sequence == 3
 
 
-async def test_since_older_than_history_gets_a_snapshot(world: World) -> None:
+async def test_since_older_than_history_gets_a_snapshot(world: UpdatesWorld) -> None:
     for i in range(3):
         await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
     world.uow.store.retained_after[world.cluster.id] = 2
-    stream = await Stream(world, world.hub).open(world.alice, since=1)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice, since=1)
     [update] = await take(stream, 1)
     assert isinstance(update, Snapshot)
     assert (update.sequence, update.reason, len(update.jobs)) == (3, "history-gone", 3)
 
 
-async def test_since_ahead_of_the_cluster_gets_a_snapshot(world: World) -> None:
+async def test_since_ahead_of_the_cluster_gets_a_snapshot(world: UpdatesWorld) -> None:
     await world.service.submit(world.alice, GOOD)
-    stream = await Stream(world, world.hub).open(world.alice, since=99)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice, since=99)
     [update] = await take(stream, 1)
     assert isinstance(update, Snapshot)
     assert (update.sequence, update.reason) == (1, "unknown-since")
 
 
-async def test_overflow_is_caught_up_from_history_not_a_snapshot(world: World) -> None:
-    stream = await Stream(world, world.hub, buffer=3).open(world.alice)  # type: ignore[attr-defined]
+async def test_overflow_is_caught_up_from_history_not_a_snapshot(world: UpdatesWorld) -> None:
+    stream = await Stream(world, world.hub, buffer=3).open(world.alice)
     [initial] = await take(stream, 1)
     for i in range(5):  # the consumer reads nothing meanwhile: its buffer overflows
         await world.service.submit(world.alice, replace(GOOD, name=f"burst-{i}"))
@@ -173,8 +188,10 @@ async def test_overflow_is_caught_up_from_history_not_a_snapshot(world: World) -
     assert initial.sequence == 0
 
 
-async def test_overflow_past_the_history_resynchronises_with_a_snapshot(world: World) -> None:
-    stream = await Stream(world, world.hub, buffer=3).open(world.alice)  # type: ignore[attr-defined]
+async def test_overflow_past_the_history_resynchronises_with_a_snapshot(
+    world: UpdatesWorld,
+) -> None:
+    stream = await Stream(world, world.hub, buffer=3).open(world.alice)
     [initial] = await take(stream, 1)
     for i in range(5):
         await world.service.submit(world.alice, replace(GOOD, name=f"burst-{i}"))
@@ -185,40 +202,40 @@ async def test_overflow_past_the_history_resynchronises_with_a_snapshot(world: W
     assert initial.sequence == 0
 
 
-async def test_other_tenants_never_appear(world: World) -> None:
+async def test_other_tenants_never_appear(world: UpdatesWorld) -> None:
     await world.service.submit(world.bob, GOOD)
-    stream = await Stream(world, world.hub).open(world.alice)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice)
     [snapshot] = await take(stream, 1)
-    assert snapshot.jobs == []  # type: ignore[union-attr]
+    assert snapshotted(snapshot).jobs == []
     await world.service.submit(world.bob, replace(GOOD, name="bobs"))
     mine = await world.service.submit(world.alice, replace(GOOD, name="mine"))
     [change] = await take(stream, 1)
-    assert change.change.job.id == mine.id  # type: ignore[union-attr]
+    assert changed(change).change.job.id == mine.id
 
 
-async def test_leaving_the_filter_is_announced_once(world: World) -> None:
+async def test_leaving_the_filter_is_announced_once(world: UpdatesWorld) -> None:
     job = await world.service.submit(world.alice, GOOD)
     pending_only = JobFilter(statuses=frozenset({JobStatus.PENDING}))
-    stream = await Stream(world, world.hub).open(world.alice, pending_only)  # type: ignore[attr-defined]
+    stream = await Stream(world, world.hub).open(world.alice, pending_only)
     [snapshot] = await take(stream, 1)
-    assert [j.id for j in snapshot.jobs] == [job.id]  # type: ignore[union-attr]
+    assert [j.id for j in snapshotted(snapshot).jobs] == [job.id]
     await world.service.cancel(world.alice, job.id, None)
     other = await world.service.submit(world.alice, replace(GOOD, name="other"))
     updates = await take(stream, 2)
-    assert [(u.change.job.id, u.matches_filter) for u in updates] == [  # type: ignore[union-attr]
+    assert [(changed(u).change.job.id, changed(u).matches_filter) for u in updates] == [
         (job.id, False),
         (other.id, True),
     ]
 
 
-async def test_unknown_cluster_is_not_found(world: World) -> None:
-    service = Stream(world, world.hub).service  # type: ignore[attr-defined]
+async def test_unknown_cluster_is_not_found(world: UpdatesWorld) -> None:
+    service = Stream(world, world.hub).service
     with pytest.raises(NotFound):
         await service.job_updates(world.alice, ClusterId(uuid.uuid4()), JobFilter(), None)
 
 
 async def test_subscribers_with_one_view_share_one_snapshot(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    world: UpdatesWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for i in range(3):
         await world.service.submit(world.alice, replace(GOOD, name=f"job-{i}"))
@@ -254,7 +271,7 @@ async def test_subscribers_with_one_view_share_one_snapshot(
     assert isinstance(d, Snapshot) and d.jobs is c.jobs and streams.service.reads == 2
 
 
-async def test_different_views_never_share_a_snapshot(world: World) -> None:
+async def test_different_views_never_share_a_snapshot(world: UpdatesWorld) -> None:
     await world.service.submit(world.alice, GOOD)
     await world.service.submit(world.bob, GOOD)
     streams = Stream(world, world.hub)
