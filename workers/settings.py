@@ -7,6 +7,7 @@ cluster supervisor: the watchers that follow each cluster live with the workers.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -41,6 +42,13 @@ async def run_worker(make: Callable[[], Worker], clock: Clock) -> None:
         started = clock.now()
         try:
             await worker.async_run()
+            return
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # our caller stops us
+            # arq's own SIGTERM/SIGINT handler cancelled its loop: a clean stop, no traceback
+            log.info("the worker stopped on a signal")
             return
         except (RedisError, OSError) as exc:
             if (clock.now() - started).total_seconds() > 60:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 import uuid
 
@@ -44,12 +46,15 @@ return 0
 
 
 class RedisLease:
-    """SET NX PX with a per-process token; renew and release only what this process holds."""
+    """SET NX PX with a per-process token; renew and release only what this process holds.
+
+    The token names its holder (`<host>:<pid>:<random>`), so an operator (or the fault suite)
+    can tell from `GET <prefix>:lease:<name>` which process holds a lease."""
 
     def __init__(self, redis: Redis, *, prefix: str) -> None:
         self._redis = redis
         self._prefix = prefix
-        self._token = uuid.uuid4().hex
+        self._token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
 
     def _key(self, name: str) -> str:
         return f"{self._prefix}:lease:{name}"

@@ -2,13 +2,15 @@
 started again.
 
 Covers: a worker that loses Redis is started again with backoff and runs what is queued once
-Redis is back (found in production mode: a 5 s outage ended every worker for good).
+Redis is back (found in production mode: a 5 s outage ended every worker for good); a worker
+stopped by a signal returns quietly, and one whose caller cancels it is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import signal
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -135,3 +137,40 @@ async def test_a_worker_comes_back_with_redis(server: RedisServer, pool: ArqRedi
     finally:
         running.cancel()
         await asyncio.wait([running])
+
+
+async def test_a_signal_stops_the_worker_cleanly(server: RedisServer, pool: ArqRedis) -> None:
+    """arq's SIGTERM handler cancels its own loop; `budcluster worker` printed a CancelledError
+    traceback at every stop (found by the fault suite). The caller cancelling still cancels."""
+    made: list[Worker] = []
+
+    def make() -> Worker:
+        made.append(
+            Worker(
+                functions=arq_functions(SPECS.values()),
+                queue_name="signal:queue",
+                redis_pool=pool,
+                handle_signals=False,
+                poll_delay=0.05,
+                job_serializer=serialize,
+                job_deserializer=deserialize,
+            )
+        )
+        return made[-1]
+
+    running = asyncio.create_task(run_worker(make, SystemClock()))
+    async with asyncio.timeout(10):
+        while not made or made[-1].main_task is None:
+            await asyncio.sleep(0.01)
+    made[-1].handle_sig(signal.SIGTERM)
+    async with asyncio.timeout(10):
+        await running  # returns: no CancelledError
+    assert len(made) == 1
+
+    running = asyncio.create_task(run_worker(make, SystemClock()))
+    async with asyncio.timeout(10):
+        while len(made) < 2 or made[-1].main_task is None:
+            await asyncio.sleep(0.01)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
