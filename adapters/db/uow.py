@@ -49,9 +49,24 @@ class ChangeWithoutEvent(RuntimeError):
         super().__init__(f"job {job_id} changed ({', '.join(columns)}) without recording it")
 
 
+# SQLSTATEs of a server that does not answer: connection exceptions (class 08), shutting down
+# or starting up (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now: "the
+# database system is not yet accepting connections", met in the fault suite while PostgreSQL
+# recovered after a restart) and no connection slot left (53300 too_many_connections).
+_NOT_ANSWERING = ("57P01", "57P02", "57P03", "53300")
+
+
+def _sqlstate(error: BaseException | None) -> str:
+    for candidate in (error, getattr(error, "__cause__", None)):
+        code = getattr(candidate, "sqlstate", None) or getattr(candidate, "pgcode", None)
+        if isinstance(code, str):
+            return code
+    return ""
+
+
 def unanswered(exc: BaseException) -> bool:
-    """Whether `exc` says the database does not answer (refused, gone, timed out, a pool with
-    no connection to give), rather than that it refused what was asked."""
+    """Whether `exc` says the database does not answer (refused, gone, timed out, starting up,
+    a pool with no connection to give), rather than that it refused what was asked."""
     if isinstance(exc, OSError | sa.exc.TimeoutError):
         return True
     if isinstance(exc, sa.exc.DBAPIError):
@@ -59,6 +74,9 @@ def unanswered(exc: BaseException) -> bool:
             return True
         if "sqlite" in type(exc.orig).__module__:  # its OperationalError is any failure
             return "database is locked" in str(exc.orig)
+        state = _sqlstate(exc.orig)
+        if state.startswith("08") or state in _NOT_ANSWERING:
+            return True
         return isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError)
     return False
 

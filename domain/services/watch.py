@@ -27,6 +27,7 @@ from typing import Any
 
 from domain.aio import cancel_and_wait
 from domain.backoff import backoff_seconds
+from domain.errors import Unavailable
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId
 from domain.ports import (
@@ -125,6 +126,8 @@ class ClusterSupervisor:
             await self._jobs.sweep_due_submissions(grace=self._grace)
             if self._workloads is not None:
                 await self._workloads.hold_back_closed_windows()
+        except Unavailable as exc:  # an outage: said once per tick, no traceback
+            log.warning("cluster supervisor tick: %s; next tick tries again", exc)
         except Exception:
             log.exception("cluster supervisor tick failed")
 
@@ -164,6 +167,9 @@ class ClusterSupervisor:
                 log.warning("cluster %s unreachable (%s); retrying", cluster.name, exc)
             except Superseded as exc:
                 log.warning("%s", exc)  # another process took over: it holds the lease now
+            except Unavailable as exc:  # our database does not answer: an outage, not a bug
+                failures += 1
+                log.warning("watching cluster %s: %s; retry %d", cluster.name, exc, failures)
             except Exception:
                 failures += 1
                 log.exception("watching cluster %s failed", cluster.name)

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from domain.errors import Unavailable
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobStatus
 from domain.ports import Superseded, WorkloadObservation, WorkloadPhase
@@ -267,4 +268,35 @@ async def test_a_superseded_watch_ends_quietly_and_lets_go(
     assert len(lease.released) == 1
     await sup.stop()
     assert "runs elsewhere now" in caplog.text
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+class DatabaseDown(FakeGateway):
+    """A watch whose every step meets a database that does not answer (an outage)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = 0
+
+    async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
+        self.steps += 1
+        raise Unavailable("the database")
+        yield []  # an async generator
+
+
+async def test_an_outage_is_a_warning_and_the_watch_tries_again(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by the fault suite: a PostgreSQL restart logged a traceback at ERROR from every
+    process's supervisor, every tick, as if it were a bug."""
+    down = DatabaseDown()
+    h.gateway = down
+    h.gateways.gateway = down
+    h.clock.manual = True
+    sup = h.supervisor(RecordingLease(), lease_ttl_seconds=3, sweep_seconds=60)
+    await sup.tick()
+    await h.clock.run_for(3.5)  # the backoff (1 s here) and another attempt, and another
+    await sup.stop()
+    assert down.steps >= 2
+    assert "does not answer" in caplog.text
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
