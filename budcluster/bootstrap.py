@@ -68,6 +68,7 @@ from domain.services.reactions import Reactions
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.task_names import TaskBacklog
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import IssuedToken, TokenService
 from domain.services.updates import UpdatesService
@@ -102,6 +103,7 @@ class App:
     hub: EventHubImpl
     publisher: EventPublisher
     tasks: TaskQueue
+    backlog: TaskBacklog
     gateways: GatewayRouter
     jobs: JobService
     workloads: WorkloadService
@@ -140,6 +142,7 @@ class App:
                 self.hub.run_catch_up(self.settings.catch_up_seconds), name="event-catch-up"
             )
         )
+        self.background.append(asyncio.create_task(self.backlog.run(), name="task-backlog"))
         if self.settings.run_supervisor if supervisor is None else supervisor:
             self.background.append(
                 asyncio.create_task(self.supervisor.run(), name="cluster-supervisor")
@@ -263,6 +266,7 @@ async def build(
         tasks = ArqTaskQueue(arq, queue_name=settings.queue_name)
     else:
         tasks = InProcessTaskQueue(TASKS, clock)
+    backlog = TaskBacklog(tasks, clock)  # what the queue refused after a commit, queued again
     lease = RedisLease(redis, prefix=settings.redis_prefix) if redis else LocalLease()
     buckets = {"capacity": settings.rate_burst, "per_second": settings.rate_points_per_minute / 60}
     limiter: RateLimiter = (
@@ -301,9 +305,9 @@ async def build(
             ).for_cluster,
         ),
     )
-    reactions = Reactions(publisher=publisher, tasks=tasks, uow=uow)
+    reactions = Reactions(publisher=publisher, tasks=backlog, uow=uow)
     db.after_commit = reactions
-    jobs = JobService(uow=uow, clock=clock, tasks=tasks)
+    jobs = JobService(uow=uow, clock=clock, tasks=backlog)
     workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways)
     observations = ObservationService(
         uow=uow,
@@ -347,7 +351,7 @@ async def build(
             ),
         ),
         connector=connector or KubeConnector(),
-        tasks=tasks,
+        tasks=backlog,
         quotas=quotas,
         parse_node=node_from_k8s,
         sync_seconds=settings.cluster_sync_seconds,
@@ -376,6 +380,7 @@ async def build(
         hub=hub,
         publisher=publisher,
         tasks=tasks,
+        backlog=backlog,
         gateways=gateways,
         jobs=jobs,
         workloads=workloads,

@@ -148,6 +148,7 @@ class ClusterSupervisor:
             if not held:
                 await self._clock.sleep(self._ttl / 3)
                 continue
+            log.info("watching cluster %s (holding %s)", cluster.name, lease)
             self._progress[cluster.id] = self._clock.now()
             renewer = asyncio.create_task(self._renew(lease, cluster))
             follower = asyncio.create_task(self._follow(cluster))
