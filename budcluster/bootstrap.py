@@ -26,6 +26,7 @@ from adapters.clock import SystemClock
 from adapters.compute.pool import ProcessCompute
 from adapters.db.engine import Database
 from adapters.db.eventlog import SqlEventLog
+from adapters.db.uow import unanswered
 from adapters.events.hub import EventHubImpl, InProcessPublisher
 from adapters.events.redis import RedisPublisher, RedisRelay
 from adapters.helm.releases import PyHelmReleaseFactory
@@ -41,7 +42,7 @@ from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
 from domain.aio import InThread, cancel_and_wait, wait_event
-from domain.errors import Conflict
+from domain.errors import Conflict, Unavailable
 from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
 from domain.model.ids import ClusterId, TenantId
@@ -92,6 +93,16 @@ class GatewayRouter:
         if cluster.platform is Platform.SIMULATED:
             return self.simulated.for_cluster(cluster)
         return self.real.for_cluster(cluster)
+
+
+def _log_failure(what: str, exc: Exception) -> None:
+    """A periodic chore failed: an outage is a warning (the next round tries again), anything
+    else a bug with its traceback. (Found by the fault suite: a PostgreSQL restart logged
+    tracebacks from event pruning.)"""
+    if isinstance(exc, Unavailable) or unanswered(exc):
+        log.warning("%s: the database does not answer (%s); next round", what, exc)
+    else:
+        log.exception("%s failed", what)
 
 
 @dataclass
@@ -158,8 +169,8 @@ class App:
             await asyncio.sleep(self.settings.cluster_sync_seconds)
             try:
                 await self.registry.sync_all()
-            except Exception:
-                log.exception("syncing clusters failed")
+            except Exception as exc:
+                _log_failure("syncing clusters", exc)
 
     async def _prune(self) -> None:
         while True:
@@ -167,8 +178,8 @@ class App:
             try:
                 for cluster in await self.clusters.all():
                     await self.event_log.prune(cluster.id, keep=self.settings.event_retention)
-            except Exception:
-                log.exception("pruning events failed")
+            except Exception as exc:
+                _log_failure("pruning events", exc)
 
     async def close(self) -> None:
         await cancel_and_wait(self.background)
