@@ -79,6 +79,8 @@ import asyncpg
 import httpx
 from redis.asyncio import Redis
 
+from benchmarks.event_to_screen import free_port, revision
+
 REPO = Path(__file__).resolve().parents[1]
 PROJECT_ID = "5b0c3b8e-2f7e-4a8e-9a57-0c9d8a0c1a11"
 GPU = "nvidia-a100-80gb"
@@ -96,25 +98,6 @@ SUBMIT = """mutation($input: SubmitJobInput!) {
 CANCEL = """mutation($id: ID!) {
   cancelJob(id: $id) { __typename ... on Job { id status } ... on UserError { code message } }
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def revision() -> str:
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return f"{head}{' + uncommitted changes' if dirty else ''}"
 
 
 # --- PostgreSQL and Redis of our own ---------------------------------------------------------
