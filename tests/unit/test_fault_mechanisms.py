@@ -74,6 +74,7 @@ class Harness:
         lease_ttl_seconds: float,
         sweep_seconds: float,
         stall_seconds: float = 10.0,
+        backoff: float = 1.0,
     ) -> ClusterSupervisor:
         quotas = QuotaService(uow=self.world.uow, clock=self.clock)
         clusters = ClusterService(
@@ -87,7 +88,7 @@ class Harness:
             lease=lease,
             clock=self.clock,
             poll_seconds=1000,
-            backoff=lambda n: 1.0,
+            backoff=lambda n: backoff,
             lease_ttl_seconds=lease_ttl_seconds,
             sweep_seconds=sweep_seconds,
             stall_seconds=stall_seconds,
@@ -288,15 +289,17 @@ async def test_an_outage_is_a_warning_and_the_watch_tries_again(
     h: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Found by the fault suite: a PostgreSQL restart logged a traceback at ERROR from every
-    process's supervisor, every tick, as if it were a bug."""
+    process's supervisor, every tick, as if it were a bug, and the watch waited out the
+    cluster's backoff (5 s doubling; a minute here) before trying again: admission came back
+    up to 8 s after the database did. An outage is retried within a capped 2 s."""
     down = DatabaseDown()
     h.gateway = down
     h.gateways.gateway = down
     h.clock.manual = True
-    sup = h.supervisor(RecordingLease(), lease_ttl_seconds=3, sweep_seconds=60)
+    sup = h.supervisor(RecordingLease(), lease_ttl_seconds=3, sweep_seconds=60, backoff=60.0)
     await sup.tick()
-    await h.clock.run_for(3.5)  # the backoff (1 s here) and another attempt, and another
+    await h.clock.run_for(3.9)  # delays of at most 0.25, 0.5, 1 and 2 s: 5 attempts
     await sup.stop()
-    assert down.steps >= 2
+    assert down.steps >= 4
     assert "does not answer" in caplog.text
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
