@@ -172,16 +172,15 @@ class ClusterSupervisor:
                 failures = exc.attempt or failures + 1
                 log.warning("cluster %s unreachable (%s); retry %d", cluster.name, exc, failures)
             except OSError as exc:
-                failures += 1
-                log.warning("cluster %s unreachable (%s); retrying", cluster.name, exc)
+                if cluster.is_real:
+                    failures += 1
+                    log.warning("cluster %s unreachable (%s); retrying", cluster.name, exc)
+                else:  # a simulated cluster lives in our database: it is what does not answer
+                    outages, delay = self._outage(cluster, exc, started, outages)
             except Superseded as exc:
                 log.warning("%s", exc)  # another process took over: it holds the lease now
             except Unavailable as exc:  # our database does not answer: an outage, not a bug
-                if (self._clock.now() - started).total_seconds() > OUTAGE_RESET_SECONDS:
-                    outages = 0  # it had been working: a new outage
-                outages += 1
-                delay = backoff_seconds(outages, base=0.25, cap=OUTAGE_CAP_SECONDS)
-                log.warning("watching cluster %s: %s; again in %.1f s", cluster.name, exc, delay)
+                outages, delay = self._outage(cluster, exc, started, outages)
             except Exception:
                 failures += 1
                 log.exception("watching cluster %s failed", cluster.name)
@@ -194,6 +193,17 @@ class ClusterSupervisor:
             if delay is None:
                 delay = self._backoff(max(failures, 1)) if failures else 0.5
             await self._clock.sleep(delay)
+
+    def _outage(
+        self, cluster: Cluster, exc: Exception, started: datetime, outages: int
+    ) -> tuple[int, float]:
+        """The count of outages in a row and how long to wait before watching again."""
+        if (self._clock.now() - started).total_seconds() > OUTAGE_RESET_SECONDS:
+            outages = 0  # it had been working: a new outage
+        outages += 1
+        delay = backoff_seconds(outages, base=0.25, cap=OUTAGE_CAP_SECONDS)
+        log.warning("watching cluster %s: %s; again in %.1f s", cluster.name, exc, delay)
+        return outages, delay
 
     def _followed(self, cluster: Cluster) -> bool:
         """Simulated clusters always; real ones once registered, until an error needs a person

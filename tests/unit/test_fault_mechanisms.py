@@ -273,26 +273,34 @@ async def test_a_superseded_watch_ends_quietly_and_lets_go(
 
 
 class DatabaseDown(FakeGateway):
-    """A watch whose every step meets a database that does not answer (an outage)."""
+    """A watch whose every step meets a database that does not answer (an outage): through a
+    unit of work (Unavailable), or a simulated cluster's own store (a refused connection)."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: Exception) -> None:
         super().__init__()
         self.steps = 0
+        self.error = error
 
     async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
         self.steps += 1
-        raise Unavailable("the database")
+        raise self.error
         yield []  # an async generator
 
 
+@pytest.mark.parametrize(
+    "error",
+    [Unavailable("the database"), ConnectionRefusedError(111, "Connect call failed")],
+    ids=["unit-of-work", "simulated-store"],
+)
 async def test_an_outage_is_a_warning_and_the_watch_tries_again(
-    h: Harness, caplog: pytest.LogCaptureFixture
+    h: Harness, caplog: pytest.LogCaptureFixture, error: Exception
 ) -> None:
     """Found by the fault suite: a PostgreSQL restart logged a traceback at ERROR from every
     process's supervisor, every tick, as if it were a bug, and the watch waited out the
     cluster's backoff (5 s doubling; a minute here) before trying again: admission came back
     up to 8 s after the database did. An outage is retried within a capped 2 s."""
-    down = DatabaseDown()
+    assert not h.world.cluster.is_real
+    down = DatabaseDown(error)
     h.gateway = down
     h.gateways.gateway = down
     h.clock.manual = True
@@ -301,5 +309,5 @@ async def test_an_outage_is_a_warning_and_the_watch_tries_again(
     await h.clock.run_for(3.9)  # delays of at most 0.25, 0.5, 1 and 2 s: 5 attempts
     await sup.stop()
     assert down.steps >= 4
-    assert "does not answer" in caplog.text
+    assert str(error) in caplog.text
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
