@@ -163,6 +163,12 @@ class JobRepository(Protocol):
     ) -> list[tuple[str, TenantId, str | None, float]]:
         """(name, tenant, GPU type, seconds) of the latest COMPLETED runs on the cluster."""
 
+    async def startup_times(
+        self, cluster_id: ClusterId, *, limit: int
+    ) -> list[tuple[JobType, float]]:
+        """(job type, seconds from ADMITTED to RUNNING) of the latest attempts that started on
+        the cluster: its pods' start-up time (image pull, scheduling, containers starting)."""
+
     async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
         """Write jobs' estimate fields only (the bool: also their kept submission/admission
         estimates), without touching anything else a concurrent command may be changing."""

@@ -26,7 +26,7 @@ from adapters.db.tables import (
 from domain.errors import DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
-from domain.model.job import Job, JobEvent, JobStatus
+from domain.model.job import Job, JobEvent, JobStatus, JobType
 from domain.model.principal import ApiToken
 from domain.model.secrets import Envelope
 from domain.ports import JobCursor, JobFilter, JobPage, TenantScope
@@ -186,6 +186,36 @@ class SqlJobRepository:
                 row["gpu_type"] if row["gpu_count"] else None,
                 (row["actual_end"] - row["actual_start"]).total_seconds(),
             )
+            for row in (await self._conn.execute(stmt)).mappings()
+        ]
+
+    async def startup_times(
+        self, cluster_id: ClusterId, *, limit: int
+    ) -> list[tuple[JobType, float]]:
+        admitted, running = job_events.alias("admitted"), job_events.alias("running")
+        stmt = (
+            self._scoped(
+                sa.select(jobs.c.job_type, admitted.c.at.label("admitted"), running.c.at)
+                .join(admitted, admitted.c.job_id == jobs.c.id)
+                .join(
+                    running,
+                    sa.and_(
+                        running.c.job_id == admitted.c.job_id,
+                        running.c.attempt == admitted.c.attempt,
+                        running.c.from_status == JobStatus.ADMITTED.value,
+                        running.c.to_status == JobStatus.RUNNING.value,
+                    ),
+                )
+                .where(
+                    jobs.c.cluster_id == cluster_id,
+                    admitted.c.to_status == JobStatus.ADMITTED.value,
+                )
+            )
+            .order_by(running.c.at.desc())
+            .limit(limit)
+        )
+        return [
+            (JobType(row["job_type"]), max(0.0, (row["at"] - row["admitted"]).total_seconds()))
             for row in (await self._conn.execute(stmt)).mappings()
         ]
 

@@ -3,6 +3,10 @@ default for its type. SERVICE jobs run until stopped (unless a max_duration ends
 
 History is the median run time of COMPLETED jobs with the same name, tenant and GPU type: the
 median, because one run killed early or stuck late should not drag every later estimate.
+
+Start-up is the time from admission to running (a real cluster's image pulls and container
+starts, a simulated cluster's configured start-up), the median per job type of the cluster's
+latest attempts: a job admitted at t runs from t + start-up, and its GPUs are held meanwhile.
 """
 
 from __future__ import annotations
@@ -34,10 +38,22 @@ def medians(samples: Iterable[tuple[HistoryKey, float]]) -> dict[HistoryKey, flo
     return {key: statistics.median(values) for key, values in grouped.items()}
 
 
+def startup_medians(samples: Iterable[tuple[JobType, float]]) -> dict[JobType, float]:
+    grouped: dict[JobType, list[float]] = {}
+    for job_type, seconds in samples:
+        grouped.setdefault(job_type, []).append(seconds)
+    return {job_type: statistics.median(values) for job_type, values in grouped.items()}
+
+
 @dataclass(frozen=True)
 class Durations:
     history: Mapping[HistoryKey, float] = field(default_factory=dict)
     defaults: Mapping[JobType, float | None] = field(default_factory=lambda: dict(DEFAULT_SECONDS))
+    startup: Mapping[JobType, float] = field(default_factory=dict)
+    """Seconds from admission to running, learned per job type (none known: 0)."""
+
+    def startup_seconds(self, job: Job) -> float:
+        return self.startup.get(job.job_type, 0.0)
 
     def expected(self, job: Job) -> float | None:
         """Seconds the job is expected to run; None when it runs until stopped."""

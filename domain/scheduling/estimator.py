@@ -4,7 +4,9 @@ A pure function of a cluster snapshot. It replays the future with the admission 
 simulated cluster runs (`domain.scheduling.admission`): running jobs end when their expected
 duration is up (a job already past its estimate is extended, never shown ending in the past),
 and at every moment something ends, a reservation starts or ends, a time window opens or closes,
-or a dependency completes, one admission cycle runs. Each job gets the start and end of that
+or a dependency completes, one admission cycle runs. A job admitted at t holds its GPUs from t
+and runs from t + the cluster's start-up for its type (learned, `Durations.startup`), so each
+wave of a queue starts one start-up later. Each job gets the start and end of that
 replay, the GPU slots it would hold (the rows of the Gantt chart), and the reason it waits now.
 Jobs that can never be admitted (no flavor fits, more than the quota can ever give) are flagged
 at once; so is a deadline the estimate misses and a dependency that failed.
@@ -134,6 +136,7 @@ class _Replay:
         self.events: list[tuple[datetime, int, str, str]] = []
         self.seq = 0
         self.start: dict[str, datetime] = {}
+        self.admitted: dict[str, datetime] = {}
         self.end: dict[str, datetime | None] = {}
         self.placements: dict[str, tuple[Placement, ...]] = {}
         self.preempted_at: dict[str, datetime] = {}
@@ -158,6 +161,10 @@ class _Replay:
     def push(self, at: datetime, kind: str, key: str) -> None:
         self.seq += 1
         heapq.heappush(self.events, (at, self.seq, kind, key))
+
+    def startup(self, job: Job) -> timedelta:
+        """Admission to running, in real seconds (measured on the cluster: not scaled)."""
+        return timedelta(seconds=self.snap.durations.startup_seconds(job))
 
     def duration(self, job: Job) -> timedelta | None:
         seconds = self.snap.durations.expected(job)
@@ -249,7 +256,8 @@ class _Replay:
             return
         end = started + duration
         if job.status is JobStatus.ADMITTED and job.actual_start is None:
-            end = max(end, self.now + duration)
+            runs_from = max(self.now, started + self.startup(job))  # still starting up
+            end = max(started + self.startup(job) + duration, runs_from + duration)
         if end <= self.now:
             # Past its estimate and still running: a job that outlived its estimate tends to
             # run on for a while more, the longer it has run: a quarter of its estimate or of
@@ -337,12 +345,14 @@ class _Replay:
         job = self.jobs.get(key)
         if job is None:
             return
-        self.start[key] = t
+        runs_from = t + self.startup(job)  # its GPUs are held from t, it runs from here
+        self.admitted[key] = t
+        self.start[key] = runs_from
         self.placements[key] = tuple(holding.placements)
         duration = self.duration(job)
-        self.end[key] = None if duration is None else t + duration
+        self.end[key] = None if duration is None else runs_from + duration
         if duration is not None:
-            self.push(t + duration, "end", key)
+            self.push(runs_from + duration, "end", key)
 
     def _preempted(self, holding: Holding, t: datetime) -> None:
         key = holding.demand.key
@@ -354,6 +364,7 @@ class _Replay:
         requeued = Demand(**{**holding.demand.__dict__, "created_at": t})
         self.demands[key] = requeued
         self.start.pop(key, None)
+        self.admitted.pop(key, None)
         self.model.enqueue(requeued)
 
     # --- the answer -------------------------------------------------------------------------
@@ -417,7 +428,7 @@ class _Replay:
             key, ()
         ):
             return self.reasons[key]
-        if start == self.now:
+        if start is not None and self.admitted.get(key) == self.now:
             return "admitted now"
         if key in self.blocked_on:
             return self.reasons[key]

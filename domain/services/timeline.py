@@ -41,13 +41,15 @@ from domain.ports import (
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
-from domain.scheduling.durations import Durations, medians
+from domain.scheduling.durations import Durations, medians, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
 
 log = logging.getLogger(__name__)
 HISTORY_RUNS = 5000
+STARTUP_RUNS = 200
+"""The latest attempts whose start-up (admission to running) the estimates learn from."""
 PAST = timedelta(hours=24)
 
 
@@ -181,12 +183,13 @@ class TimelineService:
                 cluster.id, limit=HISTORY_RUNS
             )
         )
+        startup = startup_medians(await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS))
         snapshot = Snapshot(
             now=now,
             nodes=cluster.nodes,
             quotas=quotas,
             jobs=active,
-            durations=Durations(history),
+            durations=Durations(history, startup=startup),
             reservations=reservations,
             finished={job_id: job.status for job_id, job in finished.items()},
             time_scale=cluster.time_scale,

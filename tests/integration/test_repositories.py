@@ -277,3 +277,32 @@ async def test_tokens(db: Database) -> None:
         loaded = await uow.tokens.get(token.id)
         assert loaded is not None and loaded.revoked
         assert await uow.tokens.count() == 1
+
+
+async def test_start_up_times_are_admission_to_running_per_attempt(db: Database) -> None:
+    """What the estimates learn a cluster's start-up from (issue 11): ADMITTED -> RUNNING of
+    the latest attempts on that cluster, by job type; attempts still starting, and other
+    clusters, are not counted."""
+    cluster, other = await add_cluster(db, "a"), await add_cluster(db, "b")
+    batch, training, starting = job_on(cluster), job_on(cluster), job_on(cluster)
+    training.job_type = JobType.TRAINING
+    elsewhere = job_on(other)
+    await save(db, batch, training, starting, elsewhere)
+    steps = [(batch, 4.0), (training, 30.0), (starting, None), (elsewhere, 9.0)]
+    async with db.unit_of_work(SYSTEM) as uow:
+        for n, (job, startup) in enumerate(steps):
+            loaded = await uow.jobs.get(job.id)
+            assert loaded is not None
+            admitted = T0 + timedelta(minutes=n)
+            loaded.transition(JobStatus.QUEUED, "queued", admitted)
+            loaded.transition(JobStatus.ADMITTED, "admitted", admitted)
+            if startup is not None:
+                loaded.transition(
+                    JobStatus.RUNNING, "running", admitted + timedelta(seconds=startup)
+                )
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        found = await uow.jobs.startup_times(cluster, limit=10)
+        latest = await uow.jobs.startup_times(cluster, limit=1)
+    assert sorted(found) == [(JobType.BATCH, 4.0), (JobType.TRAINING, 30.0)]
+    assert latest == [(JobType.TRAINING, 30.0)]

@@ -23,7 +23,7 @@ from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platfor
 from domain.model.codec import job_to_document
 from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
-from domain.model.job import Job, JobChanged, JobEvent, JobPriority, JobStatus
+from domain.model.job import Job, JobChanged, JobEvent, JobPriority, JobStatus, JobType
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
@@ -255,6 +255,25 @@ class FakeJobRepository:
             for j in done[:limit]
             if j.actual_start and j.actual_end
         ]
+
+    async def startup_times(
+        self, cluster_id: ClusterId, *, limit: int
+    ) -> list[tuple[JobType, float]]:
+        jobs = self._uow.store.jobs
+        admitted: dict[tuple[JobId, int], datetime] = {}
+        found: list[tuple[datetime, JobType, float]] = []
+        for e in self._uow.store.history:
+            job = jobs.get(e.job_id)
+            if job is None or job.cluster_id != cluster_id or not self._visible(job):
+                continue
+            if e.to_status is JobStatus.ADMITTED:
+                admitted[(e.job_id, e.attempt)] = e.at
+            elif e.to_status is JobStatus.RUNNING and e.from_status is JobStatus.ADMITTED:
+                since = admitted.get((e.job_id, e.attempt))
+                if since is not None:
+                    found.append((e.at, job.job_type, max(0.0, (e.at - since).total_seconds())))
+        found.sort(key=lambda f: f[0], reverse=True)
+        return [(job_type, seconds) for _, job_type, seconds in found[:limit]]
 
     async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
         for job, kept in estimates:

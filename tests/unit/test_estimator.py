@@ -355,3 +355,41 @@ def test_a_real_clusters_node_only_placement_still_holds_its_gpus() -> None:
     r1 = plan[jobs["r1"].id].placements
     assert [(p.node, p.gpu_indices) for p in r1] == [("n1", tuple(range(8)))]
     assert r1[0].flavor is not None
+
+
+def test_start_up_is_in_every_estimate_and_adds_up_wave_after_wave() -> None:
+    """Issue 11: on the embedded cluster every estimate was early by the start-up time, and by
+    one start-up more for each wave of the queue (2.1, 3.7, 5.3 ... s measured). A job admitted
+    at t runs from t + start-up (learned per job type) and holds its GPUs from t."""
+    one_node = Scenario("one node", [("n1", A100, 8)], [q("cq", 8)])
+    scenario = replace(
+        one_node, waiting=[W("w1", "cq", 8), W("w2", "cq", 8, age=1), W("w3", "cq", 8, age=2)]
+    )
+    jobs = jobs_of(scenario, w1=600, w2=600, w3=600)
+    for job in jobs.values():
+        job.job_type = JobType.BATCH
+    learned = Durations(startup={JobType.BATCH: 30.0, JobType.TRAINING: 300.0})
+    schedule = estimate(snapshot(list(jobs.values()), one_node, durations=learned))
+    plan = {name: schedule.jobs[job.id] for name, job in jobs.items()}
+    wave = timedelta(seconds=30 + 600)
+    for n, name in enumerate(("w1", "w2", "w3")):
+        assert plan[name].start == NOW + n * wave + timedelta(seconds=30)
+        assert plan[name].end == NOW + (n + 1) * wave
+    assert plan["w1"].reason == "admitted now"
+    # its GPUs were held from its admission: nothing else fitted during w1's start-up
+    assert schedule.free_gpus[A100][0] == (NOW, 0)
+
+    unlearned = estimate(snapshot(list(jobs.values()), one_node)).jobs
+    assert unlearned[jobs["w2"].id].start == NOW + timedelta(seconds=600)
+
+
+def test_an_admitted_job_still_starting_up_ends_after_its_start_up() -> None:
+    one_node = Scenario("one node", [("n1", A100, 8)], [q("cq", 8)])
+    scenario = replace(one_node, running=[W("s", "cq", 8, node="n1")])
+    jobs = jobs_of(scenario, s=600)
+    starting = jobs["s"]
+    starting.status, starting.actual_start = JobStatus.ADMITTED, None
+    starting.updated_at = NOW - timedelta(seconds=10)  # admitted 10 s ago, start-up 30 s
+    learned = Durations(startup={starting.job_type: 30.0})
+    plan = estimate(snapshot([starting], one_node, durations=learned)).jobs[starting.id]
+    assert plan.end == NOW + timedelta(seconds=20 + 600)

@@ -394,3 +394,27 @@ async def test_a_change_of_capacity_is_a_cluster_event() -> None:
     [event] = world.publisher.published
     assert event.cluster_change is not None
     assert event.cluster_change.kind is ClusterChangeKind.NODES
+
+
+async def test_estimates_learn_the_clusters_start_up() -> None:
+    """Issue 11: the time from admission to running is learned from the cluster's latest
+    attempts and put in every estimate (the embedded cluster's estimates were early by it)."""
+    from domain.ports import TenantScope
+    from tests.unit.test_submission import GOOD
+
+    world, svc, _ = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)
+    first = await world.service.submit(world.alice, GOOD)
+    t = world.clock.now()
+    async with world.uow(TenantScope.system()) as uow:
+        job = await uow.jobs.get(first.id)
+        assert job is not None
+        job.transition(JobStatus.QUEUED, "queued", t)
+        job.transition(JobStatus.ADMITTED, "admitted", t)
+        job.transition(JobStatus.RUNNING, "running", t + timedelta(seconds=7))
+        job.transition(JobStatus.COMPLETED, "done", t + timedelta(seconds=60))
+        await uow.commit()
+    world.clock.advance(60)
+    second = await world.service.submit(world.alice, GOOD)
+    await svc.refresh(world.cluster.id)
+    assert world.stored(second.id).estimated_start == world.clock.now() + timedelta(seconds=7)
