@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 # PostgreSQL was back in the fault suite. An outage after this long a run starts over.
 OUTAGE_CAP_SECONDS = 2.0
 OUTAGE_RESET_SECONDS = 10.0
+# While the lease's store does not answer, "cannot claim" is logged once per cluster and then every
+# QUIET_SECONDS: a Redis outage wrote one line a second per cluster and process (the fault suite).
+QUIET_SECONDS = 30.0
 
 
 class ClusterSupervisor:
@@ -146,12 +149,23 @@ class ClusterSupervisor:
         lease = f"watch:{cluster.id}"
         failures = 0
         outages = 0  # our own store not answering: retried quickly, whatever the cluster's backoff
+        said: datetime | None = None  # when "cannot claim" was last logged
         while True:
             try:
                 held = await self._lease.acquire(lease, ttl_seconds=self._ttl)
             except Exception as exc:  # the lease's store is down: no one else can take it either
-                log.warning("cannot claim %s (%s); trying again", lease, exc)
+                now = self._clock.now()
+                if said is None or (now - said).total_seconds() >= QUIET_SECONDS:
+                    log.warning(  # once, then every QUIET_SECONDS (a line a second each before)
+                        "cannot claim %s (%s); trying again every %.0f s",
+                        lease,
+                        exc,
+                        self._ttl / 3,
+                    )
+                    said = now
                 held = False
+            else:
+                said = None
             if not held:
                 await self._clock.sleep(self._ttl / 3)
                 continue
@@ -221,6 +235,7 @@ class ClusterSupervisor:
         connections kept its lease, and the cluster's admission, for a minute), or when the
         lease was lost. While the lease's store does not answer, keep on: no one else can take
         the lease, and the fencing generation keeps a successor's state safe if one does."""
+        said: datetime | None = None  # when "cannot renew" was last logged
         while True:
             await self._clock.sleep(self._ttl / 3)
             quiet = (self._clock.now() - self._progress[cluster.id]).total_seconds()
@@ -235,8 +250,12 @@ class ClusterSupervisor:
             try:
                 renewed = await self._lease.renew(lease, ttl_seconds=self._ttl)
             except Exception as exc:
-                log.warning("cannot renew %s (%s); carrying on", lease, exc)
+                now = self._clock.now()
+                if said is None or (now - said).total_seconds() >= QUIET_SECONDS:
+                    log.warning("cannot renew %s (%s); carrying on", lease, exc)
+                    said = now
                 continue
+            said = None
             if not renewed:
                 log.warning("lost lease %s", lease)
                 return

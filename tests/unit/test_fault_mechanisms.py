@@ -311,3 +311,39 @@ async def test_an_outage_is_a_warning_and_the_watch_tries_again(
     assert down.steps >= 4
     assert str(error) in caplog.text
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+class LeaseStoreDown(FakeLease):
+    async def acquire(self, name: str, *, ttl_seconds: float) -> bool:
+        raise ConnectionError("Error 111 connecting to redis")
+
+
+async def test_a_lease_store_outage_is_logged_once_then_every_half_minute(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by the fault suite: a 5 s Redis outage wrote a "cannot claim" line a second for
+    every cluster in every process."""
+    h.clock.manual = True
+    sup = h.supervisor(LeaseStoreDown(), lease_ttl_seconds=3, sweep_seconds=60)
+    await sup.tick()
+    await h.clock.run_for(45.0, step=0.5, turns=20)  # tried every second meanwhile
+    await sup.stop()
+    said = [r for r in caplog.records if "cannot claim" in r.getMessage()]
+    assert len(said) == 2  # at once, and 30 s later
+
+
+class RenewalsFail(FakeLease):
+    async def renew(self, name: str, *, ttl_seconds: float) -> bool:
+        raise ConnectionError("Error 111 connecting to redis")
+
+
+async def test_a_holder_that_cannot_renew_says_so_once_then_every_half_minute(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h.clock.manual = True
+    sup = h.supervisor(RenewalsFail(), lease_ttl_seconds=3, sweep_seconds=60, stall_seconds=1000)
+    await sup.tick()
+    await h.clock.run_for(45.0, step=0.5, turns=20)  # a renewal tried every second meanwhile
+    await sup.stop()
+    said = [r for r in caplog.records if "cannot renew" in r.getMessage()]
+    assert len(said) == 2
