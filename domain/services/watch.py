@@ -53,9 +53,29 @@ log = logging.getLogger(__name__)
 # PostgreSQL was back in the fault suite. An outage after this long a run starts over.
 OUTAGE_CAP_SECONDS = 2.0
 OUTAGE_RESET_SECONDS = 10.0
-# While the lease's store does not answer, "cannot claim" is logged once per cluster and then every
-# QUIET_SECONDS: a Redis outage wrote one line a second per cluster and process (the fault suite).
+# While the lease's store does not answer, "cannot claim" and "cannot renew" are logged once per
+# cluster and then every QUIET_SECONDS: a Redis outage wrote one line a second per cluster and
+# process (the fault suite).
 QUIET_SECONDS = 30.0
+
+
+class _Repeated:
+    """A warning that would repeat every try while an outage lasts: due once, then once every
+    QUIET_SECONDS, until `over()`."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._said: datetime | None = None
+
+    def due(self) -> bool:
+        now = self._clock.now()
+        if self._said is not None and (now - self._said).total_seconds() < QUIET_SECONDS:
+            return False
+        self._said = now
+        return True
+
+    def over(self) -> None:
+        self._said = None
 
 
 class ClusterSupervisor:
@@ -149,23 +169,18 @@ class ClusterSupervisor:
         lease = f"watch:{cluster.id}"
         failures = 0
         outages = 0  # our own store not answering: retried quickly, whatever the cluster's backoff
-        said: datetime | None = None  # when "cannot claim" was last logged
+        cannot_claim = _Repeated(self._clock)
         while True:
             try:
                 held = await self._lease.acquire(lease, ttl_seconds=self._ttl)
             except Exception as exc:  # the lease's store is down: no one else can take it either
-                now = self._clock.now()
-                if said is None or (now - said).total_seconds() >= QUIET_SECONDS:
-                    log.warning(  # once, then every QUIET_SECONDS (a line a second each before)
-                        "cannot claim %s (%s); trying again every %.0f s",
-                        lease,
-                        exc,
-                        self._ttl / 3,
+                if cannot_claim.due():
+                    log.warning(
+                        "cannot claim %s (%s); trying again every %.0f s", lease, exc, self._ttl / 3
                     )
-                    said = now
                 held = False
             else:
-                said = None
+                cannot_claim.over()
             if not held:
                 await self._clock.sleep(self._ttl / 3)
                 continue
@@ -235,7 +250,7 @@ class ClusterSupervisor:
         connections kept its lease, and the cluster's admission, for a minute), or when the
         lease was lost. While the lease's store does not answer, keep on: no one else can take
         the lease, and the fencing generation keeps a successor's state safe if one does."""
-        said: datetime | None = None  # when "cannot renew" was last logged
+        cannot_renew = _Repeated(self._clock)
         while True:
             await self._clock.sleep(self._ttl / 3)
             quiet = (self._clock.now() - self._progress[cluster.id]).total_seconds()
@@ -250,12 +265,10 @@ class ClusterSupervisor:
             try:
                 renewed = await self._lease.renew(lease, ttl_seconds=self._ttl)
             except Exception as exc:
-                now = self._clock.now()
-                if said is None or (now - said).total_seconds() >= QUIET_SECONDS:
+                if cannot_renew.due():
                     log.warning("cannot renew %s (%s); carrying on", lease, exc)
-                    said = now
                 continue
-            said = None
+            cannot_renew.over()
             if not renewed:
                 log.warning("lost lease %s", lease)
                 return
