@@ -17,33 +17,45 @@ id, which only thins the history). A job wider than one node cannot run on the s
 placement model: `--wide cap` (the default) runs it on one node's GPUs for its real run time,
 `--wide skip` leaves it out; the counts are printed.
 
-Estimators, all asked at the same submission moments about the same cluster state:
-- budcluster, user estimate: `estimated_duration` = real run time x lognormal(0, sigma).
-- budcluster, no estimate: `estimated_duration` None, so the estimator falls back on history:
-  the median run time of completed jobs with the same name, tenant and GPU type (what the
-  service reads, `domain.services.timeline`), else the TRAINING default (1 hour). Names carry
+Estimators, all asked at the same submission moments about the same cluster state. The
+estimator never sees the run time it estimates: what it learns (`domain.scheduling.durations`,
+as the service does) comes from the runs that finished before the submission. User estimates
+follow one of two models (`--user-estimates`, both by default, each reported):
+- `lognormal`: the run time x lognormal(0, sigma): unbiased in the median, noisy.
+- `limits`: users give limits, as published analyses of HPC logs describe them (Mu'alem and
+  Feitelson 2001; Tsafrir, Etsion and Feitelson 2005: mostly over-estimates, a few popular
+  values): the run time x lognormal(ln 4, 1.0) rounded up to 1, 2, 4, 8, 12, 24, 48, 72 hours,
+  1, 2 weeks, 30 days (about 8 % of them below the run time).
+Per model:
+- budcluster, user estimate as given: `estimated_duration` = the user's estimate, nothing
+  learned (a running job past it runs on for a quarter of its age).
+- budcluster, user estimate x learned ratio: the estimate times the median actual / estimated of
+  comparable finished runs (tenant and name, then tenant, then cluster, with shrinkage).
+- Slurm-style (lognormal only; a requested limit already is one): every job's time limit is
+  the user estimate x 3 rounded up to the whole hour, and the start is the same admission replay
+  with durations = the limits, i.e. every running job is assumed to run to its limit.
+And once:
+- budcluster, no estimate: `estimated_duration` None: the mean run time of comparable finished
+  runs (same chain), else the TRAINING default (1 hour). Names carry
   what a user would reuse: `--names size` (default) names a job by the GPUs it asked for
-  (`philly-8gpu`), so history is the median of completed jobs of that size; `--names unique`
-  gives every job its own name, so history never applies.
+  (`philly-8gpu`); `--names unique` gives every job its own name, so only the tenant's and the
+  cluster's runs apply.
 - oracle: budcluster with the exact run times. What is left is the error no duration estimate
   can remove: jobs submitted later that take GPUs first (BestEffortFIFO lets a small job pass a
   wide one waiting for a whole node).
 - queue position / admission rate: wait = jobs waiting ahead at submission / admissions per
   minute over the last `--rate-window-hours` (6); no job ahead means "starts now"; with no
   admission in the window the rate is taken as one per window.
-- Slurm-style: every job's time limit is set as users set it, the user estimate x 3 rounded up
-  to the whole hour, and the start is the same admission replay (`estimate()`) with durations =
-  the limits, i.e. every running job is assumed to run to its limit. (The simulated cluster
-  does not kill a job at its limit: 1.4% of limits at sigma 0.5 are below the run time.)
 
 The simulated cluster never reads an estimate (admission depends on GPUs, not durations), so
-the actual starts are the same for every estimator and both modes: one replay serves them all.
+the actual starts are the same for every estimator: one replay serves them all.
 A job the estimator gives no start within its 60-day horizon (`none`) is counted as if the
 estimate were the horizon's end, a lower bound on its error. `--profile` prints where the time
 goes.
 
     .venv/bin/python -m benchmarks.replay --trace ../shared/data/philly-2017-sep-oct.json \
-        --nodes 50 --gpus-per-node 8 [--noise-sigma 0.5] [--seed 1] [--limit N]
+        --nodes 50 --gpus-per-node 8 [--user-estimates lognormal,limits] [--noise-sigma 0.5]
+        [--seed 1] [--limit N]
 """
 
 from __future__ import annotations
@@ -75,6 +87,7 @@ from domain.model.job import (
     JobType,
     Placement,
     Resources,
+    RunRecord,
 )
 from domain.model.quota import (
     CPU,
@@ -93,8 +106,10 @@ from domain.model.quota import (
 )
 from domain.ports import WorkloadPhase
 from domain.scheduling.accuracy import WITHIN, percentile
-from domain.scheduling.durations import DEFAULT_SECONDS, Durations, HistoryKey, medians
+from domain.scheduling.durations import DEFAULT_SECONDS, Durations, History
 from domain.scheduling.estimator import HORIZON, Snapshot, estimate
+from domain.scheduling.windows import RECENT, Calibration, Window, past_waits_window
+from domain.scheduling.windows import Outcome as WindowOutcome
 
 GPU_TYPE = "nvidia-v100"
 CLUSTER = ClusterId(uuid.uuid5(uuid.NAMESPACE_DNS, "replay.budcluster"))
@@ -106,14 +121,71 @@ JOB_CPU = 1.0
 JOB_MEMORY = 4.0
 PACE = Pace(time_scale=1.0, startup_seconds=0.0)
 
-USER = "budcluster, user estimate"
-HISTORY = "budcluster, no estimate"
+LOGNORMAL = "lognormal"
+LIMITS = "limits"
+MODELS = (LOGNORMAL, LIMITS)
+COMMON_LIMIT_HOURS = (1, 2, 4, 8, 12, 24, 48, 72, 168, 336, 720)
+"""The few values users' requested limits are rounded up to (beyond 30 days: whole 30 days)."""
+OVERSTATE = 4.0
+OVERSTATE_SIGMA = 1.0
+"""Requested limit = run time x lognormal(ln 4, 1.0), rounded up: a median over-statement of 4x
+before rounding, and about 8 % of requests below the run time."""
+
+HISTORY = "budcluster, no estimate -> history"
 ORACLE = "oracle (exact run times)"
 QUEUE_RATE = "queue position / rate"
-SLURM = "Slurm-style limits"
-ESTIMATORS = (USER, HISTORY, ORACLE, QUEUE_RATE, SLURM)
-REPLAYED = (USER, HISTORY, ORACLE, SLURM)
-"""The estimators that call `estimate()`."""
+PAST_WAITS = "past waits' quantiles (QBETS-style)"
+CONFIDENCES = (0.5, 0.8, 0.95)
+
+
+def as_given(model: str) -> str:
+    return f"budcluster, user estimate ({model}) as given"
+
+
+def corrected(model: str) -> str:
+    return f"budcluster, user estimate ({model}) x learned ratio"
+
+
+def slurm(model: str) -> str:
+    return f"Slurm-style limits ({model})"
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """One way of estimating, replayed with `estimate()` at every submission."""
+
+    name: str
+    duration: Callable[[TraceJob], int | None]
+    """The job's `estimated_duration_seconds` as this estimator sees it."""
+    learns: str | None
+    """The user-estimate model whose history (actual / estimated, run times) it learns from;
+    None: it learns nothing (`Durations()`)."""
+
+
+def estimators(models: tuple[str, ...]) -> list[Estimator]:
+    found: list[Estimator] = []
+    for model in models:
+        users = _users_estimate(model)
+        found.append(Estimator(as_given(model), users, None))
+        found.append(Estimator(corrected(model), users, model))
+        if model == LOGNORMAL:  # a requested limit is already a Slurm-style limit
+            found.append(Estimator(slurm(model), lambda tj: tj.limit, None))
+    found.append(Estimator(HISTORY, lambda tj: None, models[0]))
+    found.append(Estimator(ORACLE, lambda tj: tj.runtime, None))
+    return found
+
+
+def _users_estimate(model: str) -> Callable[[TraceJob], int | None]:
+    return lambda tj: tj.estimates[model]
+
+
+def requested_limit(seconds: float) -> int:
+    """Round a wish up to the next common limit, as users' time limits are."""
+    hours = seconds / 3600
+    for common in COMMON_LIMIT_HOURS:
+        if hours <= common:
+            return common * 3600
+    return math.ceil(hours / COMMON_LIMIT_HOURS[-1]) * COMMON_LIMIT_HOURS[-1] * 3600
 
 
 # --- the trace ----------------------------------------------------------------------------------
@@ -128,10 +200,11 @@ class TraceJob:
     gpus: int
     runtime: int
     """Real run time, seconds (the trace's minutes, which come from second-resolution times)."""
-    user_estimate: int
-    """Seconds: the run time x lognormal(0, sigma) noise."""
+    estimates: dict[str, int]
+    """Seconds, per user-estimate model: `lognormal`, the run time x lognormal(0, sigma) noise;
+    `limits`, a requested limit (`requested_limit` of the run time x the over-statement)."""
     limit: int
-    """Seconds: the user estimate x 3, rounded up to the whole hour (a Slurm time limit)."""
+    """Seconds: the lognormal estimate x 3, rounded up to the whole hour (a Slurm time limit)."""
     name: str
     tenant: TenantId
 
@@ -167,10 +240,12 @@ def load_trace(
     if limit is not None:
         raw = raw[:limit]
     rng = random.Random(seed)
+    overstate = random.Random(seed * 7919 + 1)  # its own stream: the lognormal draws stay put
     who = tenant_ids(tenants)
     trace = Trace([], len(raw))
     for row in raw:
         noise = rng.lognormvariate(0.0, sigma)  # drawn for every row: --wide does not reshuffle
+        factor = overstate.lognormvariate(math.log(OVERSTATE), OVERSTATE_SIGMA)
         asked = int(row["num_gpus"])
         runtime = max(1, round(float(row["runtime"]) * 60))
         trace.gpu_hours_asked += asked * runtime / 3600
@@ -194,7 +269,10 @@ def load_trace(
                 asked_gpus=asked,
                 gpus=gpus,
                 runtime=runtime,
-                user_estimate=user_estimate,
+                estimates={
+                    LOGNORMAL: user_estimate,
+                    LIMITS: requested_limit(runtime * factor),
+                },
                 limit=math.ceil(user_estimate * 3 / 3600) * 3600,
                 name=f"philly-{asked}gpu" if names == "size" else f"philly-{trace_id}",
                 tenant=who[zlib.crc32(trace_id.encode()) % len(who)],
@@ -304,6 +382,8 @@ def make_workload(tj: TraceJob, job: Job, quotas: QuotaSet) -> SimWorkload:
 
 @dataclass
 class Outcome:
+    names: list[str]
+    """The estimators, in the order they are reported."""
     estimated: dict[str, list[datetime | None]]
     """Per estimator, per job (trace order): the start estimated at submission."""
     failed: dict[str, set[int]]
@@ -315,9 +395,13 @@ class Outcome:
     engine_seconds: float
     steps: int
     max_waiting: int
-    history_keys: int
+    history_runs: int
+    """Finished runs the estimators could learn from at the last submission."""
     history_used: int
     """Submissions whose no-estimate duration came from history (else the type's default)."""
+    windows: dict[str, dict[float, list[Window | None]]] = field(default_factory=dict)
+    """Per estimator (and the past-waits baseline), per confidence, per job: the start window
+    shown at submission (None: not enough record yet)."""
 
 
 @dataclass
@@ -335,7 +419,10 @@ class _State:
     started: dict[int, datetime] = field(default_factory=dict)
     ended: dict[int, datetime] = field(default_factory=dict)
     admissions: list[datetime] = field(default_factory=list)
-    samples: list[tuple[HistoryKey, float]] = field(default_factory=list)
+    start_order: list[int] = field(default_factory=list)
+    """Jobs in the order they started (the order their outcome became known)."""
+    finished: list[tuple[int, float]] = field(default_factory=list)
+    """(job, seconds it ran) of every finished job, in the order they ended."""
     due: datetime | None = None
     steps: int = 0
     engine_seconds: float = 0.0
@@ -351,6 +438,7 @@ class _State:
                 assert w.placement is not None
                 self.started[i] = w.started_at
                 self.admissions.append(w.started_at)
+                self.start_order.append(i)
                 for view in self.views.values():
                     job = view[i]
                     job.status = JobStatus.RUNNING
@@ -361,31 +449,50 @@ class _State:
                 assert w.started_at is not None
                 self.ended[i] = w.finished_at
                 del self.active[i]
-                tj = self.trace[i]
-                seconds = (w.finished_at - w.started_at).total_seconds()
-                self.samples.append(((tj.name, tj.tenant, GPU_TYPE), seconds))
+                self.finished.append((i, (w.finished_at - w.started_at).total_seconds()))
         self.live = [w for w in self.live if w.phase not in FINISHED]
 
     def waiting(self) -> int:
         return sum(1 for w in self.live if w.phase is WorkloadPhase.QUEUED)
 
+    def history(self, model: str) -> History:
+        """What the service would learn from now: every finished run, with the user's
+        estimate under `model`. Never the job being estimated, nor any run still going."""
+        return History(
+            RunRecord(
+                self.trace[i].tenant,
+                self.trace[i].name,
+                JobType.TRAINING,
+                GPU_TYPE,
+                self.trace[i].gpus,
+                seconds,
+                float(self.trace[i].estimates[model]),
+            )
+            for i, seconds in self.finished
+        )
 
-def replay(trace: list[TraceJob], nodes: list[Node], rate_window: timedelta) -> Outcome:
+
+def replay(
+    trace: list[TraceJob],
+    nodes: list[Node],
+    rate_window: timedelta,
+    models: tuple[str, ...] = MODELS,
+) -> Outcome:
     quotas = make_quotas(nodes, sorted({tj.tenant for tj in trace}), trace[0].submitted)
-    state = _State(trace, nodes, quotas, views={name: {} for name in REPLAYED})
-    duration_of: dict[str, Callable[[TraceJob], int | None]] = {
-        USER: lambda tj: tj.user_estimate,
-        HISTORY: lambda tj: None,
-        ORACLE: lambda tj: tj.runtime,
-        SLURM: lambda tj: tj.limit,
-    }
-    estimated: dict[str, list[datetime | None]] = {name: [] for name in ESTIMATORS}
-    spent = dict.fromkeys(REPLAYED, 0.0)
-    failed: dict[str, set[int]] = {name: set() for name in ESTIMATORS}
+    replayed = estimators(models)
+    names = [*(e.name for e in replayed), QUEUE_RATE]
+    state = _State(trace, nodes, quotas, views={e.name: {} for e in replayed})
+    estimated: dict[str, list[datetime | None]] = {name: [] for name in names}
+    spent = {e.name: 0.0 for e in replayed}
+    failed: dict[str, set[int]] = {name: set() for name in names}
     window_minutes = rate_window.total_seconds() / 60
     max_waiting = 0
     history_used = 0
-    history: dict[HistoryKey, float] = {}
+    first = replayed[0].name
+    windowed = [e.name for e in replayed if e.name != ORACLE]
+    windows: dict[str, dict[float, list[Window | None]]] = {
+        name: {c: [] for c in CONFIDENCES} for name in [*windowed, PAST_WAITS]
+    }
     for tj in trace:
         now = tj.submitted
         while state.due is not None and state.due <= now:
@@ -393,32 +500,52 @@ def replay(trace: list[TraceJob], nodes: list[Node], rate_window: timedelta) -> 
         # the estimate at submission: the cluster as it is now, plus the new job
         ahead = state.waiting()
         max_waiting = max(max_waiting, ahead + 1)
-        history = medians(state.samples)
-        for name in REPLAYED:
-            view = state.views[name]
-            view[tj.index] = make_job(tj, duration_of[name](tj))
+        learned = {m: Durations(state.history(m)) for m in models}
+        for e in replayed:
+            view = state.views[e.name]
+            view[tj.index] = make_job(tj, e.duration(tj))
             jobs = [view[i] for i in state.active]
             jobs.append(view[tj.index])
-            durations = Durations(history) if name == HISTORY else Durations()
+            durations = learned[e.learns] if e.learns is not None else Durations()
             began = time.perf_counter()
             schedule = estimate(Snapshot(now, nodes, quotas, jobs, durations))
-            estimated[name].append(schedule.jobs[view[tj.index].id].start)
-            spent[name] += time.perf_counter() - began
-        if (tj.name, tj.tenant, GPU_TYPE) in history:
-            history_used += 1
+            estimated[e.name].append(schedule.jobs[view[tj.index].id].start)
+            spent[e.name] += time.perf_counter() - began
+            if e.name == HISTORY and durations.source(view[tj.index]) == "history":
+                history_used += 1
+        known = state.start_order[-2 * RECENT :]
+        for name in windowed:
+            record = [
+                WindowOutcome(
+                    trace[j].submitted,
+                    estimated[name][j] or trace[j].submitted + HORIZON,
+                    state.started[j],
+                )
+                for j in known
+            ]
+            calibration = Calibration(record)
+            point = estimated[name][tj.index] or now + HORIZON
+            for confidence in CONFIDENCES:
+                windows[name][confidence].append(calibration.window(now, point, confidence))
+        record = [
+            WindowOutcome(trace[j].submitted, trace[j].submitted, state.started[j]) for j in known
+        ]
+        for confidence in CONFIDENCES:
+            windows[PAST_WAITS][confidence].append(past_waits_window(now, record, confidence))
         recent = len(state.admissions) - bisect.bisect_right(state.admissions, now - rate_window)
         rate = max(recent, 1) / window_minutes  # admissions per minute
         estimated[QUEUE_RATE].append(now + timedelta(minutes=ahead / rate))
         # then the simulated cluster takes the job
-        state.index_of[str(state.views[USER][tj.index].id)] = tj.index
+        state.index_of[str(state.views[first][tj.index].id)] = tj.index
         state.active[tj.index] = None
-        state.live.append(make_workload(tj, state.views[USER][tj.index], quotas))
+        state.live.append(make_workload(tj, state.views[first][tj.index], quotas))
         state.step(now)
     while state.due is not None:
         state.step(state.due)
     missing = [tj.trace_id for tj in trace if tj.index not in state.ended]
     assert not missing, f"never finished: {missing[:5]}"
     return Outcome(
+        names,
         estimated,
         failed,
         [state.started[tj.index] for tj in trace],
@@ -427,8 +554,9 @@ def replay(trace: list[TraceJob], nodes: list[Node], rate_window: timedelta) -> 
         state.engine_seconds,
         state.steps,
         max_waiting,
-        len(history),
+        len(state.finished),
         history_used,
+        windows,
     )
 
 
@@ -494,21 +622,71 @@ def table(
     labels: dict[str, str],
 ) -> None:
     print(f"\n{title} ({len(chosen)} jobs)")
+    width = max(len(label) for label in labels.values())
     header = (
-        f"  {'estimator':<48} {'jobs':>5} {'none':>5} {'failed':>6} {'P50 min':>9} {'P95 min':>10} "
-        f"{'<=10 min':>9} {'bias min':>9}"
+        f"  {'estimator':<{width}} {'jobs':>5} {'none':>5} {'failed':>6} {'P50 min':>9} "
+        f"{'P95 min':>10} {'<=10 min':>9} {'bias min':>9}"
     )
     print(header)
     print("  " + "-" * (len(header) - 2))
-    for name in ESTIMATORS:
+    for name in outcome.names:
         f = figures(
             outcome.estimated[name], outcome.started, submitted, chosen, outcome.failed[name]
         )
         print(
-            f"  {labels[name]:<48} {f.jobs:>5} {f.none:>5} {f.failed:>6} {_num(f.p50):>9} "
+            f"  {labels[name]:<{width}} {f.jobs:>5} {f.none:>5} {f.failed:>6} {_num(f.p50):>9} "
             f"{_num(f.p95):>10} "
             f"{'-' if f.within is None else format(f.within * 100, '.1f') + '%':>9} "
             f"{_num(f.bias):>9}"
+        )
+
+
+def window_table(
+    title: str, outcome: Outcome, started: list[datetime], chosen: list[int], labels: dict[str, str]
+) -> None:
+    """Coverage: the share of jobs whose actual start fell in the window shown at submission
+    (jobs shown no window, for want of record, are counted apart); width: the median of the
+    80 % windows (no upper bound = infinite)."""
+    print(f"\n{title} ({len(chosen)} jobs): start windows at submission")
+    width = max(len(labels.get(n, n)) for n in outcome.windows)
+    header = (
+        f"  {'estimator':<{width}} {'shown':>6} {'cov 50%':>8} {'cov 80%':>8} {'cov 95%':>8} "
+        f"{'width 80% h':>12} {'narrower':>9}"
+    )
+    print(header)
+    print("  " + "-" * (len(header) - 2))
+    widths: dict[str, float] = {}
+    rows: list[tuple[str, int, list[float | None], float]] = []
+    for name, by_confidence in outcome.windows.items():
+        covered: list[float | None] = []
+        shown = 0
+        for confidence in CONFIDENCES:
+            hits = total = 0
+            for i in chosen:
+                window = by_confidence[confidence][i]
+                if window is None:
+                    continue
+                total += 1
+                hits += window.earliest <= started[i] and (
+                    window.latest is None or started[i] <= window.latest
+                )
+            covered.append(hits / total if total else None)
+            shown = total
+        spans = [
+            math.inf if w.latest is None else (w.latest - w.earliest).total_seconds() / 3600
+            for i in chosen
+            if (w := by_confidence[0.8][i]) is not None
+        ]
+        widths[name] = statistics.median(spans) if spans else math.nan
+        rows.append((name, shown, covered, widths[name]))
+    for name, shown, covered, median_width in rows:
+        base = widths.get(PAST_WAITS, math.nan)
+        ratio = base / median_width if median_width and math.isfinite(median_width) else math.nan
+        print(
+            f"  {labels.get(name, name):<{width}} {shown:>6} "
+            + " ".join(f"{'-' if c is None else format(c * 100, '.1f') + '%':>8}" for c in covered)
+            + f" {median_width:>12.1f} "
+            + f"{'-' if name == PAST_WAITS else format(ratio, '.2f') + 'x':>9}"
         )
 
 
@@ -530,6 +708,7 @@ def oracle_check(trace: list[TraceJob], outcome: Outcome) -> tuple[int, int]:
 
 
 def write_csv(path: str, trace: list[TraceJob], outcome: Outcome) -> None:
+    models = sorted(trace[0].estimates) if trace else []
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(
@@ -539,10 +718,10 @@ def write_csv(path: str, trace: list[TraceJob], outcome: Outcome) -> None:
                 "asked_gpus",
                 "gpus",
                 "runtime_min",
-                "user_estimate_min",
+                *(f"user_estimate_{m}_min" for m in models),
                 "limit_min",
                 "actual_start",
-                *ESTIMATORS,
+                *outcome.names,
             ]
         )
         for tj in trace:
@@ -553,12 +732,12 @@ def write_csv(path: str, trace: list[TraceJob], outcome: Outcome) -> None:
                     tj.asked_gpus,
                     tj.gpus,
                     round(tj.runtime / 60, 2),
-                    round(tj.user_estimate / 60, 2),
+                    *(round(tj.estimates[m] / 60, 2) for m in models),
                     tj.limit // 60,
                     outcome.started[tj.index].isoformat(),
                     *(
                         "" if (e := outcome.estimated[name][tj.index]) is None else e.isoformat()
-                        for name in ESTIMATORS
+                        for name in outcome.names
                     ),
                 ]
             )
@@ -581,7 +760,11 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit("no jobs to replay")
     nodes = make_nodes(args.nodes, args.gpus_per_node)
     window = timedelta(hours=args.rate_window_hours)
-    outcome = replay(jobs, nodes, window)
+    models = tuple(m.strip() for m in args.user_estimates.split(",") if m.strip())
+    unknown = [m for m in models if m not in MODELS]
+    if unknown or not models:
+        raise SystemExit(f"--user-estimates: one or more of {', '.join(MODELS)}")
+    outcome = replay(jobs, nodes, window, models)
     wall = time.perf_counter() - began
 
     first = jobs[0].submitted
@@ -617,14 +800,23 @@ def run(args: argparse.Namespace) -> None:
         f"GPUs of work per hour of submissions"
     )
     print(
-        f"  estimates    user estimate = run time x lognormal(0, {args.noise_sigma}), "
-        f"seed {args.seed}; Slurm limit = ceil_hour(user estimate x 3); "
-        f"queue rate over the last {args.rate_window_hours:g} h"
+        "  estimates    the estimator never sees a run time: user estimates are "
+        + "; ".join(
+            {
+                LOGNORMAL: f"lognormal = run time x lognormal(0, {args.noise_sigma}) "
+                "(Slurm-style limit = ceil_hour(it x 3))",
+                LIMITS: f"limits = run time x lognormal(ln {OVERSTATE:g}, {OVERSTATE_SIGMA:g}) "
+                f"rounded up to {', '.join(map(str, COMMON_LIMIT_HOURS))} h",
+            }[m]
+            for m in models
+        )
+        + f"; seed {args.seed}; queue rate over the last {args.rate_window_hours:g} h"
     )
     history_default = DEFAULT_SECONDS[JobType.TRAINING] or 0
     print(
         f"  history      names by {'size (philly-<gpus>gpu)' if args.names == 'size' else 'job'}"
-        f": {outcome.history_keys} history keys at the last submission; "
+        f"; learned from the runs finished before each submission: "
+        f"{outcome.history_runs} at the last one; "
         f"{outcome.history_used} of {len(jobs)} no-estimate submissions had history, the rest "
         f"used the TRAINING default ({history_default / 3600:g} h)"
     )
@@ -637,26 +829,28 @@ def run(args: argparse.Namespace) -> None:
         f" min, max {max(waits) / 1440:.1f} days; {sum(1 for w in waits if w == 0)} of "
         f"{len(jobs)} jobs started at submission"
     )
-    per_call = {name: outcome.estimate_seconds[name] / len(jobs) * 1000 for name in REPLAYED}
+    timed = outcome.estimate_seconds
     print(
         f"  wall time    {wall:.1f} s: estimate() "
         + ", ".join(
-            f"{outcome.estimate_seconds[n]:.1f} s ({per_call[n]:.1f} ms/call) {n}" for n in REPLAYED
+            f"{timed[n]:.1f} s ({timed[n] / len(jobs) * 1000:.1f} ms/call) {n}" for n in timed
         )
         + f"; engine {outcome.engine_seconds:.1f} s"
     )
-    labels = {
-        USER: f"{USER} (sigma {args.noise_sigma:g})",
-        HISTORY: f"{HISTORY} -> history ({args.names} names)",
-        ORACLE: ORACLE,
-        QUEUE_RATE: f"{QUEUE_RATE} ({args.rate_window_hours:g} h)",
-        SLURM: f"{SLURM} (ceil_hour(estimate x 3))",
-    }
+    labels = {name: name for name in outcome.names}
+    labels[QUEUE_RATE] = f"{QUEUE_RATE} ({args.rate_window_hours:g} h)"
+    labels[HISTORY] = f"{HISTORY} ({args.names} names)"
+    if LOGNORMAL in models:
+        labels[slurm(LOGNORMAL)] = f"{slurm(LOGNORMAL)}: ceil_hour(estimate x 3)"
+    if LIMITS in models:
+        labels[as_given(LIMITS)] = f"{as_given(LIMITS)} = Slurm-style"
     everyone = [tj.index for tj in jobs]
     waited = [tj.index for tj in jobs if outcome.started[tj.index] > tj.submitted]
     submitted = [tj.submitted for tj in jobs]
     table("All jobs", outcome, submitted, everyone, labels)
     table("Jobs that waited (actual start after submission)", outcome, submitted, waited, labels)
+    window_table("All jobs", outcome, outcome.started, everyone, labels)
+    window_table("Jobs that waited", outcome, outcome.started, waited, labels)
     misses, unexplained = oracle_check(jobs, outcome)
     print(
         f"\n  jobs: estimates compared; none: of those, jobs with no start within the "
@@ -686,6 +880,11 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=50)
     parser.add_argument("--gpus-per-node", type=int, default=8)
     parser.add_argument("--noise-sigma", type=float, default=0.5)
+    parser.add_argument(
+        "--user-estimates",
+        default=",".join(MODELS),
+        help=f"user-estimate models to replay, comma-separated: {', '.join(MODELS)} (default both)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=int, default=None, help="replay only the first N jobs")
     parser.add_argument(

@@ -31,6 +31,7 @@ from domain.model.job import (
     JobType,
     Placement,
     Resources,
+    RunRecord,
 )
 from domain.model.principal import ApiToken
 from domain.model.quota import (
@@ -159,9 +160,10 @@ class JobRepository(Protocol):
         """Jobs of the cluster that ran and ended after `ended_after` (the timeline's past)."""
 
     async def run_times(
-        self, cluster_id: ClusterId, *, limit: int
-    ) -> list[tuple[str, TenantId, str | None, float]]:
-        """(name, tenant, GPU type, seconds) of the latest COMPLETED runs on the cluster."""
+        self, cluster_id: ClusterId, *, limit: int, time_scale: float = 1.0
+    ) -> list[RunRecord]:
+        """The latest COMPLETED runs on the cluster, newest first: run time (measured seconds
+        x `time_scale`, job time) beside the user's estimate."""
 
     async def startup_times(
         self, cluster_id: ClusterId, *, limit: int

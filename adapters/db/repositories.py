@@ -26,7 +26,7 @@ from adapters.db.tables import (
 from domain.errors import DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
-from domain.model.job import Job, JobEvent, JobStatus, JobType
+from domain.model.job import Job, JobEvent, JobStatus, JobType, RunRecord
 from domain.model.principal import ApiToken
 from domain.model.secrets import Envelope
 from domain.ports import JobCursor, JobFilter, JobPage, TenantScope
@@ -158,15 +158,17 @@ class SqlJobRepository:
         return [mapping.job_from_row(r) for r in (await self._conn.execute(stmt)).mappings()]
 
     async def run_times(
-        self, cluster_id: ClusterId, *, limit: int
-    ) -> list[tuple[str, TenantId, str | None, float]]:
+        self, cluster_id: ClusterId, *, limit: int, time_scale: float = 1.0
+    ) -> list[RunRecord]:
         stmt = (
             self._scoped(
                 sa.select(
                     jobs.c.name,
                     jobs.c.tenant_id,
+                    jobs.c.job_type,
                     jobs.c.gpu_type,
                     jobs.c.gpu_count,
+                    jobs.c.estimated_duration_seconds,
                     jobs.c.actual_start,
                     jobs.c.actual_end,
                 ).where(
@@ -180,11 +182,16 @@ class SqlJobRepository:
             .limit(limit)
         )
         return [
-            (
-                row["name"],
+            RunRecord(
                 TenantId(row["tenant_id"]),
+                row["name"],
+                JobType(row["job_type"]),
                 row["gpu_type"] if row["gpu_count"] else None,
-                (row["actual_end"] - row["actual_start"]).total_seconds(),
+                row["gpu_count"],
+                (row["actual_end"] - row["actual_start"]).total_seconds() * time_scale,
+                None
+                if row["estimated_duration_seconds"] is None
+                else float(row["estimated_duration_seconds"]),
             )
             for row in (await self._conn.execute(stmt)).mappings()
         ]

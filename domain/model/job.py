@@ -158,6 +158,23 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class RunRecord:
+    """One finished run of a job, as duration learning sees it: how long it ran (job time)
+    beside what its user estimated."""
+
+    tenant_id: TenantId
+    name: str
+    job_type: JobType
+    gpu_type: str | None
+    gpu_count: int
+    seconds: float
+    estimated: float | None = None
+    finished: bool = True
+    """False: a run still going, `seconds` its time so far (not learned from: see
+    `domain.scheduling.durations`)."""
+
+
+@dataclass(frozen=True)
 class JobEvent:
     """One transition of one attempt of a job: the job's history is the list of these."""
 

@@ -1,41 +1,137 @@
-"""How long a job is expected to run: its own estimate, else what its past runs took, else a
-default for its type. SERVICE jobs run until stopped (unless a max_duration ends them).
+"""How long a job is expected to run, learned from what the cluster's jobs really did.
 
-History is the median run time of COMPLETED jobs with the same name, tenant and GPU type: the
-median, because one run killed early or stuck late should not drag every later estimate.
+- A job with the user's estimate runs for that estimate times the median ratio actual /
+  estimated of comparable finished runs: users' estimates are biased (mostly over-stated, like
+  time limits) and rounded, and bias costs far more than noise.
+- A job without one runs for the mean run time of comparable finished runs.
+- Nothing comparable: the estimate as given, else a default for the job type. SERVICE jobs run
+  until stopped (unless a max_duration ends them).
+
+"Comparable" is a fallback chain, most specific first: the same tenant, job name, GPU type and
+GPU count; the same tenant and job name; the tenant's jobs of that type; the cluster's jobs of
+that type. Each level's figure is pulled toward the next one's by `PRIOR_RUNS` pseudo-runs
+(shrinkage): two runs of a name move its estimate half way, twenty nearly all of it.
+
+Why these statistics (measured by benchmarks/replay.py on the Philly trace; see the README):
+- Run times without an estimate: the mean. A wait is a sum of run times, and a sum follows the
+  mean; the median of finished runs is biased short (early on, only short jobs have finished)
+  and estimated starts a day early at the median.
+- Ratios: the median. A ratio's tail is the few estimates far below the run time (a limit
+  mistyped, a job that ran away): a mean of ratios is ruled by them and estimated starts days
+  late; the median is not.
+- Runs still going are not counted (a Kaplan-Meier curve with them censored, tried, made every
+  duration longer and every start later), and a running job's remaining time is not drawn
+  from the runs that lasted as long: the replay gives each job one duration, and the first GPUs
+  to come free are those of the earliest of many ends, not of each job's own expectation; both
+  made the estimated starts later by days. A job past its expected duration runs on for
+  `OUTLIVED` of its age (or of its expectation), so it is never shown ending "now".
 
 Start-up is the time from admission to running (a real cluster's image pulls and container
 starts, a simulated cluster's configured start-up), the median per job type of the cluster's
 latest attempts: a job admitted at t runs from t + start-up, and its GPUs are held meanwhile.
+
+Times here are job time: on a simulated cluster that runs `time_scale` simulated seconds per
+real second, a run measured in real seconds counts `time_scale` times as long.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from domain.model.ids import TenantId
-from domain.model.job import Job, JobType
+from domain.model.job import Job, JobType, RunRecord
 
 DEFAULT_SECONDS: Mapping[JobType, float | None] = {
     JobType.BATCH: 600.0,
     JobType.TRAINING: 3600.0,
     JobType.SERVICE: None,
 }
+PRIOR_RUNS = 2.0
+"""Pseudo-runs of the next level's figure added to a level's own (shrinkage)."""
+OUTLIVED = 0.25
+"""A job past its expected duration runs on for this share of its age or of its expectation,
+whichever is longer (and at least `MIN_REMAINING`)."""
+MIN_REMAINING = 60.0
+RATIO_BOUNDS = (0.01, 100.0)
+"""actual / estimated is clipped to this range: one typo of an estimate must not rule a key."""
 
-HistoryKey = tuple[str, TenantId, str | None]
+Level = tuple[Hashable, ...]
 
 
-def history_key(job: Job) -> HistoryKey:
-    return (job.name, job.tenant_id, job.resources.gpu_type if job.resources.gpu_count else None)
+def levels(job: Job) -> tuple[Level, ...]:
+    """The fallback chain of `job`, most specific first."""
+    gpu_type = job.resources.gpu_type if job.resources.gpu_count else None
+    return _levels(job.tenant_id, job.name, job.job_type, gpu_type, job.resources.gpu_count)
 
 
-def medians(samples: Iterable[tuple[HistoryKey, float]]) -> dict[HistoryKey, float]:
-    grouped: dict[HistoryKey, list[float]] = {}
-    for key, seconds in samples:
-        grouped.setdefault(key, []).append(seconds)
-    return {key: statistics.median(values) for key, values in grouped.items()}
+def _levels(
+    tenant: Hashable, name: str, job_type: JobType, gpu_type: str | None, gpus: int
+) -> tuple[Level, ...]:
+    return (
+        ("name-shape", tenant, name, gpu_type, gpus),
+        ("name", tenant, name),
+        ("tenant", tenant, job_type),
+        ("cluster", job_type),
+    )
+
+
+class History:
+    """Finished runs of a cluster, grouped by every level they belong to: the ratio actual /
+    estimated where the run had an estimate, its run time always."""
+
+    def __init__(self, runs: Iterable[RunRecord] = ()) -> None:
+        self._seconds: dict[Level, list[float]] = {}
+        self._ratios: dict[Level, list[float]] = {}
+        self._figures: dict[tuple[bool, Level], tuple[int, float]] = {}
+        low, high = RATIO_BOUNDS
+        for run in runs:
+            if not run.finished:
+                continue
+            chain = _levels(run.tenant_id, run.name, run.job_type, run.gpu_type, run.gpu_count)
+            ratio = (
+                min(high, max(low, run.seconds / run.estimated))
+                if run.estimated is not None and run.estimated > 0
+                else None
+            )
+            for level in chain:
+                self._seconds.setdefault(level, []).append(run.seconds)
+                if ratio is not None:
+                    self._ratios.setdefault(level, []).append(ratio)
+
+    def ratio(self, job: Job) -> float:
+        """The learned actual / estimated of `job`; 1.0 knowing nothing."""
+        return self._shrunk(True, levels(job), 1.0)
+
+    def seconds(self, job: Job, default: float) -> float:
+        """The learned run time of `job`; `default` knowing nothing."""
+        return self._shrunk(False, levels(job), default)
+
+    def knows(self, job: Job, *, ratio: bool) -> bool:
+        groups = self._ratios if ratio else self._seconds
+        return any(level in groups for level in levels(job))
+
+    def _shrunk(self, ratio: bool, chain: tuple[Level, ...], prior: float) -> float:
+        value = prior
+        for level in reversed(chain):
+            figure = self._figure(ratio, level)
+            if figure is not None:
+                n, stat = figure
+                value = (n * stat + PRIOR_RUNS * value) / (n + PRIOR_RUNS)
+        return value
+
+    def _figure(self, ratio: bool, level: Level) -> tuple[int, float] | None:
+        """(runs, statistic) of one level, computed once."""
+        found = self._figures.get((ratio, level))
+        if found is None:
+            values = (self._ratios if ratio else self._seconds).get(level)
+            if not values:
+                return None
+            stat: Callable[[Sequence[float]], float] = (
+                statistics.median if ratio else statistics.fmean
+            )
+            found = self._figures[(ratio, level)] = (len(values), stat(values))
+        return found
 
 
 def startup_medians(samples: Iterable[tuple[JobType, float]]) -> dict[JobType, float]:
@@ -47,7 +143,7 @@ def startup_medians(samples: Iterable[tuple[JobType, float]]) -> dict[JobType, f
 
 @dataclass(frozen=True)
 class Durations:
-    history: Mapping[HistoryKey, float] = field(default_factory=dict)
+    history: History = field(default_factory=History)
     defaults: Mapping[JobType, float | None] = field(default_factory=lambda: dict(DEFAULT_SECONDS))
     startup: Mapping[JobType, float] = field(default_factory=dict)
     """Seconds from admission to running, learned per job type (none known: 0)."""
@@ -60,18 +156,27 @@ class Durations:
         if job.job_type is JobType.SERVICE:
             return None if job.max_duration_seconds is None else float(job.max_duration_seconds)
         if job.estimated_duration_seconds is not None:
-            return float(job.estimated_duration_seconds)
-        learned = self.history.get(history_key(job))
-        if learned is not None:
-            return learned
-        return self.defaults.get(job.job_type)
+            return float(job.estimated_duration_seconds) * self.history.ratio(job)
+        default = self.defaults.get(job.job_type)
+        if default is None:
+            return None
+        return self.history.seconds(job, default)
+
+    def expected_total(self, job: Job, elapsed: float) -> float | None:
+        """Seconds the job is expected to run in all, given it has run `elapsed` seconds: its
+        expectation, or, once past it, a share of its age more."""
+        seconds = self.expected(job)
+        if seconds is None or elapsed < seconds:
+            return seconds
+        return elapsed + max(MIN_REMAINING, OUTLIVED * seconds, OUTLIVED * elapsed)
 
     def source(self, job: Job) -> str:
-        """Where `expected` got its answer: estimate, history, default or service."""
+        """Where `expected` got its answer: estimate, corrected estimate (by the ratio of past
+        runs), history, default or service."""
         if job.job_type is JobType.SERVICE:
             return "service"
         if job.estimated_duration_seconds is not None:
-            return "estimate"
-        if history_key(job) in self.history:
+            return "corrected estimate" if self.history.knows(job, ratio=True) else "estimate"
+        if self.history.knows(job, ratio=False):
             return "history"
         return "default"

@@ -166,13 +166,19 @@ class _Replay:
         """Admission to running, in real seconds (measured on the cluster: not scaled)."""
         return timedelta(seconds=self.snap.durations.startup_seconds(job))
 
-    def duration(self, job: Job) -> timedelta | None:
-        seconds = self.snap.durations.expected(job)
+    def duration(self, job: Job, elapsed: timedelta | None = None) -> timedelta | None:
+        """Expected run time (given it has run `elapsed`), in real time."""
+        scale = self.snap.time_scale
+        if elapsed is None:
+            seconds = self.snap.durations.expected(job)
+        else:
+            ran = max(0.0, elapsed.total_seconds()) * scale
+            seconds = self.snap.durations.expected_total(job, ran)
         if seconds is None:
             return None
         if job.max_duration_seconds is not None:
             seconds = min(seconds, job.max_duration_seconds)
-        return timedelta(seconds=seconds / self.snap.time_scale)
+        return timedelta(seconds=seconds / scale)
 
     # --- the replay ---------------------------------------------------------------------------
 
@@ -250,20 +256,21 @@ class _Replay:
         self.model.hold(demand, holding)  # a real cluster's node-only placement gets its GPUs
         self.start[key] = started
         self.placements[key] = tuple(holding.placements)
-        duration = self.duration(job)
-        if duration is None:
-            self.end[key] = None
-            return
-        end = started + duration
         if job.status is JobStatus.ADMITTED and job.actual_start is None:
-            runs_from = max(self.now, started + self.startup(job))  # still starting up
+            duration = self.duration(job)  # still starting up
+            if duration is None:
+                self.end[key] = None
+                return
+            runs_from = max(self.now, started + self.startup(job))
             end = max(started + self.startup(job) + duration, runs_from + duration)
-        if end <= self.now:
-            # Past its estimate and still running: a job that outlived its estimate tends to
-            # run on for a while more, the longer it has run: a quarter of its estimate or of
-            # its age, whichever is longer (benchmarks/replay.py weighs such rules).
-            elapsed = self.now - started
-            end = self.now + max(timedelta(seconds=60), duration * 0.25, elapsed * 0.25)
+        else:
+            # what is left of it given how long it has run (`Durations.expected_total`): a
+            # job past its estimate is not about to end "now"
+            total = self.duration(job, elapsed=self.now - started)
+            if total is None:
+                self.end[key] = None
+                return
+            end = max(started + total, self.now + timedelta(seconds=1))
         self.end[key] = end
         self.push(end, "end", key)
         self.reasons[key] = "running" if job.status is JobStatus.RUNNING else "starting"

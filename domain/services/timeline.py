@@ -41,7 +41,7 @@ from domain.ports import (
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
-from domain.scheduling.durations import Durations, medians, startup_medians
+from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
@@ -177,11 +177,8 @@ class TimelineService:
             active = [*active, extra]
         wanted = {d for job in active for d in job.depends_on} - {j.id for j in active}
         finished = await uow.jobs.get_many(sorted(wanted, key=str)) if wanted else {}
-        history = medians(
-            ((name, tenant, gpu), seconds)
-            for name, tenant, gpu, seconds in await uow.jobs.run_times(
-                cluster.id, limit=HISTORY_RUNS
-            )
+        history = History(
+            await uow.jobs.run_times(cluster.id, limit=HISTORY_RUNS, time_scale=cluster.time_scale)
         )
         startup = startup_medians(await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS))
         snapshot = Snapshot(

@@ -306,3 +306,35 @@ async def test_start_up_times_are_admission_to_running_per_attempt(db: Database)
         latest = await uow.jobs.startup_times(cluster, limit=1)
     assert sorted(found) == [(JobType.BATCH, 4.0), (JobType.TRAINING, 30.0)]
     assert latest == [(JobType.TRAINING, 30.0)]
+
+
+async def test_run_times_carry_the_users_estimate_in_job_time(db: Database) -> None:
+    """What duration learning reads (issue 11): the latest COMPLETED runs, newest first, each
+    with the user's estimate beside its run time, which counts `time_scale` times as long on a
+    simulated cluster that runs faster than real time; failed runs are not learned from."""
+    cluster = await add_cluster(db, "runs")
+    done, guessed, broken = job_on(cluster), job_on(cluster), job_on(cluster)
+    done.estimated_duration_seconds = 4000
+    guessed.estimated_duration_seconds = None
+    await save(db, done, guessed, broken)
+    outcomes = [(done, 60.0, JobStatus.COMPLETED), (guessed, 30.0, JobStatus.COMPLETED)]
+    outcomes.append((broken, 10.0, JobStatus.FAILED))
+    async with db.unit_of_work(SYSTEM) as uow:
+        for n, (job, seconds, final) in enumerate(outcomes):
+            loaded = await uow.jobs.get(job.id)
+            assert loaded is not None
+            began = T0 + timedelta(minutes=n)
+            loaded.transition(JobStatus.QUEUED, "queued", began)
+            loaded.transition(JobStatus.ADMITTED, "admitted", began)
+            loaded.transition(JobStatus.RUNNING, "running", began)
+            loaded.transition(final, "over", began + timedelta(seconds=seconds))
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        runs = await uow.jobs.run_times(cluster, limit=10, time_scale=10.0)
+        newest = await uow.jobs.run_times(cluster, limit=1)
+    assert [(r.name, r.seconds, r.estimated, r.finished) for r in runs] == [
+        (guessed.name, 300.0, None, True),
+        (done.name, 600.0, 4000.0, True),
+    ]
+    assert runs[1].tenant_id == done.tenant_id and runs[1].job_type is done.job_type
+    assert [r.seconds for r in newest] == [30.0]

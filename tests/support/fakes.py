@@ -23,7 +23,15 @@ from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platfor
 from domain.model.codec import job_to_document
 from domain.model.events import ClusterChanged
 from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
-from domain.model.job import Job, JobChanged, JobEvent, JobPriority, JobStatus, JobType
+from domain.model.job import (
+    Job,
+    JobChanged,
+    JobEvent,
+    JobPriority,
+    JobStatus,
+    JobType,
+    RunRecord,
+)
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
@@ -234,8 +242,8 @@ class FakeJobRepository:
         return [copy.deepcopy(j) for j in done[:limit]]
 
     async def run_times(
-        self, cluster_id: ClusterId, *, limit: int
-    ) -> list[tuple[str, TenantId, str | None, float]]:
+        self, cluster_id: ClusterId, *, limit: int, time_scale: float = 1.0
+    ) -> list[RunRecord]:
         done = [
             j
             for j in self._uow.store.jobs.values()
@@ -245,12 +253,18 @@ class FakeJobRepository:
             and j.actual_end
             and self._visible(j)
         ]
+        done.sort(key=lambda j: j.actual_end or T0, reverse=True)
         return [
-            (
-                j.name,
+            RunRecord(
                 j.tenant_id,
+                j.name,
+                j.job_type,
                 j.resources.gpu_type if j.resources.gpu_count else None,
-                (j.actual_end - j.actual_start).total_seconds(),
+                j.resources.gpu_count,
+                (j.actual_end - j.actual_start).total_seconds() * time_scale,
+                None
+                if j.estimated_duration_seconds is None
+                else float(j.estimated_duration_seconds),
             )
             for j in done[:limit]
             if j.actual_start and j.actual_end

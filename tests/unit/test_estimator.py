@@ -20,11 +20,11 @@ import pytest
 
 from adapters.simulated.engine import Pace, SimWorkload, step
 from domain.model.ids import JobId, TenantId
-from domain.model.job import Job, JobStatus, JobType, TimeWindow
+from domain.model.job import Job, JobStatus, JobType, RunRecord, TimeWindow
 from domain.model.quota import tenant_namespace
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.ports import WorkloadPhase
-from domain.scheduling.durations import Durations, history_key, medians
+from domain.scheduling.durations import Durations, History
 from domain.scheduling.estimator import (
     DEPENDENCY_FAILED,
     MISSES_DEADLINE,
@@ -87,17 +87,26 @@ def test_durations_from_estimate_then_history_then_default() -> None:
     )
     jobs = jobs_of(scenario, a=100)
     jobs["b"].estimated_duration_seconds = jobs["c"].estimated_duration_seconds = None
-    history = medians([(history_key(jobs["b"]), s) for s in (300.0, 500.0, 10_000.0)])
-    durations = Durations(history)
+    jobs["c"].job_type = JobType.BATCH  # no run of its type on the cluster
+    b = jobs["b"]
+    runs = [
+        RunRecord(b.tenant_id, b.name, b.job_type, b.resources.gpu_type, 8, s)
+        for s in (300.0, 500.0, 7000.0) * 20
+    ]
+    durations = Durations(History(runs))
     assert durations.source(jobs["a"]) == "estimate"
     assert durations.source(jobs["b"]) == "history"
     assert durations.source(jobs["c"]) == "default"
     plan = estimate(snapshot(list(jobs.values()), durations=durations)).jobs
     assert plan[jobs["a"].id].end == NOW + timedelta(seconds=100)
-    assert plan[jobs["b"].id].end == NOW + timedelta(seconds=500)  # the median, not the mean
+    b_plan = plan[b.id]
+    assert b_plan.end is not None and b_plan.start is not None
+    ran = (b_plan.end - b_plan.start).total_seconds()
+    # the mean (2,600 s; the 1 h default barely weighs), not the median (500 s)
+    assert 2500.0 < ran < 2700.0
     c = plan[jobs["c"].id]
     assert c.end is not None and c.start is not None
-    assert c.end - c.start == timedelta(hours=1)
+    assert c.end - c.start == timedelta(minutes=10)  # the BATCH default
 
 
 def test_services_run_until_stopped() -> None:

@@ -5,10 +5,25 @@ later, wide jobs are capped or skipped, and the run is deterministic."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from benchmarks.replay import ORACLE, QUEUE_RATE, USER, Trace, load_trace, make_nodes, replay
+from benchmarks.replay import (
+    COMMON_LIMIT_HOURS,
+    HISTORY,
+    LIMITS,
+    LOGNORMAL,
+    ORACLE,
+    QUEUE_RATE,
+    Trace,
+    as_given,
+    corrected,
+    load_trace,
+    make_nodes,
+    replay,
+    requested_limit,
+)
 
 
 def write_trace(tmp_path: Path) -> str:
@@ -52,5 +67,48 @@ def test_replay_on_one_node(tmp_path: Path) -> None:
     assert outcome.estimated[QUEUE_RATE][0] == start
     again = replay(load(path).jobs, make_nodes(1, 8), timedelta(hours=6))
     assert again.estimated == outcome.estimated
-    assert load(path, seed=4).jobs[0].user_estimate != trace.jobs[0].user_estimate
-    assert len(outcome.estimated[USER]) == 5
+    other = load(path, seed=4).jobs[0].estimates
+    assert other[LOGNORMAL] != trace.jobs[0].estimates[LOGNORMAL]
+    for name in (as_given(LOGNORMAL), corrected(LIMITS), HISTORY, QUEUE_RATE):
+        assert len(outcome.estimated[name]) == 5
+    # a requested limit is one of the common values, whatever the run time
+    for tj in trace.jobs:
+        assert tj.estimates[LIMITS] // 3600 in COMMON_LIMIT_HOURS
+
+
+def test_requested_limits_round_up_to_common_values() -> None:
+    assert requested_limit(1) == 3600
+    assert requested_limit(3600) == 3600
+    assert requested_limit(3601) == 2 * 3600
+    assert requested_limit(30 * 3600) == 48 * 3600
+    assert requested_limit(800 * 3600) == 1440 * 3600
+
+
+def test_the_learned_ratio_corrects_over_stated_limits(tmp_path: Path) -> None:
+    # ten 8-GPU jobs of one hour, submitted one after the other to one node: each waits for all
+    # before it. Users ask for 4-hour limits (this trace's every limit is over-stated); as runs
+    # finish the learned ratio takes the waits close to the truth, the limits as given do not.
+    rows = [
+        {"id": f"b_{i}", "num_gpus": 8, "runtime": 60.0, "submitted_time": "2017-09-04 10:00:00"}
+        for i in range(10)
+    ]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps([{**r, "attempts": []} for r in rows]))
+    jobs = [
+        replace(
+            tj,
+            estimates={**tj.estimates, LIMITS: 4 * 3600},
+            submitted=tj.submitted + timedelta(minutes=0 if i < 5 else 145 + i),
+        )
+        for i, tj in enumerate(load(str(path)).jobs)
+    ]
+    outcome = replay(jobs, make_nodes(1, 8), timedelta(hours=6), (LIMITS,))
+
+    def error(name: str, i: int) -> float:
+        est = outcome.estimated[name][i]
+        assert est is not None
+        return abs((outcome.started[i] - est).total_seconds())
+
+    # the last job, submitted when two have finished: 4 waits ahead
+    assert error(as_given(LIMITS), 9) > 4 * 3600
+    assert error(corrected(LIMITS), 9) < error(as_given(LIMITS), 9) / 3

@@ -20,7 +20,7 @@ from datetime import timedelta
 import pytest
 
 from domain.model.events import ClusterChangeKind
-from domain.model.ids import ClusterId, TenantId
+from domain.model.ids import ClusterId, JobId, TenantId
 from domain.model.job import ChangeKind, Job, JobChanged, JobStatus
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
@@ -396,25 +396,53 @@ async def test_a_change_of_capacity_is_a_cluster_event() -> None:
     assert event.cluster_change.kind is ClusterChangeKind.NODES
 
 
+async def _ran(world: World, job_id: JobId, *, startup: float, seconds: float) -> None:
+    """The job was admitted now, ran after `startup` for `seconds` and completed; the clock
+    moves to its end."""
+    from domain.ports import TenantScope
+
+    t = world.clock.now()
+    async with world.uow(TenantScope.system()) as uow:
+        job = await uow.jobs.get(job_id)
+        assert job is not None
+        job.transition(JobStatus.QUEUED, "queued", t)
+        job.transition(JobStatus.ADMITTED, "admitted", t)
+        job.transition(JobStatus.RUNNING, "running", t + timedelta(seconds=startup))
+        job.transition(JobStatus.COMPLETED, "done", t + timedelta(seconds=startup + seconds))
+        await uow.commit()
+    world.clock.advance(startup + seconds)
+
+
 async def test_estimates_learn_the_clusters_start_up() -> None:
     """Issue 11: the time from admission to running is learned from the cluster's latest
     attempts and put in every estimate (the embedded cluster's estimates were early by it)."""
-    from domain.ports import TenantScope
     from tests.unit.test_submission import GOOD
 
     world, svc, _ = service_world()
     await world.quota_service.ensure_defaults(world.cluster)
     first = await world.service.submit(world.alice, GOOD)
-    t = world.clock.now()
-    async with world.uow(TenantScope.system()) as uow:
-        job = await uow.jobs.get(first.id)
-        assert job is not None
-        job.transition(JobStatus.QUEUED, "queued", t)
-        job.transition(JobStatus.ADMITTED, "admitted", t)
-        job.transition(JobStatus.RUNNING, "running", t + timedelta(seconds=7))
-        job.transition(JobStatus.COMPLETED, "done", t + timedelta(seconds=60))
-        await uow.commit()
-    world.clock.advance(60)
+    await _ran(world, first.id, startup=7, seconds=53)
     second = await world.service.submit(world.alice, GOOD)
     await svc.refresh(world.cluster.id)
     assert world.stored(second.id).estimated_start == world.clock.now() + timedelta(seconds=7)
+
+
+async def test_estimates_correct_the_users_estimate_by_what_past_runs_took() -> None:
+    """Issue 11: a tenant whose runs of a name take a quarter of what it asks for is estimated
+    at about that quarter, and the preview says the estimate was corrected."""
+    from tests.unit.test_submission import GOOD
+
+    world, svc, _ = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)
+    for _ in range(6):
+        past = await world.service.submit(world.alice, GOOD)  # asks for 3,600 s
+        await _ran(world, past.id, startup=0, seconds=900)
+    preview = await svc.preview(world.alice, GOOD)
+    assert preview.duration_source == "corrected estimate"
+    assert preview.start is not None and preview.end is not None
+    assert timedelta(seconds=900) < preview.end - preview.start < timedelta(seconds=1500)
+    fresh = await world.service.submit(world.alice, GOOD)
+    await svc.refresh(world.cluster.id)
+    stored = world.stored(fresh.id)
+    assert stored.estimated_start is not None and stored.estimated_end is not None
+    assert stored.estimated_end - stored.estimated_start == preview.end - preview.start

@@ -1,0 +1,121 @@
+"""Start windows at a stated confidence, calibrated on the cluster's own record.
+
+A single start time cannot be promised: durations are uncertain, and under BestEffortFIFO a job
+submitted later that fits sooner starts first. What can be promised is an interval that holds
+the start with a stated probability. This is split conformal prediction on the cluster's
+recent jobs: for each job that has started, the wait estimated when it was submitted and the
+wait it had give a score, log((actual + PAD) / (estimated + PAD)); a new estimate of wait w is
+widened by the scores' quantiles, [(w + PAD) e^lo - PAD, (w + PAD) e^hi - PAD]. Whatever made
+past estimates miss (durations, overtaking arrivals, start-up, failures) is in the scores, so
+the coverage is the stated one as long as the cluster behaves as it did recently; the width is
+what the estimates' errors really were, not a bound on every wait.
+
+Jobs estimated to start at once and jobs estimated to wait miss differently, so they are
+calibrated apart. With fewer than `MIN_SCORES` scores there is no window (None): not enough
+record to promise anything. A window whose upper quantile the record cannot support (too few
+scores for that confidence) has no latest start (None: "no later bound"). The window need not
+hold the point estimate: where past estimates were early, it lies after it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+PAD = timedelta(minutes=10)
+"""Added to both waits: a start a minute late on an estimate of "now" is not an infinite miss."""
+MIN_SCORES = 10
+RECENT = 500
+"""The latest scores kept per stratum: the record follows the cluster as it changes."""
+DEFAULT_CONFIDENCE = 0.8
+
+
+@dataclass(frozen=True)
+class Window:
+    earliest: datetime
+    latest: datetime | None
+    """None: the record cannot bound it at this confidence."""
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One job's record: when it was submitted, its start as estimated then, its real start."""
+
+    submitted: datetime
+    estimated: datetime
+    actual: datetime
+
+
+def _score(outcome: Outcome) -> float:
+    pad = PAD.total_seconds()
+    estimated = max(0.0, (outcome.estimated - outcome.submitted).total_seconds())
+    actual = max(0.0, (outcome.actual - outcome.submitted).total_seconds())
+    return math.log((actual + pad) / (estimated + pad))
+
+
+def _waits(outcome: Outcome) -> bool:
+    return outcome.estimated > outcome.submitted
+
+
+class Calibration:
+    """The cluster's recent record, ready to turn point estimates into windows."""
+
+    def __init__(self, record: Iterable[Outcome]) -> None:
+        """`record` oldest first; only the latest `RECENT` of each stratum count."""
+        now_scores: list[float] = []
+        wait_scores: list[float] = []
+        for outcome in record:
+            (wait_scores if _waits(outcome) else now_scores).append(_score(outcome))
+        self._scores = {
+            False: sorted(now_scores[-RECENT:]),
+            True: sorted(wait_scores[-RECENT:]),
+        }
+
+    def size(self, *, waits: bool) -> int:
+        return len(self._scores[waits])
+
+    def window(
+        self, now: datetime, start: datetime, confidence: float = DEFAULT_CONFIDENCE
+    ) -> Window | None:
+        """The interval that holds a start estimated (at `now`) at `start` with probability
+        `confidence` (0 < confidence < 1), or None without enough record."""
+        if not 0.0 < confidence < 1.0:
+            raise ValueError("confidence must be between 0 and 1, exclusive")
+        scores = self._scores[start > now]
+        n = len(scores)
+        if n < MIN_SCORES:
+            return None
+        tail = (1.0 - confidence) / 2
+        low_rank = math.floor((n + 1) * tail)  # 1-based; 0: no lower bound
+        high_rank = math.ceil((n + 1) * (1.0 - tail))  # n + 1: no upper bound
+        pad = PAD.total_seconds()
+        wait = max(0.0, (start - now).total_seconds()) + pad
+        earliest = now
+        if low_rank >= 1:
+            earliest = now + timedelta(
+                seconds=max(0.0, wait * math.exp(scores[low_rank - 1]) - pad)
+            )
+        latest = None
+        if high_rank <= n:
+            latest = now + timedelta(seconds=max(0.0, wait * math.exp(scores[high_rank - 1]) - pad))
+        return Window(earliest, latest, confidence)
+
+
+def past_waits_window(
+    now: datetime, record: Iterable[Outcome], confidence: float = DEFAULT_CONFIDENCE
+) -> Window | None:
+    """The baseline (QBETS-style): the quantiles of the cluster's recent waits, whatever the
+    estimate says."""
+    waits = sorted([(o.actual - o.submitted).total_seconds() for o in record][-RECENT:])
+    n = len(waits)
+    if n < MIN_SCORES:
+        return None
+    tail = (1.0 - confidence) / 2
+    low_rank = math.floor((n + 1) * tail)
+    high_rank = math.ceil((n + 1) * (1.0 - tail))
+    earliest = now + timedelta(seconds=max(0.0, waits[low_rank - 1])) if low_rank >= 1 else now
+    latest = now + timedelta(seconds=max(0.0, waits[high_rank - 1])) if high_rank <= n else None
+    return Window(earliest, latest, confidence)

@@ -1,0 +1,100 @@
+"""Start windows calibrated on the cluster's record (split conformal): the stated share of
+starts falls inside, the width is what past estimates really missed by, and without record
+there is no window rather than a made-up one."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from domain.scheduling.windows import (
+    MIN_SCORES,
+    Calibration,
+    Outcome,
+    past_waits_window,
+)
+
+T0 = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def record(rng: random.Random, n: int, spread: float) -> list[Outcome]:
+    """Jobs whose real wait is the estimated wait x lognormal(0, spread)."""
+    found = []
+    for i in range(n):
+        submitted = T0 + timedelta(minutes=i)
+        wait = rng.uniform(30, 600)  # minutes estimated
+        actual = wait * rng.lognormvariate(0, spread)
+        found.append(
+            Outcome(
+                submitted,
+                submitted + timedelta(minutes=wait),
+                submitted + timedelta(minutes=actual),
+            )
+        )
+    return found
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.8, 0.95])
+def test_windows_hold_the_stated_share_of_starts(confidence: float) -> None:
+    rng = random.Random(7)
+    calibration = Calibration(record(rng, 400, 0.6))
+    fresh = record(rng, 2000, 0.6)
+    inside = 0
+    for o in fresh:
+        window = calibration.window(o.submitted, o.estimated, confidence)
+        assert window is not None and window.latest is not None
+        inside += window.earliest <= o.actual <= window.latest
+    assert abs(inside / len(fresh) - confidence) < 0.05
+
+
+def test_better_estimates_give_narrower_windows_than_past_waits() -> None:
+    rng = random.Random(3)
+    sharp = record(rng, 400, 0.1)
+    calibration = Calibration(sharp)
+    now = T0 + timedelta(days=1)
+    ours = calibration.window(now, now + timedelta(minutes=300))
+    baseline = past_waits_window(now, sharp)
+    assert ours is not None and ours.latest is not None
+    assert baseline is not None and baseline.latest is not None
+    assert ours.earliest < now + timedelta(minutes=300) < ours.latest
+    assert (ours.latest - ours.earliest) * 3 < baseline.latest - baseline.earliest
+
+
+def test_no_window_without_enough_record() -> None:
+    few = record(random.Random(1), MIN_SCORES - 1, 0.5)
+    assert Calibration(few).window(T0, T0 + timedelta(hours=1)) is None
+    assert past_waits_window(T0, few) is None
+
+
+def test_too_little_record_for_a_high_confidence_has_no_latest_start() -> None:
+    calibration = Calibration(record(random.Random(2), MIN_SCORES, 0.5))
+    window = calibration.window(T0, T0 + timedelta(hours=1), 0.95)
+    assert (
+        window is not None and window.latest is None and window.earliest <= T0 + timedelta(hours=1)
+    )
+
+
+def test_starting_now_and_waiting_are_calibrated_apart() -> None:
+    # estimated "now" and started on time; estimated to wait and waited twice as long
+    now_jobs = [
+        Outcome(T0 + timedelta(minutes=i), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i))
+        for i in range(50)
+    ]
+    waiting = [
+        Outcome(T0, T0 + timedelta(minutes=60 + i), T0 + timedelta(minutes=2 * (60 + i) + 10))
+        for i in range(50)
+    ]
+    calibration = Calibration([*now_jobs, *waiting])
+    at_once = calibration.window(T0, T0)
+    assert at_once is not None and at_once.earliest == T0 and at_once.latest == T0
+    later = calibration.window(T0, T0 + timedelta(minutes=100))
+    assert later is not None and later.earliest > T0 + timedelta(minutes=150)
+
+
+def test_confidence_must_be_a_probability() -> None:
+    calibration = Calibration(record(random.Random(4), 50, 0.5))
+    for bad in (0.0, 1.0, 1.5, -0.2):
+        with pytest.raises(ValueError):
+            calibration.window(T0, T0, bad)
