@@ -25,7 +25,8 @@ PreviewJobResult = Annotated[
 async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
     try:
         principal = caller(info, Scope.JOBS_READ)
-        preview = await info.context.services.timeline.preview(principal, to_submission(input))
+        submission = to_submission(input)
+        preview = await info.context.services.timeline.preview(principal, submission)
     except DomainError as exc:
         error = errors.from_domain(exc)
         if isinstance(error, errors.ConflictError):  # nothing is stored, so nothing conflicts
@@ -39,4 +40,5 @@ async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
         warnings=list(preview.warnings),
         estimated_cost=preview.estimated_cost,
         duration_source=preview.duration_source,
+        cluster_id=submission.cluster_id,
     )

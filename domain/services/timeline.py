@@ -43,6 +43,8 @@ from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate
+from domain.scheduling.windows import Calibration, Window
+from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
 
@@ -51,6 +53,9 @@ HISTORY_RUNS = 5000
 STARTUP_RUNS = 200
 """The latest attempts whose start-up (admission to running) the estimates learn from."""
 PAST = timedelta(hours=24)
+CALIBRATION_PAST = timedelta(days=30)
+CALIBRATION_JOBS = 5000
+CALIBRATION_TTL = timedelta(seconds=30)
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,7 @@ class TimelineService:
         self._jobs = jobs
         self._segment_ids = timelines.SegmentIds(segment_key)
         self._timelines: dict[ClusterId, TimelineView] = {}
+        self._calibrations: dict[ClusterId, tuple[datetime, Calibration]] = {}
 
     def now(self) -> datetime:
         return self._clock.now()
@@ -195,6 +201,7 @@ class TimelineService:
 
     async def refresh(self, cluster_id: ClusterId) -> bool:
         """Recompute the cluster's timeline and estimates; True if the timeline changed."""
+        self._calibrations.pop(cluster_id, None)  # jobs started since: read the record again
         async with self._uow(TenantScope.system(), consistent_read=True) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None:
@@ -324,6 +331,42 @@ class TimelineService:
                 cluster_id, ended_after=after, limit=100_000
             )
         return measure(finished)
+
+    async def calibration(self, cluster_id: ClusterId) -> Calibration:
+        """The cluster's record of estimates at submission against real starts (the jobs that
+        ended in the last `CALIBRATION_PAST`), read at most once per `CALIBRATION_TTL` or per
+        recompute of the cluster's estimates in this process."""
+        now = self._clock.now()
+        cached = self._calibrations.get(cluster_id)
+        if cached is not None and now - cached[0] < CALIBRATION_TTL:
+            return cached[1]
+        async with self._uow(TenantScope.system()) as uow:
+            finished = await uow.jobs.finished_on_cluster(
+                cluster_id, ended_after=now - CALIBRATION_PAST, limit=CALIBRATION_JOBS
+            )
+        record = [
+            WindowOutcome(job.created_at, job.submission_estimate.start, job.actual_start)
+            for job in finished
+            if job.submission_estimate is not None
+            and job.submission_estimate.start is not None
+            and job.actual_start is not None
+        ]
+        record.sort(key=lambda o: o.actual)
+        calibration = Calibration(record)
+        self._calibrations[cluster_id] = (now, calibration)
+        return calibration
+
+    async def start_window(
+        self, cluster_id: ClusterId, start: datetime | None, confidence: float
+    ) -> Window | None:
+        """Where a waiting job estimated to start at `start` will start, with probability
+        `confidence`; None while the cluster's record is too short (or nothing is estimated)."""
+        if not 0.0 < confidence < 1.0:
+            raise ValueError("confidence must be between 0 and 1, exclusive")
+        if start is None:
+            return None
+        calibration = await self.calibration(cluster_id)
+        return calibration.window(self._clock.now(), start, confidence)
 
     async def estimate_of(self, job_id: JobId) -> Estimate | None:
         async with self._uow(TenantScope.system()) as uow:

@@ -17,6 +17,7 @@ from schema.context import Info
 from schema.types.cluster import Cluster
 from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
 from schema.types.placement import Placement
+from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, start_window
 
 
 @strawberry.type
@@ -48,6 +49,12 @@ class Estimate:
     warnings: list[str] = strawberry.field(
         description="Problems found at once: NEVER_FITS, MISSES_DEADLINE, DEPENDENCY_FAILED."
     )
+    waiting_on: strawberry.Private[ClusterId | None] = None
+    """The cluster of a job that waits (a window is shown for it), else None."""
+
+    @strawberry.field(description=WINDOW_DESCRIPTION)  # type: ignore[untyped-decorator]
+    async def start_window(self, info: Info, confidence: float = 0.8) -> StartWindow | None:
+        return await start_window(info, self.waiting_on, self.start, confidence)
 
     @classmethod
     def from_domain(cls, estimate: model.Estimate | None) -> Estimate | None:
@@ -252,6 +259,11 @@ class Job:
                     end=job.estimated_end,
                     reason=job.estimate_reason,
                     warnings=list(job.estimate_warnings),
+                    waiting_on=(
+                        job.cluster_id
+                        if job.status in (model.JobStatus.PENDING, model.JobStatus.QUEUED)
+                        else None
+                    ),
                 )
                 if job.estimate_reason is not None
                 else None

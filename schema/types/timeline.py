@@ -9,11 +9,14 @@ from typing import Annotated
 import strawberry
 
 from domain.model import timeline as model
+from domain.model.ids import ClusterId
 from domain.model.job import JobPriority, JobStatus
 from domain.model.principal import Principal
 from domain.scheduling.accuracy import Accuracy
+from schema.context import Info
 from schema.types.enums import SegmentKind
 from schema.types.placement import Placement
+from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, start_window
 
 
 @strawberry.type(description="One job attempt (or reservation) on the GPUs it holds.")
@@ -224,6 +227,11 @@ class JobPreview:
         "gpu_hourly_prices set another currency."
     )
     duration_source: str
+    cluster_id: strawberry.Private[ClusterId]
+
+    @strawberry.field(description=WINDOW_DESCRIPTION)  # type: ignore[untyped-decorator]
+    async def start_window(self, info: Info, confidence: float = 0.8) -> StartWindow | None:
+        return await start_window(info, self.cluster_id, self.estimated_start, confidence)
 
 
 @strawberry.input

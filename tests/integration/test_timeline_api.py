@@ -203,3 +203,60 @@ async def test_accuracy_after_jobs_ran(live: Api) -> None:
 async def test_unknown_cluster_schedule(live: Api) -> None:
     body = (await live.call(SCHEDULE, {"id": str(uuid.uuid4())}, token=await live.token())).json()
     assert body["data"]["cluster"] is None
+
+
+WINDOW = """query($id: ID!, $c: Float!) { job(id: $id) { status
+  estimate { start startWindow(confidence: $c) { earliest latest confidence } } } }"""
+
+
+async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
+    live: Api,
+) -> None:
+    """Issue 11: a waiting job's estimate carries the interval its start falls in at a stated
+    confidence, from how the cluster's estimates at submission missed; none before there is a
+    record, none for a job that runs; a confidence that is no probability is a typed error."""
+    token = await live.token()
+    hold = long_job(live, "hold", runtime=3600)
+    early = (await live.ok(PREVIEW, {"input": hold}, token=token))["previewJob"]
+    window_of_preview = """query($input: SubmitJobInput!) { previewJob(input: $input) {
+        ... on JobPreview { startWindow { earliest latest confidence } } } }"""
+    before = await live.ok(window_of_preview, {"input": hold}, token=token)
+    assert early["estimatedStart"] is not None and before["previewJob"]["startWindow"] is None
+    ids = []
+    for i in range(16):  # 2 nodes: 2 start at once, 14 wait (the stratum a window needs)
+        job = long_job(live, f"quick-{i}", gpus=8, runtime=0.2)
+        ids.append((await live.ok(SUBMIT, {"input": job}, token=token))["submitJob"]["id"])
+    count = """query($id: ID!) { cluster(id: $id) { estimateAccuracy { jobs } } }"""
+
+    async def recorded() -> bool | None:
+        data = await live.ok(count, {"id": live.cluster_id}, token=token)
+        return True if data["cluster"]["estimateAccuracy"]["jobs"] == 16 else None
+
+    await eventually(recorded, within=30)
+    running = [
+        (await live.ok(SUBMIT, {"input": long_job(live, f"long-{i}")}, token=token))["submitJob"]
+        for i in range(3)
+    ]
+
+    async def waiting() -> tuple[str, dict[str, Any]] | None:
+        """The one of the three that waits, once the other two run."""
+        found = {}
+        for job in running:
+            data = await live.ok(WINDOW, {"id": job["id"], "c": 0.8}, token=token)
+            found[job["id"]] = data["job"]
+        queued = [k for k, j in found.items() if j["status"] == "QUEUED" and j["estimate"]]
+        on_gpus = [j for j in found.values() if j["status"] == "RUNNING"]
+        return (queued[0], found[queued[0]]) if len(queued) == 1 and len(on_gpus) == 2 else None
+
+    queued_id, queued = await eventually(waiting)
+    window = queued["estimate"]["startWindow"]
+    assert window is not None and window["confidence"] == 0.8
+    assert window["latest"] is not None and window["earliest"] <= window["latest"]
+    others = [j for j in running if j["id"] != queued_id]
+    statuses = [await live.ok(WINDOW, {"id": j["id"], "c": 0.5}, token=token) for j in others]
+    on_gpus = [s["job"] for s in statuses if s["job"]["status"] == "RUNNING"]
+    assert on_gpus and all(j["estimate"]["startWindow"] is None for j in on_gpus)
+    after = await live.ok(window_of_preview, {"input": hold}, token=token)
+    assert after["previewJob"]["startWindow"]["confidence"] == 0.8
+    bad = (await live.call(WINDOW, {"id": running[0]["id"], "c": 1.5}, token=token)).json()
+    assert bad["errors"][0]["extensions"] == {"code": "INVALID", "field": "confidence"}
