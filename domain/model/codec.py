@@ -69,14 +69,24 @@ def estimate_to_document(estimate: Estimate | None) -> dict[str, Any] | None:
         "end": _dt(estimate.end),
         "reason": estimate.reason,
         "warnings": list(estimate.warnings),
+        "windows": [[c, _dt(earliest), _dt(latest)] for c, earliest, latest in estimate.windows],
     }
 
 
 def estimate_from_document(doc: Any) -> Estimate | None:
     if not doc:
         return None
+    windows: list[tuple[float, datetime, datetime | None]] = []
+    for confidence, earliest, latest in doc.get("windows", ()):
+        found = _parse_dt(earliest)
+        if found is not None:
+            windows.append((float(confidence), found, _parse_dt(latest)))
     return Estimate(
-        _parse_dt(doc["start"]), _parse_dt(doc["end"]), doc["reason"], tuple(doc["warnings"])
+        _parse_dt(doc["start"]),
+        _parse_dt(doc["end"]),
+        doc["reason"],
+        tuple(doc["warnings"]),
+        tuple(windows),
     )
 
 

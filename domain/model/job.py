@@ -145,6 +145,9 @@ class Estimate:
     reason: str
     warnings: tuple[str, ...] = ()
     """NEVER_FITS, MISSES_DEADLINE, DEPENDENCY_FAILED: problems found at once, not left waiting."""
+    windows: tuple[tuple[float, datetime, datetime | None], ...] = ()
+    """(confidence, earliest, latest or None: no later bound) start windows shown with it; kept
+    on a submission estimate to measure their coverage."""
 
 
 @dataclass(frozen=True)
@@ -363,10 +366,14 @@ class Job:
         self.changes.append(JobChanged(ChangeKind.PLACED, self.snapshot()))
         return True
 
-    def apply_estimate(self, estimate: Estimate) -> bool:
+    def apply_estimate(
+        self,
+        estimate: Estimate,
+        windows: tuple[tuple[float, datetime, datetime | None], ...] = (),
+    ) -> bool:
         """Store a new estimate; True if anything a viewer sees changed. The first estimate of
-        each attempt is kept as its submission estimate, the first after admission as its
-        admission estimate."""
+        each attempt is kept as its submission estimate (with the start `windows` shown then),
+        the first after admission as its admission estimate."""
         changed = (
             self.estimated_start != estimate.start
             or self.estimated_end != estimate.end
@@ -376,7 +383,7 @@ class Job:
         self.estimated_start, self.estimated_end = estimate.start, estimate.end
         self.estimate_reason, self.estimate_warnings = estimate.reason, estimate.warnings
         if self.submission_estimate is None and self.status.is_active:
-            self.submission_estimate = estimate
+            self.submission_estimate = replace(estimate, windows=windows)
             changed = True
         if self.admission_estimate is None and self.status in (
             JobStatus.ADMITTED,

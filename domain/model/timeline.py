@@ -46,6 +46,10 @@ class Segment:
     status: str | None = None
     priority: str | None = None
     reservation_id: str | None = None
+    earliest_start: datetime | None = None
+    latest_start: datetime | None = None
+    """A waiting job's start window at the default confidence (the band drawn around an
+    estimated segment); None without one (or no later bound)."""
 
     def overlaps(self, start: datetime, end: datetime) -> bool:
         if self.start is None:
@@ -118,6 +122,8 @@ def segment_to_document(s: Segment) -> dict[str, Any]:
         "status": s.status,
         "priority": s.priority,
         "reservation_id": s.reservation_id,
+        "earliest_start": _dt(s.earliest_start),
+        "latest_start": _dt(s.latest_start),
     }
 
 
@@ -135,6 +141,8 @@ def segment_from_document(d: Mapping[str, Any]) -> Segment:
         status=d["status"],
         priority=d["priority"],
         reservation_id=d["reservation_id"],
+        earliest_start=_parse(d.get("earliest_start")),
+        latest_start=_parse(d.get("latest_start")),
     )
 
 

@@ -35,6 +35,9 @@ from domain.model.timeline import (
 )
 from domain.scheduling.durations import Durations
 from domain.scheduling.estimator import Schedule
+from domain.scheduling.windows import Calibration
+
+WAITING = (JobStatus.PENDING, JobStatus.QUEUED)
 
 
 def rows_of(nodes: Iterable[Node]) -> tuple[Row, ...]:
@@ -92,7 +95,10 @@ def build(
     reservations: Sequence[CapacityReservation],
     durations: Durations,
     ids: SegmentIds,
+    calibration: Calibration | None = None,
 ) -> Timeline:
+    """The timeline of `schedule`; with `calibration`, a waiting job's estimated segment
+    carries its start window at the default confidence."""
     segments: dict[str, Segment] = {}
     for job in finished:
         if job.actual_start is None or job.placement is None or not _located(job):
@@ -158,6 +164,11 @@ def build(
             )
             segments[seg.id] = seg
         elif plan.start is not None:
+            window = (
+                calibration.window(schedule.now, plan.start)
+                if calibration is not None and job.status in WAITING
+                else None
+            )
             seg = _job_segment(
                 ids,
                 job,
@@ -166,6 +177,8 @@ def build(
                 end=plan.end,
                 kind=SegmentKind.ESTIMATED,
                 source=source,
+                earliest_start=window.earliest if window else None,
+                latest_start=window.latest if window else None,
             )
             segments[seg.id] = seg
     jobs_by_id = {job.id: job for job in active}

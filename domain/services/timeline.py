@@ -43,7 +43,7 @@ from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate
-from domain.scheduling.windows import Calibration, Window
+from domain.scheduling.windows import MIN_SCORES, Calibration, Window
 from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
@@ -56,6 +56,8 @@ PAST = timedelta(hours=24)
 CALIBRATION_PAST = timedelta(days=30)
 CALIBRATION_JOBS = 5000
 CALIBRATION_TTL = timedelta(seconds=30)
+SHOWN_CONFIDENCES = (0.5, 0.8, 0.95)
+"""The windows kept with a submission estimate, whose coverage `estimateAccuracy` reports."""
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,20 @@ def plan(
     active: list[Job],
     finished: list[Job],
     ids: timelines.SegmentIds,
+    calibration: Calibration | None = None,
 ) -> tuple[Schedule, Timeline]:
     """The estimate and the timeline drawn from it: the CPU-heavy part of a recompute, run on
     the Compute port (in a worker process: everything here is plain, picklable data)."""
     schedule = estimate(snapshot)
     timeline = timelines.build(
-        schedule, snapshot.nodes, active, finished, snapshot.reservations, snapshot.durations, ids
+        schedule,
+        snapshot.nodes,
+        active,
+        finished,
+        snapshot.reservations,
+        snapshot.durations,
+        ids,
+        calibration,
     )
     return schedule, timeline
 
@@ -201,7 +211,6 @@ class TimelineService:
 
     async def refresh(self, cluster_id: ClusterId) -> bool:
         """Recompute the cluster's timeline and estimates; True if the timeline changed."""
-        self._calibrations.pop(cluster_id, None)  # jobs started since: read the record again
         async with self._uow(TenantScope.system(), consistent_read=True) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None:
@@ -210,11 +219,12 @@ class TimelineService:
             finished = await uow.jobs.finished_on_cluster(
                 cluster_id, ended_after=snapshot.now - PAST, limit=2000
             )
+        calibration = await self.calibration(cluster_id)
         schedule, timeline = await self._compute.run(
-            plan, snapshot, active, finished, self._segment_ids
+            plan, snapshot, active, finished, self._segment_ids, calibration
         )
         prices = cluster.settings.get("gpu_hourly_prices")
-        estimates = self._estimates(schedule, active, snapshot.durations, prices)
+        estimates = self._estimates(schedule, active, snapshot.durations, prices, calibration)
         async with self._uow(TenantScope.system()) as uow:
             latest = await self._latest(uow, cluster_id)
             change = timelines.diff(latest.timeline if latest else None, timeline)
@@ -247,7 +257,11 @@ class TimelineService:
 
     @staticmethod
     def _estimates(
-        schedule: Schedule, active: list[Job], durations: Durations, prices: object
+        schedule: Schedule,
+        active: list[Job],
+        durations: Durations,
+        prices: object,
+        calibration: Calibration,
     ) -> list[tuple[Job, bool]]:
         changed: list[tuple[Job, bool]] = []
         for job in active:
@@ -258,7 +272,14 @@ class TimelineService:
             cost = estimate_cost(
                 job.resources, durations.expected(job), prices if isinstance(prices, dict) else None
             )
-            moved = job.apply_estimate(Estimate(plan.start, plan.end, plan.reason, plan.warnings))
+            windows: list[tuple[float, datetime, datetime | None]] = []
+            if job.submission_estimate is None and plan.start is not None:
+                for confidence in SHOWN_CONFIDENCES:  # kept with the submission estimate
+                    window = calibration.window(schedule.now, plan.start, confidence)
+                    if window is not None:
+                        windows.append((confidence, window.earliest, window.latest))
+            estimate = Estimate(plan.start, plan.end, plan.reason, plan.warnings)
+            moved = job.apply_estimate(estimate, tuple(windows))
             if cost != job.estimated_cost:
                 job.estimated_cost = cost
                 moved = True
@@ -334,12 +355,15 @@ class TimelineService:
 
     async def calibration(self, cluster_id: ClusterId) -> Calibration:
         """The cluster's record of estimates at submission against real starts (the jobs that
-        ended in the last `CALIBRATION_PAST`), read at most once per `CALIBRATION_TTL` or per
-        recompute of the cluster's estimates in this process."""
+        ended in the last `CALIBRATION_PAST`), read at most once per `CALIBRATION_TTL`."""
         now = self._clock.now()
         cached = self._calibrations.get(cluster_id)
-        if cached is not None and now - cached[0] < CALIBRATION_TTL:
-            return cached[1]
+        if (
+            cached is not None
+            and now - cached[0] < CALIBRATION_TTL
+            and cached[1].size(waits=True) + cached[1].size(waits=False) >= 2 * MIN_SCORES
+        ):
+            return cached[1]  # a short record is read again: a young cluster's fills fast
         async with self._uow(TenantScope.system()) as uow:
             finished = await uow.jobs.finished_on_cluster(
                 cluster_id, ended_after=now - CALIBRATION_PAST, limit=CALIBRATION_JOBS

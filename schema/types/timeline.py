@@ -38,6 +38,13 @@ class TimelineSegment:
     priority: JobPriority | None
     reservation_id: strawberry.ID | None
     mine: bool
+    earliest_start: datetime | None = strawberry.field(
+        description="A waiting job's start window at 80 % confidence (the band around its "
+        "estimated segment): its earliest start; null without a window."
+    )
+    latest_start: datetime | None = strawberry.field(
+        description="The window's latest start; null without a window or a later bound."
+    )
 
     @classmethod
     def from_domain(cls, seg: model.Segment, principal: Principal) -> TimelineSegment:
@@ -54,6 +61,8 @@ class TimelineSegment:
             priority=JobPriority(seg.priority) if seg.priority else None,
             reservation_id=strawberry.ID(seg.reservation_id) if seg.reservation_id else None,
             mine=seg.tenant_id == str(principal.tenant_id),
+            earliest_start=seg.earliest_start,
+            latest_start=seg.latest_start,
         )
 
 
@@ -189,6 +198,16 @@ class ScheduleDiff:
     shared: strawberry.Private[bool] = False  # the same for every subscriber of a tenant
 
 
+@strawberry.type(description="How often starts fell in the windows shown at one confidence.")
+class WindowCoverage:
+    confidence: float
+    jobs: int = strawberry.field(description="Jobs shown such a window at submission that started.")
+    inside: float = strawberry.field(description="Share (0 to 1) whose start fell inside.")
+    median_width_seconds: float | None = strawberry.field(
+        description="Null when most of the windows had no later bound."
+    )
+
+
 @strawberry.type(description="How close estimates came to what happened (seconds).")
 class EstimateAccuracy:
     jobs: int
@@ -200,6 +219,10 @@ class EstimateAccuracy:
     finished: int
     end_p50_seconds: float | None
     end_p95_seconds: float | None
+    start_window_coverage: list[WindowCoverage] = strawberry.field(
+        description="For the start windows shown at submission (50, 80 and 95 %): how often "
+        "the start fell inside. Calibrated windows cover about their confidence."
+    )
 
     @classmethod
     def from_domain(cls, a: Accuracy) -> EstimateAccuracy:
@@ -211,6 +234,15 @@ class EstimateAccuracy:
             finished=a.finished,
             end_p50_seconds=a.end_p50_seconds,
             end_p95_seconds=a.end_p95_seconds,
+            start_window_coverage=[
+                WindowCoverage(
+                    confidence=c.confidence,
+                    jobs=c.jobs,
+                    inside=c.inside,
+                    median_width_seconds=c.median_width_seconds,
+                )
+                for c in a.coverage
+            ],
         )
 
 

@@ -234,7 +234,9 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
 
     await eventually(recorded, within=30)
     running = [
-        (await live.ok(SUBMIT, {"input": long_job(live, f"long-{i}")}, token=token))["submitJob"]
+        (await live.ok(SUBMIT, {"input": long_job(live, f"long-{i}", runtime=5)}, token=token))[
+            "submitJob"
+        ]
         for i in range(3)
     ]
 
@@ -252,6 +254,17 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
     window = queued["estimate"]["startWindow"]
     assert window is not None and window["confidence"] == 0.8
     assert window["latest"] is not None and window["earliest"] <= window["latest"]
+    bands = """query($id: ID!) { cluster(id: $id) { schedule {
+        segments { jobId kind start earliestStart latestStart } } } }"""
+
+    async def banded() -> dict[str, Any] | None:
+        data = await live.ok(bands, {"id": live.cluster_id}, token=token)
+        mine = [s for s in data["cluster"]["schedule"]["segments"] if s["jobId"] == queued_id]
+        return mine[0] if mine and mine[0]["earliestStart"] is not None else None
+
+    band = await eventually(banded)  # the next recompute draws the band around its segment
+    assert band["kind"] == "ESTIMATED" and band["latestStart"] is not None
+    assert band["earliestStart"] <= band["latestStart"]
     others = [j for j in running if j["id"] != queued_id]
     statuses = [await live.ok(WINDOW, {"id": j["id"], "c": 0.5}, token=token) for j in others]
     on_gpus = [s["job"] for s in statuses if s["job"]["status"] == "RUNNING"]
@@ -260,3 +273,15 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
     assert after["previewJob"]["startWindow"]["confidence"] == 0.8
     bad = (await live.call(WINDOW, {"id": running[0]["id"], "c": 1.5}, token=token)).json()
     assert bad["errors"][0]["extensions"] == {"code": "INVALID", "field": "confidence"}
+    # the waiting one was shown windows at submission: once it starts, they are scored
+    coverage = """query($id: ID!) { cluster(id: $id) { estimateAccuracy {
+        startWindowCoverage { confidence jobs inside medianWidthSeconds } } } }"""
+
+    async def scored() -> list[dict[str, Any]] | None:
+        data = await live.ok(coverage, {"id": live.cluster_id}, token=token)
+        found = data["cluster"]["estimateAccuracy"]["startWindowCoverage"]
+        return list(found) if found else None
+
+    scores = await eventually(scored, within=20)
+    assert [c["confidence"] for c in scores] == [0.5, 0.8, 0.95]
+    assert all(c["jobs"] >= 1 and 0.0 <= c["inside"] <= 1.0 for c in scores)

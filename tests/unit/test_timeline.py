@@ -36,6 +36,8 @@ from domain.model.timeline import (
 from domain.scheduling import timeline as timelines
 from domain.scheduling.durations import Durations
 from domain.scheduling.estimator import Snapshot, estimate
+from domain.scheduling.windows import Calibration
+from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.quotas import QuotaService
 from domain.services.schedule_updates import (
     ScheduleChange,
@@ -69,6 +71,7 @@ def built(
     scenario: Scenario = SCENARIO,
     reservations: Sequence[CapacityReservation] = (),
     finished: Sequence[Job] = (),
+    calibration: Calibration | None = None,
 ) -> tuple[list[Job], Timeline]:
     jobs = scenario.jobs()
     for job in jobs:
@@ -90,6 +93,7 @@ def built(
         list(reservations),
         Durations(),
         timelines.SegmentIds(b"test"),
+        calibration,
     )
 
 
@@ -108,6 +112,30 @@ def test_rows_segments_and_queue() -> None:
     assert by_name["cpu-only"].rows == (CPU_ROW,) and by_name["cpu-only"].start == NOW
     assert [e.name for e in tl.queue] == ["cpu-only", "next"]
     assert tl.forecast[A100][0] == (NOW, 0)
+
+
+def test_a_waiting_jobs_segment_carries_its_start_window() -> None:
+    """Issue 11: the band the UI draws around an estimated segment; starts of past jobs were
+    estimated an hour ahead and came 30 to 90 minutes later, so the window says so."""
+    record = [
+        WindowOutcome(
+            NOW - timedelta(days=1, minutes=i),
+            NOW - timedelta(days=1, minutes=i) + timedelta(hours=1),
+            NOW - timedelta(days=1, minutes=i) + timedelta(minutes=90 + i * 60 / 39),
+        )
+        for i in range(40)
+    ]
+    _jobs, tl = built(calibration=Calibration(record))
+    by_name = {s.name: s for s in tl.segments.values()}
+    waiting = by_name["next"]
+    assert waiting.start is not None and waiting.start > NOW
+    assert waiting.earliest_start is not None and waiting.latest_start is not None
+    assert waiting.start < waiting.earliest_start < waiting.latest_start
+    assert by_name["run"].earliest_start is None and by_name["run"].latest_start is None
+    again = timeline_from_document(json.loads(json.dumps(timeline_to_document(tl))))
+    assert again.segments[waiting.id] == waiting
+    _jobs, plain = built()
+    assert {s.name: s for s in plain.segments.values()}["next"].earliest_start is None
 
 
 def test_completed_and_reserved_segments() -> None:

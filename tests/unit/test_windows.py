@@ -98,3 +98,34 @@ def test_confidence_must_be_a_probability() -> None:
     for bad in (0.0, 1.0, 1.5, -0.2):
         with pytest.raises(ValueError):
             calibration.window(T0, T0, bad)
+
+
+def test_coverage_counts_starts_inside_the_windows_shown_at_submission() -> None:
+    from domain.model.codec import estimate_from_document, estimate_to_document
+    from domain.model.job import Estimate, JobStatus
+    from domain.scheduling.accuracy import measure
+    from tests.unit.test_durations import job
+
+    jobs = []
+    for minutes in (30, 50, 70, 200):  # started this long after submission
+        shown = Estimate(
+            T0 + timedelta(minutes=60),
+            None,
+            "waits",
+            windows=(
+                (0.5, T0 + timedelta(minutes=45), T0 + timedelta(minutes=75)),
+                (0.8, T0 + timedelta(minutes=20), None),
+            ),
+        )
+        done = job()
+        done.status = JobStatus.RUNNING
+        done.submission_estimate = estimate_from_document(estimate_to_document(shown))
+        done.actual_start = T0 + timedelta(minutes=minutes)
+        jobs.append(done)
+    assert jobs[0].submission_estimate is not None
+    assert jobs[0].submission_estimate.windows[1] == (0.8, T0 + timedelta(minutes=20), None)
+    half, most = measure(jobs).coverage
+    assert (half.confidence, half.jobs, half.inside) == (0.5, 4, 0.5)
+    assert half.median_width_seconds == 30 * 60
+    assert (most.confidence, most.inside, most.median_width_seconds) == (0.8, 1.0, None)
+    assert measure([]).coverage == ()
