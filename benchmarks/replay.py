@@ -64,6 +64,7 @@ import argparse
 import bisect
 import cProfile
 import csv
+import heapq
 import json
 import math
 import pstats
@@ -75,8 +76,10 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from adapters.simulated.engine import FINISHED, Pace, SimWorkload, step
+from domain.backoff import backoff_seconds
 from domain.model.cluster import Node, NodeType
 from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId
 from domain.model.job import (
@@ -119,7 +122,8 @@ NODE_CPU = 64.0
 NODE_MEMORY = 512.0
 JOB_CPU = 1.0
 JOB_MEMORY = 4.0
-PACE = Pace(time_scale=1.0, startup_seconds=0.0)
+MAX_RETRIES = 4
+"""Every job's retry policy: the trace's jobs ran at most 5 attempts."""
 
 LOGNORMAL = "lognormal"
 LIMITS = "limits"
@@ -207,6 +211,32 @@ class TraceJob:
     """Seconds: the lognormal estimate x 3, rounded up to the whole hour (a Slurm time limit)."""
     name: str
     tenant: TenantId
+    attempts: tuple[int, ...] = ()
+    """Seconds each attempt ran, the last one succeeding (the trace's attempts); () = one run
+    of `runtime`."""
+
+    @property
+    def runs(self) -> tuple[int, ...]:
+        return self.attempts or (self.runtime,)
+
+
+def retry_delay(attempt: int, job: int) -> float:
+    """The service's retry backoff (`domain.backoff`), its jitter drawn per job and attempt."""
+    jitter = random.Random(job * 31 + attempt)
+    return backoff_seconds(attempt, uniform=jitter.uniform)
+
+
+def attempt_seconds(row: dict[str, Any]) -> tuple[int, ...]:
+    """The trace's attempts of a job, in seconds; () when it ran once or they cannot be read."""
+    found = []
+    for attempt in row.get("attempts") or ():
+        try:
+            began = datetime.strptime(attempt["start_time"], "%Y-%m-%d %H:%M:%S")
+            ended = datetime.strptime(attempt["end_time"], "%Y-%m-%d %H:%M:%S")
+        except (KeyError, TypeError, ValueError):
+            return ()
+        found.append(max(1, round((ended - began).total_seconds())))
+    return tuple(found) if len(found) > 1 else ()
 
 
 @dataclass
@@ -233,6 +263,7 @@ def load_trace(
     seed: int,
     names: str,
     tenants: int,
+    attempts: bool = True,
 ) -> Trace:
     with open(path) as f:
         raw = json.load(f)
@@ -247,7 +278,8 @@ def load_trace(
         noise = rng.lognormvariate(0.0, sigma)  # drawn for every row: --wide does not reshuffle
         factor = overstate.lognormvariate(math.log(OVERSTATE), OVERSTATE_SIGMA)
         asked = int(row["num_gpus"])
-        runtime = max(1, round(float(row["runtime"]) * 60))
+        runs = attempt_seconds(row) if attempts else ()
+        runtime = sum(runs) if runs else max(1, round(float(row["runtime"]) * 60))
         trace.gpu_hours_asked += asked * runtime / 3600
         gpus = asked
         if asked > gpus_per_node:
@@ -276,6 +308,7 @@ def load_trace(
                 limit=math.ceil(user_estimate * 3 / 3600) * 3600,
                 name=f"philly-{asked}gpu" if names == "size" else f"philly-{trace_id}",
                 tenant=who[zlib.crc32(trace_id.encode()) % len(who)],
+                attempts=runs,
             )
         )
     return trace
@@ -355,23 +388,27 @@ def make_job(tj: TraceJob, estimated: int | None) -> Job:
         priority=JobPriority.NORMAL,
         status=JobStatus.QUEUED,
         queue_name=QUEUE,
+        max_retries=MAX_RETRIES,
     )
 
 
-def make_workload(tj: TraceJob, job: Job, quotas: QuotaSet) -> SimWorkload:
+def make_workload(
+    tj: TraceJob, job: Job, quotas: QuotaSet, attempt: int = 0, at: datetime | None = None
+) -> SimWorkload:
+    last = attempt == len(tj.runs) - 1
     return SimWorkload(
-        name=str(job.id),
+        name=f"{job.id}/a{attempt}",
         job_id=str(job.id),
-        attempt=0,
+        attempt=attempt,
         priority=quotas.priority_value(job.priority),
         gpu_type=GPU_TYPE,
         gpu_count=tj.gpus,
         cpu_cores=JOB_CPU,
         memory_gb=JOB_MEMORY,
-        runtime_seconds=float(tj.runtime),
+        runtime_seconds=float(tj.runs[attempt]),
         max_duration_seconds=None,
-        outcome=WorkloadPhase.SUCCEEDED,
-        created_at=tj.submitted,
+        outcome=WorkloadPhase.SUCCEEDED if last else WorkloadPhase.FAILED,
+        created_at=at or tj.submitted,
         namespace=tenant_namespace(tj.tenant),
         queue_name=QUEUE,
     )
@@ -399,6 +436,8 @@ class Outcome:
     """Finished runs the estimators could learn from at the last submission."""
     history_used: int
     """Submissions whose no-estimate duration came from history (else the type's default)."""
+    failures: int
+    """Attempts that failed (and were retried)."""
     windows: dict[str, dict[float, list[Window | None]]] = field(default_factory=dict)
     """Per estimator (and the past-waits baseline), per confidence, per job: the start window
     shown at submission (None: not enough record yet)."""
@@ -419,38 +458,71 @@ class _State:
     started: dict[int, datetime] = field(default_factory=dict)
     ended: dict[int, datetime] = field(default_factory=dict)
     admissions: list[datetime] = field(default_factory=list)
+    seen_started: set[str] = field(default_factory=set)
     start_order: list[int] = field(default_factory=list)
     """Jobs in the order they started (the order their outcome became known)."""
     finished: list[tuple[int, float]] = field(default_factory=list)
     """(job, seconds it ran) of every finished job, in the order they ended."""
+    pace: Pace = field(default_factory=Pace)
+    retries: list[tuple[datetime, int, int]] = field(default_factory=list)
+    """(due, job, attempt): failed attempts' next ones, released after the retry backoff."""
+    startups: list[float] = field(default_factory=list)
+    """Seconds from admission to running of every attempt that started."""
+    failures: int = 0
     due: datetime | None = None
     steps: int = 0
     engine_seconds: float = 0.0
 
     def step(self, now: datetime) -> None:
+        while self.retries and self.retries[0][0] <= now:
+            at, i, attempt = heapq.heappop(self.retries)
+            view = next(iter(self.views.values()))
+            self.live.append(make_workload(self.trace[i], view[i], self.quotas, attempt, at))
         began = time.perf_counter()
-        self.due = step(self.live, self.nodes, self.quotas, now, PACE)
+        self.due = step(self.live, self.nodes, self.quotas, now, self.pace)
         self.engine_seconds += time.perf_counter() - began
         self.steps += 1
         for w in self.live:
-            i = self.index_of[w.name]
-            if w.started_at is not None and i not in self.started:
-                assert w.placement is not None
-                self.started[i] = w.started_at
+            i = self.index_of[w.job_id]
+            if w.started_at is not None and w.name not in self.seen_started:
+                assert w.placement is not None and w.admitted_at is not None
+                self.seen_started.add(w.name)
+                if i not in self.started:  # the first attempt's start is the one scored
+                    self.started[i] = w.started_at
+                    self.start_order.append(i)
                 self.admissions.append(w.started_at)
-                self.start_order.append(i)
+                self.startups.append((w.started_at - w.admitted_at).total_seconds())
                 for view in self.views.values():
                     job = view[i]
                     job.status = JobStatus.RUNNING
                     job.placement = Placement(w.node or "", w.gpu_indices, w.flavor)
                     job.actual_start = w.started_at
+                    job.next_attempt_at = None
             if w.phase in FINISHED:
-                assert w.phase is WorkloadPhase.SUCCEEDED and w.finished_at is not None
-                assert w.started_at is not None
+                assert w.finished_at is not None and w.started_at is not None
+                if w.phase is WorkloadPhase.FAILED:  # retried after the job's backoff
+                    self.failures += 1
+                    due = w.finished_at + timedelta(seconds=retry_delay(w.attempt + 1, i))
+                    heapq.heappush(self.retries, (due, i, w.attempt + 1))
+                    for view in self.views.values():
+                        job = view[i]
+                        job.status = JobStatus.QUEUED
+                        job.placement = None
+                        job.actual_start = None
+                        job.retry_count = w.attempt + 1
+                        job.next_attempt_at = due
+                    continue
+                assert w.phase is WorkloadPhase.SUCCEEDED
                 self.ended[i] = w.finished_at
                 del self.active[i]
                 self.finished.append((i, (w.finished_at - w.started_at).total_seconds()))
         self.live = [w for w in self.live if w.phase not in FINISHED]
+        if self.retries and (self.due is None or self.retries[0][0] < self.due):
+            self.due = self.retries[0][0]
+
+    def startup(self) -> dict[JobType, float]:
+        """What the service learns: the median start-up of the attempts that started."""
+        return {JobType.TRAINING: statistics.median(self.startups)} if self.startups else {}
 
     def waiting(self) -> int:
         return sum(1 for w in self.live if w.phase is WorkloadPhase.QUEUED)
@@ -477,11 +549,13 @@ def replay(
     nodes: list[Node],
     rate_window: timedelta,
     models: tuple[str, ...] = MODELS,
+    startup_seconds: float = 0.0,
 ) -> Outcome:
     quotas = make_quotas(nodes, sorted({tj.tenant for tj in trace}), trace[0].submitted)
     replayed = estimators(models)
     names = [*(e.name for e in replayed), QUEUE_RATE]
     state = _State(trace, nodes, quotas, views={e.name: {} for e in replayed})
+    state.pace = Pace(time_scale=1.0, startup_seconds=startup_seconds)
     estimated: dict[str, list[datetime | None]] = {name: [] for name in names}
     spent = {e.name: 0.0 for e in replayed}
     failed: dict[str, set[int]] = {name: set() for name in names}
@@ -500,13 +574,14 @@ def replay(
         # the estimate at submission: the cluster as it is now, plus the new job
         ahead = state.waiting()
         max_waiting = max(max_waiting, ahead + 1)
-        learned = {m: Durations(state.history(m)) for m in models}
+        startup = state.startup()
+        learned = {m: Durations(state.history(m), startup=startup) for m in models}
         for e in replayed:
             view = state.views[e.name]
             view[tj.index] = make_job(tj, e.duration(tj))
             jobs = [view[i] for i in state.active]
             jobs.append(view[tj.index])
-            durations = learned[e.learns] if e.learns is not None else Durations()
+            durations = learned[e.learns] if e.learns is not None else Durations(startup=startup)
             began = time.perf_counter()
             schedule = estimate(Snapshot(now, nodes, quotas, jobs, durations))
             estimated[e.name].append(schedule.jobs[view[tj.index].id].start)
@@ -556,6 +631,7 @@ def replay(
         max_waiting,
         len(state.finished),
         history_used,
+        state.failures,
         windows,
     )
 
@@ -754,6 +830,7 @@ def run(args: argparse.Namespace) -> None:
         seed=args.seed,
         names=args.names,
         tenants=args.tenants,
+        attempts=args.attempts == "replay",
     )
     jobs = trace.jobs
     if not jobs:
@@ -764,7 +841,7 @@ def run(args: argparse.Namespace) -> None:
     unknown = [m for m in models if m not in MODELS]
     if unknown or not models:
         raise SystemExit(f"--user-estimates: one or more of {', '.join(MODELS)}")
-    outcome = replay(jobs, nodes, window, models)
+    outcome = replay(jobs, nodes, window, models, args.startup_seconds)
     wall = time.perf_counter() - began
 
     first = jobs[0].submitted
@@ -820,6 +897,17 @@ def run(args: argparse.Namespace) -> None:
         f"{outcome.history_used} of {len(jobs)} no-estimate submissions had history, the rest "
         f"used the TRAINING default ({history_default / 3600:g} h)"
     )
+    retried = sum(1 for tj in jobs if len(tj.runs) > 1)
+    print(
+        f"  real cluster pod start-up {args.startup_seconds:g} s (budcluster learns it from the "
+        f"attempts that started); attempts "
+        + (
+            f"replayed: {retried} jobs failed {outcome.failures} attempts before succeeding, "
+            f"each retried after the service's backoff (maxRetries {MAX_RETRIES})"
+            if args.attempts == "replay"
+            else "not replayed (one run of the total run time each)"
+        )
+    )
     print(
         f"  simulated    {span.total_seconds() / 86400:.1f} days (first submission to last "
         f"completion); {outcome.steps} engine steps; at most {outcome.max_waiting} jobs waiting"
@@ -860,8 +948,9 @@ def run(args: argparse.Namespace) -> None:
     )
     print(
         f"  oracle: {misses} of {len(jobs)} starts missed with exact run times; "
-        f"{unexplained} of them without a later submission starting first (expected 0: "
-        "with exact durations only jobs the estimate could not know about move a start)."
+        f"{unexplained} of them without a later submission starting first (with one run "
+        "per job and no start-up, expected 0: only jobs the estimate could not know about "
+        "move a start; failed attempts and start-up move them too)."
     )
     print(
         "  The simulated cluster never reads estimates: actual starts are the same for every "
@@ -894,6 +983,18 @@ def main() -> None:
         "--names", choices=("size", "unique"), default="size", help="job names (history key)"
     )
     parser.add_argument("--tenants", type=int, default=1)
+    parser.add_argument(
+        "--startup-seconds",
+        type=float,
+        default=60.0,
+        help="pod start-up (admission to running) on the simulated cluster; learned by budcluster",
+    )
+    parser.add_argument(
+        "--attempts",
+        choices=("replay", "one"),
+        default="replay",
+        help="replay the trace's failed attempts (retried after the service's backoff), or one run",
+    )
     parser.add_argument("--rate-window-hours", type=float, default=6.0)
     parser.add_argument("--csv", default=None, help="write per-job estimates to this file")
     parser.add_argument("--profile", action="store_true", help="print the top functions by time")

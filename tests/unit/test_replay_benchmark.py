@@ -112,3 +112,42 @@ def test_the_learned_ratio_corrects_over_stated_limits(tmp_path: Path) -> None:
     # the last job, submitted when two have finished: 4 waits ahead
     assert error(as_given(LIMITS), 9) > 4 * 3600
     assert error(corrected(LIMITS), 9) < error(as_given(LIMITS), 9) / 3
+
+
+def test_failed_attempts_are_retried_after_the_backoff_and_start_up_is_paid(
+    tmp_path: Path,
+) -> None:
+    """The actual side has what a real cluster has: the trace's failed attempts, each retried
+    after the service's backoff (behind what queued meanwhile), and pod start-up."""
+    rows = [
+        {
+            "id": "c_1",
+            "num_gpus": 8,
+            "runtime": 40.0,
+            "submitted_time": "2017-09-04 10:00:00",
+            "attempts": [
+                {"start_time": "2017-09-04 10:00:00", "end_time": "2017-09-04 10:10:00"},
+                {"start_time": "2017-09-04 10:10:10", "end_time": "2017-09-04 10:40:10"},
+            ],
+        },
+        {
+            "id": "c_2",
+            "num_gpus": 8,
+            "runtime": 20.0,
+            "submitted_time": "2017-09-04 10:00:00",
+            "attempts": [],
+        },
+    ]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(rows))
+    trace = load(str(path))
+    assert trace.jobs[0].runs == (600, 1800) and trace.jobs[0].runtime == 2400
+    assert trace.jobs[1].runs == (1200,)
+    outcome = replay(trace.jobs, make_nodes(1, 8), timedelta(hours=6), (LIMITS,), 30.0)
+    start = trace.jobs[0].submitted
+    assert outcome.failures == 1
+    assert outcome.started[0] == start + timedelta(seconds=30)  # its first attempt, started up
+    # the first attempt failed at 10:10:30; the second job took the node meanwhile
+    assert outcome.started[1] == start + timedelta(minutes=10, seconds=60)
+    assert outcome.ended[1] == start + timedelta(minutes=30, seconds=60)
+    assert outcome.ended[0] == start + timedelta(minutes=61, seconds=30)
