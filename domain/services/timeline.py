@@ -273,7 +273,11 @@ class TimelineService:
                 job.resources, durations.expected(job), prices if isinstance(prices, dict) else None
             )
             windows: list[tuple[float, datetime, datetime | None]] = []
-            if job.submission_estimate is None and plan.start is not None:
+            if (
+                job.submission_estimate is None
+                and plan.start is not None
+                and job.status in timelines.WAITING
+            ):
                 for confidence in SHOWN_CONFIDENCES:  # kept with the submission estimate
                     window = calibration.window(schedule.now, plan.start, confidence)
                     if window is not None:
