@@ -84,24 +84,34 @@ class Calibration:
         `confidence` (0 < confidence < 1), or None without enough record."""
         if not 0.0 < confidence < 1.0:
             raise ValueError("confidence must be between 0 and 1, exclusive")
-        scores = self._scores[start > now]
-        n = len(scores)
-        if n < MIN_SCORES:
-            return None
-        tail = (1.0 - confidence) / 2
-        low_rank = math.floor((n + 1) * tail)  # 1-based; 0: no lower bound
-        high_rank = math.ceil((n + 1) * (1.0 - tail))  # n + 1: no upper bound
         pad = PAD.total_seconds()
         wait = max(0.0, (start - now).total_seconds()) + pad
-        earliest = now
-        if low_rank >= 1:
-            earliest = now + timedelta(
-                seconds=max(0.0, wait * math.exp(scores[low_rank - 1]) - pad)
-            )
-        latest = None
-        if high_rank <= n:
-            latest = now + timedelta(seconds=max(0.0, wait * math.exp(scores[high_rank - 1]) - pad))
+        bounds = _quantiles(self._scores[start > now], confidence)
+        if bounds is None:
+            return None
+        low, high = bounds
+
+        def at(score: float) -> datetime:
+            return now + timedelta(seconds=max(0.0, wait * math.exp(score) - pad))
+
+        earliest = now if low is None else at(low)
+        latest = None if high is None else at(high)
         return Window(earliest, latest, confidence)
+
+
+def _quantiles(ordered: list[float], confidence: float) -> tuple[float | None, float | None] | None:
+    """The split-conformal bounds of sorted `ordered` at `confidence` (None: no bound on that
+    side, too few values for it), or None with fewer than `MIN_SCORES` values."""
+    n = len(ordered)
+    if n < MIN_SCORES:
+        return None
+    tail = (1.0 - confidence) / 2
+    low_rank = math.floor((n + 1) * tail)  # 1-based; 0: no lower bound
+    high_rank = math.ceil((n + 1) * (1.0 - tail))  # n + 1: no upper bound
+    return (
+        ordered[low_rank - 1] if low_rank >= 1 else None,
+        ordered[high_rank - 1] if high_rank <= n else None,
+    )
 
 
 def past_waits_window(
@@ -110,12 +120,10 @@ def past_waits_window(
     """The baseline (QBETS-style): the quantiles of the cluster's recent waits, whatever the
     estimate says."""
     waits = sorted([(o.actual - o.submitted).total_seconds() for o in record][-RECENT:])
-    n = len(waits)
-    if n < MIN_SCORES:
+    bounds = _quantiles(waits, confidence)
+    if bounds is None:
         return None
-    tail = (1.0 - confidence) / 2
-    low_rank = math.floor((n + 1) * tail)
-    high_rank = math.ceil((n + 1) * (1.0 - tail))
-    earliest = now + timedelta(seconds=max(0.0, waits[low_rank - 1])) if low_rank >= 1 else now
-    latest = now + timedelta(seconds=max(0.0, waits[high_rank - 1])) if high_rank <= n else None
+    low, high = bounds
+    earliest = now if low is None else now + timedelta(seconds=max(0.0, low))
+    latest = None if high is None else now + timedelta(seconds=max(0.0, high))
     return Window(earliest, latest, confidence)
