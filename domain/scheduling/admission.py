@@ -182,8 +182,21 @@ class ClusterModel:
         self._by_type: dict[str | None, dict[str, Holding]] = defaultdict(dict)
         """Preemptible holdings by GPU type: where preemption looks for victims."""
         self._by_queue_type: dict[tuple[str, str | None], dict[str, Holding]] = defaultdict(dict)
+        self._strict_queues = frozenset(
+            q.name
+            for q in quotas.cluster_queues
+            if q.queueing_strategy is QueueingStrategy.STRICT_FIFO
+        )
+        self._group_of = {
+            q.name: f"cohort {q.cohort}" if q.cohort else q.name for q in quotas.cluster_queues
+        }
         self._holdings_version: dict[tuple[str, str | None], int] = defaultdict(int)
-        self._preemption_failed: dict[str, tuple[int, ...]] = {}
+        """Per (cohort, or queue without one) and GPU type: bumped when a holding comes or goes."""
+        self._headrooms: dict[tuple[str, str], tuple[int, float]] = {}
+        self._weakest: dict[tuple[str, str | None], tuple[int, int | None]] = {}
+        """Per (queue, GPU type): (holdings version, lowest priority of its preemptible
+        holdings)."""
+        self._preemption_failed: dict[str, tuple[int, int]] = {}
         """Demands whose preemption found no way in, at which holdings version of their type."""
         self._active: set[LaneKey] = set()
         """Lanes to look at in the next cycle: where work was added or resources freed."""
@@ -261,14 +274,15 @@ class ClusterModel:
         kind = demand.gpu_type if demand.gpu_count else None
         within = queue.preemption.within_cluster_queue
         if within is not WithinClusterQueue.NEVER:
-            mine = self._by_queue_type.get((queue.name, kind))
-            if mine:
-                weakest = min(h.demand.priority for h in mine.values())
-                if weakest < demand.priority or (
+            weakest = self._weakest_holding(queue.name, kind)
+            if weakest is not None and (
+                weakest < demand.priority
+                or (
                     weakest == demand.priority
                     and within is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
-                ):
-                    return True
+                )
+            ):
+                return True
         if queue.cohort is None or queue.preemption.reclaim_within_cohort is (
             ReclaimWithinCohort.NEVER
         ):
@@ -287,6 +301,17 @@ class ClusterModel:
             ):
                 return True
         return False
+
+    def _weakest_holding(self, queue: str, kind: str | None) -> int | None:
+        """The lowest priority among the queue's preemptible holdings of `kind` (None: none)."""
+        version = self._holdings_version[(self._group(queue), kind)]
+        cached = self._weakest.get((queue, kind))
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        mine = self._by_queue_type.get((queue, kind))
+        weakest = min((h.demand.priority for h in mine.values()), default=None) if mine else None
+        self._weakest[(queue, kind)] = (version, weakest)
+        return weakest
 
     def max_free(self, gpu_type: str | None) -> int:
         """The most GPUs of `gpu_type` free on one node."""
@@ -417,7 +442,10 @@ class ClusterModel:
         ):
             self._by_type[kind][demand.key] = holding
             self._by_queue_type[(demand.cluster_queue, kind)][demand.key] = holding
-        self._holdings_version[(demand.cluster_queue, kind)] += 1
+        self._holdings_version[(self._group(demand.cluster_queue), kind)] += 1
+
+    def _group(self, queue: str) -> str:
+        return self._group_of.get(queue, queue)
 
     def _drop(self, key: str) -> Holding | None:
         holding = self.holdings.pop(key, None)
@@ -426,8 +454,16 @@ class ClusterModel:
             kind = demand.gpu_type if demand.gpu_count else None
             self._by_type[kind].pop(key, None)
             self._by_queue_type[(demand.cluster_queue, kind)].pop(key, None)
-            self._holdings_version[(demand.cluster_queue, kind)] += 1
+            self._holdings_version[(self._group(demand.cluster_queue), kind)] += 1
         return holding
+
+    def holdings_of(self, queue: str, gpu_type: str | None) -> Iterable[Holding]:
+        """The queue's workloads that may be preempted holding GPUs of `gpu_type`."""
+        held = self._by_queue_type.get((queue, gpu_type))
+        return held.values() if held else ()
+
+    def cohort_members(self, cohort: str) -> tuple[ClusterQueue, ...]:
+        return self._members(cohort)
 
     def holders(self, gpu_type: str | None) -> Iterable[Holding]:
         """Workloads that may be preempted holding GPUs of `gpu_type` (any, for CPU work)."""
@@ -435,13 +471,14 @@ class ClusterModel:
             return [h for by_type in self._by_type.values() for h in by_type.values()]
         return self._by_type[gpu_type].values()
 
-    def _preemption_state(self, demand: Demand) -> tuple[int, ...]:
+    def _preemption_state(self, demand: Demand) -> tuple[int, int]:
         """Versions of what a preemption attempt for `demand` depends on: the victims it could
         pick (its queue's and its cohort's holdings of its GPU type) and freed capacity."""
         kind = demand.gpu_type if demand.gpu_count else None
-        cohort = self.ledger.cohort(demand.cluster_queue)
-        queues = self._member_names(cohort) if cohort else (demand.cluster_queue,)
-        return (self._type_epoch[kind], *(self._holdings_version[(q, kind)] for q in queues))
+        return (
+            self._type_epoch[kind],
+            self._holdings_version[(self._group(demand.cluster_queue), kind)],
+        )
 
     def _locate(self, demand: Demand, holding: Holding) -> None:
         if len(holding.placements) != 1 or not demand.gpu_count:
@@ -658,8 +695,7 @@ class ClusterModel:
         return (self._type_epoch[lane_key[1]], self._queue_epoch[lane_key[0]])
 
     def _strict(self, queue_name: str) -> bool:
-        queue = self.queues.get(queue_name)
-        return queue is not None and queue.queueing_strategy is QueueingStrategy.STRICT_FIFO
+        return queue_name in self._strict_queues
 
     def cycle(self, now: datetime, *, explain: bool = True) -> Decision:
         """Admit, in queue order, what the rules allow now. Only lanes where something changed
@@ -728,6 +764,12 @@ class ClusterModel:
                 self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                 continue
             try:
+                if (
+                    not explain
+                    and lane_key[2] is None
+                    and demand.gpu_count > self.max_free(lane_key[1])
+                ):  # no node has room: it is here to preempt; the attempt would only refuse
+                    raise Refusal(f"no node has {self.ask(demand)} free")
                 holding = self.try_admit(demand, now)
             except Refusal as refusal:
                 outcome = None
@@ -795,8 +837,15 @@ class ClusterModel:
             heapq.heappush(heap, (lane.items[index].order, lane_key, index))
 
     def _headroom(self, queue: str, gpu_type: str) -> float:
+        """The most GPUs of `gpu_type` the queue's quota could give now (kept until its cohort's
+        usage changes)."""
+        version = self.ledger.version(queue)
+        cached = self._headrooms.get((queue, gpu_type))
+        if cached is not None and cached[0] == version:
+            return cached[1]
         resource = gpu_resource(gpu_type)
         if not self.ledger.covers(queue, resource):
+            self._headrooms[(queue, gpu_type)] = (version, float("inf"))
             return float("inf")
         best = 0.0
         for flavor in self._type_flavors.get((queue, gpu_type)) or self.flavors_for(
@@ -804,4 +853,5 @@ class ClusterModel:
         ):
             if flavor is not None:
                 best = max(best, self.ledger.headroom(queue, flavor, resource))
+        self._headrooms[(queue, gpu_type)] = (version, best)
         return best

@@ -14,7 +14,7 @@ fewest victims wins.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -85,7 +85,7 @@ def try_preempt(
     may_preempt = victim_test(model, queue, demand)
     candidates: list[Holding] = []
     evictable: dict[str, int] = {}
-    for holding in model.holders(demand.gpu_type if demand.gpu_count else None):
+    for holding in _eligible(model, queue, demand):
         if may_preempt(holding):
             candidates.append(holding)
             node_name = holding.placement.node
@@ -106,6 +106,7 @@ def try_preempt(
             h.demand.cluster_queue == queue.name,
             h.demand.priority,
             -h.since.timestamp(),
+            h.demand.key,
         )
     )
     plans: list[list[Holding]] = []
@@ -141,6 +142,23 @@ def try_preempt(
     for victim in best:
         model.release(victim.demand.key)
     return model.try_admit(demand, now), best
+
+
+def _eligible(model: ClusterModel, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
+    """The preemptible holdings `victim_test` may accept: of the demand's GPU type, in its own
+    queue (if its within-queue policy allows any) and in the other queues of its cohort (if it
+    may reclaim); the rest of the cluster's holdings are never looked at."""
+    if not demand.gpu_count:
+        yield from model.holders(None)
+        return
+    kind = demand.gpu_type
+    if queue.preemption.within_cluster_queue is not WithinClusterQueue.NEVER:
+        yield from model.holdings_of(queue.name, kind)
+    if queue.cohort is None or queue.preemption.reclaim_within_cohort is ReclaimWithinCohort.NEVER:
+        return
+    for member in model.cohort_members(queue.cohort):
+        if member.name != queue.name:
+            yield from model.holdings_of(member.name, kind)
 
 
 def _complete(

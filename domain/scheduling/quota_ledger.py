@@ -47,6 +47,13 @@ class QuotaLedger:
                             self._pool[(queue.cohort, fq.flavor, quota.name)] += quota.lendable
         self.usage: dict[Key, float] = defaultdict(float)
         self._pool_used: dict[Key, float] = defaultdict(float)
+        self._versions: dict[str, int] = defaultdict(int)
+        """Per cohort (or queue without one): bumped by every charge, so that what is worked
+        out from a queue's usage can be kept until it changes."""
+
+    def version(self, queue: str) -> int:
+        """Changes whenever the usage of `queue` or of its cohort changes."""
+        return self._versions[self._cohort.get(queue) or queue]
 
     def covers(self, queue: str, resource: str) -> bool:
         return (queue, resource) in self._covered
@@ -123,6 +130,7 @@ class QuotaLedger:
         self.usage[key] = before + amount
         quota = self._quota.get(key)
         cohort = self._cohort.get(queue)
+        self._versions[cohort or queue] += 1
         if cohort is not None and quota is not None:
             kept = self._kept[key]
             delta = max(0.0, before + amount - kept) - max(0.0, before - kept)

@@ -56,6 +56,8 @@ PAST = timedelta(hours=24)
 CALIBRATION_PAST = timedelta(days=30)
 CALIBRATION_JOBS = 5000
 CALIBRATION_TTL = timedelta(seconds=30)
+MAX_PACING = 5.0
+"""The longest a recompute waits for the process to serve changes (a slow recompute's time)."""
 SHOWN_CONFIDENCES = (0.5, 0.8, 0.95)
 """The windows kept with a submission estimate, whose coverage `estimateAccuracy` reports."""
 
@@ -408,7 +410,12 @@ class TimelineService:
 
 class TimelineRefresher:
     """Keeps one cluster's timeline fresh: after every event of the cluster (bursts coalesce into
-    one recompute), and every `period` anyway, as time moves estimates along."""
+    one recompute), and every `period` anyway, as time moves estimates along.
+
+    A recompute is not started sooner after the last one ended than that one took: under a
+    stream of changes (a client submitting hundreds of jobs) at most half of the process's time
+    goes to recomputing, and the rest to serving the changes; the timeline then lags the last
+    change by at most about two recomputes."""
 
     def __init__(
         self,
@@ -441,17 +448,21 @@ class TimelineRefresher:
                     dirty.set()
 
         listener = asyncio.create_task(listen())
+        took = 0.0
         try:
             while True:
                 await wait_event(dirty, self._period, sleep=self._clock.sleep)
-                await self._clock.sleep(self._debounce)  # let a burst end: one recompute for it
+                # let a burst end (one recompute for it), and the process serve it
+                await self._clock.sleep(max(self._debounce, took))
                 dirty.clear()
+                began = self._clock.now()
                 try:
                     await self._service.refresh(cluster_id)
                     self.refreshes += 1
                 except Exception:
                     log.exception("refreshing the timeline of cluster %s failed", cluster_id)
                     await self._clock.sleep(1.0)
+                took = min(MAX_PACING, (self._clock.now() - began).total_seconds())
         finally:
             await cancel_and_wait([listener])
             await live.close()
