@@ -149,6 +149,10 @@ class JobRepository(Protocol):
     async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """Active jobs (PENDING to RUNNING) of all these clusters, in one statement."""
 
+    async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
+        """QUEUED jobs of these clusters that have a time window (the window sweeper), without
+        reading every other waiting job."""
+
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
         """PENDING jobs whose next attempt is due before `before` (the submission sweeper)."""
 

@@ -140,6 +140,15 @@ class SqlJobRepository:
         ).order_by(jobs.c.created_at)
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
+    async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
+        if not cluster_ids:
+            return []
+        where = (jobs.c.cluster_id.in_(list(cluster_ids)), jobs.c.status == JobStatus.QUEUED.value)
+        stmt = self._scoped(sa.select(jobs.c.id, jobs.c.window).where(*where))
+        windowed = [r.id for r in (await self._conn.execute(stmt)).all() if r.window is not None]
+        found = await self.get_many(windowed)  # only these are read whole
+        return sorted(found.values(), key=lambda j: (j.created_at, str(j.id)))
+
     async def finished_on_cluster(
         self, cluster_id: ClusterId, *, ended_after: datetime, limit: int
     ) -> list[Job]:

@@ -415,7 +415,8 @@ class TimelineRefresher:
     A recompute is not started sooner after the last one ended than that one took: under a
     stream of changes (a client submitting hundreds of jobs) at most half of the process's time
     goes to recomputing, and the rest to serving the changes; the timeline then lags the last
-    change by at most about two recomputes."""
+    change by at most about two recomputes. A change after a quiet spell waits only the
+    debounce."""
 
     def __init__(
         self,
@@ -449,11 +450,14 @@ class TimelineRefresher:
 
         listener = asyncio.create_task(listen())
         took = 0.0
+        ended = self._clock.now()
         try:
             while True:
                 await wait_event(dirty, self._period, sleep=self._clock.sleep)
-                # let a burst end (one recompute for it), and the process serve it
-                await self._clock.sleep(max(self._debounce, took))
+                # let a burst end (one recompute for it), and, in a stream of changes, the
+                # process serve them as long as the last recompute took
+                since = (self._clock.now() - ended).total_seconds()
+                await self._clock.sleep(max(self._debounce, took - since))
                 dirty.clear()
                 began = self._clock.now()
                 try:
@@ -462,7 +466,8 @@ class TimelineRefresher:
                 except Exception:
                     log.exception("refreshing the timeline of cluster %s failed", cluster_id)
                     await self._clock.sleep(1.0)
-                took = min(MAX_PACING, (self._clock.now() - began).total_seconds())
+                ended = self._clock.now()
+                took = min(MAX_PACING, (ended - began).total_seconds())
         finally:
             await cancel_and_wait([listener])
             await live.close()

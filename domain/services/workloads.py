@@ -100,12 +100,8 @@ class WorkloadService:
         now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
             clusters = await uow.clusters.all()
-            waiting = await uow.jobs.active_on_clusters([c.id for c in clusters])
-        closed = [
-            j
-            for j in waiting
-            if j.status is JobStatus.QUEUED and j.window is not None and not j.window.contains(now)
-        ]
+            windowed = await uow.jobs.queued_in_windows([c.id for c in clusters])
+        closed = [j for j in windowed if j.window is not None and not j.window.contains(now)]
         by_id = {c.id: c for c in clusters}
         for job in closed:
             try:

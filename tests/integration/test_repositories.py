@@ -338,3 +338,35 @@ async def test_run_times_carry_the_users_estimate_in_job_time(db: Database) -> N
     ]
     assert runs[1].tenant_id == done.tenant_id and runs[1].job_type is done.job_type
     assert [r.seconds for r in newest] == [30.0]
+
+
+async def test_queued_in_windows_reads_only_windowed_queued_jobs(db: Database) -> None:
+    """The window sweeper's read: QUEUED jobs with a time window, of the clusters asked for;
+    not the other waiting jobs (which it would otherwise decode by the thousand every tick)."""
+    from datetime import time
+
+    from domain.model.job import TimeWindow
+
+    cluster, other = await add_cluster(db, "windows"), await add_cluster(db, "elsewhere")
+    night = TimeWindow(time(22, 0), time(6, 0))
+    windowed, plain, pending = job_on(cluster), job_on(cluster), job_on(cluster)
+    running, far = job_on(cluster), job_on(other)
+    for job in (windowed, pending, running, far):
+        job.window = night
+    await save(db, windowed, plain, pending, running, far)
+    async with db.unit_of_work(SYSTEM) as uow:
+        for job in (windowed, plain, running, far):
+            loaded = await uow.jobs.get(job.id)
+            assert loaded is not None
+            loaded.transition(JobStatus.QUEUED, "queued", T0)
+            if job is running:
+                loaded.transition(JobStatus.ADMITTED, "admitted", T0)
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        found = await uow.jobs.queued_in_windows([cluster])
+        both = await uow.jobs.queued_in_windows([cluster, other])
+        none = await uow.jobs.queued_in_windows([])
+    assert [j.id for j in found] == [windowed.id]
+    assert found[0].window == night
+    assert {j.id for j in both} == {windowed.id, far.id}
+    assert none == []

@@ -215,6 +215,16 @@ class FakeJobRepository:
             if j.cluster_id in cluster_ids and j.status.is_active and self._visible(j)
         ]
 
+    async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
+        return [
+            self._load(j)
+            for j in self._uow.store.jobs.values()
+            if j.cluster_id in cluster_ids
+            and j.status.value == "QUEUED"
+            and j.window is not None
+            and self._visible(j)
+        ]
+
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
         due = [
             j
