@@ -1,7 +1,9 @@
 """The live schedule timeline of each cluster: recomputed, stored, diffed, and shown per caller.
 
 `refresh` reads a cluster's state in one consistent read (nodes, quotas, reservations, active
-jobs, what they depend on, recent history), runs the estimator, writes each job's estimate
+jobs, what they depend on; what ran, which changes slowly and is large, is kept between reads:
+learned run and start-up times for 30 s, the past day's finished jobs topped up with what ended
+since, and read whole every minute), runs the estimator, writes each job's estimate
 (keeping the first of each attempt and the one at admission, for accuracy), and, when the
 timeline changed, commits the change as a TIMELINE event of the cluster with the new timeline,
 in one transaction: the stream of diffs and the stored timeline can never disagree.
@@ -26,7 +28,7 @@ from domain.errors import NotFound
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId
-from domain.model.job import Estimate, Job, Placement
+from domain.model.job import Estimate, Job, JobType, Placement
 from domain.model.principal import Principal, Scope
 from domain.model.timeline import QueueEntry, Segment, Timeline
 from domain.ports import (
@@ -53,6 +55,16 @@ HISTORY_RUNS = 5000
 STARTUP_RUNS = 200
 """The latest attempts whose start-up (admission to running) the estimates learn from."""
 PAST = timedelta(hours=24)
+PAST_JOBS = 2000
+"""The most finished jobs the timeline's past shows (the latest)."""
+PAST_TTL = timedelta(seconds=60)
+"""How often the past is read whole; in between, only what ended since the latest end read
+(less `PAST_OVERLAP`, for writers whose clocks lag) is read."""
+PAST_OVERLAP = timedelta(minutes=5)
+LEARNED_TTL = timedelta(seconds=30)
+"""How long learned run and start-up times are kept (re-read each time while the record is
+shorter than `LEARNED_MIN_RUNS`)."""
+LEARNED_MIN_RUNS = 20
 CALIBRATION_PAST = timedelta(days=30)
 CALIBRATION_JOBS = 5000
 CALIBRATION_TTL = timedelta(seconds=30)
@@ -71,6 +83,20 @@ class Preview:
     warnings: tuple[str, ...]
     estimated_cost: Decimal | None
     duration_source: str
+
+
+@dataclass(frozen=True)
+class _Learned:
+    read_at: datetime
+    history: History
+    startup: dict[JobType, float]
+    runs: int
+
+
+@dataclass
+class _Past:
+    read_at: datetime
+    jobs: dict[JobId, Job]
 
 
 @dataclass(frozen=True)
@@ -178,6 +204,8 @@ class TimelineService:
         self._segment_ids = timelines.SegmentIds(segment_key)
         self._timelines: dict[ClusterId, TimelineView] = {}
         self._calibrations: dict[ClusterId, tuple[datetime, Calibration]] = {}
+        self._learned: dict[ClusterId, _Learned] = {}
+        self._pasts: dict[ClusterId, _Past] = {}
 
     def now(self) -> datetime:
         return self._clock.now()
@@ -195,21 +223,72 @@ class TimelineService:
             active = [*active, extra]
         wanted = {d for job in active for d in job.depends_on} - {j.id for j in active}
         finished = await uow.jobs.get_many(sorted(wanted, key=str)) if wanted else {}
-        history = History(
-            await uow.jobs.run_times(cluster.id, limit=HISTORY_RUNS, time_scale=cluster.time_scale)
-        )
-        startup = startup_medians(await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS))
+        learned = await self._learn(uow, cluster, now)
         snapshot = Snapshot(
             now=now,
             nodes=cluster.nodes,
             quotas=quotas,
             jobs=active,
-            durations=Durations(history, startup=startup),
+            durations=Durations(learned.history, startup=learned.startup),
             reservations=reservations,
             finished={job_id: job.status for job_id, job in finished.items()},
             time_scale=cluster.time_scale,
         )
         return snapshot, active
+
+    async def _learn(self, uow: UnitOfWork, cluster: Cluster, now: datetime) -> _Learned:
+        """Run and start-up times of what ran (the latest `HISTORY_RUNS`), read at most once per
+        `LEARNED_TTL`: thousands of rows that one more finished job hardly moves."""
+        cached = self._learned.get(cluster.id)
+        if (
+            cached is not None
+            and now - cached.read_at < LEARNED_TTL
+            and cached.runs >= LEARNED_MIN_RUNS
+        ):
+            return cached
+        runs = await uow.jobs.run_times(
+            cluster.id, limit=HISTORY_RUNS, time_scale=cluster.time_scale
+        )
+        startup = startup_medians(await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS))
+        learned = self._learned[cluster.id] = _Learned(now, History(runs), startup, len(runs))
+        return learned
+
+    async def _past(
+        self, uow: UnitOfWork, cluster_id: ClusterId, now: datetime, active: list[Job]
+    ) -> list[Job]:
+        """The jobs that ran and ended in the last `PAST` (the timeline's past), newest first.
+        Read whole once per `PAST_TTL`; in between, only what ended since the latest end seen
+        (less `PAST_OVERLAP`), merged in: a busy cluster's day is thousands of finished jobs,
+        which do not change. A job retried since (active again) leaves the past."""
+        cutoff = now - PAST
+        cached = self._pasts.get(cluster_id)
+        if cached is None or now - cached.read_at >= PAST_TTL:
+            read = await uow.jobs.finished_on_cluster(
+                cluster_id, ended_after=cutoff, limit=PAST_JOBS
+            )
+            cached = self._pasts[cluster_id] = _Past(now, {job.id: job for job in read})
+        else:
+            ends = [job.actual_end for job in cached.jobs.values() if job.actual_end]
+            since = max(cutoff, max(ends, default=cutoff) - PAST_OVERLAP)
+            for job in await uow.jobs.finished_on_cluster(
+                cluster_id, ended_after=since, limit=PAST_JOBS
+            ):
+                cached.jobs[job.id] = job
+        again = {job.id for job in active}
+        for job_id in [
+            k
+            for k, job in cached.jobs.items()
+            if k in again or job.actual_end is None or job.actual_end <= cutoff
+        ]:
+            del cached.jobs[job_id]
+        past = sorted(
+            cached.jobs.values(), key=lambda j: (j.actual_end or cutoff, str(j.id)), reverse=True
+        )
+        if len(past) > PAST_JOBS:
+            for job in past[PAST_JOBS:]:
+                del cached.jobs[job.id]
+            past = past[:PAST_JOBS]
+        return past
 
     async def refresh(self, cluster_id: ClusterId) -> bool:
         """Recompute the cluster's timeline and estimates; True if the timeline changed."""
@@ -218,9 +297,7 @@ class TimelineService:
             if cluster is None:
                 return False
             snapshot, active = await self._snapshot(uow, cluster)
-            finished = await uow.jobs.finished_on_cluster(
-                cluster_id, ended_after=snapshot.now - PAST, limit=2000
-            )
+            finished = await self._past(uow, cluster_id, snapshot.now, active)
         calibration = await self.calibration(cluster_id)
         schedule, timeline = await self._compute.run(
             plan, snapshot, active, finished, self._segment_ids, calibration

@@ -21,7 +21,7 @@ import pytest
 
 from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, TenantId
-from domain.model.job import ChangeKind, Job, JobChanged, JobStatus
+from domain.model.job import ChangeKind, Job, JobChanged, JobStatus, Placement, RunRecord
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.timeline import (
@@ -462,6 +462,11 @@ async def test_a_change_of_capacity_is_a_cluster_event() -> None:
     assert event.cluster_change.kind is ClusterChangeKind.NODES
 
 
+def _on_first_gpu(world: World, gpus: int) -> Placement:
+    node = next(n for n in world.cluster.nodes if n.gpu_count)
+    return Placement(node.name, tuple(range(gpus)), None)
+
+
 async def _ran(world: World, job_id: JobId, *, startup: float, seconds: float) -> None:
     """The job was admitted now, ran after `startup` for `seconds` and completed; the clock
     moves to its end."""
@@ -473,6 +478,7 @@ async def _ran(world: World, job_id: JobId, *, startup: float, seconds: float) -
         assert job is not None
         job.transition(JobStatus.QUEUED, "queued", t)
         job.transition(JobStatus.ADMITTED, "admitted", t)
+        job.placement = _on_first_gpu(world, job.resources.gpu_count)
         job.transition(JobStatus.RUNNING, "running", t + timedelta(seconds=startup))
         job.transition(JobStatus.COMPLETED, "done", t + timedelta(seconds=startup + seconds))
         await uow.commit()
@@ -512,3 +518,97 @@ async def test_estimates_correct_the_users_estimate_by_what_past_runs_took() -> 
     stored = world.stored(fresh.id)
     assert stored.estimated_start is not None and stored.estimated_end is not None
     assert stored.estimated_end - stored.estimated_start == preview.end - preview.start
+
+
+async def _past_names(world: TimelineWorld, svc: TimelineService) -> set[str]:
+    await svc.refresh(world.cluster.id)
+    now = world.clock.now()
+    view = await svc.view(world.alice, world.cluster.id, now - timedelta(days=1), now)
+    return {
+        s.name or "" for s in view.timeline.segments.values() if s.kind is SegmentKind.COMPLETED
+    }
+
+
+async def test_the_past_is_topped_up_between_whole_reads() -> None:
+    """The timeline's past (jobs that ended in the last day) is read whole once a minute and in
+    between only what ended since the latest end seen, less 5 minutes: a job that ended just now
+    shows at the next refresh; one whose end is written late and lies further back shows at the
+    next whole read; a job retried since leaves the past."""
+    from domain.ports import TenantScope
+    from tests.unit.test_submission import GOOD
+
+    world, svc, _ = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)
+    first = await world.service.submit(world.alice, replace(GOOD, name="first"))
+    await _ran(world, first.id, startup=0, seconds=600)
+    assert await _past_names(world, svc) == {"first"}
+    second = await world.service.submit(world.alice, replace(GOOD, name="second"))
+    await _ran(world, second.id, startup=0, seconds=20)
+    assert await _past_names(world, svc) == {"first", "second"}  # topped up
+    late = await world.service.submit(world.alice, replace(GOOD, name="late"))
+    ended = world.clock.now() - timedelta(minutes=9)  # written now, ended 9 minutes ago
+    async with world.uow(TenantScope.system()) as uow:
+        job = await uow.jobs.get(late.id)
+        assert job is not None
+        job.transition(JobStatus.QUEUED, "queued", ended - timedelta(minutes=5))
+        job.transition(JobStatus.ADMITTED, "admitted", ended - timedelta(minutes=5))
+        job.placement = _on_first_gpu(world, job.resources.gpu_count)
+        job.transition(JobStatus.RUNNING, "running", ended - timedelta(minutes=5))
+        job.transition(JobStatus.COMPLETED, "done", ended)
+        await uow.commit()
+    world.clock.advance(5)
+    assert await _past_names(world, svc) == {"first", "second"}  # not yet: before the overlap
+    world.clock.advance(60)
+    assert await _past_names(world, svc) == {"first", "second", "late"}  # the whole read
+    broken = await world.service.submit(world.alice, replace(GOOD, name="broken"))
+    async with world.uow(TenantScope.system()) as uow:
+        job = await uow.jobs.get(broken.id)
+        assert job is not None
+        for status in (JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING):
+            job.transition(status, status.value.lower(), world.clock.now())
+            job.placement = _on_first_gpu(world, job.resources.gpu_count)
+        job.transition(JobStatus.FAILED, "exit 1", world.clock.now() + timedelta(seconds=3))
+        await uow.commit()
+    world.clock.advance(3)
+    assert await _past_names(world, svc) == {"first", "second", "late", "broken"}
+    async with world.uow(TenantScope.system()) as uow:
+        again = await uow.jobs.get(broken.id)
+        assert again is not None
+        again.transition(JobStatus.PENDING, "retried", world.clock.now())
+        await uow.commit()
+    assert await _past_names(world, svc) == {"first", "second", "late"}  # active again
+
+
+async def test_learned_times_are_read_once_per_30_s_once_the_record_is_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run and start-up times (thousands of rows on a busy cluster) are read at most once per
+    30 s, but every time while the record is short (a young cluster learns at once)."""
+    from tests.support.fakes import FakeJobRepository
+    from tests.unit.test_submission import GOOD
+
+    reads: list[int] = []
+    original = FakeJobRepository.run_times
+
+    async def counted(self: FakeJobRepository, *args: object, **kwargs: object) -> list[RunRecord]:
+        found = await original(self, *args, **kwargs)  # type: ignore[arg-type]
+        reads.append(len(found))
+        return found
+
+    monkeypatch.setattr(FakeJobRepository, "run_times", counted)
+    world, svc, _ = service_world()
+    await world.quota_service.ensure_defaults(world.cluster)
+    for _ in range(3):
+        await svc.refresh(world.cluster.id)
+    assert reads == [0, 0, 0]  # short: read each time
+    for _ in range(20):
+        past = await world.service.submit(world.alice, GOOD)
+        await _ran(world, past.id, startup=0, seconds=1)
+    await svc.refresh(world.cluster.id)
+    for _ in range(5):
+        world.clock.advance(5)
+        await svc.refresh(world.cluster.id)
+    assert reads == [0, 0, 0, 20]  # long: kept
+    world.clock.advance(5)
+    await svc.refresh(world.cluster.id)
+    assert reads == [0, 0, 0, 20, 20]  # 30 s on: read again
