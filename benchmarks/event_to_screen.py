@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+UNLIMITED = 100_000_000
 TOKEN = re.compile(r"bud_[0-9a-f]{32}_[A-Za-z0-9_-]{20,128}")
 PROJECT_ID = "5b0c3b8e-2f7e-4a8e-9a57-0c9d8a0c1a11"
 A100 = "nvidia-a100-80gb"
@@ -542,6 +543,10 @@ def run(args: argparse.Namespace) -> int:
         "BUDCLUSTER_SIM_TIME_SCALE": str(args.time_scale),
         "BUDCLUSTER_TIMELINE_DEBOUNCE_SECONDS": str(args.debounce),
         "BUDCLUSTER_LOG_LEVEL": args.log_level,
+        # the subscribers share one token: opened at once, they would exceed its rate limit's
+        # burst (about 170 of 1,000 refused); this measures the fan-out, not the rate limit
+        "BUDCLUSTER_RATE_BURST": str(UNLIMITED),
+        "BUDCLUSTER_RATE_POINTS_PER_MINUTE": str(UNLIMITED),
     }
     for item in args.server_env:
         name, _, value = item.partition("=")
