@@ -295,6 +295,12 @@ class Http:
         self._conn.close()
 
 
+def embedded_cluster_id(api: Http) -> str:
+    """The id of the embedded server's simulated cluster."""
+    clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
+    return str(next(c["id"] for c in clusters if c["name"] == "local-sim"))
+
+
 # --- the subscribers (worker processes) -----------------------------------------------------
 
 
@@ -561,8 +567,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"server pid {server.process.pid} on port {port}", flush=True)
         api = Http(port, token)
         api.fresh()
-        clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
-        cluster_id = next(c["id"] for c in clusters if c["name"] == "local-sim")
+        cluster_id = embedded_cluster_id(api)
         variables: dict[str, Any] = {"clusterId": cluster_id}
         if args.window == "shared":
             start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)

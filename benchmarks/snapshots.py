@@ -29,6 +29,7 @@ from benchmarks.event_to_screen import (
     PROTOCOL,
     Http,
     cpu_seconds,
+    embedded_cluster_id,
     free_port,
     job_input,
     raise_nofile,
@@ -144,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
         token = server.token()
         api = Http(port, token)
         api.fresh()
-        clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
-        cluster_id = next(c["id"] for c in clusters if c["name"] == "local-sim")
+        cluster_id = embedded_cluster_id(api)
         mutation = "mutation($input: SubmitJobInput!) { submitJob(input: $input) { __typename } }"
         seeded = time.monotonic()
         for i in range(args.jobs):

@@ -21,7 +21,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.event_to_screen import Http, free_port, job_input, revision, start_server
+from benchmarks.event_to_screen import (
+    Http,
+    embedded_cluster_id,
+    free_port,
+    job_input,
+    revision,
+    start_server,
+)
 
 NODES = "2x8xnvidia-a100-80gb"
 SUBMIT = "mutation($input: SubmitJobInput!) { submitJob(input: $input) { ... on Job { id } } }"
@@ -62,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
         server.wait_healthy()
         api = Http(port, server.token())
         api.fresh()
-        clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
-        cluster_id = next(c["id"] for c in clusters if c["name"] == "local-sim")
+        cluster_id = embedded_cluster_id(api)
         per_wave = int(NODES.split("x")[0])
         wait_done(api, submit(api, cluster_id, per_wave, args.runtime), 120)  # warm-up
         time.sleep(1)  # the timeline learns from it

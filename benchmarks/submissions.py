@@ -27,6 +27,7 @@ from pathlib import Path
 from benchmarks.event_to_screen import (
     Http,
     cpu_seconds,
+    embedded_cluster_id,
     free_port,
     job_input,
     revision,
@@ -84,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
         token = server.token()
         api = Http(port, token)
         api.fresh()
-        clusters = api.post("{ clusters { id name } }")["data"]["clusters"]
-        cluster_id = next(c["id"] for c in clusters if c["name"] == "local-sim")
+        cluster_id = embedded_cluster_id(api)
         began = time.perf_counter()
         submit_all(port, token, cluster_id, args.queued, args.clients)
         print(
