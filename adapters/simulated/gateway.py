@@ -35,8 +35,6 @@ from domain.ports import Clock, ClusterGateway, Workload, WorkloadObservation, W
 from domain.scheduling.durations import DEFAULT_SECONDS
 
 LIST_FINISHED_WITHIN = timedelta(days=1)
-MAX_PACING_SECONDS = 0.5
-"""The longest a step woken by a change waits after a slow step (see `watch`)."""
 
 Configuration = tuple[QuotaSet, list[CapacityReservation]]
 """A cluster's Kueue objects and its capacity reservations, as the simulated cluster sees them."""
@@ -208,10 +206,7 @@ class SimulatedGateway(ClusterGateway):
         generation = await self._store.claim(self._cluster.id)
         while True:
             wake.clear()
-            began = self._clock.now()
             observations, wait = await self.advance(generation=generation)
-            ended = self._clock.now()
-            took = min(MAX_PACING_SECONDS, (ended - began).total_seconds())
             yield observations
             timeout = (
                 self._clusters.poll_seconds
@@ -220,9 +215,3 @@ class SimulatedGateway(ClusterGateway):
             )
             if timeout > 0:
                 await wait_event(wake, timeout, sleep=self._clock.sleep)
-                rest = took - (self._clock.now() - ended).total_seconds()
-                if wake.is_set() and rest > 0:
-                    # woken by a change (a submission) soon after a step: under a stream of
-                    # them, the process serves them for as long as the last step took, then
-                    # one step takes them all
-                    await self._clock.sleep(rest)
