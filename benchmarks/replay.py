@@ -13,9 +13,11 @@ The cluster: N nodes x G GPUs of one type (`nvidia-v100`), one ResourceFlavor (p
 cohort) and one LocalQueue per tenant. Every job has the same priority (NORMAL), so there is
 no preemption; the cluster starts workloads at once (no start-up delay). The trace has no user
 field, so one tenant by default (`--tenants K` spreads jobs over K tenants by a hash of the job
-id, which only thins the history). A job wider than one node cannot run on the single-node
-placement model: `--wide cap` (the default) runs it on one node's GPUs for its real run time,
-`--wide skip` leaves it out; the counts are printed.
+id, which only thins the history). A job wider than one node runs as a pod set (`--wide pods`,
+the default): the fewest pods of equal size, at most a node's GPUs each, that make up its GPUs
+(16 on 8-GPU nodes: 2 pods of 8; 12: 2 of 6), admitted all or nothing on as many nodes.
+`--wide cap` runs it on one node's GPUs instead (what the replay did before pod sets), `--wide
+skip` leaves it out; the counts are printed.
 
 Estimators, all asked at the same submission moments about the same cluster state. The
 estimator never sees the run time it estimates: what it learns (`domain.scheduling.durations`,
@@ -88,7 +90,6 @@ from domain.model.job import (
     JobPriority,
     JobStatus,
     JobType,
-    Placement,
     Resources,
     RunRecord,
 )
@@ -202,6 +203,7 @@ class TraceJob:
     submitted: datetime
     asked_gpus: int
     gpus: int
+    """GPUs per pod."""
     runtime: int
     """Real run time, seconds (the trace's minutes, which come from second-resolution times)."""
     estimates: dict[str, int]
@@ -214,6 +216,11 @@ class TraceJob:
     attempts: tuple[int, ...] = ()
     """Seconds each attempt ran, the last one succeeding (the trace's attempts); () = one run
     of `runtime`."""
+    pods: int = 1
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus * self.pods
 
     @property
     def runs(self) -> tuple[int, ...]:
@@ -245,6 +252,7 @@ class Trace:
     read: int
     capped: int = 0
     skipped: int = 0
+    pod_sets: int = 0
     gpu_hours_asked: float = 0.0
     gpu_hours_run: float = 0.0
 
@@ -281,14 +289,19 @@ def load_trace(
         runs = attempt_seconds(row) if attempts else ()
         runtime = sum(runs) if runs else max(1, round(float(row["runtime"]) * 60))
         trace.gpu_hours_asked += asked * runtime / 3600
-        gpus = asked
+        gpus, pods = asked, 1
         if asked > gpus_per_node:
             if wide == "skip":
                 trace.skipped += 1
                 continue
-            trace.capped += 1
-            gpus = gpus_per_node
-        trace.gpu_hours_run += gpus * runtime / 3600
+            if wide == "cap":
+                trace.capped += 1
+                gpus = gpus_per_node
+            else:
+                trace.pod_sets += 1
+                pods = pod_shape(asked, gpus_per_node)
+                gpus = asked // pods
+        trace.gpu_hours_run += gpus * pods * runtime / 3600
         user_estimate = max(1, round(runtime * noise))
         trace_id = str(row["id"])
         trace.jobs.append(
@@ -309,9 +322,15 @@ def load_trace(
                 name=f"philly-{asked}gpu" if names == "size" else f"philly-{trace_id}",
                 tenant=who[zlib.crc32(trace_id.encode()) % len(who)],
                 attempts=runs,
+                pods=pods,
             )
         )
     return trace
+
+
+def pod_shape(gpus: int, per_node: int) -> int:
+    """The fewest pods of equal size, each at most `per_node` GPUs, that make up `gpus`."""
+    return next(p for p in range(1, gpus + 1) if gpus % p == 0 and gpus // p <= per_node)
 
 
 # --- the cluster --------------------------------------------------------------------------------
@@ -383,7 +402,7 @@ def make_job(tj: TraceJob, estimated: int | None) -> Job:
         deployment_type=DeploymentType.DOCKER,
         created_at=tj.submitted,
         updated_at=tj.submitted,
-        resources=Resources(GPU_TYPE, tj.gpus, JOB_CPU, JOB_MEMORY),
+        resources=Resources(GPU_TYPE, tj.gpus, JOB_CPU, JOB_MEMORY, pod_count=tj.pods),
         estimated_duration_seconds=estimated,
         priority=JobPriority.NORMAL,
         status=JobStatus.QUEUED,
@@ -403,6 +422,7 @@ def make_workload(
         priority=quotas.priority_value(job.priority),
         gpu_type=GPU_TYPE,
         gpu_count=tj.gpus,
+        pod_count=tj.pods,
         cpu_cores=JOB_CPU,
         memory_gb=JOB_MEMORY,
         runtime_seconds=float(tj.runs[attempt]),
@@ -485,7 +505,7 @@ class _State:
         for w in self.live:
             i = self.index_of[w.job_id]
             if w.started_at is not None and w.name not in self.seen_started:
-                assert w.placement is not None and w.admitted_at is not None
+                assert w.placements and w.admitted_at is not None
                 self.seen_started.add(w.name)
                 if i not in self.started:  # the first attempt's start is the one scored
                     self.started[i] = w.started_at
@@ -495,7 +515,7 @@ class _State:
                 for view in self.views.values():
                     job = view[i]
                     job.status = JobStatus.RUNNING
-                    job.placement = Placement(w.node or "", w.gpu_indices, w.flavor)
+                    job.placements = w.placements
                     job.actual_start = w.started_at
                     job.next_attempt_at = None
             if w.phase in FINISHED:
@@ -507,7 +527,7 @@ class _State:
                     for view in self.views.values():
                         job = view[i]
                         job.status = JobStatus.QUEUED
-                        job.placement = None
+                        job.placements = ()
                         job.actual_start = None
                         job.retry_count = w.attempt + 1
                         job.next_attempt_at = due
@@ -536,7 +556,7 @@ class _State:
                 self.trace[i].name,
                 JobType.TRAINING,
                 GPU_TYPE,
-                self.trace[i].gpus,
+                self.trace[i].total_gpus,
                 seconds,
                 float(self.trace[i].estimates[model]),
             )
@@ -806,7 +826,7 @@ def write_csv(path: str, trace: list[TraceJob], outcome: Outcome) -> None:
                     tj.trace_id,
                     tj.submitted.isoformat(),
                     tj.asked_gpus,
-                    tj.gpus,
+                    tj.total_gpus,
                     round(tj.runtime / 60, 2),
                     *(round(tj.estimates[m] / 60, 2) for m in models),
                     tj.limit // 60,
@@ -849,7 +869,7 @@ def run(args: argparse.Namespace) -> None:
     last_submit = max(tj.submitted for tj in jobs)
     span = max(outcome.ended) - first
     gpus = args.nodes * args.gpus_per_node
-    busy = sum(tj.gpus * tj.runtime for tj in jobs) / 3600
+    busy = sum(tj.total_gpus * tj.runtime for tj in jobs) / 3600
     print("Philly trace replay: start estimated at submission vs actual start (simulated)")
     print(
         f"  trace        {args.trace}: {trace.read} jobs read"
@@ -868,6 +888,8 @@ def run(args: argparse.Namespace) -> None:
             f"{trace.capped} capped to {args.gpus_per_node} GPUs (same run time)"
             if args.wide == "cap"
             else f"{trace.skipped} skipped"
+            if args.wide == "skip"
+            else f"{trace.pod_sets} run as pod sets over several nodes"
         )
         + f"; GPU-hours asked {trace.gpu_hours_asked:,.0f}, replayed {trace.gpu_hours_run:,.0f}"
     )
@@ -979,7 +1001,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=int, default=None, help="replay only the first N jobs")
     parser.add_argument(
-        "--wide", choices=("cap", "skip"), default="cap", help="jobs wider than one node"
+        "--wide", choices=("pods", "cap", "skip"), default="pods", help="jobs wider than one node"
     )
     parser.add_argument(
         "--names", choices=("size", "unique"), default="size", help="job names (history key)"

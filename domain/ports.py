@@ -489,7 +489,8 @@ class WorkloadObservation:
     admitted_at: datetime | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
-    placement: Placement | None = None
+    placements: tuple[Placement, ...] = ()
+    """Where its pods run (one per pod), when the cluster says."""
     workload: str | None = None
     """The workload's name: a report about an earlier hand-over of the attempt is stale."""
 

@@ -97,6 +97,7 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
             cpu_cores=r.cpu_cores,
             memory_gb=r.memory_gb,
             storage_gb=r.storage_gb,
+            pod_count=r.pod_count,
         ),
         source_kind=data.source.kind,
         source_id=data.source.source_id,

@@ -13,6 +13,8 @@ from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, Node
 from domain.model.codec import (
     estimate_from_document,
     estimate_to_document,
+    placements_from_document,
+    placements_to_document,
     window_from_document,
     window_to_document,
 )
@@ -25,7 +27,6 @@ from domain.model.job import (
     JobSource,
     JobStatus,
     JobType,
-    Placement,
     Resources,
     SourceKind,
 )
@@ -53,7 +54,6 @@ def _decimal(value: Any) -> Decimal | None:
 
 
 def job_from_row(row: sa.RowMapping) -> Job:
-    placement = row["placement"]
     return Job(
         id=JobId(row["id"]),
         name=row["name"],
@@ -70,6 +70,7 @@ def job_from_row(row: sa.RowMapping) -> Job:
             cpu_cores=row["cpu_cores"],
             memory_gb=row["memory_gb"],
             storage_gb=row["storage_gb"],
+            pod_count=row["pod_count"],
         ),
         estimated_duration_seconds=row["estimated_duration_seconds"],
         max_duration_seconds=row["max_duration_seconds"],
@@ -89,11 +90,7 @@ def job_from_row(row: sa.RowMapping) -> Job:
         budget_limit=_decimal(row["budget_limit"]),
         outputs=row["outputs"],
         idempotency_key=row["idempotency_key"],
-        placement=(
-            Placement(placement["node"], tuple(placement["gpu_indices"]), placement.get("flavor"))
-            if placement
-            else None
-        ),
+        placements=placements_from_document(row["placement"]),
         next_attempt_at=row["next_attempt_at"],
         queue_name=row["queue_name"],
         generation=row["generation"],
@@ -128,6 +125,7 @@ def job_to_row(job: Job) -> dict[str, Any]:
         "cpu_cores": r.cpu_cores,
         "memory_gb": r.memory_gb,
         "storage_gb": r.storage_gb,
+        "pod_count": r.pod_count,
         "estimated_duration_seconds": job.estimated_duration_seconds,
         "max_duration_seconds": job.max_duration_seconds,
         "deadline": job.deadline,
@@ -146,15 +144,7 @@ def job_to_row(job: Job) -> dict[str, Any]:
         "budget_limit": job.budget_limit,
         "outputs": job.outputs,
         "idempotency_key": job.idempotency_key,
-        "placement": (
-            {
-                "node": job.placement.node,
-                "gpu_indices": list(job.placement.gpu_indices),
-                "flavor": job.placement.flavor,
-            }
-            if job.placement
-            else None
-        ),
+        "placement": placements_to_document(job.placements),
         "next_attempt_at": job.next_attempt_at,
         "queue_name": job.queue_name,
         "generation": job.generation,

@@ -177,6 +177,7 @@ class SqlJobRepository:
                     jobs.c.job_type,
                     jobs.c.gpu_type,
                     jobs.c.gpu_count,
+                    jobs.c.pod_count,
                     jobs.c.estimated_duration_seconds,
                     jobs.c.actual_start,
                     jobs.c.actual_end,
@@ -196,7 +197,7 @@ class SqlJobRepository:
                 row["name"],
                 JobType(row["job_type"]),
                 row["gpu_type"] if row["gpu_count"] else None,
-                row["gpu_count"],
+                row["gpu_count"] * row["pod_count"],
                 (row["actual_end"] - row["actual_start"]).total_seconds() * time_scale,
                 None
                 if row["estimated_duration_seconds"] is None

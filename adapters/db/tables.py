@@ -95,6 +95,7 @@ jobs = sa.Table(
     sa.Column("cpu_cores", sa.Float, nullable=False),
     sa.Column("memory_gb", sa.Float, nullable=False),
     sa.Column("storage_gb", sa.Integer),
+    sa.Column("pod_count", sa.Integer, nullable=False, server_default="1"),
     sa.Column("estimated_duration_seconds", sa.Integer),
     sa.Column("max_duration_seconds", sa.Integer),
     sa.Column("deadline", UTCDateTime),

@@ -38,6 +38,7 @@ class SimWorkload:
     priority: int
     gpu_type: str | None
     gpu_count: int
+    """Per pod."""
     cpu_cores: float
     memory_gb: float
     runtime_seconds: float | None
@@ -56,8 +57,11 @@ class SimWorkload:
     phase: WorkloadPhase = WorkloadPhase.QUEUED
     reason: str = "queued"
     node: str | None = None
+    """Where its first pod runs (`other_pods`: the others)."""
     gpu_indices: tuple[int, ...] = ()
     flavor: str | None = None
+    pod_count: int = 1
+    other_pods: tuple[Placement, ...] = ()
     admitted_at: datetime | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -67,8 +71,15 @@ class SimWorkload:
     new: bool = field(default=False, compare=False)
 
     @property
-    def placement(self) -> Placement | None:
-        return Placement(self.node, self.gpu_indices, self.flavor) if self.node else None
+    def placements(self) -> tuple[Placement, ...]:
+        if not self.node:
+            return ()
+        return (Placement(self.node, self.gpu_indices, self.flavor), *self.other_pods)
+
+    def place(self, placements: list[Placement]) -> None:
+        first, *others = placements
+        self.node, self.gpu_indices, self.flavor = first.node, first.gpu_indices, first.flavor
+        self.other_pods = tuple(others)
 
     def move(self, phase: WorkloadPhase, reason: str) -> None:
         self.phase = phase
@@ -111,6 +122,7 @@ def demand_of(w: SimWorkload, quotas: QuotaSet) -> Demand:
         gpu_count=w.gpu_count,
         cpu=w.cpu_cores,
         memory=w.memory_gb,
+        pods=w.pod_count,
         preemptible=w.preemptible,
         critical=w.critical,
         reservation=f"reservation-{w.reservation}" if w.reservation else None,
@@ -177,10 +189,10 @@ def step(
         w.move(WorkloadPhase.PREEMPTED, "preempted: evicted for a higher-priority workload")
     for holding in decision.admitted:
         w = queued[holding.demand.key]
-        placement = holding.placement
-        w.node, w.gpu_indices, w.flavor = placement.node, placement.gpu_indices, placement.flavor
+        w.place(holding.placements)
         w.admitted_at = now
-        w.move(WorkloadPhase.ADMITTED, f"admitted on {placement.node}")
+        hosts = ", ".join(sorted({p.node for p in holding.placements}))
+        w.move(WorkloadPhase.ADMITTED, f"admitted on {hosts}")
         if pace.startup_seconds <= 0:
             w.started_at = now
             w.move(WorkloadPhase.RUNNING, "pods running")
@@ -247,15 +259,14 @@ def _restore(
             demand = replace(demand, reservation=None)  # its reservation is over
         queue = model.queues.get(demand.cluster_queue)
         cpu_flavors = queue.flavors_for("cpu") if queue else ()
-        placement = w.placement
-        assert placement is not None
+        assert w.node is not None
         model.hold(
             demand,
             Holding(
                 demand,
                 w.flavor,
                 cpu_flavors[0].flavor if cpu_flavors else None,
-                [placement],
+                list(w.placements),
                 w.started_at or w.admitted_at or w.created_at,
             ),
         )

@@ -68,7 +68,7 @@ def observation(w: SimWorkload, clock: Clock) -> WorkloadObservation:
         admitted_at=w.admitted_at,
         started_at=w.started_at,
         finished_at=w.finished_at,
-        placement=w.placement,
+        placements=w.placements,
         workload=w.name,
     )
 
@@ -129,6 +129,7 @@ class SimulatedGateway(ClusterGateway):
             gpu_count=resources.gpu_count,
             cpu_cores=resources.cpu_cores,
             memory_gb=resources.memory_gb,
+            pod_count=resources.pod_count,
             runtime_seconds=runtime_of(workload),
             max_duration_seconds=(
                 float(workload.max_duration_seconds) if workload.max_duration_seconds else None

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.simulated.engine import SimWorkload
+from domain.model.codec import placements_from_document, placements_to_document
 from domain.ports import Superseded, WorkloadPhase
 
 metadata = sa.MetaData()
@@ -56,6 +57,8 @@ simulated_workloads = sa.Table(
     sa.Column("reservation_id", sa.String(36)),
     sa.Column("kind", sa.String(20), nullable=False, server_default="workload"),
     sa.Column("flavor", sa.String(100)),
+    sa.Column("pod_count", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("other_pods", sa.JSON),
     sa.Index("ix_simulated_workload_cluster_id_phase", "cluster_id", "phase"),
     sa.Index("ix_simulated_workload_job_id", "job_id"),
 )
@@ -113,6 +116,8 @@ def _from_row(row: sa.RowMapping) -> SimWorkload:
         reservation=row["reservation_id"],
         kind=row["kind"],
         flavor=row["flavor"],
+        pod_count=row["pod_count"],
+        other_pods=placements_from_document(row["other_pods"]),
     )
 
 
@@ -139,6 +144,7 @@ def _identity(w: SimWorkload) -> dict[str, Any]:
         "critical": w.critical,
         "reservation_id": w.reservation,
         "kind": w.kind,
+        "pod_count": w.pod_count,
     }
 
 
@@ -155,6 +161,7 @@ def _state(w: SimWorkload) -> dict[str, Any]:
         "request_reason": w.request_reason,
         "priority": w.priority,
         "flavor": w.flavor,
+        "other_pods": placements_to_document(w.other_pods) if w.other_pods else None,
     }
 
 

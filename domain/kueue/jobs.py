@@ -8,7 +8,10 @@ container "main": `image` (required), `command` and `args` (lists; numbers and b
 written as JSON text, "8", "true"), `env` (a mapping, or a list of {name, value}); anything else
 in them raises ValueError naming the field, so nothing is dropped silently. GPUs are requested
 as their vendor's extended resource with requests equal to limits (extended resources cannot be
-overcommitted); cpu and memory are requests, rendered as the quota objects render them.
+overcommitted); cpu and memory are requests, rendered as the quota objects render them. A job
+of several pods (`resources.pod_count` = N) is an Indexed Job with parallelism = completions =
+N: Kueue makes one pod set of count N and admits it all or nothing; each pod learns its rank
+from JOB_COMPLETION_INDEX (set by Kubernetes) and the size from BUD_POD_COUNT.
 
 `observe` reads the Job and its Kueue Workload together as one `WorkloadObservation`, by the
 rules of `WORKLOAD_REASONS`, first match wins. Identity comes from the labels bud.ai/job-id and
@@ -34,7 +37,8 @@ kubernetes/api batch/v1/types.go:
   PodFailurePolicy...), Suspended; status.startTime is set when the Job is resumed (not while
   suspended) and reset by a suspension, completionTime only on success. status.active counts
   pending pods too, so RUNNING needs a ready pod (status.ready, or the Workload's PodsReady);
-  active alone counts only on clusters that do not report status.ready.
+  active alone counts only on clusters that do not report status.ready. A Job of N pods
+  runs once N are ready (Kueue's PodsReady means all of them).
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ JOB_UID_LABEL = f"{KUEUE_GROUP}/job-uid"
 """Set by Kueue on a Workload: the UID of the Job it was made for."""
 BATCH_API_VERSION = "batch/v1"
 CONTAINER_NAME = "main"
+POD_COUNT_ENV = "BUD_POD_COUNT"
+NON_GPU_RESOURCES = frozenset({CPU, MEMORY, "pods", "ephemeral-storage"})
 RUNNABLE_TYPES = frozenset({JobType.BATCH, JobType.TRAINING})
 
 QUEUED_REASON = "queued in Kueue"
@@ -126,10 +132,11 @@ def batch_job(
     if workload.job_type not in RUNNABLE_TYPES:
         raise ValueError(f"job_type: a {workload.job_type.value} job does not run as a batch Job")
     labels = identity_labels(workload, cluster_id)
+    pods = workload.resources.pod_count
     spec: JsonObject = {
         "suspend": True,
-        "parallelism": 1,
-        "completions": 1,
+        "parallelism": pods,
+        "completions": pods,
         "backoffLimit": 0,
         "ttlSecondsAfterFinished": ttl_seconds_after_finished,
         "template": {
@@ -137,6 +144,8 @@ def batch_job(
             "spec": {"restartPolicy": "Never", "containers": [container(workload)]},
         },
     }
+    if pods > 1:
+        spec["completionMode"] = "Indexed"
     if workload.max_duration_seconds is not None:
         spec["activeDeadlineSeconds"] = workload.max_duration_seconds
     return {
@@ -174,8 +183,12 @@ def container(workload: Workload) -> JsonObject:
     for key in ("command", "args"):
         if spec.get(key) is not None:
             container[key] = _words(spec[key], f"spec.{key}")
-    if spec.get("env") is not None:
-        container["env"] = _env(spec["env"])
+    env = _env(spec["env"]) if spec.get("env") is not None else []
+    if workload.resources.pod_count > 1:
+        env = [e for e in env if e["name"] != POD_COUNT_ENV]
+        env.append({"name": POD_COUNT_ENV, "value": str(workload.resources.pod_count)})
+    if env:
+        container["env"] = env
     container["resources"] = _resources(workload)
     return container
 
@@ -300,7 +313,7 @@ def observe(
         admitted_at=_admitted_at(kueue_workload),
         started_at=_started_at(job_obj, kueue_workload, phase),
         finished_at=finished_at,
-        placement=_placement(kueue_workload, pods) if phase is WorkloadPhase.RUNNING else None,
+        placements=_placements(kueue_workload, pods) if phase is WorkloadPhase.RUNNING else (),
         workload=_name(job_obj, kueue_workload, expected),
     )
 
@@ -321,7 +334,7 @@ def _phase(
         )
     if evicted := true_condition(wl, "Evicted"):
         return WorkloadPhase.PREEMPTED, because(evicted), rfc3339(evicted.get("lastTransitionTime"))
-    if _running(job, wl) or any(_ready_pod(p) for p in pods):
+    if _running(job, wl) or sum(1 for p in pods if _ready_pod(p)) >= _parallelism(job):
         return WorkloadPhase.RUNNING, "running", None
     if admitted := _admission_reason(wl):
         return WorkloadPhase.ADMITTED, admitted, None
@@ -348,6 +361,11 @@ def _finished(
     return None
 
 
+def _parallelism(job: Mapping[str, Any]) -> int:
+    value = (job.get("spec") or {}).get("parallelism")
+    return value if isinstance(value, int) and value > 0 else 1
+
+
 def _running(job: Mapping[str, Any], wl: Mapping[str, Any] | None) -> bool:
     if true_condition(wl, "PodsReady"):
         return True
@@ -355,25 +373,48 @@ def _running(job: Mapping[str, Any], wl: Mapping[str, Any] | None) -> bool:
         return False
     state = status(job)
     pods = state.get("ready") if "ready" in state else state.get("active")
-    return bool(pods) or bool(state.get("succeeded"))
+    return (pods or 0) >= _parallelism(job) or bool(state.get("succeeded"))
 
 
 def _ready_pod(pod: Mapping[str, Any]) -> bool:
     return not metadata(pod).get("deletionTimestamp") and true_condition(pod, "Ready") is not None
 
 
-def _placement(wl: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]]) -> Placement | None:
-    """The node of a running pod, and the ResourceFlavor Kueue admitted the Job's pods to
-    (status.admission.podSetAssignments[0].flavors, one flavor per resource)."""
+def _placements(
+    wl: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]]
+) -> tuple[Placement, ...]:
+    """The nodes of the running pods (one placement per pod, in completion-index order), with
+    the flavor Kueue admitted their GPUs to."""
     running = [p for p in pods if _ready_pod(p)] or [
         p for p in pods if status(p).get("phase") == "Running"
     ]
-    node = next((n for p in running if (n := (p.get("spec") or {}).get("nodeName"))), None)
-    if node is None:
-        return None
+    placed = sorted(
+        (_index(p), str(node)) for p in running if (node := (p.get("spec") or {}).get("nodeName"))
+    )
+    if not placed:
+        return ()
+    return tuple(Placement(node=node, flavor=_gpu_flavor(wl)) for _, node in placed)
+
+
+def _gpu_flavor(wl: Mapping[str, Any] | None) -> str | None:
+    """The ResourceFlavor Kueue assigned the pods' GPUs (status.admission.podSetAssignments[0]
+    .flavors, one flavor per resource); without GPUs, the one flavor of all resources."""
     assignments = (status(wl).get("admission") or {}).get("podSetAssignments") or [{}]
-    flavors = sorted(set(((assignments[0] or {}).get("flavors") or {}).values()))
-    return Placement(node=str(node), flavor=str(flavors[0]) if len(flavors) == 1 else None)
+    by_resource = (assignments[0] or {}).get("flavors") or {}
+    gpu = {str(f) for r, f in by_resource.items() if r not in NON_GPU_RESOURCES}
+    flavors = gpu or {str(f) for f in by_resource.values()}
+    return flavors.pop() if len(flavors) == 1 else None
+
+
+def _index(pod: Mapping[str, Any]) -> tuple[int, str]:
+    """A pod's completion index (Indexed Jobs annotate it), then its name."""
+    meta = metadata(pod)
+    raw = (meta.get("annotations") or {}).get("batch.kubernetes.io/job-completion-index")
+    try:
+        index = int(raw) if raw is not None else 0
+    except (TypeError, ValueError):
+        index = 0
+    return index, str(meta.get("name") or "")
 
 
 def _admission_reason(wl: Mapping[str, Any] | None) -> str | None:

@@ -223,7 +223,7 @@ def observe_service(
             f"running ({len(ready)} of {len(live)} pods ready)",
             admitted_at=admitted_at,
             started_at=_ready_at(first),
-            placement=Placement(node=str(node)) if node else None,
+            placements=(Placement(node=str(node)),) if node else (),
         )
     if any(_admitted_pod(p, workloads) for p in live):
         stuck = next((s for p in live if (s := _stuck(p))), None)

@@ -131,6 +131,21 @@ class Cluster:
     def largest_node_gpus(self, gpu_type: str) -> int:
         return max((n.gpu_count for n in self.workers if n.gpu_type == gpu_type), default=0)
 
+    def pods_that_fit(
+        self, gpu_type: str | None, gpus: int, cpu_cores: float, memory_gb: float
+    ) -> int:
+        """How many pods of `gpus` GPUs of `gpu_type` (none: any node), `cpu_cores` and
+        `memory_gb` each the nodes hold when empty."""
+        if cpu_cores <= 0 or memory_gb <= 0 or gpus < 0:
+            return 0
+        room = 0
+        for n in self.workers:
+            if gpus and n.gpu_type != gpu_type:
+                continue
+            fits = min(int(n.cpu_cores // cpu_cores), int(n.memory_gb // memory_gb))
+            room += min(fits, n.gpu_count // gpus) if gpus else fits
+        return room
+
     def gpu_capacity(self, *, usable_only: bool = False) -> dict[str, int]:
         """GPUs per type on the nodes that count; with `usable_only`, on those ready and not
         cordoned only."""

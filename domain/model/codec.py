@@ -108,6 +108,7 @@ def job_to_document(job: Job) -> dict[str, Any]:
             "cpu_cores": r.cpu_cores,
             "memory_gb": r.memory_gb,
             "storage_gb": r.storage_gb,
+            "pod_count": r.pod_count,
         },
         "estimated_duration_seconds": job.estimated_duration_seconds,
         "max_duration_seconds": job.max_duration_seconds,
@@ -127,15 +128,7 @@ def job_to_document(job: Job) -> dict[str, Any]:
         "budget_limit": _dec(job.budget_limit),
         "outputs": job.outputs,
         "idempotency_key": job.idempotency_key,
-        "placement": (
-            {
-                "node": job.placement.node,
-                "gpu_indices": list(job.placement.gpu_indices),
-                "flavor": job.placement.flavor,
-            }
-            if job.placement
-            else None
-        ),
+        "placement": placements_to_document(job.placements),
         "next_attempt_at": _dt(job.next_attempt_at),
         "queue_name": job.queue_name,
         "generation": job.generation,
@@ -152,9 +145,26 @@ def job_to_document(job: Job) -> dict[str, Any]:
     }
 
 
+def placements_to_document(placements: tuple[Placement, ...]) -> Any:
+    """None without placements, one object for one pod (the form stored before pod sets), a
+    list of them for several."""
+    docs = [
+        {"node": p.node, "gpu_indices": list(p.gpu_indices), "flavor": p.flavor} for p in placements
+    ]
+    if not docs:
+        return None
+    return docs[0] if len(docs) == 1 else docs
+
+
+def placements_from_document(doc: Any) -> tuple[Placement, ...]:
+    if not doc:
+        return ()
+    docs = doc if isinstance(doc, list) else [doc]
+    return tuple(Placement(d["node"], tuple(d["gpu_indices"]), d.get("flavor")) for d in docs)
+
+
 def job_from_document(doc: dict[str, Any]) -> Job:
     res = doc["resources"]
-    placement = doc.get("placement")
     created_at = _parse_dt(doc["created_at"])
     updated_at = _parse_dt(doc["updated_at"])
     assert created_at is not None and updated_at is not None
@@ -174,6 +184,7 @@ def job_from_document(doc: dict[str, Any]) -> Job:
             cpu_cores=res["cpu_cores"],
             memory_gb=res["memory_gb"],
             storage_gb=res["storage_gb"],
+            pod_count=res.get("pod_count", 1),
         ),
         estimated_duration_seconds=doc["estimated_duration_seconds"],
         max_duration_seconds=doc["max_duration_seconds"],
@@ -193,11 +204,7 @@ def job_from_document(doc: dict[str, Any]) -> Job:
         budget_limit=_parse_dec(doc["budget_limit"]),
         outputs=doc["outputs"],
         idempotency_key=doc["idempotency_key"],
-        placement=(
-            Placement(placement["node"], tuple(placement["gpu_indices"]), placement.get("flavor"))
-            if placement
-            else None
-        ),
+        placements=placements_from_document(doc.get("placement")),
         next_attempt_at=_parse_dt(doc.get("next_attempt_at")),
         queue_name=doc.get("queue_name", "default"),
         generation=doc.get("generation", 0),

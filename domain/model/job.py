@@ -88,11 +88,28 @@ QUEUED -> PENDING is budcluster taking a workload back when its time window clos
 
 @dataclass(frozen=True)
 class Resources:
+    """What one pod asks for, and how many such pods the job runs (a Kueue pod set: `pod_count`
+    pods of `gpu_count` GPUs each, admitted all or nothing, each on one node)."""
+
     gpu_type: str | None = None
     gpu_count: int = 0
+    """GPUs per pod."""
     cpu_cores: float = 1.0
     memory_gb: float = 4.0
     storage_gb: int | None = None
+    pod_count: int = 1
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpu_count * self.pod_count
+
+    @property
+    def total_cpu_cores(self) -> float:
+        return self.cpu_cores * self.pod_count
+
+    @property
+    def total_memory_gb(self) -> float:
+        return self.memory_gb * self.pod_count
 
 
 @dataclass(frozen=True)
@@ -170,6 +187,7 @@ class RunRecord:
     job_type: JobType
     gpu_type: str | None
     gpu_count: int
+    """GPUs of the whole job (all its pods)."""
     seconds: float
     estimated: float | None = None
     finished: bool = True
@@ -253,7 +271,8 @@ class Job:
     budget_limit: Decimal | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
-    placement: Placement | None = None
+    placements: tuple[Placement, ...] = ()
+    """Where its pods run, one placement per pod (empty while it does not hold resources)."""
     next_attempt_at: datetime | None = None
     queue_name: str = "default"
     """The LocalQueue (in the tenant's namespace) the job is submitted to."""
@@ -282,6 +301,11 @@ class Job:
         return self.retry_count
 
     @property
+    def placement(self) -> Placement | None:
+        """Where its first pod runs."""
+        return self.placements[0] if self.placements else None
+
+    @property
     def workload_name(self) -> str:
         """Deterministic cluster object name for this attempt: retried tasks never make a second."""
         suffix = f"g{self.generation}" if self.generation else ""
@@ -291,22 +315,27 @@ class Job:
         return target in ALLOWED_TRANSITIONS[self.status]
 
     def transition(
-        self, target: JobStatus, reason: str, at: datetime, *, placement: Placement | None = None
+        self,
+        target: JobStatus,
+        reason: str,
+        at: datetime,
+        *,
+        placements: tuple[Placement, ...] = (),
     ) -> JobEvent:
-        """Move to `target` (checked against ALLOWED_TRANSITIONS), recording the change; a
-        placement given with ADMITTED or RUNNING is where it now runs."""
+        """Move to `target` (checked against ALLOWED_TRANSITIONS), recording the change;
+        placements given with ADMITTED or RUNNING are where its pods now run."""
         if not self.can_transition_to(target):
             raise InvalidTransition(self.id, self.status.value, target.value)
         event = JobEvent(self.id, self.attempt, self.status, target, reason, at)
-        if placement is not None and target in (JobStatus.ADMITTED, JobStatus.RUNNING):
-            self.placement = placement
+        if placements and target in (JobStatus.ADMITTED, JobStatus.RUNNING):
+            self.placements = placements
         self.status = target
         self.status_message = reason
         self.updated_at = at
         if target is JobStatus.RUNNING:
             self.actual_start = at
         if target in (JobStatus.QUEUED, JobStatus.PENDING):
-            self.placement = None
+            self.placements = ()
         if target in (
             JobStatus.COMPLETED,
             JobStatus.FAILED,
@@ -356,12 +385,12 @@ class Job:
             JobChanged(ChangeKind.PRIORITY_CHANGED, self.snapshot(), previous_priority=previous)
         )
 
-    def place(self, placement: Placement, at: datetime) -> bool:
-        """Where it runs, learned without a change of status; True (and the change recorded)
-        if it moved."""
-        if placement == self.placement:
+    def place(self, placements: tuple[Placement, ...], at: datetime) -> bool:
+        """Where its pods run, learned without a change of status; True (and the change
+        recorded) if it moved."""
+        if placements == self.placements:
             return False
-        self.placement = placement
+        self.placements = placements
         self.updated_at = at
         self.changes.append(JobChanged(ChangeKind.PLACED, self.snapshot()))
         return True

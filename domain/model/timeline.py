@@ -69,6 +69,8 @@ class QueueEntry:
     priority: str = ""
     gpu_type: str | None = None
     gpu_count: int = 0
+    """GPUs per pod."""
+    pod_count: int = 1
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,7 @@ def _queue_doc(q: Iterable[QueueEntry]) -> list[dict[str, Any]]:
             "priority": e.priority,
             "gpu_type": e.gpu_type,
             "gpu_count": e.gpu_count,
+            "pod_count": e.pod_count,
         }
         for e in q
     ]
@@ -177,6 +180,7 @@ def _queue_from(doc: Iterable[Mapping[str, Any]]) -> tuple[QueueEntry, ...]:
             d["priority"],
             d["gpu_type"],
             d["gpu_count"],
+            d.get("pod_count", 1),
         )
         for d in doc
     )

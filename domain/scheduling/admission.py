@@ -5,7 +5,10 @@ A demand (one workload, or a capacity reservation) belongs to a ClusterQueue. It
 1. its queue has quota for it in a flavor of its GPU type, tried in the queue's flavor order:
    within its nominal quota, or beyond it by borrowing what its cohort has unused, within the
    borrowing and lending limits (`quota_ledger`); and
-2. one node of that flavor has the GPUs (and CPU and memory) free: the tightest such node.
+2. one node of that flavor has the GPUs (and CPU and memory) free: the tightest such node. A
+   demand of several pods (a Kueue pod set: N pods of G GPUs, as a multi-node training job) is
+   admitted all or nothing: quota for N x G, and a node for each pod, tightest first (pods may
+   share a node that has room for both).
 Queues are served in one order: priority, then age. A StrictFIFO queue admits only its head, so a
 head that does not fit (even one that never can) blocks the queue; BestEffortFIFO lets later
 workloads pass. The first waiting workload of a queue that does not fit in a cycle may preempt
@@ -52,8 +55,11 @@ class Demand:
     created_at: datetime
     gpu_type: str | None
     gpu_count: int
+    """GPUs per pod."""
     cpu: float
+    """Cores per pod."""
     memory: float
+    """GB per pod."""
     preemptible: bool = False
     critical: bool = False
     reservation: str | None = None
@@ -61,7 +67,14 @@ class Demand:
     is_reservation: bool = False
     flavor: str | None = None
     """A reservation's flavor (workloads get theirs from their queue's flavor order)."""
+    pods: int = 1
+    """Pods in the pod set, each asking `gpu_count` GPUs, `cpu` cores and `memory` GB."""
     _resource: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of the whole pod set (what its quota is charged)."""
+        return self.gpu_count * self.pods
 
     @property
     def order(self) -> tuple[int, datetime, str]:
@@ -87,7 +100,7 @@ class Holding:
     gpu_flavor: str | None
     cpu_flavor: str | None
     placements: list[Placement]
-    """One placement for a workload; a reservation may hold GPUs on several nodes."""
+    """One placement per pod of a workload; one per node a reservation holds GPUs on."""
     since: datetime
 
     @property
@@ -154,9 +167,12 @@ class ClusterModel:
         for slots in self.nodes.values():
             for flavor in slots.flavors:
                 self.by_type_flavor[(slots.gpu_type, flavor)].append(slots)
-        self._largest = {
-            key: max(len(n.free) for n in members) for key, members in self.by_type_flavor.items()
+        self._sizes = {
+            key: sorted((len(n.free) for n in members), reverse=True)
+            for key, members in self.by_type_flavor.items()
         }
+        """GPUs of each node, largest first, per (GPU type, flavor)."""
+        self._largest = {key: sizes[0] for key, sizes in self._sizes.items()}
         self._all_flavors = tuple(f.name for f in quotas.flavors)
         self._type_flavors: dict[tuple[str, str | None], tuple[str | None, ...]] = {}
         self._hosts: dict[tuple[str, str | None], dict[str, NodeSlots]] = {}
@@ -239,15 +255,27 @@ class ClusterModel:
             return f"cluster queue {queue} does not exist"
         if demand.is_reservation or demand.reservation is not None or not demand.gpu_count:
             return None
-        resource = demand.gpu_resource
         for flavor in self.flavors_for(queue, demand):
-            if flavor is not None and (
-                self._largest.get((demand.gpu_type, flavor), 0) >= demand.gpu_count
-                and demand.gpu_count <= self.ledger.most_ever(queue, flavor, resource)
-            ):
+            if flavor is not None and not self._never_in(demand, queue, flavor):
                 return None
+        return self._never_text(demand)
+
+    def _never_in(self, demand: Demand, queue: str, flavor: str) -> bool:
+        """Whether `demand` can never be admitted in `flavor`: its nodes, all empty, could not
+        hold its pods, or the quota (with all the cohort can lend) is smaller."""
+        key = (demand.gpu_type, flavor)
+        if self._largest.get(key, 0) < demand.gpu_count:
+            return True
+        if demand.gpus > self.ledger.most_ever(queue, flavor, demand.gpu_resource):
+            return True
+        if demand.pods == 1:
+            return False
+        return sum(size // demand.gpu_count for size in self._sizes[key]) < demand.pods
+
+    def _never_text(self, demand: Demand) -> str:
+        large = "enough nodes that large" if demand.pods > 1 else "a node that large"
         return (
-            f"{queue} can never give {self.ask(demand)}: no flavor has a node that large, "
+            f"{demand.cluster_queue} can never give {self.ask(demand)}: no flavor has {large}, "
             "or the quota (with what the cohort can lend) is smaller"
         )
 
@@ -288,7 +316,7 @@ class ClusterModel:
         ):
             return False
         if demand.gpu_count and not self.ledger.within_nominal(
-            queue, demand.gpu_resource, demand.gpu_count
+            queue, demand.gpu_resource, demand.gpus
         ):
             return False
         resource = demand.gpu_resource
@@ -399,11 +427,59 @@ class ClusterModel:
                 best, best_free = node, count
         return best
 
+    def _nodes_for(
+        self,
+        demand: Demand,
+        gpu_flavor: str | None,
+        cpu_flavor: str | None,
+        allowed: dict[str, set[int]] | None = None,
+    ) -> list[NodeSlots] | None:
+        """A node for each pod (tightest first; a node may take several), or None if the pods
+        do not all fit now. Nothing is taken."""
+        if demand.pods == 1:
+            node = self._node_for(demand, gpu_flavor, cpu_flavor, allowed)
+            return None if node is None else [node]
+        if gpu_flavor is not None:
+            candidates = self.by_type_flavor.get((demand.gpu_type, gpu_flavor), [])
+        else:
+            candidates = list(self.nodes.values())
+        room: list[tuple[int, str, float, float, NodeSlots]] = []
+        for node in candidates:
+            if cpu_flavor is not None and cpu_flavor not in node.flavors:
+                continue
+            free = len(node.free if allowed is None else allowed.get(node.name, ()))
+            room.append((free, node.name, node.cpu, node.memory, node))
+        chosen: list[NodeSlots] = []
+        for _ in range(demand.pods):
+            best: int | None = None
+            for i, (free, name, cpu, memory, _node) in enumerate(room):
+                if (
+                    free >= demand.gpu_count
+                    and cpu + EPSILON >= demand.cpu
+                    and memory + EPSILON >= demand.memory
+                    and (best is None or (free, name) < room[best][:2])
+                ):
+                    best = i
+            if best is None:
+                return None
+            free, name, cpu, memory, node = room[best]
+            room[best] = (
+                free - demand.gpu_count,
+                name,
+                cpu - demand.cpu,
+                memory - demand.memory,
+                node,
+            )
+            chosen.append(node)
+        return chosen
+
     def _take(self, node: NodeSlots, demand: Demand, pick: set[int] | None = None) -> Placement:
         self._changed(node)
         pool = node.free if pick is None else pick  # a reservation's GPUs are not in `free`
         indices = tuple(sorted(pool)[: demand.gpu_count])
         node.free.difference_update(indices)
+        if pick is not None:
+            pick.difference_update(indices)
         node.cpu -= demand.cpu
         node.memory -= demand.memory
         return Placement(node.name, indices)
@@ -418,12 +494,12 @@ class ClusterModel:
                 )
             return
         if holding.gpu_flavor is not None and demand.gpu_count:
-            self.ledger.charge(
-                queue, holding.gpu_flavor, demand.gpu_resource, sign * demand.gpu_count
-            )
+            self.ledger.charge(queue, holding.gpu_flavor, demand.gpu_resource, sign * demand.gpus)
         if holding.cpu_flavor is not None:
-            self.ledger.charge(queue, holding.cpu_flavor, CPU, sign * demand.cpu)
-            self.ledger.charge(queue, holding.cpu_flavor, MEMORY, sign * demand.memory)
+            self.ledger.charge(queue, holding.cpu_flavor, CPU, sign * demand.cpu * demand.pods)
+            self.ledger.charge(
+                queue, holding.cpu_flavor, MEMORY, sign * demand.memory * demand.pods
+            )
 
     def cpu_flavor(self, queue: str) -> str | None:
         return self._cpu_flavor.get(queue)
@@ -481,20 +557,25 @@ class ClusterModel:
         )
 
     def _locate(self, demand: Demand, holding: Holding) -> None:
-        if len(holding.placements) != 1 or not demand.gpu_count:
+        if demand.is_reservation or not demand.gpu_count:
             return
-        placement = holding.placements[0]
-        node = self.nodes.get(placement.node)
-        if node is None or placement.gpu_indices:
-            return
-        chosen = tuple(sorted(node.free)[: demand.gpu_count])
-        if holding.gpu_flavor is None:
-            queue = self.queues.get(demand.cluster_queue)
-            offered = queue.flavors_for(demand.gpu_resource) if queue else ()
-            holding.gpu_flavor = next((f.flavor for f in offered if f.flavor in node.flavors), None)
-        holding.placements[0] = replace(
-            placement, gpu_indices=chosen, flavor=placement.flavor or holding.gpu_flavor
-        )
+        taken: dict[str, set[int]] = defaultdict(set)
+        for i, placement in enumerate(holding.placements):
+            node = self.nodes.get(placement.node)
+            if node is None or placement.gpu_indices:
+                continue
+            pool = sorted(node.free - taken[node.name])
+            chosen = tuple(pool[: demand.gpu_count])
+            taken[node.name].update(chosen)
+            if holding.gpu_flavor is None:
+                queue = self.queues.get(demand.cluster_queue)
+                offered = queue.flavors_for(demand.gpu_resource) if queue else ()
+                holding.gpu_flavor = next(
+                    (f.flavor for f in offered if f.flavor in node.flavors), None
+                )
+            holding.placements[i] = replace(
+                placement, gpu_indices=chosen, flavor=placement.flavor or holding.gpu_flavor
+            )
 
     def preemption_hopeless(self, demand: Demand) -> bool:
         return self._preemption_failed.get(demand.key) == self._preemption_state(demand)
@@ -513,10 +594,8 @@ class ClusterModel:
             if node is not None:
                 node.free.difference_update(placement.gpu_indices)
                 self._changed(node)
-        if holding.placements and holding.placements[0].node in self.nodes:
-            node = self.nodes[holding.placements[0].node]
-            node.cpu -= demand.cpu
-            node.memory -= demand.memory
+                node.cpu -= demand.cpu  # per pod (a reservation asks none)
+                node.memory -= demand.memory
         if demand.reservation is None:
             self._charge_demand(holding, +1)
         else:
@@ -533,10 +612,12 @@ class ClusterModel:
             self._release_reservation(key, holding)
             return holding
         owner = self.reservation_of.pop(key, None)
-        node = self.nodes.get(holding.placement.node)
-        if node is not None:
+        for placement in holding.placements:
+            node = self.nodes.get(placement.node)
+            if node is None:
+                continue
             if owner is None or owner not in self.holdings:
-                node.free.update(holding.placement.gpu_indices)
+                node.free.update(placement.gpu_indices)
                 self._changed(node)
             node.cpu += demand.cpu
             node.memory += demand.memory
@@ -553,7 +634,8 @@ class ClusterModel:
                 continue
             del self.reservation_of[inner]
             inner_holding = self.holdings[inner]
-            busy[inner_holding.placement.node].update(inner_holding.placement.gpu_indices)
+            for p in inner_holding.placements:
+                busy[p.node].update(p.gpu_indices)
             self._charge_demand(inner_holding, +1)
         for placement in holding.placements:
             node = self.nodes.get(placement.node)
@@ -591,52 +673,43 @@ class ClusterModel:
         never = True
         cpu_bound = False
         for gpu_flavor in self.flavors_for(queue, demand):
-            if gpu_flavor is not None and (
-                self._largest.get((demand.gpu_type, gpu_flavor), 0) < demand.gpu_count
-                or demand.gpu_count > ledger.most_ever(queue, gpu_flavor, resource)
-            ):
+            if gpu_flavor is not None and self._never_in(demand, queue, gpu_flavor):
                 continue
             never = False
-            if gpu_flavor is not None and not ledger.fits(
-                queue, gpu_flavor, resource, demand.gpu_count
-            ):
+            if gpu_flavor is not None and not ledger.fits(queue, gpu_flavor, resource, demand.gpus):
                 refusal = refusal or f"no quota left in {queue} for {self.ask(demand)}"
                 continue
             if cpu_flavor is not None and not (
-                ledger.fits(queue, cpu_flavor, CPU, demand.cpu)
-                and ledger.fits(queue, cpu_flavor, MEMORY, demand.memory)
+                ledger.fits(queue, cpu_flavor, CPU, demand.cpu * demand.pods)
+                and ledger.fits(queue, cpu_flavor, MEMORY, demand.memory * demand.pods)
             ):
                 refusal = refusal or f"no CPU or memory quota left in {queue}"
                 cpu_bound = True
                 continue
-            node = self._node_for(demand, gpu_flavor, cpu_flavor)
-            if node is None:
-                refusal = refusal or f"no node has {self.ask(demand)} free"
+            nodes = self._nodes_for(demand, gpu_flavor, cpu_flavor)
+            if nodes is None:
+                where = "no node has" if demand.pods == 1 else "the nodes do not have"
+                refusal = refusal or f"{where} {self.ask(demand)} free"
                 continue
-            placement = self._take(node, demand)
-            holding = Holding(
-                demand,
-                gpu_flavor,
-                cpu_flavor,
-                [Placement(placement.node, placement.gpu_indices, gpu_flavor)],
-                now,
-            )
+            placements = []
+            for node in nodes:
+                taken = self._take(node, demand)
+                placements.append(Placement(taken.node, taken.gpu_indices, gpu_flavor))
+            holding = Holding(demand, gpu_flavor, cpu_flavor, placements, now)
             self._charge_demand(holding, +1)
             self._keep(holding)
             return holding
         if never:
-            raise Refusal(
-                f"{queue} can never give {self.ask(demand)}: no flavor has a node that large, "
-                "or the quota (with what the cohort can lend) is smaller",
-                never=True,
-            )
+            raise Refusal(self._never_text(demand), never=True)
         raise Refusal(refusal, cpu_bound=cpu_bound)
 
     @staticmethod
     def ask(demand: Demand) -> str:
         if demand.gpu_count:
-            return f"{demand.gpu_count} x {demand.gpu_type}"
-        return f"{demand.cpu:g} CPU"
+            one = f"{demand.gpu_count} x {demand.gpu_type}"
+        else:
+            one = f"{demand.cpu:g} CPU"
+        return one if demand.pods == 1 else f"{demand.pods} pods of {one}"
 
     def _grow_reservation(self, demand: Demand, now: datetime) -> Holding:
         flavor = demand.flavor or ""
@@ -674,17 +747,14 @@ class ClusterModel:
         if not slots:
             raise Refusal(f"reservation {demand.reservation} is not active")
         owner = self.holdings[demand.reservation]
-        node = self._node_for(demand, owner.gpu_flavor, None, allowed=slots)
-        if node is None:
-            raise Refusal(f"the reservation has no node with {self.ask(demand)} free")
-        placement = self._take(node, demand, slots[node.name])
-        holding = Holding(
-            demand,
-            owner.gpu_flavor,
-            None,
-            [Placement(placement.node, placement.gpu_indices, owner.gpu_flavor)],
-            now,
-        )
+        nodes = self._nodes_for(demand, owner.gpu_flavor, None, allowed=slots)
+        if nodes is None:
+            raise Refusal(f"the reservation has no room for {self.ask(demand)}")
+        placements = []
+        for node in nodes:
+            taken = self._take(node, demand, slots[node.name])
+            placements.append(Placement(taken.node, taken.gpu_indices, owner.gpu_flavor))
+        holding = Holding(demand, owner.gpu_flavor, None, placements, now)
         self._keep(holding)
         self.reservation_of[demand.key] = demand.reservation
         return holding
@@ -788,7 +858,9 @@ class ClusterModel:
                 if outcome is None:
                     if not refusal.never:
                         decision.waiting[demand.key] = refusal.reason
-                        if lane_key[2] is None and demand.gpu_count:
+                        if lane_key[2] is None and demand.gpu_count and demand.pods == 1:
+                            # what one pod of this size cannot get, a larger one cannot either;
+                            # a pod set refused for want of nodes says nothing of one pod
                             lane.refused(demand.gpu_count, refusal.reason, self._epoch(lane_key))
                             if refusal.cpu_bound:
                                 self._cpu_bound.add(lane_key)

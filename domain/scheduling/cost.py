@@ -31,8 +31,8 @@ def hourly_price(resources: Resources, prices: Mapping[str, object] | None = Non
     table = {**LIST_PRICES, **{k: Decimal(str(v)) for k, v in (prices or {}).items()}}
     if resources.gpu_count and resources.gpu_type:
         per_gpu = table.get(resources.gpu_type, UNKNOWN_GPU_HOURLY)
-        return per_gpu * resources.gpu_count
-    return CPU_CORE_HOURLY * Decimal(str(resources.cpu_cores))
+        return per_gpu * resources.total_gpus
+    return CPU_CORE_HOURLY * Decimal(str(resources.total_cpu_cores))
 
 
 def estimate_cost(

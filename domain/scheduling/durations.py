@@ -62,7 +62,7 @@ Level = tuple[Hashable, ...]
 def levels(job: Job) -> tuple[Level, ...]:
     """The fallback chain of `job`, most specific first."""
     gpu_type = job.resources.gpu_type if job.resources.gpu_count else None
-    return _levels(job.tenant_id, job.name, job.job_type, gpu_type, job.resources.gpu_count)
+    return _levels(job.tenant_id, job.name, job.job_type, gpu_type, job.resources.total_gpus)
 
 
 def _levels(

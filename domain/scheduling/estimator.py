@@ -106,6 +106,7 @@ def demand_for(job: Job, quotas: QuotaSet) -> Demand:
         gpu_count=job.resources.gpu_count,
         cpu=job.resources.cpu_cores,
         memory=job.resources.memory_gb,
+        pods=job.resources.pod_count,
         preemptible=job.preemptible,
         critical=job.priority is JobPriority.CRITICAL,
         reservation=str(job.reservation_id) if job.reservation_id else None,
@@ -224,7 +225,7 @@ class _Replay:
             key = str(job.id)
             demand = demand_for(job, snap.quotas)
             self.demands[key] = demand
-            if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placement:
+            if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placements:
                 self._seed_running(job, demand)
         for reservation in snap.reservations:
             if reservation.cancelled_at is not None or reservation.end <= self.now:
@@ -237,7 +238,7 @@ class _Replay:
             self.push(reservation.end, "reservation-end", key)
             self.reservation_plans[key] = ReservationPlan(key, (), None, reservation.end)
         for job in snap.jobs:
-            if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placement:
+            if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placements:
                 continue
             self._seed_waiting(job)
 
@@ -252,7 +253,7 @@ class _Replay:
             cpu_flavor = cpu_flavors[0].flavor if cpu_flavors else None
         started = job.actual_start or job.updated_at
         demand = replace(demand, reservation=None)  # counted as its queue's own from here on
-        holding = Holding(demand, flavor, cpu_flavor, [job.placement], started)
+        holding = Holding(demand, flavor, cpu_flavor, list(job.placements), started)
         self.model.hold(demand, holding)  # a real cluster's node-only placement gets its GPUs
         self.start[key] = started
         self.placements[key] = tuple(holding.placements)
@@ -446,9 +447,7 @@ class _Replay:
             return f"retry backs off until {job.next_attempt_at:%H:%M:%S}"
         why = self.reasons.get(key, "waits for capacity")
         n = ahead.get(key, 0)
-        ask = (
-            f"{demand.gpu_count} x {demand.gpu_type}" if demand.gpu_count else f"{demand.cpu:g} CPU"
-        )
+        ask = ClusterModel.ask(demand)
         return (
             f"needs {ask} in {demand.cluster_queue}; {n} job{'s' if n != 1 else ''} ahead ({why})"
         )

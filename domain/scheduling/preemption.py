@@ -9,7 +9,9 @@ CRITICAL workloads, workloads not marked preemptible and reservations are never 
 Victims are chosen preferring borrowers of other queues, then the lowest priority, then the most
 recently started; for each node that could host the waiting workload the victims on it are taken
 in that order until its GPUs are free, then others until the quota allows; the plan with the
-fewest victims wins.
+fewest victims wins. A pod set (several pods) takes candidates in that order until all its pods
+fit, then gives back, newest choice first, each victim it can do without (as Kueue minimises
+its preemptions).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 from domain.model.quota import ClusterQueue, ReclaimWithinCohort, WithinClusterQueue
 
 if TYPE_CHECKING:
-    from domain.scheduling.admission import ClusterModel, Demand, Holding
+    from domain.scheduling.admission import ClusterModel, Demand, Holding, NodeSlots
 
 
 def victim_test(
@@ -37,9 +39,7 @@ def victim_test(
 
     def within_nominal() -> bool:
         if not nominal:
-            nominal.append(
-                model.ledger.within_nominal(queue, demand.gpu_resource, demand.gpu_count)
-            )
+            nominal.append(model.ledger.within_nominal(queue, demand.gpu_resource, demand.gpus))
         return nominal[0]
 
     def may_preempt(victim: Holding) -> bool:
@@ -88,19 +88,13 @@ def try_preempt(
     for holding in _eligible(model, queue, demand):
         if may_preempt(holding):
             candidates.append(holding)
-            node_name = holding.placement.node
-            evictable[node_name] = evictable.get(node_name, 0) + len(holding.placement.gpu_indices)
+            for p in holding.placements:
+                evictable[p.node] = evictable.get(p.node, 0) + len(p.gpu_indices)
     if not candidates:
         return None
     hosts = model.hosts_for(queue.name, demand)
-    if demand.gpu_count and not (
-        model.max_free(demand.gpu_type) >= demand.gpu_count
-        or any(
-            name in hosts and len(hosts[name].free) + count >= demand.gpu_count
-            for name, count in evictable.items()
-        )
-    ):
-        return None  # no node could hold it even with every candidate on it gone
+    if demand.gpu_count and not _could_hold(model, demand, hosts, evictable):
+        return None  # the nodes could not hold it even with every candidate gone
     candidates.sort(
         key=lambda h: (
             h.demand.cluster_queue == queue.name,
@@ -110,23 +104,22 @@ def try_preempt(
         )
     )
     plans: list[list[Holding]] = []
-    if demand.gpu_count:
-        by_node: dict[str, list[Holding]] = {}
+    if demand.gpu_count and demand.pods == 1:
+        by_node: dict[str, list[tuple[Holding, int]]] = {}
         for holding in candidates:
-            by_node.setdefault(holding.placement.node, []).append(holding)
+            for p in holding.placements:
+                by_node.setdefault(p.node, []).append((holding, len(p.gpu_indices)))
         for name, node in hosts.items():
             on_node = by_node.get(name, [])
-            if len(node.free) + sum(len(h.placement.gpu_indices) for h in on_node) < (
-                demand.gpu_count
-            ):
+            if len(node.free) + sum(gpus for _, gpus in on_node) < demand.gpu_count:
                 continue
             plan: list[Holding] = []
             free = len(node.free)
-            for holding in on_node:
+            for holding, gpus in on_node:
                 if free >= demand.gpu_count:
                     break
                 plan.append(holding)
-                free += len(holding.placement.gpu_indices)
+                free += gpus
             plans.append(plan)
     else:
         plans.append([])
@@ -139,9 +132,52 @@ def try_preempt(
             best = victims
     if best is None:
         return None
+    if demand.pods > 1:
+        best = _fewest(model, demand, best, now)
     for victim in best:
         model.release(victim.demand.key)
     return model.try_admit(demand, now), best
+
+
+def _could_hold(
+    model: ClusterModel, demand: Demand, hosts: dict[str, NodeSlots], evictable: dict[str, int]
+) -> bool:
+    """Whether the demand's pods could find nodes if every candidate were gone."""
+    if demand.pods == 1:
+        return model.max_free(demand.gpu_type) >= demand.gpu_count or any(
+            name in hosts and len(hosts[name].free) + count >= demand.gpu_count
+            for name, count in evictable.items()
+        )
+    room = sum(
+        (len(node.free) + evictable.get(name, 0)) // demand.gpu_count
+        for name, node in hosts.items()
+    )
+    return room >= demand.pods
+
+
+def _fewest(
+    model: ClusterModel, demand: Demand, victims: list[Holding], now: datetime
+) -> list[Holding]:
+    """`victims` without those the demand can do without: each, newest choice first, is kept if
+    the demand is still admitted with the others gone."""
+    from domain.scheduling.admission import Refusal
+
+    needed = list(victims)
+    for victim in reversed(victims):
+        others = [v for v in needed if v is not victim]
+        for holding in others:
+            model.release(holding.demand.key)
+        try:
+            trial = model.try_admit(demand, now)
+        except Refusal:
+            pass
+        else:
+            model.release(trial.demand.key)
+            needed = others
+        finally:
+            for holding in reversed(others):
+                model.hold(holding.demand, holding)
+    return needed
 
 
 def _eligible(model: ClusterModel, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:

@@ -79,12 +79,10 @@ def _job_segment(ids: SegmentIds, job: Job, suffix: str = "", **fields: Any) -> 
 
 
 def _located(job: Job) -> bool:
-    """The job's placement names its GPUs (a real cluster names only the node: the estimator
-    then chose the node's GPUs it counts as busy, in the job's plan)."""
-    placement = job.placement
-    return placement is not None and (
-        len(placement.gpu_indices) >= job.resources.gpu_count or not job.resources.gpu_count
-    )
+    """The job's placements name its pods' GPUs (a real cluster names only the nodes: the
+    estimator then chose the nodes' GPUs it counts as busy, in the job's plan)."""
+    gpus = job.resources.gpu_count
+    return bool(job.placements) and all(len(p.gpu_indices) >= gpus for p in job.placements)
 
 
 def build(
@@ -101,12 +99,12 @@ def build(
     carries its start window at the default confidence."""
     segments: dict[str, Segment] = {}
     for job in finished:
-        if job.actual_start is None or job.placement is None or not _located(job):
+        if job.actual_start is None or not _located(job):
             continue
         seg = _job_segment(
             ids,
             job,
-            rows=_rows([job.placement], job.resources.gpu_count),
+            rows=_rows(job.placements, job.resources.gpu_count),
             start=job.actual_start,
             end=job.actual_end,
             kind=SegmentKind.COMPLETED,
@@ -136,10 +134,10 @@ def build(
             continue
         source = durations.source(job)
         gpus = job.resources.gpu_count
-        if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placement is not None:
+        if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placements:
             started = job.actual_start or job.updated_at
             end = plan.preempted_at if plan.preempted_at is not None else plan.end
-            where = [job.placement] if _located(job) or plan.preempted_at else plan.placements
+            where = job.placements if _located(job) or plan.preempted_at else plan.placements
             seg = _job_segment(
                 ids,
                 job,
@@ -194,6 +192,7 @@ def build(
             priority=jobs_by_id[job_id].priority.value,
             gpu_type=jobs_by_id[job_id].resources.gpu_type,
             gpu_count=jobs_by_id[job_id].resources.gpu_count,
+            pod_count=jobs_by_id[job_id].resources.pod_count,
         )
         for position, job_id in enumerate(schedule.queue, start=1)
         if job_id in jobs_by_id

@@ -184,7 +184,7 @@ class ObservationService:
             return True
         for status in path:
             reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
-            job.transition(status, reason, _stamp(status, obs), placement=obs.placement)
+            job.transition(status, reason, _stamp(status, obs), placements=obs.placements)
         self._jobs.retry_automatically(job, obs.reason)
         return bool(path)
 
@@ -212,9 +212,11 @@ class Applied:
     strays: list[WorkloadObservation] = field(default_factory=list)
 
 
-def _plan(job: Job | None, obs: WorkloadObservation) -> tuple[list[JobStatus], Placement | None]:
-    """What an observation does to a job: the statuses it passes through, or else a new
-    placement; ([], None) when it changes nothing (another attempt, a stale report)."""
+def _plan(
+    job: Job | None, obs: WorkloadObservation
+) -> tuple[list[JobStatus], tuple[Placement, ...] | None]:
+    """What an observation does to a job: the statuses it passes through, or else new
+    placements; ([], None) when it changes nothing (another attempt, a stale report)."""
     if job is None or job.attempt != obs.attempt:
         return [], None
     if obs.workload is not None and obs.workload != job.workload_name:
@@ -223,8 +225,8 @@ def _plan(job: Job | None, obs: WorkloadObservation) -> tuple[list[JobStatus], P
     if path:
         return path, None
     holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
-    if holds and obs.placement is not None and obs.placement != job.placement:
-        return [], obs.placement
+    if holds and obs.placements and obs.placements != job.placements:
+        return [], obs.placements
     return [], None
 
 

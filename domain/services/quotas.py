@@ -98,12 +98,13 @@ def queue_of(job: Job, quotas: QuotaSet) -> str | None:
 def _used(resource: str, flavor: str, cpu_flavor: str | None, holding: Sequence[Job]) -> float:
     if resource in (CPU, MEMORY):
         wanted = (
-            j.resources.cpu_cores if resource == CPU else j.resources.memory_gb for j in holding
+            j.resources.total_cpu_cores if resource == CPU else j.resources.total_memory_gb
+            for j in holding
         )
         return float(sum(wanted)) if flavor == cpu_flavor else 0.0
     return float(
         sum(
-            j.resources.gpu_count
+            j.resources.total_gpus
             for j in holding
             if j.placement is not None
             and j.placement.flavor == flavor

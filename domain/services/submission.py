@@ -53,6 +53,8 @@ MAX_SOURCE_ID = 255
 MAX_BUDGET = Decimal("9999999999.9999")
 """What a job's money columns hold: 14 digits, 4 after the point."""
 MAX_DEPENDENCIES = 32
+MAX_POD_COUNT = 256
+"""Pods of one job's pod set: the widest trace job (128 GPUs) is 16 pods of 8."""
 MAX_SPEC_DEPTH = 32
 SIMULATION_OUTCOMES = ("COMPLETED", "FAILED")
 
@@ -232,6 +234,14 @@ def validate_submission(
         bad("depends_on", f"must name at most {MAX_DEPENDENCIES} jobs", "TOO_MANY")
 
     issues.extend(_resource_issues(sub.resources, cluster))
+    if sub.resources.pod_count > 1 and sub.job_type is JobType.SERVICE:
+        bad(
+            "resources.pod_count",
+            "a SERVICE runs one pod per release here; pod sets are for BATCH and TRAINING jobs",
+            "UNSUPPORTED",
+        )
+    if sub.resources.pod_count > 1 and sub.reservation_id is not None:
+        bad("resources.pod_count", "a job in a reservation runs one pod", "UNSUPPORTED")
     if cluster is None:
         bad("cluster_id", "no such cluster", "NOT_FOUND")
     elif cluster.status is ClusterStatus.DELETING:
@@ -277,6 +287,9 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
     issues: list[FieldIssue] = []
     if res.gpu_count < 0:
         issues.append(FieldIssue("resources.gpu_count", "must not be negative"))
+    if not 1 <= res.pod_count <= MAX_POD_COUNT:
+        issues.append(FieldIssue("resources.pod_count", f"must be between 1 and {MAX_POD_COUNT}"))
+        return issues
     if not res.cpu_cores > 0:
         issues.append(FieldIssue("resources.cpu_cores", "must be greater than 0"))
     if not res.memory_gb > 0:
@@ -321,6 +334,7 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
                     "EXCEEDS_NODE",
                 )
             )
+
     if cluster.nodes and res.cpu_cores > cluster.largest_node_cpu:
         issues.append(
             FieldIssue(
@@ -337,6 +351,20 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
                 "EXCEEDS_NODE",
             )
         )
+    if not issues and cluster.nodes and res.pod_count > 1:
+        gpu_type = res.gpu_type if res.gpu_count else None
+        room = cluster.pods_that_fit(gpu_type, res.gpu_count, res.cpu_cores, res.memory_gb)
+        if res.pod_count > room:
+            one = f"{res.gpu_count} x {gpu_type}, " if gpu_type else ""
+            issues.append(
+                FieldIssue(
+                    "resources.pod_count",
+                    f"asks for {res.pod_count} pods of {one}{res.cpu_cores:g} cores and "
+                    f"{res.memory_gb:g} GB but the nodes of cluster {cluster.name} hold at most "
+                    f"{room} such pods",
+                    "EXCEEDS_CLUSTER",
+                )
+            )
     return issues
 
 

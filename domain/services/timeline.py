@@ -152,6 +152,7 @@ def anonymous_entry(entry: QueueEntry) -> QueueEntry:
         "",
         entry.gpu_type,
         entry.gpu_count,
+        entry.pod_count,
     )
 
 

@@ -16,10 +16,16 @@ class ResourcesInput:
     gpu_type: str | None = strawberry.field(
         default=None, description="GPU product, e.g. nvidia-a100-80gb; required with gpuCount."
     )
-    gpu_count: int = 0
-    cpu_cores: float = 1.0
-    memory_gb: float = 4.0
+    gpu_count: int = strawberry.field(default=0, description="GPUs per pod.")
+    cpu_cores: float = strawberry.field(default=1.0, description="Cores per pod.")
+    memory_gb: float = strawberry.field(default=4.0, description="GB of memory per pod.")
     storage_gb: int | None = None
+    pod_count: int = strawberry.field(
+        default=1,
+        description="Pods of the job (1 to 256), each asking gpuCount GPUs, cpuCores and "
+        "memoryGb, each on one node, admitted all or nothing (a Kueue pod set: a training job "
+        "wider than one node is podCount pods of the node's GPUs). BATCH and TRAINING only.",
+    )
 
 
 @strawberry.input

@@ -23,10 +23,14 @@ from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, start_window
 @strawberry.type
 class Resources:
     gpu_type: str | None
-    gpu_count: int
-    cpu_cores: float
-    memory_gb: float
+    gpu_count: int = strawberry.field(description="GPUs per pod.")
+    cpu_cores: float = strawberry.field(description="Cores per pod.")
+    memory_gb: float = strawberry.field(description="GB of memory per pod.")
     storage_gb: int | None
+    pod_count: int = strawberry.field(
+        description="Pods of the job, each on one node, admitted all or nothing."
+    )
+    total_gpus: int = strawberry.field(description="gpuCount x podCount.")
 
 
 @strawberry.type
@@ -144,7 +148,12 @@ class Job:
     )
     outputs: JSON
     idempotency_key: str | None
-    placement: Placement | None
+    placement: Placement | None = strawberry.field(
+        description="Where its first pod runs (see placements for every pod)."
+    )
+    placements: list[Placement] = strawberry.field(
+        description="Where each of its pods runs, one per pod; empty while it holds nothing."
+    )
     next_attempt_at: datetime | None = strawberry.field(
         description="When a retried job is next handed to its cluster."
     )
@@ -215,6 +224,8 @@ class Job:
                 cpu_cores=r.cpu_cores,
                 memory_gb=r.memory_gb,
                 storage_gb=r.storage_gb,
+                pod_count=r.pod_count,
+                total_gpus=r.total_gpus,
             ),
             estimated_duration_seconds=job.estimated_duration_seconds,
             max_duration_seconds=job.max_duration_seconds,
@@ -235,15 +246,8 @@ class Job:
             budget_limit=job.budget_limit,
             outputs=cast(JSON, job.outputs),
             idempotency_key=job.idempotency_key,
-            placement=(
-                Placement(
-                    node=job.placement.node,
-                    gpu_indices=list(job.placement.gpu_indices),
-                    flavor=job.placement.flavor,
-                )
-                if job.placement
-                else None
-            ),
+            placement=Placement.from_domain(job.placement) if job.placement else None,
+            placements=[Placement.from_domain(p) for p in job.placements],
             next_attempt_at=job.next_attempt_at,
             queue_name=job.queue_name,
             window=(

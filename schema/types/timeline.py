@@ -85,7 +85,8 @@ class QueueEntry:
     warnings: list[str]
     priority: JobPriority | None
     gpu_type: str | None
-    gpu_count: int
+    gpu_count: int = strawberry.field(description="GPUs per pod.")
+    pod_count: int
     mine: bool
 
     @classmethod
@@ -100,6 +101,7 @@ class QueueEntry:
             priority=JobPriority(entry.priority) if entry.priority else None,
             gpu_type=entry.gpu_type,
             gpu_count=entry.gpu_count,
+            pod_count=entry.pod_count,
             mine=entry.tenant_id == str(principal.tenant_id),
         )
 

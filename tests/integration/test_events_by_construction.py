@@ -30,7 +30,12 @@ from domain.ports import StoredEvent, TenantScope, WorkloadObservation, Workload
 from tests.integration.test_app_flows import ALICE, make_app, sim_cluster, submission
 
 PHASES = list(WorkloadPhase)
-PLACES = [None, Placement("node-a", (0, 1)), Placement("node-b", (2, 3))]
+PLACES: list[tuple[Placement, ...]] = [
+    (),
+    (Placement("node-a", (0, 1)),),
+    (Placement("node-b", (2, 3)),),
+    (Placement("node-a", (0, 1)), Placement("node-b", (2, 3))),
+]
 
 
 @pytest.fixture
@@ -47,7 +52,7 @@ def visible(job: Job) -> tuple[object, ...]:
         job.attempt,
         job.retry_count,
         job.priority,
-        job.placement,
+        job.placements,
         job.status_message,
         job.next_attempt_at,
     )
@@ -89,7 +94,7 @@ async def play(app: App, rng: random.Random, steps: int) -> list[JobId]:
                         admitted_at=at,
                         started_at=at,
                         finished_at=at,
-                        placement=rng.choice(PLACES),
+                        placements=rng.choice(PLACES),
                         workload=current.workload_name if rng.random() < 0.95 else "stale-one",
                     )
                 )
@@ -136,7 +141,7 @@ async def test_a_change_that_records_nothing_is_refused_at_commit(app: App) -> N
         async with app.db.unit_of_work(TenantScope.system()) as uow:
             loaded = await uow.jobs.get(job.id, for_update=True)
             assert loaded is not None
-            loaded.placement = Placement("node-a", (0,))  # not through place(): no event
+            loaded.placements = (Placement("node-a", (0,)),)  # not through place(): no event
             await uow.commit()
     stored = await app.jobs.get(ALICE, job.id)
     assert stored is not None and stored.placement is None
@@ -153,7 +158,7 @@ async def test_a_late_placement_reaches_subscribers(app: App) -> None:
     await app.observations.apply(running)
     seen = await app.event_log.current_sequence(cluster.id)
     node = Placement("node-a", (0, 1, 2, 3))
-    await app.observations.apply(replace(running, placement=node))
+    await app.observations.apply(replace(running, placements=(node,)))
     [event] = await app.event_log.read_after(cluster.id, seen, limit=10)
     assert isinstance(event.change, JobChanged)
     assert (event.change.kind, event.change.job.placement) == (ChangeKind.PLACED, node)

@@ -117,7 +117,7 @@ async def admit(api: Api, job_id: str, phase: WorkloadPhase, gpus: int) -> None:
             phase=phase,
             reason="admitted by the test",
             observed_at=datetime.now(UTC),
-            placement=Placement("sim-a100-0", tuple(range(gpus)), A100),
+            placements=(Placement("sim-a100-0", tuple(range(gpus)), A100),),
         )
     )
 

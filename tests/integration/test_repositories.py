@@ -74,11 +74,20 @@ async def test_job_round_trip(db: Database) -> None:
         max_duration_seconds=7200,
         priority=JobPriority.HIGH,
         idempotency_key="k-1",
-        placement=Placement("node-0", (0, 1)),
+        placements=(Placement("node-0", (0, 1)),),
+    )
+    wide = job_on(
+        cluster,
+        resources=Resources("nvidia-a100-80gb", 8, 12.5, 256.0, pod_count=3),
+        placements=tuple(Placement(f"node-{i}", tuple(range(8)), "a100") for i in range(3)),
     )
     await save(db, job)
+    await save(db, wide)
     async with db.unit_of_work(SYSTEM) as uow:
         loaded = await uow.jobs.get(job.id)
+        loaded_wide = await uow.jobs.get(wide.id)
+    assert loaded_wide is not None
+    assert (loaded_wide.resources, loaded_wide.placements) == (wide.resources, wide.placements)
     assert loaded is not None
     for field in (
         "name",
@@ -92,7 +101,7 @@ async def test_job_round_trip(db: Database) -> None:
         "priority",
         "status",
         "idempotency_key",
-        "placement",
+        "placements",
         "created_at",
         "estimated_duration_seconds",
         "source",

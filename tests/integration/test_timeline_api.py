@@ -285,3 +285,50 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
     scores = await eventually(scored, within=20)
     assert [c["confidence"] for c in scores] == [0.5, 0.8, 0.95]
     assert all(c["jobs"] >= 1 and 0.0 <= c["inside"] <= 1.0 for c in scores)
+
+
+async def test_a_job_wider_than_a_node_runs_on_several_nodes_all_or_nothing(live: Api) -> None:
+    """A pod set of 2 x 8 GPUs on the two 8-GPU nodes: it waits whole while one node is busy
+    (nothing of it is held), then runs on both, one segment over both nodes' rows."""
+    token = await live.token(Scope.JOBS_READ, Scope.JOBS_WRITE, Scope.CLUSTERS_READ)
+    busy = await live.ok(SUBMIT, {"input": long_job(live, "busy", runtime=5)}, token=token)
+    wide_input = long_job(live, "wide")
+    wide_input["resources"]["podCount"] = 2
+    wide = (await live.ok(SUBMIT, {"input": wide_input}, token=token))["submitJob"]
+    assert wide["resources"] == {"gpuType": "nvidia-a100-80gb", "gpuCount": 8}
+    job_query = """query($id: ID!) { job(id: $id) { status
+        resources { podCount totalGpus } placements { node gpuIndices } } }"""
+
+    async def waiting_whole() -> dict[str, Any] | None:
+        data = await live.ok(SCHEDULE, {"id": live.cluster_id}, token=token)
+        queue = data["cluster"]["schedule"]["queue"]
+        return data if [q["jobId"] for q in queue] == [wide["id"]] else None
+
+    data = await eventually(waiting_whole)
+    [entry] = data["cluster"]["schedule"]["queue"]
+    assert "2 pods of 8 x nvidia-a100-80gb" in entry["reason"]
+    [estimated] = [s for s in data["cluster"]["schedule"]["segments"] if s["kind"] == "ESTIMATED"]
+    assert len(estimated["rows"]) == 16 and {r.split("/")[0] for r in estimated["rows"]} == {
+        row["node"] for row in data["cluster"]["schedule"]["rows"] if row["node"]
+    }
+    job = (await live.ok(job_query, {"id": wide["id"]}, token=token))["job"]
+    assert (job["status"], job["placements"]) == ("QUEUED", [])
+
+    async def running() -> dict[str, Any] | None:
+        job = (await live.ok(job_query, {"id": wide["id"]}, token=token))["job"]
+        return job if job["status"] == "RUNNING" else None
+
+    job = await eventually(running)
+    assert job["resources"] == {"podCount": 2, "totalGpus": 16}
+    assert len({p["node"] for p in job["placements"]}) == 2
+    assert all(p["gpuIndices"] == list(range(8)) for p in job["placements"])
+
+    async def drawn() -> list[dict[str, Any]] | None:
+        data = await live.ok(SCHEDULE, {"id": live.cluster_id}, token=token)
+        segments = data["cluster"]["schedule"]["segments"]
+        mine = [s for s in segments if s["jobId"] == wide["id"] and s["kind"] == "RUNNING"]
+        return mine or None
+
+    [segment] = await eventually(drawn)
+    assert len(segment["rows"]) == 16
+    _ = busy

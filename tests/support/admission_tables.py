@@ -75,8 +75,11 @@ class W:
     gpu_type: str = A100
     preemptible: bool = False
     node: str | None = None
+    """Running: the node of each pod, comma-separated."""
     age: int = 0
     """Seconds after the first workload it was created (FIFO order)."""
+    pods: int = 1
+    """Pods of `gpus` GPUs each."""
 
 
 @dataclass(frozen=True)
@@ -160,10 +163,13 @@ class Scenario:
         taken: dict[str, int] = {}
         for w in self.running:
             assert w.node is not None
-            first = taken.get(w.node, 0)
-            taken[w.node] = first + w.gpus
+            placements = []
+            for node in w.node.split(","):
+                first = taken.get(node, 0)
+                taken[node] = first + w.gpus
+                placements.append(Placement(node, tuple(range(first, first + w.gpus)), w.gpu_type))
             job = make_job(w, JobStatus.RUNNING)
-            job.placement = Placement(w.node, tuple(range(first, first + w.gpus)), w.gpu_type)
+            job.placements = tuple(placements)
             job.actual_start = NOW - timedelta(minutes=30) + timedelta(seconds=w.age)
             jobs.append(job)
         jobs.extend(make_job(w, JobStatus.QUEUED) for w in self.waiting)
@@ -186,7 +192,7 @@ def make_job(w: W, status: JobStatus) -> Job:
         deployment_type=DeploymentType.DOCKER,
         created_at=created,
         updated_at=created,
-        resources=Resources(w.gpu_type, w.gpus, 1, 4),
+        resources=Resources(w.gpu_type, w.gpus, 1, 4, pod_count=w.pods),
         estimated_duration_seconds=86_400,
         priority=w.priority,
         preemptible=w.preemptible,
@@ -303,4 +309,43 @@ SCENARIOS = [
              [q("cq", 16)], running=[W("r", "cq", 4, node="half")],
              waiting=[W("four", "cq", 4), W("eight", "cq", 8, age=1)],
              admitted={"four", "eight"}),
+    # pod sets: N pods of G GPUs, each on one node, all or nothing
+    Scenario("a pod set wider than a node takes two nodes", [("n1", A100, 8), ("n2", A100, 8)],
+             [q("cq", 16)], waiting=[W("wide", "cq", 8, pods=2)], admitted={"wide"}),
+    Scenario("a pod set is all or nothing: one node free is not enough",
+             [("n1", A100, 8), ("n2", A100, 8), ("n3", A100, 8)], [q("cq", 24)],
+             running=[W("r1", "cq", 4, node="n1"), W("r2", "cq", 4, node="n2")],
+             waiting=[W("wide", "cq", 8, pods=2), W("four", "cq", 4, age=1)],
+             admitted={"four"}),
+    Scenario("a refused pod set does not hold back a single pod of its size",
+             [("n1", A100, 8), ("n2", A100, 8)], [q("cq", 16)],
+             running=[W("r", "cq", 8, node="n1")],
+             waiting=[W("wide", "cq", 8, pods=2), W("eight", "cq", 8, age=1)],
+             admitted={"eight"}),
+    Scenario("pods of a set may share a node", [("n1", A100, 8)], [q("cq", 8)],
+             waiting=[W("pair", "cq", 4, pods=2)], admitted={"pair"}),
+    Scenario("a pod set's quota is all its pods", [("n1", A100, 8), ("n2", A100, 8)],
+             [q("cq", 12)], waiting=[W("wide", "cq", 8, pods=2)], never={"wide"}),
+    Scenario("more pods than the nodes can hold never fits", [("n1", A100, 8), ("n2", A100, 8)],
+             [q("cq", 32)], waiting=[W("wide", "cq", 8, pods=3)], never={"wide"}),
+    Scenario("a pod set preempts on as many nodes as it needs, no more",
+             [("n1", A100, 8), ("n2", A100, 8), ("n3", A100, 8)], [q("cq", 24)],
+             running=[W("low1", "cq", 8, P.LOW, preemptible=True, node="n1"),
+                      W("low2", "cq", 8, P.LOW, preemptible=True, node="n2", age=1),
+                      W("low3", "cq", 8, P.LOW, preemptible=True, node="n3", age=2)],
+             waiting=[W("wide", "cq", 8, P.HIGH, pods=2)], admitted={"wide"},
+             preempted={"low2", "low3"}),
+    Scenario("a pod set gives back a victim it can do without",
+             [("n1", A100, 8), ("n2", A100, 8), ("n3", A100, 8)], [q("cq", 40)],
+             running=[W("keep", "cq", 4, node="n1"),
+                      W("spot", "cq", 4, P.SPOT, preemptible=True, node="n1"),
+                      W("low2", "cq", 8, P.LOW, preemptible=True, node="n2", age=1),
+                      W("low3", "cq", 8, P.LOW, preemptible=True, node="n3", age=2)],
+             waiting=[W("wide", "cq", 8, P.HIGH, pods=2)], admitted={"wide"},
+             preempted={"low2", "low3"}),
+    Scenario("a running pod set is evicted whole", [("n1", A100, 8), ("n2", A100, 8)],
+             [q("cq", 16)],
+             running=[W("spread", "cq", 4, P.LOW, preemptible=True, node="n1,n2", pods=2)],
+             waiting=[W("high", "cq", 8, P.HIGH, age=1)], admitted={"high"},
+             preempted={"spread"}),
 ]  # fmt: skip

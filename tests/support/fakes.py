@@ -270,7 +270,7 @@ class FakeJobRepository:
                 j.name,
                 j.job_type,
                 j.resources.gpu_type if j.resources.gpu_count else None,
-                j.resources.gpu_count,
+                j.resources.total_gpus,
                 (j.actual_end - j.actual_start).total_seconds() * time_scale,
                 None
                 if j.estimated_duration_seconds is None

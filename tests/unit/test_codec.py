@@ -14,12 +14,13 @@ from tests.unit.test_job_model import new_job
 
 def test_round_trip_through_json() -> None:
     job = new_job()
-    job.resources = Resources("nvidia-a100-80gb", 4, 8.0, 64.0, 100)
+    job.resources = Resources("nvidia-a100-80gb", 4, 8.0, 64.0, 100, pod_count=2)
     job.budget_limit = Decimal("12.5000")
     job.deadline = T0 + timedelta(hours=3)
     job.spec = {"image": "x", "nested": [1, 2, {"a": None}]}
     job.transition(JobStatus.QUEUED, "q", T0)
-    job.place(Placement("node-1", (0, 1, 2, 3)), job.updated_at)
+    job.place((Placement("node-1", (0, 1, 2, 3)),), job.updated_at)
+    job.place((Placement("node-1", (0, 1, 2, 3)), Placement("node-2", (4, 5, 6, 7))), T0)
     job.change_priority(JobPriority.HIGH, T0 + timedelta(seconds=1))
     for change in job.changes:
         decoded = change_from_document(json.loads(json.dumps(change_to_document(change))))
@@ -36,7 +37,7 @@ def test_round_trip_through_json() -> None:
             "deadline",
             "spec",
             "priority",
-            "placement",
+            "placements",
             "created_at",
             "tenant_id",
         ):

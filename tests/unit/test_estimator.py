@@ -20,7 +20,7 @@ import pytest
 
 from adapters.simulated.engine import Pace, SimWorkload, step
 from domain.model.ids import JobId, TenantId
-from domain.model.job import Job, JobStatus, JobType, RunRecord, TimeWindow
+from domain.model.job import Job, JobStatus, JobType, Placement, RunRecord, TimeWindow
 from domain.model.quota import tenant_namespace
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.ports import WorkloadPhase
@@ -28,6 +28,7 @@ from domain.scheduling.durations import Durations, History
 from domain.scheduling.estimator import (
     DEPENDENCY_FAILED,
     MISSES_DEADLINE,
+    NEVER_FITS,
     Snapshot,
     estimate,
 )
@@ -280,6 +281,7 @@ def test_what_is_predicted_is_what_the_simulated_cluster_does(seed: int, count: 
             rng.choice([1, 2, 4, 8]),
             rng.choice([JobPriority.LOW, JobPriority.NORMAL, JobPriority.HIGH]),
             age=i,
+            pods=rng.choice([1, 1, 1, 2, 3]),
         )
         for i in range(count)
     ]
@@ -306,23 +308,26 @@ def test_what_is_predicted_is_what_the_simulated_cluster_does(seed: int, count: 
             job.created_at,
             namespace=tenant_namespace(TENANT),
             queue_name=job.queue_name,
+            pod_count=job.resources.pod_count,
         )
         for job in jobs
     ]
-    started: dict[str, tuple[object, str | None]] = {}
+    started: dict[str, tuple[object, tuple[Placement, ...]]] = {}
     now = NOW
     pace = Pace(startup_seconds=0)
     for _ in range(count * 10):
         due = step(workloads, scenario.node_objects(), quotas, now, pace)
         for w in workloads:
             if w.started_at is not None and w.name not in started:
-                started[w.name] = (w.started_at, w.node)
+                started[w.name] = (w.started_at, w.placements)
         if due is None:
             break
         now = due
     for job in jobs:
         plan = schedule.jobs[job.id]
-        assert started[job.name] == (plan.start, plan.placements[0].node), job.name
+        expected = (plan.start, plan.placements) if plan.start is not None else None
+        assert started.get(job.name) == expected, job.name
+        assert expected is not None or NEVER_FITS in plan.warnings, job.name
     assert job_id("j0") == jobs[0].id
 
 
@@ -357,7 +362,7 @@ def test_a_real_clusters_node_only_placement_still_holds_its_gpus() -> None:
     for name in ("r1", "r2"):
         placement = jobs[name].placement
         assert placement is not None
-        jobs[name].placement = Placement(node=placement.node)  # the node only
+        jobs[name].placements = (Placement(node=placement.node),)  # the node only
     started = NOW - timedelta(minutes=30)
     plan = estimate(snapshot(list(jobs.values()))).jobs
     assert plan[jobs["w1"].id].start == started + timedelta(hours=1)  # not now: n1 is busy

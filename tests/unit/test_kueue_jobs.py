@@ -26,6 +26,7 @@ from domain.kueue.jobs import (
     DEADLINE_REASON,
     DELETED_REASON,
     JOB_ID_LABEL,
+    POD_COUNT_ENV,
     QUEUED_REASON,
     WORKLOAD_REASONS,
     batch_job,
@@ -605,7 +606,7 @@ def test_observe_maps_every_state(
     obs = observe(job, wl, observed_at=NOW, expected=workload())
     assert obs is not None
     assert (obs.job_id, obs.attempt, obs.phase, obs.reason) == (JOB_ID, 1, phase, reason)
-    assert (obs.observed_at, obs.workload, obs.placement) == (NOW, NAME, None)
+    assert (obs.observed_at, obs.workload, obs.placements) == (NOW, NAME, ())
     expected_times = {key: at(value) if value else None for key, value in times.items()}
     assert {
         "admitted_at": obs.admitted_at,
@@ -656,3 +657,56 @@ def test_a_time_without_offset_is_refused() -> None:
 def test_the_table_lists_every_phase_once() -> None:
     phases = [phase for phase, _ in WORKLOAD_REASONS]
     assert sorted(phases) == sorted(WorkloadPhase)
+
+
+# --- pod sets: a job wider than one node -------------------------------------------------------
+
+
+def wide_workload(pods: int = 3) -> Workload:
+    return workload(
+        resources=Resources(gpu_type="nvidia-a100-80gb", gpu_count=8, cpu_cores=4, pod_count=pods)
+    )
+
+
+def test_a_pod_set_is_an_indexed_job_of_that_many_pods() -> None:
+    job = batch_job(wide_workload(3), cluster_id=CLUSTER)
+    spec = job["spec"]
+    assert (spec["parallelism"], spec["completions"], spec["completionMode"]) == (3, 3, "Indexed")
+    [main] = spec["template"]["spec"]["containers"]
+    assert main["resources"]["limits"] == {"nvidia.com/gpu": 8}  # per pod, not 24
+    assert {"name": POD_COUNT_ENV, "value": "3"} in main["env"]
+    single = batch_job(workload(), cluster_id=CLUSTER)["spec"]
+    assert (single["parallelism"], single["completions"]) == (1, 1)
+    assert "completionMode" not in single
+
+
+def wide_pod(index: int, node: str, *, ready: bool = True) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": f"{NAME}-{index}-x{index}",
+            "annotations": {"batch.kubernetes.io/job-completion-index": str(index)},
+        },
+        "spec": {"nodeName": node},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+
+
+def test_a_pod_set_runs_once_every_pod_is_ready_and_reports_each_pods_node() -> None:
+    job = batch_job(wide_workload(3), cluster_id=CLUSTER)
+    job["status"] = {"startTime": "2024-06-03T09:13:01Z", "active": 3, "ready": 2}
+    wl = kueue_workload(RESERVED, ADMITTED, admitted=True)
+    pods = [wide_pod(2, "gpu-c"), wide_pod(0, "gpu-a"), wide_pod(1, "gpu-b", ready=False)]
+    obs = observe(job, wl, observed_at=NOW, pods=pods)
+    assert obs is not None and obs.phase is WorkloadPhase.ADMITTED  # 2 of 3 ready: not yet
+    job["status"]["ready"] = 3
+    pods[2] = wide_pod(1, "gpu-b")
+    obs = observe(job, wl, observed_at=NOW, pods=pods)
+    assert obs is not None and obs.phase is WorkloadPhase.RUNNING
+    assert [(p.node, p.flavor) for p in obs.placements] == [
+        ("gpu-a", "a100"),
+        ("gpu-b", "a100"),
+        ("gpu-c", "a100"),
+    ]

@@ -226,7 +226,7 @@ def test_service_reasons_row_by_row() -> None:
     assert gone.phase is WorkloadPhase.PREEMPTED
     running = seen([ready(), pod("p2")])
     assert (running.phase, running.reason) == (WorkloadPhase.RUNNING, "running (1 of 2 pods ready)")
-    assert running.placement == Placement(node="gpu-1")
+    assert running.placements == (Placement(node="gpu-1"),)
     assert running.started_at == at("2024-06-03T11:00:00Z")
     admitted = seen([pod()], {"p1": wl(("Admitted", "True", "Admitted"))})
     assert (admitted.phase, admitted.reason) == (WorkloadPhase.ADMITTED, "admitted, starting")

@@ -83,7 +83,7 @@ async def test_missed_reports_are_walked_through_with_recorded_times(world: Worl
             admitted_at=admitted,
             started_at=started,
             finished_at=finished,
-            placement=placement,
+            placements=(placement,),
             reason="completed",
         )
     )
@@ -104,7 +104,7 @@ async def test_missed_reports_are_walked_through_with_recorded_times(world: Worl
 async def test_placement_is_recorded_when_admitted(world: World) -> None:
     job = await world.service.submit(world.alice, GOOD)
     placement = Placement("node-1", (4, 5))
-    await service(world).apply(observation(job, WorkloadPhase.ADMITTED, placement=placement))
+    await service(world).apply(observation(job, WorkloadPhase.ADMITTED, placements=(placement,)))
     assert world.stored(job.id).placement == placement
     change = world.publisher.published[-1].job_change
     assert change is not None and change.job.placement == placement

@@ -1,6 +1,7 @@
 """The trace replay benchmark (benchmarks/replay.py) on a small made-up trace: every job runs,
 the simulated cluster agrees with the estimator when run times are exact and nothing is submitted
-later, wide jobs are capped or skipped, and the run is deterministic."""
+later, wide jobs run as pod sets over several nodes (or are capped or skipped), and the run is
+deterministic."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from benchmarks.replay import (
     corrected,
     load_trace,
     make_nodes,
+    pod_shape,
     replay,
     requested_limit,
 )
@@ -40,6 +42,7 @@ def write_trace(tmp_path: Path) -> str:
 
 
 def load(path: str, wide: str = "cap", seed: int = 3) -> Trace:
+    """`cap` by default: these runs are on one node, which a pod set of two cannot use."""
     return load_trace(
         path,
         limit=None,
@@ -151,3 +154,17 @@ def test_failed_attempts_are_retried_after_the_backoff_and_start_up_is_paid(
     assert outcome.started[1] == start + timedelta(minutes=10, seconds=60)
     assert outcome.ended[1] == start + timedelta(minutes=30, seconds=60)
     assert outcome.ended[0] == start + timedelta(minutes=61, seconds=30)
+
+
+def test_a_job_wider_than_a_node_runs_as_a_pod_set(tmp_path: Path) -> None:
+    assert [pod_shape(g, 8) for g in (4, 8, 12, 16, 24, 128, 11)] == [1, 1, 2, 2, 3, 16, 11]
+    trace = load(write_trace(tmp_path), wide="pods")
+    wide = trace.jobs[3]
+    assert (trace.pod_sets, trace.capped, wide.pods, wide.gpus, wide.total_gpus) == (1, 0, 2, 8, 16)
+    outcome = replay(trace.jobs, make_nodes(2, 8), timedelta(hours=6))
+    start = trace.jobs[0].submitted
+    # a_1 (60 min) and a_2 (30 min) hold both nodes; the 16-GPU job needs both at once: it
+    # starts when a_1 ends, not when a_2 does, and a_3 (4 GPUs, earlier) runs on a_2's node
+    assert outcome.started[2] == start + timedelta(minutes=30)
+    assert outcome.started[3] == start + timedelta(minutes=60)
+    assert outcome.estimated[ORACLE][3] == outcome.started[3]

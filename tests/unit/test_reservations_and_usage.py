@@ -159,7 +159,7 @@ def job(tenant: Principal, status: JobStatus, gpus: int, flavor: str | None, **k
     made.queue_name = kw.pop("queue", "default" if tenant is ALICE else "team")
     gpu_type = {A100: A100, T4: T4}.get(flavor or "", A100 if gpus else None)
     made.resources = Resources(gpu_type, gpus, kw.pop("cpu", 2.0), kw.pop("memory", 16.0))
-    made.placement = Placement("node-0", tuple(range(gpus)), flavor) if flavor else None
+    made.placements = (Placement("node-0", tuple(range(gpus)), flavor),) if flavor else ()
     return made
 
 

@@ -29,6 +29,7 @@ def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
         gpu_count=w.gpus,
         cpu_cores=1,
         memory_gb=4,
+        pod_count=w.pods,
         runtime_seconds=86_400,
         max_duration_seconds=None,
         outcome=WorkloadPhase.SUCCEEDED,
@@ -45,9 +46,7 @@ def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
 def test_simulated_cluster_follows_the_rules(scenario: Scenario) -> None:
     running = [sim(w, scenario, WorkloadPhase.RUNNING) for w in scenario.running]
     for job, workload in zip(scenario.jobs(), running, strict=False):
-        assert job.placement is not None
-        workload.node, workload.gpu_indices = job.placement.node, job.placement.gpu_indices
-        workload.flavor = job.placement.flavor
+        workload.place(list(job.placements))
         workload.admitted_at = workload.started_at = job.actual_start
     waiting = [sim(w, scenario, WorkloadPhase.QUEUED) for w in scenario.waiting]
     step(

@@ -63,6 +63,17 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("memory beyond node", {"resources": res(memory_gb=600)}, "resources.memory_gb",
      "EXCEEDS_NODE"),
     ("negative storage", {"resources": res(storage_gb=-5)}, "resources.storage_gb", "INVALID"),
+    ("no pods", {"resources": res(pod_count=0)}, "resources.pod_count", "INVALID"),
+    ("too many pods", {"resources": res(pod_count=257)}, "resources.pod_count", "INVALID"),
+    ("more pods than the nodes hold", {"resources": res(pod_count=99)}, "resources.pod_count",
+     "EXCEEDS_CLUSTER"),
+    ("cpu pods beyond the nodes",
+     {"resources": Resources(None, 0, 40, 8, pod_count=4)}, "resources.pod_count",
+     "EXCEEDS_CLUSTER"),
+    ("gpu pods short of cores", {"resources": res(gpu_count=4, cpu_cores=40, pod_count=3)},
+     "resources.pod_count", "EXCEEDS_CLUSTER"),
+    ("a service of several pods", {"job_type": JobType.SERVICE, "resources": res(pod_count=2)},
+     "resources.pod_count", "UNSUPPORTED"),
     ("empty name", {"name": ""}, "name", "INVALID_NAME"),
     ("overlong name", {"name": "a" * 54}, "name", "INVALID_NAME"),
     ("uppercase name", {"name": "Train"}, "name", "INVALID_NAME"),
@@ -131,6 +142,11 @@ def test_good_input_passes() -> None:
     assert validate_submission(cpu_only, CLUSTER, T0) == []
     pipeline = replace(GOOD, source_kind=SourceKind.PIPELINE, source_id="pipe-7")
     assert validate_submission(pipeline, CLUSTER, T0) == []
+    two_nodes = replace(GOOD, resources=res(pod_count=2))  # the cluster has two 8-GPU nodes
+    assert validate_submission(two_nodes, CLUSTER, T0) == []
+    assert [
+        i.field for i in validate_submission(replace(GOOD, resources=res(pod_count=3)), CLUSTER, T0)
+    ] == ["resources.pod_count"]
 
 
 def test_unknown_cluster() -> None:

@@ -478,7 +478,7 @@ async def _ran(world: World, job_id: JobId, *, startup: float, seconds: float) -
         assert job is not None
         job.transition(JobStatus.QUEUED, "queued", t)
         job.transition(JobStatus.ADMITTED, "admitted", t)
-        job.placement = _on_first_gpu(world, job.resources.gpu_count)
+        job.placements = (_on_first_gpu(world, job.resources.gpu_count),)
         job.transition(JobStatus.RUNNING, "running", t + timedelta(seconds=startup))
         job.transition(JobStatus.COMPLETED, "done", t + timedelta(seconds=startup + seconds))
         await uow.commit()
@@ -552,7 +552,7 @@ async def test_the_past_is_topped_up_between_whole_reads() -> None:
         assert job is not None
         job.transition(JobStatus.QUEUED, "queued", ended - timedelta(minutes=5))
         job.transition(JobStatus.ADMITTED, "admitted", ended - timedelta(minutes=5))
-        job.placement = _on_first_gpu(world, job.resources.gpu_count)
+        job.placements = (_on_first_gpu(world, job.resources.gpu_count),)
         job.transition(JobStatus.RUNNING, "running", ended - timedelta(minutes=5))
         job.transition(JobStatus.COMPLETED, "done", ended)
         await uow.commit()
@@ -566,7 +566,7 @@ async def test_the_past_is_topped_up_between_whole_reads() -> None:
         assert job is not None
         for status in (JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING):
             job.transition(status, status.value.lower(), world.clock.now())
-            job.placement = _on_first_gpu(world, job.resources.gpu_count)
+            job.placements = (_on_first_gpu(world, job.resources.gpu_count),)
         job.transition(JobStatus.FAILED, "exit 1", world.clock.now() + timedelta(seconds=3))
         await uow.commit()
     world.clock.advance(3)
