@@ -141,7 +141,7 @@ def build(gpus: int, pending: int, seed: int = 7) -> Snapshot:
             JobStatus.RUNNING,
             rng,
         )
-        job.placement = Placement(node.name, tuple(range(8)), node.gpu_type)
+        job.placements = (Placement(node.name, tuple(range(8)), node.gpu_type),)
         job.actual_start = NOW - timedelta(minutes=rng.randrange(1, 600))
         busy[node.name] = 8
         jobs.append(job)

@@ -35,6 +35,8 @@ from domain.ports import Clock, ClusterGateway, Workload, WorkloadObservation, W
 from domain.scheduling.durations import DEFAULT_SECONDS
 
 LIST_FINISHED_WITHIN = timedelta(days=1)
+MAX_PACING_SECONDS = 0.5
+"""The longest a step woken by a change waits after a slow step (see `watch`)."""
 
 Configuration = tuple[QuotaSet, list[CapacityReservation]]
 """A cluster's Kueue objects and its capacity reservations, as the simulated cluster sees them."""
@@ -202,12 +204,19 @@ class SimulatedGateway(ClusterGateway):
         """Run the cluster's admission loop, one step after another, and yield each step's
         changes together (possibly none: a step is also a sign of life). Starting claims the
         loop (its fencing generation): a watch started elsewhere later makes this one end with
-        `Superseded` at its next step."""
+        `Superseded` at its next step.
+
+        Woken by a change (a submission) sooner after a step than that step took, it waits out
+        the rest of that time (at most MAX_PACING_SECONDS, never past the next due moment), so
+        that under a stream of submissions the process serves them, and one step takes many."""
         wake = self._clusters.wake_event(self._cluster.id)
         generation = await self._store.claim(self._cluster.id)
         while True:
             wake.clear()
+            began = self._clock.now()
             observations, wait = await self.advance(generation=generation)
+            ended = self._clock.now()
+            took = min(MAX_PACING_SECONDS, (ended - began).total_seconds())
             yield observations
             timeout = (
                 self._clusters.poll_seconds
@@ -216,3 +225,7 @@ class SimulatedGateway(ClusterGateway):
             )
             if timeout > 0:
                 await wait_event(wake, timeout, sleep=self._clock.sleep)
+                since = (self._clock.now() - ended).total_seconds()
+                rest = min(took, timeout) - since
+                if wake.is_set() and rest > 0:
+                    await self._clock.sleep(rest)

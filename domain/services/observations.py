@@ -80,13 +80,38 @@ class Reconciliation:
 
 
 def _stamp(status: JobStatus, obs: WorkloadObservation) -> datetime:
-    if status is JobStatus.ADMITTED and obs.admitted_at:
-        return obs.admitted_at
-    if status is JobStatus.RUNNING and obs.started_at:
-        return obs.started_at
+    """When the job reached `status`, by the times the cluster reported: a status walked
+    through without its own time takes the next one known, so the history stays in order."""
+    if status is JobStatus.ADMITTED:
+        return obs.admitted_at or obs.started_at or obs.finished_at or obs.observed_at
+    if status is JobStatus.RUNNING:
+        return obs.started_at or obs.finished_at or obs.observed_at
     if not status.is_active and obs.finished_at:
         return obs.finished_at
     return obs.observed_at
+
+
+def observed_path(current: JobStatus, obs: WorkloadObservation) -> list[JobStatus]:
+    """`transition_path` to what `obs` reports, through ADMITTED and RUNNING when its times say
+    the attempt got that far (QUEUED -> FAILED is allowed, but a failure seen after it started
+    ran: the report that it ran was missed, not the run)."""
+    target = PHASE_STATUS[obs.phase]
+    via = (
+        JobStatus.RUNNING
+        if obs.started_at is not None
+        else JobStatus.ADMITTED
+        if obs.admitted_at is not None
+        else None
+    )
+    if (
+        via is not None
+        and not target.is_active
+        and current in _FORWARD
+        and _FORWARD.index(current) < _FORWARD.index(via)
+        and target in _allowed(via)
+    ):
+        return [*transition_path(current, via), target]
+    return transition_path(current, target)
 
 
 class ObservationService:
@@ -221,7 +246,7 @@ def _plan(
         return [], None
     if obs.workload is not None and obs.workload != job.workload_name:
         return [], None  # about a hand-over this attempt took back
-    path = transition_path(job.status, PHASE_STATUS[obs.phase])
+    path = observed_path(job.status, obs)
     if path:
         return path, None
     holds = obs.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)

@@ -101,6 +101,32 @@ async def test_missed_reports_are_walked_through_with_recorded_times(world: Worl
     assert [e.sequence for e in world.publisher.published] == [1, 2, 3, 4, 5]
 
 
+@pytest.mark.parametrize(
+    ("phase", "times", "walked"),
+    [
+        (WorkloadPhase.FAILED, {"admitted_at": 1, "started_at": 3, "finished_at": 9},
+         [(S.ADMITTED, 1), (S.RUNNING, 3), (S.FAILED, 9)]),
+        (WorkloadPhase.FAILED, {"started_at": 3, "finished_at": 9},
+         [(S.ADMITTED, 3), (S.RUNNING, 3), (S.FAILED, 9)]),
+        (WorkloadPhase.PREEMPTED, {"admitted_at": 2, "finished_at": 5},
+         [(S.ADMITTED, 2), (S.PREEMPTED, 5)]),
+        (WorkloadPhase.FAILED, {"finished_at": 4}, [(S.FAILED, 4)]),
+    ],
+)  # fmt: skip
+async def test_a_missed_run_is_walked_through_when_the_report_says_it_ran(
+    world: World, phase: WorkloadPhase, times: dict[str, int], walked: list[tuple[S, int]]
+) -> None:
+    """QUEUED -> FAILED is allowed (a workload refused before it ran), so a failure reported
+    with the times it was admitted and started must not skip them: the report of its run was
+    missed (a short run between two looks), not the run."""
+    job = await world.service.submit(world.alice, GOOD)
+    await service(world).apply(observation(job, WorkloadPhase.QUEUED))
+    stamps = {key: T0 + timedelta(seconds=100 + s) for key, s in times.items()}
+    await service(world).apply(observation(job, phase, **stamps))
+    history = [(e.to_status, e.at) for e in world.uow.store.history if e.attempt == 0][2:]
+    assert history == [(status, T0 + timedelta(seconds=100 + s)) for status, s in walked]
+
+
 async def test_placement_is_recorded_when_admitted(world: World) -> None:
     job = await world.service.submit(world.alice, GOOD)
     placement = Placement("node-1", (4, 5))
