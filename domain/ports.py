@@ -369,6 +369,12 @@ class UnitOfWork(Protocol):
     async def timeline_sequence(self, cluster_id: ClusterId) -> int | None:
         """The event sequence the stored timeline reflects (without reading the timeline)."""
 
+    async def events_after(
+        self, cluster_id: ClusterId, after: int, *, limit: int
+    ) -> list[StoredEvent]:
+        """The cluster's retained events after `after`, in order, as this transaction sees
+        them (at most `limit`)."""
+
 
 class UnitOfWorkFactory(Protocol):
     def __call__(self, scope: TenantScope, *, consistent_read: bool = False) -> UnitOfWork:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
+from typing import TYPE_CHECKING
 
-from adapters.db.engine import Database
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from adapters.db.tables import event_sequences, outbox
 from domain.model.codec import change_from_document
 from domain.model.ids import ClusterId
 from domain.ports import StoredEvent
+
+if TYPE_CHECKING:
+    from adapters.db.engine import Database
 
 
 class SqlEventLog:
@@ -36,18 +41,7 @@ class SqlEventLog:
         self, cluster_id: ClusterId, after: int, *, limit: int
     ) -> list[StoredEvent]:
         async with self._db.engine.connect() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(outbox.c.sequence, outbox.c.payload, outbox.c.occurred_at)
-                    .where(outbox.c.cluster_id == cluster_id, outbox.c.sequence > after)
-                    .order_by(outbox.c.sequence)
-                    .limit(limit)
-                )
-            ).all()
-        return [
-            StoredEvent(cluster_id, int(seq), change_from_document(payload), at)
-            for seq, payload, at in rows
-        ]
+            return await events_after(conn, cluster_id, after, limit=limit)
 
     async def prune(self, cluster_id: ClusterId, *, keep: int) -> int:
         """Drop all but the latest `keep` events of a cluster; returns how many went."""
@@ -74,3 +68,21 @@ class SqlEventLog:
                 outbox.delete().where(outbox.c.cluster_id == cluster_id, outbox.c.sequence <= floor)
             )
             return int(result.rowcount or 0)
+
+
+async def events_after(
+    conn: AsyncConnection, cluster_id: ClusterId, after: int, *, limit: int
+) -> list[StoredEvent]:
+    """The cluster's retained events after `after`, in order, on `conn` (its transaction)."""
+    rows = (
+        await conn.execute(
+            sa.select(outbox.c.sequence, outbox.c.payload, outbox.c.occurred_at)
+            .where(outbox.c.cluster_id == cluster_id, outbox.c.sequence > after)
+            .order_by(outbox.c.sequence)
+            .limit(limit)
+        )
+    ).all()
+    return [
+        StoredEvent(cluster_id, int(seq), change_from_document(payload), at)
+        for seq, payload, at in rows
+    ]

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
+from adapters.db.eventlog import events_after
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
@@ -203,6 +204,11 @@ class SqlUnitOfWork:
         if row is None:
             return None
         return int(row[0]), timeline_from_document(row[1])
+
+    async def events_after(
+        self, cluster_id: ClusterId, after: int, *, limit: int
+    ) -> list[StoredEvent]:
+        return await events_after(self.connection, cluster_id, after, limit=limit)
 
     async def timeline_sequence(self, cluster_id: ClusterId) -> int | None:
         found = (

@@ -65,6 +65,11 @@ LEARNED_TTL = timedelta(seconds=30)
 """How long learned run and start-up times are kept (re-read each time while the record is
 shorter than `LEARNED_MIN_RUNS`)."""
 LEARNED_MIN_RUNS = 20
+ACTIVE_TTL = timedelta(seconds=60)
+"""How often a cluster's active jobs are read whole; in between they are kept current from the
+cluster's events (`_active`)."""
+ACTIVE_FOLD_LIMIT = 5000
+"""More events than this since the last read: read the active jobs whole instead."""
 CALIBRATION_PAST = timedelta(days=30)
 CALIBRATION_JOBS = 5000
 CALIBRATION_TTL = timedelta(seconds=30)
@@ -96,6 +101,15 @@ class _Learned:
 @dataclass
 class _Past:
     read_at: datetime
+    jobs: dict[JobId, Job]
+
+
+@dataclass(frozen=True)
+class _Active:
+    read_at: datetime
+    """When they were last read whole."""
+    sequence: int
+    """The cluster's event sequence they are current to."""
     jobs: dict[JobId, Job]
 
 
@@ -207,6 +221,9 @@ class TimelineService:
         self._calibrations: dict[ClusterId, tuple[datetime, Calibration]] = {}
         self._learned: dict[ClusterId, _Learned] = {}
         self._pasts: dict[ClusterId, _Past] = {}
+        self._actives: dict[ClusterId, _Active] = {}
+        self.active_reads = 0
+        """Whole reads of a cluster's active jobs (the rest were folded from events)."""
 
     def now(self) -> datetime:
         return self._clock.now()
@@ -219,7 +236,7 @@ class TimelineService:
         now = self._clock.now()
         quotas = await uow.quotas.quota_set(cluster.id)
         reservations = await uow.quotas.reservations(cluster.id, active_after=now)
-        active = await uow.jobs.active_on_cluster(cluster.id)
+        active = await self._active(uow, cluster.id, now)
         if extra is not None:
             active = [*active, extra]
         wanted = {d for job in active for d in job.depends_on} - {j.id for j in active}
@@ -236,6 +253,59 @@ class TimelineService:
             time_scale=cluster.time_scale,
         )
         return snapshot, active
+
+    async def _active(self, uow: UnitOfWork, cluster_id: ClusterId, now: datetime) -> list[Job]:
+        """The cluster's active jobs (oldest first), read whole at most once per `ACTIVE_TTL`
+        and in between brought up to date from the events committed since, read in the same
+        snapshot: every committed change of a job is an event carrying the job (the unit of
+        work refuses one without), save the estimates, which are this service's own output.
+        Each call folds into a copy, so concurrent callers never see each other's halves."""
+        sequence = await uow.current_sequence(cluster_id)
+        cached = self._actives.get(cluster_id)
+        folded: dict[JobId, Job] | None = None
+        if (
+            cached is not None
+            and now - cached.read_at < ACTIVE_TTL
+            and 0 <= sequence - cached.sequence <= ACTIVE_FOLD_LIMIT
+        ):
+            folded = await self._fold(uow, cluster_id, cached, sequence)
+        if folded is None:
+            read = await uow.jobs.active_on_cluster(cluster_id)
+            self.active_reads += 1
+            folded, cached = {job.id: job for job in read}, None
+        latest = self._actives.get(cluster_id)
+        if latest is None or latest.sequence <= sequence:
+            self._actives[cluster_id] = _Active(
+                cached.read_at if cached is not None else now, sequence, folded
+            )
+        return sorted(folded.values(), key=lambda j: (j.created_at, str(j.id)))
+
+    async def active_jobs(self, cluster_id: ClusterId) -> list[Job]:
+        """The cluster's active jobs as the next recompute will see them (oldest first)."""
+        async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+            return await self._active(uow, cluster_id, self._clock.now())
+
+    @staticmethod
+    async def _fold(
+        uow: UnitOfWork, cluster_id: ClusterId, cached: _Active, sequence: int
+    ) -> dict[JobId, Job] | None:
+        """`cached` with the events after it applied; None if some are no longer held."""
+        missing = sequence - cached.sequence
+        if not missing:
+            return dict(cached.jobs)
+        events = await uow.events_after(cluster_id, cached.sequence, limit=missing)
+        if [e.sequence for e in events] != list(range(cached.sequence + 1, sequence + 1)):
+            return None
+        jobs = dict(cached.jobs)
+        for event in events:
+            change = event.job_change
+            if change is None:
+                continue
+            if change.job.status.is_active:
+                jobs[change.job.id] = change.job.snapshot()
+            else:
+                jobs.pop(change.job.id, None)
+        return jobs
 
     async def _learn(self, uow: UnitOfWork, cluster: Cluster, now: datetime) -> _Learned:
         """Run and start-up times of what ran (the latest `HISTORY_RUNS`), read at most once per

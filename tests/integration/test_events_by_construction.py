@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import random
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
@@ -24,7 +24,8 @@ from sqlalchemy.pool import QueuePool
 from adapters.db.uow import ChangeWithoutEvent
 from budcluster.bootstrap import App
 from domain.errors import DomainError
-from domain.model.ids import JobId
+from domain.model.codec import job_to_document
+from domain.model.ids import ClusterId, JobId
 from domain.model.job import ChangeKind, Job, JobChanged, JobPriority, Placement
 from domain.ports import StoredEvent, TenantScope, WorkloadObservation, WorkloadPhase
 from tests.integration.test_app_flows import ALICE, make_app, sim_cluster, submission
@@ -58,7 +59,13 @@ def visible(job: Job) -> tuple[object, ...]:
     )
 
 
-async def play(app: App, rng: random.Random, steps: int) -> list[JobId]:
+async def play(
+    app: App,
+    rng: random.Random,
+    steps: int,
+    each: Callable[[ClusterId], Awaitable[None]] | None = None,
+) -> list[JobId]:
+    """Random commands and cluster reports; `each` runs after every step."""
     cluster = await sim_cluster(app)
     jobs: list[JobId] = []
     ended: set[JobId] = set()  # the jobs that reached a final status (still used, less often)
@@ -104,6 +111,8 @@ async def play(app: App, rng: random.Random, steps: int) -> list[JobId]:
             last = await app.jobs.get(ALICE, jobs[-1] if roll < 0.12 else job_id)
             if last is not None and last.status.is_finished:
                 ended.add(last.id)
+        if each is not None:
+            await each(cluster.id)
     return jobs
 
 
@@ -180,3 +189,48 @@ async def test_reactions_run_with_the_connection_given_back(app: App) -> None:
     job = await app.jobs.submit(ALICE, submission(cluster.id, name=f"j-{uuid.uuid4().hex[:6]}"))
     await app.jobs.cancel(ALICE, job.id, None)
     assert checked_out and set(checked_out) == {0}
+
+
+def _as_estimated(job: Job) -> dict[str, object]:
+    """What the estimator reads of a job: its document without this service's own output (the
+    estimates it stores) and the row version."""
+    doc = job_to_document(job)
+    for key in (
+        "estimated_start",
+        "estimated_end",
+        "estimate_reason",
+        "estimate_warnings",
+        "submission_estimate",
+        "admission_estimate",
+        "estimated_cost",
+        "version",
+        "updated_at",
+    ):
+        doc.pop(key)
+    return doc
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+async def test_the_timelines_active_jobs_kept_from_events_are_what_a_whole_read_gives(
+    app: App, seed: int
+) -> None:
+    """Between whole reads (once a minute), a recompute's active jobs are the last ones folded
+    with the events committed since: after every random change they equal a whole read."""
+    rng = random.Random(seed)
+    checked = 0
+
+    async def compare(cluster_id: ClusterId) -> None:
+        nonlocal checked
+        if rng.random() < 0.5:
+            return  # several changes between two recomputes, too
+        await app.timeline.refresh(cluster_id)
+        async with app.db.unit_of_work(TenantScope.system()) as uow:
+            whole = await uow.jobs.active_on_cluster(cluster_id)
+        kept = await app.timeline.active_jobs(cluster_id)
+        assert [_as_estimated(j) for j in kept] == [
+            _as_estimated(j) for j in sorted(whole, key=lambda j: (j.created_at, str(j.id)))
+        ]
+        checked += 1
+
+    await play(app, rng, steps=70, each=compare)
+    assert checked > 20 and app.timeline.active_reads == 1  # one whole read, then events

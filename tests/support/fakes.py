@@ -574,6 +574,11 @@ class FakeUnitOfWork:
         found = self.store.timelines.get(cluster_id)
         return None if found is None else found[0]
 
+    async def events_after(
+        self, cluster_id: ClusterId, after: int, *, limit: int
+    ) -> list[StoredEvent]:
+        return retained_events(self.store, cluster_id, after, limit)
+
     async def commit(self) -> list[StoredEvent]:
         job_changes: list[JobChanged] = []
         for job in self.seen.values():
@@ -754,9 +759,14 @@ class FakeEventLog:
     async def read_after(
         self, cluster_id: ClusterId, after: int, *, limit: int
     ) -> list[StoredEvent]:
-        floor = self.store.retained_after[cluster_id]
-        events = [e for e in self.store.events[cluster_id] if e.sequence > max(after, floor)]
-        return events[:limit]
+        return retained_events(self.store, cluster_id, after, limit)
+
+
+def retained_events(
+    store: Store, cluster_id: ClusterId, after: int, limit: int
+) -> list[StoredEvent]:
+    floor = store.retained_after[cluster_id]
+    return [e for e in store.events[cluster_id] if e.sequence > max(after, floor)][:limit]
 
 
 class FakeSubscription:

@@ -21,7 +21,15 @@ import pytest
 
 from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, TenantId
-from domain.model.job import ChangeKind, Job, JobChanged, JobStatus, Placement, RunRecord
+from domain.model.job import (
+    ChangeKind,
+    Job,
+    JobChanged,
+    JobPriority,
+    JobStatus,
+    Placement,
+    RunRecord,
+)
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.timeline import (
@@ -612,3 +620,36 @@ async def test_learned_times_are_read_once_per_30_s_once_the_record_is_long(
     world.clock.advance(5)
     await svc.refresh(world.cluster.id)
     assert reads == [0, 0, 0, 20, 20]  # 30 s on: read again
+
+
+async def test_active_jobs_are_read_whole_once_a_minute_and_kept_from_events_between() -> None:
+    """A recompute reads the cluster's active jobs whole once a minute; in between it folds in
+    the events committed since (a submission adds a job, a cancel removes it, a change replaces
+    it), and reads whole again when some of those events are no longer held."""
+    from tests.unit.test_submission import GOOD
+
+    world, svc, _ = service_world()
+    cluster = world.cluster.id
+    await world.quota_service.ensure_defaults(world.cluster)
+
+    async def names() -> list[str]:
+        await svc.refresh(cluster)
+        return [job.name for job in await svc.active_jobs(cluster)]
+
+    first = await world.service.submit(world.alice, replace(GOOD, name="first"))
+    assert (await names(), svc.active_reads) == (["first"], 1)
+    world.clock.advance(1)
+    second = await world.service.submit(world.alice, replace(GOOD, name="second"))
+    assert (await names(), svc.active_reads) == (["first", "second"], 1)
+    await world.service.cancel(world.alice, first.id, "not needed")
+    assert (await names(), svc.active_reads) == (["second"], 1)
+    await world.service.change_priority(world.alice, second.id, JobPriority.HIGH)
+    [kept] = await svc.active_jobs(cluster)
+    assert kept.priority is JobPriority.HIGH and svc.active_reads == 1
+    world.clock.advance(61)
+    assert (await names(), svc.active_reads) == (["second"], 2)  # the minute's whole read
+    world.clock.advance(1)
+    await world.service.submit(world.alice, replace(GOOD, name="third"))
+    store = world.uow.store
+    store.retained_after[cluster] = store.sequences[cluster]  # its event is pruned away
+    assert (await names(), svc.active_reads) == (["second", "third"], 3)
