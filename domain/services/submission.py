@@ -359,7 +359,7 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
             issues.append(
                 FieldIssue(
                     "resources.pod_count",
-                    f"asks for {res.pod_count} pods of {one}{res.cpu_cores:g} cores and "
+                    f"asks for {res.pod_count} pods of {one}{res.cpu_cores:g} CPU and "
                     f"{res.memory_gb:g} GB but the nodes of cluster {cluster.name} hold at most "
                     f"{room} such pods",
                     "EXCEEDS_CLUSTER",
