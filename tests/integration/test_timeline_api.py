@@ -45,6 +45,9 @@ async def live(sqlite_url: str) -> AsyncIterator[Api]:
         f"sim-{uuid.uuid4().hex[:6]}",
         settings_for(parse_node_groups("2x8xnvidia-a100-80gb"), startup_seconds=0.05),
     )
+    # the first recompute starts the estimator's worker process (seconds on a loaded machine):
+    # tests whose jobs run a fraction of a second must not race it
+    await app.timeline.refresh(cluster.id)
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         yield Api(app, client, str(cluster.id))
@@ -184,7 +187,7 @@ async def test_accuracy_after_jobs_ran(live: Api) -> None:
     token = await live.token()
     for i in range(3):
         await live.ok(
-            SUBMIT, {"input": long_job(live, f"quick-{i}", gpus=8, runtime=0.3)}, token=token
+            SUBMIT, {"input": long_job(live, f"quick-{i}", gpus=8, runtime=3)}, token=token
         )
     query = """query($id: ID!) { cluster(id: $id) { estimateAccuracy {
                  jobs startP50Seconds startP95Seconds startWithin10Minutes finished
@@ -224,7 +227,7 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
     assert early["estimatedStart"] is not None and before["previewJob"]["startWindow"] is None
     ids = []
     for i in range(16):  # 2 nodes: 2 start at once, 14 wait (the stratum a window needs)
-        job = long_job(live, f"quick-{i}", gpus=8, runtime=0.2)
+        job = long_job(live, f"quick-{i}", gpus=8, runtime=0.5)
         ids.append((await live.ok(SUBMIT, {"input": job}, token=token))["submitJob"]["id"])
     count = """query($id: ID!) { cluster(id: $id) { estimateAccuracy { jobs } } }"""
 
