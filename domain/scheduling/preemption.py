@@ -160,24 +160,34 @@ def _fewest(
 ) -> list[Holding]:
     """`victims` without those the demand can do without: each, newest choice first, is kept if
     the demand is still admitted with the others gone."""
-    from domain.scheduling.admission import Refusal
-
     needed = list(victims)
     for victim in reversed(victims):
         others = [v for v in needed if v is not victim]
-        for holding in others:
+        if _admitted_without(model, demand, others, now):
+            needed = others
+    return needed
+
+
+def _admitted_without(
+    model: ClusterModel, demand: Demand, gone: list[Holding], now: datetime
+) -> bool:
+    """Whether `demand` is admitted once `gone` are released; the model is left as it was."""
+    from domain.scheduling.admission import Refusal
+
+    released: list[Holding] = []
+    try:
+        for holding in gone:
             model.release(holding.demand.key)
+            released.append(holding)
         try:
             trial = model.try_admit(demand, now)
         except Refusal:
-            pass
-        else:
-            model.release(trial.demand.key)
-            needed = others
-        finally:
-            for holding in reversed(others):
-                model.hold(holding.demand, holding)
-    return needed
+            return False
+        model.release(trial.demand.key)
+        return True
+    finally:
+        for holding in reversed(released):
+            model.hold(holding.demand, holding)
 
 
 def _eligible(model: ClusterModel, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
