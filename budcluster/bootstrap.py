@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -34,10 +35,13 @@ from adapters.kubernetes.connection import KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
 from adapters.leases import LocalLease, RedisLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
+from adapters.loadgen.client import StreamingLoadGenerator
 from adapters.secrets.envelope import LazySecretBox
 from adapters.secrets.keyring import directory_stamp, load_or_create
 from adapters.simulated.config import parse_node_groups, settings_for
+from adapters.simulated.endpoints import SimulatedEndpoints, parse_key, served_model
 from adapters.simulated.gateway import SimulatedClusters
+from adapters.simulated.serving import ServedModel, SimulatedServing
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
@@ -45,7 +49,9 @@ from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import Conflict, Unavailable
 from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
-from domain.model.ids import ClusterId, TenantId
+from domain.model.deployment import Deployment, EndpointState
+from domain.model.ids import ClusterId, DeploymentId, JobId, TenantId
+from domain.model.job import JobStatus
 from domain.model.principal import Scope
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
@@ -59,8 +65,10 @@ from domain.ports import (
     TaskQueue,
     TenantScope,
 )
+from domain.services.benchmarks import BenchmarkRunner, BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
+from domain.services.deployments import DeploymentService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.queue_positions import QueuePositionService
@@ -69,6 +77,7 @@ from domain.services.reactions import Reactions
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.serving_updates import ServingUpdatesService
 from domain.services.task_names import TaskBacklog
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import IssuedToken, TokenService
@@ -93,6 +102,20 @@ class GatewayRouter:
         if cluster.platform is Platform.SIMULATED:
             return self.simulated.for_cluster(cluster)
         return self.real.for_cluster(cluster)
+
+
+class ServingRouter:
+    """Chooses where a cluster serves models by its platform (ServingEndpoints)."""
+
+    def __init__(self, simulated: SimulatedEndpoints) -> None:
+        self.simulated = simulated
+
+    async def endpoint(
+        self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
+    ) -> EndpointState:
+        if cluster.platform is Platform.SIMULATED:
+            return await self.simulated.endpoint(cluster, deployment, running)
+        return EndpointState(None, False)  # deployments are refused on real clusters for now
 
 
 def _log_failure(what: str, exc: Exception) -> None:
@@ -131,6 +154,11 @@ class App:
     registry: ClusterRegistry
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
+    deployments: DeploymentService
+    benchmarks: BenchmarkService
+    benchmark_runner: BenchmarkRunner
+    serving_updates: ServingUpdatesService
+    serving: SimulatedServing
     limiter: RateLimiter
     compute: Compute
     redis: Redis | None = None
@@ -140,11 +168,19 @@ class App:
 
     @property
     def task_context(self) -> dict[str, Any]:
-        return {"workloads": self.workloads, "registry": self.registry, "app": self}
+        return {
+            "workloads": self.workloads,
+            "registry": self.registry,
+            "deployments": self.deployments,
+            "benchmark_runner": self.benchmark_runner,
+            "app": self,
+        }
 
     async def start(self, *, supervisor: bool | None = None) -> None:
         if isinstance(self.tasks, InProcessTaskQueue):
             self.tasks.context.update(self.task_context)
+        await self.serving.start()
+        self.background.append(asyncio.create_task(self._serve(), name="model-serving"))
         if self.relay is not None:
             self.background.append(asyncio.create_task(self.relay.run(), name="event-relay"))
             await wait_event(self.relay.connected, 5)
@@ -163,6 +199,20 @@ class App:
                 self.background.append(
                     asyncio.create_task(self._sync_clusters(), name="cluster-sync")
                 )
+
+    async def _serve(self) -> None:
+        """Deployments learn where this process serves their endpoints (a new port after a
+        restart), then benchmark runs whose process stopped are failed, every 15 s."""
+        try:
+            await self.deployments.refresh_all()
+        except Exception as exc:
+            _log_failure("refreshing deployments", exc)
+        while True:
+            await asyncio.sleep(15)
+            try:
+                await self.benchmark_runner.sweep()
+            except Exception as exc:
+                _log_failure("sweeping benchmark runs", exc)
 
     async def _sync_clusters(self) -> None:
         while True:
@@ -184,6 +234,8 @@ class App:
     async def close(self) -> None:
         await cancel_and_wait(self.background)
         self.background.clear()
+        await self.benchmark_runner.close()
+        await self.serving.close()
         if isinstance(self.tasks, InProcessTaskQueue):
             await self.tasks.close()
         await self.gateways.real.close()
@@ -370,6 +422,24 @@ async def build(
         compute=compute,
     )
     reactions.quotas_changed = registry.queue_reconcile
+
+    async def served(key: str) -> ServedModel | None:
+        """What a simulated endpoint serves: the deployment and its running replicas."""
+        found = parse_key(key)
+        if found is None:
+            return None
+        async with uow(TenantScope.system()) as reader:
+            deployment = await reader.deployments.get(DeploymentId(found))
+            if deployment is None or deployment.stopped:
+                return None
+            replicas = await reader.jobs.get_many(list(deployment.replica_jobs))
+        running = sum(1 for j in replicas.values() if j.status is JobStatus.RUNNING)
+        return served_model(deployment, running)
+
+    serving = SimulatedServing(served, host=settings.serving_host, port=settings.serving_port)
+    deployments = DeploymentService(
+        uow=uow, clock=clock, jobs=jobs, endpoints=ServingRouter(SimulatedEndpoints(serving))
+    )
     registry.on_forget = gateways.real.forget
     supervisor = ClusterSupervisor(
         clusters=clusters,
@@ -412,6 +482,15 @@ async def build(
             uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer
         ),
         queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
+        deployments=deployments,
+        benchmarks=BenchmarkService(uow=uow, clock=clock, jobs=jobs),
+        benchmark_runner=BenchmarkRunner(
+            uow=uow, clock=clock, gateways=gateways, loadgen=StreamingLoadGenerator()
+        ),
+        serving_updates=ServingUpdatesService(
+            uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer
+        ),
+        serving=serving,
         limiter=limiter,
         compute=compute,
         redis=redis,

@@ -55,6 +55,10 @@ class Settings:
     sim_nodes: str = DEFAULT_NODES
     sim_time_scale: float = 1.0
     sim_poll_seconds: float = 0.5
+    serving_host: str = "127.0.0.1"
+    """Where the simulated clusters' model endpoints listen (this machine only, by default)."""
+    serving_port: int = 0
+    """0: any free port (a deployment's endpoint URL follows it after a restart)."""
     supervisor_poll_seconds: float = 5.0
     catch_up_seconds: float = 2.0
     event_retention: int = 10_000
@@ -152,6 +156,8 @@ class Settings:
             sim_nodes=_env("SIM_NODES", DEFAULT_NODES) or DEFAULT_NODES,
             sim_time_scale=float(_env("SIM_TIME_SCALE", "1.0") or 1.0),
             sim_poll_seconds=float(_env("SIM_POLL_SECONDS", "0.5") or 0.5),
+            serving_host=_env("SERVING_HOST", "127.0.0.1") or "127.0.0.1",
+            serving_port=int(_env("SERVING_PORT", "0") or 0),
             supervisor_poll_seconds=float(_env("SUPERVISOR_POLL_SECONDS", "5") or 5),
             catch_up_seconds=float(_env("CATCH_UP_SECONDS", "2") or 2),
             event_retention=int(_env("EVENT_RETENTION", "10000") or 10000),

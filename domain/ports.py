@@ -10,17 +10,28 @@ through it is limited to that tenant by the repository itself, so a resolver can
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import uuid
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
+from domain.model.benchmark import Benchmark, BenchmarkChanged
 from domain.model.cluster import Cluster, HealthCheck, Node
-from domain.model.events import ClusterChanged
-from domain.model.ids import ClusterId, JobId, ProjectId, TenantId, TokenId
+from domain.model.deployment import Deployment, DeploymentChanged, EndpointState
+from domain.model.events import Change, ClusterChanged, ServingChange
+from domain.model.ids import (
+    BenchmarkId,
+    ClusterId,
+    DeploymentId,
+    JobId,
+    ProjectId,
+    TenantId,
+    TokenId,
+)
 from domain.model.job import (
     DeploymentType,
     Job,
@@ -33,6 +44,7 @@ from domain.model.job import (
     Resources,
     RunRecord,
 )
+from domain.model.load import LoadPlan, LoadRun, RequestSample
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     ClusterQueue,
@@ -298,12 +310,82 @@ class TokenRepository(Protocol):
 
 
 @dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    has_next: bool
+
+
+class DeploymentRepository(Protocol):
+    """Deployments, limited to the unit of work's tenant. `add` and `save` write the events the
+    deployment recorded with the same commit; `save` refuses a stale version (Conflict)."""
+
+    async def add(self, deployment: Deployment) -> None: ...
+
+    async def get(
+        self, deployment_id: DeploymentId, *, for_update: bool = False
+    ) -> Deployment | None: ...
+
+    async def save(self, deployment: Deployment) -> None: ...
+
+    async def on_cluster(self, cluster_id: ClusterId, *, limit: int) -> list[Deployment]:
+        """Newest first."""
+        ...
+
+    async def page(
+        self,
+        *,
+        cluster_ids: frozenset[ClusterId],
+        project_ids: frozenset[ProjectId] | None,
+        statuses: frozenset[str],
+        first: int,
+        after: JobCursor | None,
+    ) -> Page[Deployment]:
+        """Newest first; `project_ids` None: every project (of the scope's tenant)."""
+        ...
+
+
+class BenchmarkRepository(Protocol):
+    """Benchmarks, limited to the unit of work's tenant (as deployments)."""
+
+    async def add(self, benchmark: Benchmark) -> None: ...
+
+    async def get(
+        self, benchmark_id: BenchmarkId, *, for_update: bool = False
+    ) -> Benchmark | None: ...
+
+    async def get_many(
+        self, benchmark_ids: Sequence[BenchmarkId]
+    ) -> dict[BenchmarkId, Benchmark]: ...
+
+    async def save(self, benchmark: Benchmark) -> None: ...
+
+    async def page(
+        self,
+        *,
+        deployment_id: DeploymentId | None,
+        project_ids: frozenset[ProjectId] | None,
+        first: int,
+        after: JobCursor | None,
+    ) -> Page[Benchmark]: ...
+
+    async def running(self) -> list[Benchmark]:
+        """Every RUNNING benchmark (the sweep for runs whose worker died)."""
+        ...
+
+    async def save_samples(
+        self, benchmark_id: BenchmarkId, samples: Sequence[RequestSample]
+    ) -> None: ...
+
+    async def samples(self, benchmark_id: BenchmarkId) -> list[RequestSample] | None: ...
+
+
+@dataclass(frozen=True)
 class StoredEvent:
     """An outbox event as committed: ordered within its cluster by `sequence`."""
 
     cluster_id: ClusterId
     sequence: int
-    change: JobChanged | ClusterChanged
+    change: Change
     occurred_at: datetime
 
     @property
@@ -313,6 +395,25 @@ class StoredEvent:
     @property
     def cluster_change(self) -> ClusterChanged | None:
         return self.change if isinstance(self.change, ClusterChanged) else None
+
+    @property
+    def deployment_change(self) -> DeploymentChanged | None:
+        return self.change if isinstance(self.change, DeploymentChanged) else None
+
+    @property
+    def benchmark_change(self) -> BenchmarkChanged | None:
+        return self.change if isinstance(self.change, BenchmarkChanged) else None
+
+    @property
+    def affects_schedule(self) -> bool:
+        """Whether the schedule timeline may follow from it: a job's change, or a change of
+        what admission depends on (not a timeline of its own, nor a deployment's or benchmark's
+        view, whose jobs raise their own events)."""
+        if isinstance(self.change, JobChanged):
+            return True
+        if isinstance(self.change, ClusterChanged):
+            return self.change.kind.value != "TIMELINE"
+        return False
 
 
 class EventLog(Protocol):
@@ -343,6 +444,12 @@ class UnitOfWork(Protocol):
     @property
     def quotas(self) -> QuotaRepository: ...
 
+    @property
+    def deployments(self) -> DeploymentRepository: ...
+
+    @property
+    def benchmarks(self) -> BenchmarkRepository: ...
+
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(
@@ -360,8 +467,9 @@ class UnitOfWork(Protocol):
     async def current_sequence(self, cluster_id: ClusterId) -> int:
         """The cluster's latest event sequence as this transaction sees it."""
 
-    def record(self, change: ClusterChanged) -> None:
-        """Write a cluster event with the commit (a TIMELINE one also stores its timeline)."""
+    def record(self, change: ClusterChanged | ServingChange) -> None:
+        """Write a cluster, deployment or benchmark event with the commit (a TIMELINE one also
+        stores its timeline)."""
 
     async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
         """The stored timeline and the event sequence it reflects."""
@@ -548,6 +656,15 @@ class ClusterGateway(Protocol):
         no such view (no Kueue visibility API, or not a Kueue cluster)."""
         return None
 
+    async def workload_exited(
+        self, job_id: JobId, attempt: int, *, succeeded: bool, reason: str
+    ) -> bool:
+        """The process of a workload that budcluster runs itself ended (a benchmark's load
+        generator on a simulated cluster, whose pods run nothing): end the workload as its pod
+        would have. False where workloads run their own processes (real clusters), or the
+        workload is not live."""
+        return False
+
 
 class Superseded(Exception):
     """Another process has taken over this cluster's loop since this one claimed it (a newer
@@ -728,3 +845,32 @@ class SecretHasher(Protocol):
     def hash(self, secret: str) -> str: ...
 
     def verify(self, secret: str, hashed: str) -> bool: ...
+
+
+# --- model serving --------------------------------------------------------------------------
+
+
+class ServingEndpoints(Protocol):
+    """Where a cluster serves a deployment's model, and whether it answers."""
+
+    async def endpoint(
+        self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
+    ) -> EndpointState:
+        """`running`: the replica jobs that run now, in replica order. Called inside a unit
+        of work: must not open another."""
+        ...
+
+
+class LoadGenerator(Protocol):
+    """Sends a benchmark's requests and times them (an async streaming client)."""
+
+    async def run(
+        self,
+        plan: LoadPlan,
+        *,
+        on_sample: Callable[[RequestSample], None] | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> LoadRun:
+        """Raises `domain.model.load.EndpointUnreachable` when the endpoint does not answer at
+        all; a request that fails is a failed sample, never an exception."""
+        ...

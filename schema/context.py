@@ -16,14 +16,17 @@ from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobEvent
 from domain.model.principal import Principal
 from domain.ports import RateLimiter
+from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
+from domain.services.deployments import DeploymentService
 from domain.services.jobs import JobService
 from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
 from domain.services.quotas import ClusterQuotas, QuotaService
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.serving_updates import ServingUpdatesService
 from domain.services.timeline import TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
@@ -51,6 +54,9 @@ class ApiServices:
     registry: ClusterRegistry
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
+    deployments: DeploymentService
+    benchmarks: BenchmarkService
+    serving_updates: ServingUpdatesService
     limits: RequestLimits
 
 

@@ -15,6 +15,7 @@ from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
+from resolvers import serving as serving_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
 from schema.execution import ExecutionContext as SharingExecutionContext
@@ -23,6 +24,13 @@ from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.job import Job, JobEvent
 from schema.types.quota import WorkloadPriorityClass
+from schema.types.serving import (
+    Benchmark,
+    BenchmarkComparison,
+    BenchmarkConnection,
+    Deployment,
+    DeploymentConnection,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +54,25 @@ class Query:
     workload_priority_classes: list[WorkloadPriorityClass] = strawberry.field(
         resolver=quota_resolvers.workload_priority_classes,
         description="The value of each priority, highest first (global, as Kueue's are).",
+    )
+    deployment: Deployment | None = strawberry.field(
+        resolver=serving_resolvers.deployment, description="A model deployment you may see."
+    )
+    deployments: DeploymentConnection = strawberry.field(
+        resolver=serving_resolvers.deployments,
+        description="Your model deployments, newest first (at most 100 per page).",
+    )
+    benchmark: Benchmark | None = strawberry.field(
+        resolver=serving_resolvers.benchmark, description="A benchmark you may see."
+    )
+    benchmarks: BenchmarkConnection = strawberry.field(
+        resolver=serving_resolvers.benchmarks,
+        description="Your benchmarks (of one deployment, if given), newest first.",
+    )
+    compare_benchmarks: BenchmarkComparison = strawberry.field(
+        resolver=serving_resolvers.compare_benchmarks,
+        description="2 to 10 benchmarks side by side: their metrics, the configuration that "
+        "differs, and the best by each metric.",
     )
 
 
@@ -124,6 +151,27 @@ class Mutation:
         resolver=cluster_resolvers.refresh_cluster,
         description="Reach the cluster now: its nodes and health checks are read again.",
     )
+    deploy_model = strawberry.mutation(
+        resolver=serving_resolvers.deploy_model,
+        description="Serve a model on a cluster: one SERVICE job per replica (each queued, "
+        "estimated and drawn like every job). DEPLOYING, then RUNNING with an endpoint.",
+    )
+    scale_deployment = strawberry.mutation(
+        resolver=serving_resolvers.scale_deployment,
+        description="Change the replicas (0 to 64): new replica jobs, or the newest cancelled.",
+    )
+    stop_deployment = strawberry.mutation(
+        resolver=serving_resolvers.stop_deployment,
+        description="Stop every replica; the deployment stays, STOPPED.",
+    )
+    run_benchmark = strawberry.mutation(
+        resolver=serving_resolvers.run_benchmark,
+        description="Load-test a deployment or an endpoint URL, as a job without GPUs.",
+    )
+    cancel_benchmark = strawberry.mutation(
+        resolver=serving_resolvers.cancel_benchmark,
+        description="Stop a benchmark; what it measured so far is kept.",
+    )
 
 
 @strawberry.type
@@ -139,6 +187,17 @@ class Subscription:
         "moved, removed; queue and forecast changes), each with its sequence. Reconnect with "
         "`since` to get exactly the changes you missed. The window is fixed when you subscribe "
         "(defaults as for Cluster.schedule); subscribe again to move it.",
+    )
+    deployment_updates = strawberry.subscription(
+        resolver=serving_resolvers.deployment_updates,
+        description="Your deployments on a cluster: a snapshot, then each change (status, "
+        "workers, endpoint, replicas) in order. Reconnect with `since` to get exactly what "
+        "you missed.",
+    )
+    benchmark_progress = strawberry.subscription(
+        resolver=serving_resolvers.benchmark_progress,
+        description="A benchmark as it is, then about every second while it runs (progress), "
+        "and once more when it ends (status and result); then the stream ends.",
     )
     cluster_updates = strawberry.subscription(
         resolver=subscription_resolvers.cluster_updates,

@@ -9,8 +9,12 @@ import uuid
 from typing import Any
 
 from adapters.tasks import TaskSpec
-from domain.model.ids import ClusterId, JobId
+from domain.errors import Conflict
+from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, JobId
+from domain.ports import RetryTask
 from domain.services import task_names
+from domain.services.benchmarks import BenchmarkRunner
+from domain.services.deployments import DeploymentService
 from domain.services.registry import ClusterRegistry
 from domain.services.workloads import WorkloadService
 
@@ -56,6 +60,27 @@ async def sync_clusters(ctx: dict[str, Any]) -> None:
     await _registry(ctx).sync_all()
 
 
+async def refresh_deployment(ctx: dict[str, Any], *, deployment_id: str) -> None:
+    """Derive a deployment's workers and status again (one of its replica jobs changed)."""
+    service: DeploymentService = ctx["deployments"]
+    try:
+        await service.refresh(DeploymentId(uuid.UUID(deployment_id)))
+    except Conflict:
+        raise RetryTask(0.2) from None  # another refresh wrote first: read it again
+
+
+async def start_benchmark(ctx: dict[str, Any], *, benchmark_id: str) -> None:
+    """Start a benchmark's run in this process (its job runs); returns at once, the run
+    goes on in the background (`BenchmarkRunner`)."""
+    runner: BenchmarkRunner = ctx["benchmark_runner"]
+    await runner.start(BenchmarkId(uuid.UUID(benchmark_id)))
+
+
+async def settle_benchmark(ctx: dict[str, Any], *, benchmark_id: str) -> None:
+    runner: BenchmarkRunner = ctx["benchmark_runner"]
+    await runner.settle(BenchmarkId(uuid.UUID(benchmark_id)))
+
+
 LONGEST_TASK_SECONDS = 30
 """No task kind runs longer. arq keeps a running task locked for the longest timeout of any
 kind + 10 s, so this is what bounds how long a worker that died keeps its tasks from the others
@@ -80,6 +105,12 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec(task_names.RECONCILE_QUOTAS, reconcile_quotas, timeout_seconds=30, max_tries=3),
         # queues one connection attempt per cluster: no cluster holds up another
         TaskSpec(task_names.SYNC_CLUSTERS, sync_clusters, timeout_seconds=15, max_tries=1),
+        # a deployment's view, a benchmark's claim or end: a few statements each
+        TaskSpec(
+            task_names.REFRESH_DEPLOYMENT, refresh_deployment, timeout_seconds=15, max_tries=10
+        ),
+        TaskSpec(task_names.START_BENCHMARK, start_benchmark, timeout_seconds=15, max_tries=3),
+        TaskSpec(task_names.SETTLE_BENCHMARK, settle_benchmark, timeout_seconds=15, max_tries=3),
     )
 }
 assert max(spec.timeout_seconds for spec in TASKS.values()) <= LONGEST_TASK_SECONDS

@@ -287,3 +287,55 @@ capacity_reservations = sa.Table(
     sa.Column("cancelled_at", UTCDateTime),
     sa.Index("ix_capacity_reservation_cluster_id_end", "cluster_id", "end"),
 )
+
+deployments = sa.Table(
+    "deployment",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("project_id", sa.Uuid, nullable=False),
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("name", sa.String(63), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("document", JSONDocument, nullable=False),  # the rest (domain.model.serving_codec)
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Index("ix_deployment_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
+    sa.Index("ix_deployment_cluster_id_created_at", "cluster_id", "created_at"),
+)
+
+benchmarks = sa.Table(
+    "benchmark",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("project_id", sa.Uuid, nullable=False),
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("deployment_id", sa.Uuid, index=True),
+    sa.Column("job_id", sa.Uuid, nullable=False, index=True),
+    sa.Column("name", sa.String(63), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False, index=True),
+    sa.Column("document", JSONDocument, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Index("ix_benchmark_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
+)
+
+benchmark_samples = sa.Table(
+    "benchmark_sample_set",
+    metadata,
+    sa.Column(
+        "benchmark_id",
+        sa.Uuid,
+        sa.ForeignKey("benchmark.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("count", sa.Integer, nullable=False),
+    sa.Column("samples", JSONDocument, nullable=False),  # one compact list per request
+)

@@ -28,10 +28,11 @@ from adapters.db import mapping
 from adapters.db.eventlog import events_after
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
+from adapters.db.serving import SqlBenchmarkRepository, SqlDeploymentRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
 from domain.errors import Conflict, Unavailable
 from domain.model.codec import change_to_document
-from domain.model.events import ClusterChanged
+from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobChanged
 from domain.model.timeline import Timeline, timeline_from_document, timeline_to_document
@@ -87,6 +88,8 @@ class SqlUnitOfWork:
     clusters: SqlClusterRepository
     tokens: SqlTokenRepository
     quotas: SqlQuotaRepository
+    deployments: SqlDeploymentRepository
+    benchmarks: SqlBenchmarkRepository
 
     def __init__(self, db: Database, scope: TenantScope, *, consistent_read: bool = False) -> None:
         self._db = db
@@ -95,7 +98,7 @@ class SqlUnitOfWork:
         self._conn: AsyncConnection | None = None
         self._seen: dict[JobId, tuple[Job, dict[str, Any] | None]] = {}
         self._lock_held = False
-        self._cluster_changes: list[ClusterChanged] = []
+        self._cluster_changes: list[ClusterChanged | ServingChange] = []
         self._committed: list[StoredEvent] = []
 
     async def __aenter__(self) -> Self:
@@ -119,6 +122,8 @@ class SqlUnitOfWork:
         self.clusters = SqlClusterRepository(conn)
         self.tokens = SqlTokenRepository(conn)
         self.quotas = SqlQuotaRepository(conn)
+        self.deployments = SqlDeploymentRepository(conn, self._scope, self)
+        self.benchmarks = SqlBenchmarkRepository(conn, self._scope, self)
         return self
 
     async def __aexit__(
@@ -190,7 +195,7 @@ class SqlUnitOfWork:
             await self._conn.rollback()
         self._seen.clear()
 
-    def record(self, change: ClusterChanged) -> None:
+    def record(self, change: ClusterChanged | ServingChange) -> None:
         self._cluster_changes.append(change)
 
     async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
@@ -246,7 +251,7 @@ class SqlUnitOfWork:
             job_changes.extend(job.changes)
         job_changes.sort(key=lambda c: c.recorded)  # events in the order the changes were made
         history = [c.transition for c in job_changes if c.transition is not None]
-        changes: list[JobChanged | ClusterChanged] = [*job_changes, *self._cluster_changes]
+        changes: list[Change] = [*job_changes, *self._cluster_changes]
         self._cluster_changes = []
         if history:
             await conn.execute(
@@ -272,11 +277,11 @@ class SqlUnitOfWork:
         return stored
 
     async def _write_outbox(
-        self, conn: AsyncConnection, changes: list[JobChanged | ClusterChanged]
+        self, conn: AsyncConnection, changes: list[Change]
     ) -> list[StoredEvent]:
         if not changes:
             return []
-        by_cluster: dict[ClusterId, list[JobChanged | ClusterChanged]] = defaultdict(list)
+        by_cluster: dict[ClusterId, list[Change]] = defaultdict(list)
         for change in changes:
             cluster = change.job.cluster_id if isinstance(change, JobChanged) else change.cluster_id
             by_cluster[cluster].append(change)
@@ -297,12 +302,17 @@ class SqlUnitOfWork:
                 event = StoredEvent(cluster_id, first + offset, change, _occurred(change))
                 stored.append(event)
                 job = change.job if isinstance(change, JobChanged) else None
+                tenant = None
+                if isinstance(change, JobChanged):
+                    tenant = change.job.tenant_id
+                elif not isinstance(change, ClusterChanged):
+                    tenant = change.tenant_id
                 rows.append(
                     {
                         "cluster_id": cluster_id,
                         "sequence": event.sequence,
                         "kind": change.kind.value,
-                        "tenant_id": job.tenant_id if job else None,
+                        "tenant_id": tenant,
                         "job_id": job.id if job else None,
                         "payload": change_to_document(change),
                         "occurred_at": event.occurred_at,
@@ -330,7 +340,9 @@ class SqlUnitOfWork:
             await conn.execute(cluster_timelines.insert().values(cluster_id=cluster_id, **values))
 
 
-def _occurred(change: JobChanged | ClusterChanged) -> datetime:
+def _occurred(change: Change) -> datetime:
     if isinstance(change, ClusterChanged):
         return change.timeline.computed_at if change.timeline else datetime.now(UTC)
+    if not isinstance(change, JobChanged):
+        return change.at
     return change.transition.at if change.transition else change.job.updated_at

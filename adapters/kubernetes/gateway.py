@@ -224,6 +224,12 @@ class KueueGateway:
 
         await self._call(reprioritise)
 
+    async def workload_exited(
+        self, job_id: JobId, attempt: int, *, succeeded: bool, reason: str
+    ) -> bool:
+        """Workloads here run their own processes: nothing to end."""
+        return False
+
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         """Kueue's order of the LocalQueue, from its visibility API; None when not served."""
 

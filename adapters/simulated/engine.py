@@ -212,6 +212,7 @@ def _honour_requests(live: list[SimWorkload], now: datetime) -> None:
             "DELETE": WorkloadPhase.DELETED,
             "FAIL": WorkloadPhase.FAILED,
             "PREEMPT": WorkloadPhase.PREEMPTED,
+            "SUCCEED": WorkloadPhase.SUCCEEDED,
         }[w.request]
         w.finished_at = now
         w.move(phase, w.request_reason or phase.value.lower())

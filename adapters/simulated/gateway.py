@@ -8,8 +8,10 @@ The loop sleeps until the next thing is due, and wakes at once when this process
 cancels; submissions from other processes are noticed within `poll_seconds`.
 
 Run time of a workload: `spec.simulation.runtime_seconds` if given (a demo or test script), else
-the job's estimated duration, else a default per job type; SERVICE jobs run until stopped.
-`spec.simulation.outcome: FAILED` makes it fail at the end of its run.
+the job's estimated duration, else a default per job type; SERVICE jobs run until stopped, and
+a benchmark's job (`spec.benchmark`) until its load generator, which budcluster runs in a worker
+task on a simulated cluster, ends (`workload_exited`). `spec.simulation.outcome: FAILED` makes
+it fail at the end of its run.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def runtime_of(workload: Workload) -> float | None:
     simulation = workload.spec.get("simulation")
     if isinstance(simulation, dict) and isinstance(simulation.get("runtime_seconds"), int | float):
         return float(simulation["runtime_seconds"])
-    if workload.job_type is JobType.SERVICE:
+    if workload.job_type is JobType.SERVICE or "benchmark" in workload.spec:
         return None
     if workload.estimated_duration_seconds is not None:
         return float(workload.estimated_duration_seconds)
@@ -162,6 +164,14 @@ class SimulatedGateway(ClusterGateway):
     ) -> bool:
         """Evict a live workload now, as Kueue does for a higher-priority one."""
         done = await self._store.request(self._cluster.id, job_id, attempt, "PREEMPT", reason)
+        self._wake()
+        return done
+
+    async def workload_exited(
+        self, job_id: JobId, attempt: int, *, succeeded: bool, reason: str
+    ) -> bool:
+        action = "SUCCEED" if succeeded else "FAIL"
+        done = await self._store.request(self._cluster.id, job_id, attempt, action, reason)
         self._wake()
         return done
 

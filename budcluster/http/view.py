@@ -114,6 +114,9 @@ class GraphQLView(GraphQL[Context, None]):
             registry=app.registry,
             cluster_updates=app.cluster_updates,
             queue_positions=app.queue_positions,
+            deployments=app.deployments,
+            benchmarks=app.benchmarks,
+            serving_updates=app.serving_updates,
             limits=RequestLimits(app.limiter, app.settings.operation_budget),
         )
 

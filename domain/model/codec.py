@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from domain.model.cluster import ClusterStatus, Node, NodeType
-from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
+from domain.model.events import Change, ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId
 from domain.model.job import (
     ChangeKind,
@@ -30,6 +30,7 @@ from domain.model.job import (
     SourceKind,
     TimeWindow,
 )
+from domain.model.serving_codec import serving_change_from_document, serving_change_to_document
 from domain.model.timeline import diff_from_document, diff_to_document
 
 
@@ -245,7 +246,9 @@ def event_from_document(doc: dict[str, Any]) -> JobEvent:
     )
 
 
-def change_to_document(change: JobChanged | ClusterChanged) -> dict[str, Any]:
+def change_to_document(change: Change) -> dict[str, Any]:
+    if not isinstance(change, JobChanged | ClusterChanged):
+        return serving_change_to_document(change)
     if isinstance(change, ClusterChanged):
         return {
             "type": "cluster",
@@ -262,7 +265,9 @@ def change_to_document(change: JobChanged | ClusterChanged) -> dict[str, Any]:
     }
 
 
-def change_from_document(doc: dict[str, Any]) -> JobChanged | ClusterChanged:
+def change_from_document(doc: dict[str, Any]) -> Change:
+    if doc.get("type") in ("deployment", "benchmark"):
+        return serving_change_from_document(doc)
     if doc.get("type") == "cluster":
         return ClusterChanged(
             kind=ClusterChangeKind(doc["kind"]),

@@ -13,8 +13,11 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
+from domain.model.benchmark import BenchmarkChanged
 from domain.model.cluster import Cluster, ClusterStatus, Node
+from domain.model.deployment import DeploymentChanged
 from domain.model.ids import ClusterId
+from domain.model.job import JobChanged
 from domain.model.timeline import Timeline, TimelineDiff
 
 
@@ -51,3 +54,10 @@ class ClusterChanged:
     """The timeline after `timeline` is applied; stored with the event, not sent."""
     cluster: ClusterState | None = None
     """For STATUS and NODES: the cluster after the change."""
+
+
+ServingChange = DeploymentChanged | BenchmarkChanged
+"""A tenant's deployment or benchmark changed: seen by that tenant only, never by the schedule."""
+
+Change = JobChanged | ClusterChanged | DeploymentChanged | BenchmarkChanged
+"""Every kind of event a cluster's sequence orders."""

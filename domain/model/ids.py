@@ -32,3 +32,15 @@ def new_token_id() -> TokenId:
 
 def new_event_id() -> EventId:
     return EventId(uuid.uuid4())
+
+
+DeploymentId = NewType("DeploymentId", uuid.UUID)
+BenchmarkId = NewType("BenchmarkId", uuid.UUID)
+
+
+def new_deployment_id() -> DeploymentId:
+    return DeploymentId(uuid.uuid4())
+
+
+def new_benchmark_id() -> BenchmarkId:
+    return BenchmarkId(uuid.uuid4())

@@ -38,6 +38,13 @@ class SourceKind(enum.StrEnum):
     DIRECT = "DIRECT"
     PIPELINE = "PIPELINE"
     USECASE = "USECASE"
+    DEPLOYMENT = "DEPLOYMENT"
+    """A replica of a model deployment (`source_id`): made by budcluster only."""
+    BENCHMARK = "BENCHMARK"
+    """A benchmark's run (`source_id`): made by budcluster only."""
+
+
+MANAGED_SOURCES = frozenset({SourceKind.DEPLOYMENT, SourceKind.BENCHMARK})
 
 
 class JobPriority(enum.StrEnum):

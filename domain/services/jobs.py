@@ -81,14 +81,21 @@ class JobService:
     # --- commands ---------------------------------------------------------------------------
 
     async def prepare(
-        self, uow: UnitOfWork, principal: Principal, sub: JobSubmission, now: datetime
+        self,
+        uow: UnitOfWork,
+        principal: Principal,
+        sub: JobSubmission,
+        now: datetime,
+        *,
+        managed: bool = False,
     ) -> tuple[Job, LocalQueue | None]:
         """Validate a submission and build its job (not stored). Also returns the tenant's
-        default LocalQueue when it still has to be created. Raises ValidationFailed."""
+        default LocalQueue when it still has to be created. Raises ValidationFailed.
+        `managed`: a job budcluster makes for a deployment or a benchmark."""
         if not principal.may_use_project(sub.project_id):
             raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
         cluster = await uow.clusters.get(sub.cluster_id)
-        issues = validate_submission(sub, cluster, now)
+        issues = validate_submission(sub, cluster, now, managed=managed)
         refs = None
         if cluster is not None:
             refs = await read_references(uow, principal.tenant_id, sub)
@@ -296,6 +303,16 @@ class JobService:
         async with self._uow(TenantScope(principal.tenant_id)) as uow:
             job = await uow.jobs.get(job_id)
         return job if job is not None and principal.may_use_project(job.project_id) else None
+
+    async def get_many(self, principal: Principal, job_ids: Sequence[JobId]) -> list[Job]:
+        """Those of the jobs the principal may see, in the order asked."""
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            found = await uow.jobs.get_many(list(job_ids))
+        return [
+            job
+            for i in job_ids
+            if (job := found.get(i)) is not None and principal.may_use_project(job.project_id)
+        ]
 
     async def page(
         self,

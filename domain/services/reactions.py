@@ -14,6 +14,9 @@ connection while it notifies (found under load: 50 tasks on a pool of 20 timed o
   job COMPLETED                       hand over the waiting jobs that depended on it
   job PRIORITY_CHANGED (on a cluster) set the priority there too
   cluster QUOTAS                      put the quotas onto a real cluster as Kueue objects
+  a deployment's replica job changed  derive the deployment's workers and status again
+  a benchmark's job RUNNING           start the benchmark's run (its load generator)
+  a benchmark's job ended             end the benchmark with it, if its run did not
 
 The timeline is recomputed by its refresher, which subscribes to every cluster event. Each
 reaction is a task with a key of the event's own, so running one twice does nothing more; each
@@ -27,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId
-from domain.model.job import ChangeKind, Job, JobChanged, JobStatus
+from domain.model.job import ChangeKind, Job, JobChanged, JobStatus, SourceKind
 from domain.ports import EventPublisher, StoredEvent, TaskQueue, TenantScope, UnitOfWorkFactory
 from domain.services import task_names
 
@@ -86,7 +89,7 @@ class Reactions:
             try:
                 if isinstance(change, JobChanged):
                     await self._job(event, change)
-                else:
+                elif isinstance(change, ClusterChanged):
                     await self._cluster(change)
             except Exception:  # the commit stands; each reaction has its safety net
                 log.exception(
@@ -94,6 +97,7 @@ class Reactions:
                 )
 
     async def _job(self, event: StoredEvent, change: JobChanged) -> None:
+        await self._serving(event, change)
         job, step = change.job, change.transition
         if change.kind is ChangeKind.SUBMITTED:
             await hand_over(self._tasks, job)
@@ -113,6 +117,31 @@ class Reactions:
                 await take_back(self._tasks, job, step.attempt)
             elif step.to_status is JobStatus.COMPLETED:
                 await self._release_dependents(job)
+
+    async def _serving(self, event: StoredEvent, change: JobChanged) -> None:
+        """A deployment's replica or a benchmark's job changed."""
+        job, step = change.job, change.transition
+        if job.source.kind is SourceKind.DEPLOYMENT and job.source.source_id:
+            if change.kind in (ChangeKind.TRANSITION, ChangeKind.PLACED):
+                await task_names.enqueue_after_commit(
+                    self._tasks,
+                    task_names.REFRESH_DEPLOYMENT,
+                    key=f"deployment:{job.source.source_id}:{event.cluster_id}:{event.sequence}",
+                    deployment_id=job.source.source_id,
+                )
+        elif job.source.kind is SourceKind.BENCHMARK and job.source.source_id and step:
+            if step.to_status is JobStatus.RUNNING:
+                task, key = task_names.START_BENCHMARK, "start"
+            elif step.to_status.is_finished or step.to_status is JobStatus.PREEMPTED:
+                task, key = task_names.SETTLE_BENCHMARK, "settle"
+            else:
+                return
+            await task_names.enqueue_after_commit(
+                self._tasks,
+                task,
+                key=f"benchmark:{key}:{job.source.source_id}:{job.attempt}",
+                benchmark_id=job.source.source_id,
+            )
 
     async def _release_dependents(self, done: Job) -> None:
         """Hand over the waiting jobs whose last dependency this was (the task checks)."""

@@ -26,6 +26,7 @@ from domain.kueue.services import service_release
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
+    MANAGED_SOURCES,
     DeploymentType,
     Job,
     JobPriority,
@@ -149,8 +150,10 @@ def _window_issues(window: TimeWindow) -> list[FieldIssue]:
 
 
 def validate_submission(
-    sub: JobSubmission, cluster: Cluster | None, now: datetime
+    sub: JobSubmission, cluster: Cluster | None, now: datetime, *, managed: bool = False
 ) -> list[FieldIssue]:
+    """Every problem with a submission, by field. `managed`: budcluster's own job for a
+    deployment's replica or a benchmark (only such jobs may name those sources)."""
     issues: list[FieldIssue] = []
 
     def bad(path: str, message: str, code: str = "INVALID") -> None:
@@ -179,7 +182,13 @@ def validate_submission(
                     "TOO_LARGE",
                 )
 
-    if sub.source_kind is SourceKind.DIRECT:
+    if sub.source_kind in MANAGED_SOURCES and not managed:
+        bad(
+            "source.kind",
+            f"{sub.source_kind.value} jobs are made by deployModel and runBenchmark",
+            "UNSUPPORTED",
+        )
+    elif sub.source_kind is SourceKind.DIRECT:
         if sub.source_id is not None:
             bad("source.source_id", "must be empty for DIRECT jobs")
     elif not sub.source_id:

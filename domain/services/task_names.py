@@ -22,6 +22,9 @@ SET_WORKLOAD_PRIORITY = "set_workload_priority"
 CONNECT_CLUSTER = "connect_cluster"
 SYNC_CLUSTERS = "sync_clusters"
 RECONCILE_QUOTAS = "reconcile_quotas"
+REFRESH_DEPLOYMENT = "refresh_deployment"
+START_BENCHMARK = "start_benchmark"
+SETTLE_BENCHMARK = "settle_benchmark"
 
 
 async def enqueue_after_commit(tasks: TaskQueue, task: str, *, key: str, **kwargs: Any) -> bool:

@@ -592,8 +592,7 @@ class TimelineRefresher:
                 if isinstance(item, Overflowed):
                     dirty.set()
                     continue
-                change = item.cluster_change
-                if change is None or change.kind is not ClusterChangeKind.TIMELINE:
+                if item.affects_schedule:
                     dirty.set()
 
         listener = asyncio.create_task(listen())

@@ -19,10 +19,21 @@ from types import TracebackType
 from typing import Any, Self
 
 from domain.errors import Conflict, DuplicateIdempotencyKey
+from domain.model.benchmark import Benchmark
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
 from domain.model.codec import job_to_document
-from domain.model.events import ClusterChanged
-from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
+from domain.model.deployment import Deployment
+from domain.model.events import Change, ClusterChanged, ServingChange
+from domain.model.ids import (
+    BenchmarkId,
+    ClusterId,
+    DeploymentId,
+    JobId,
+    NodeId,
+    ProjectId,
+    TenantId,
+    TokenId,
+)
 from domain.model.job import (
     Job,
     JobChanged,
@@ -32,6 +43,7 @@ from domain.model.job import (
     JobType,
     RunRecord,
 )
+from domain.model.load import RequestSample
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
@@ -51,6 +63,7 @@ from domain.ports import (
     JobFilter,
     JobPage,
     Overflowed,
+    Page,
     PendingWorkload,
     StoredEvent,
     TenantScope,
@@ -144,6 +157,9 @@ class Store:
     )
     quota: QuotaState = field(default_factory=QuotaState)
     timelines: dict[ClusterId, tuple[int, Timeline]] = field(default_factory=dict)
+    deployments: dict[DeploymentId, Deployment] = field(default_factory=dict)
+    benchmarks: dict[BenchmarkId, Benchmark] = field(default_factory=dict)
+    samples: dict[BenchmarkId, list[RequestSample]] = field(default_factory=dict)
     commits: int = 0
 
 
@@ -510,6 +526,142 @@ class FakeQuotaRepository:
         self._w.priority_classes[priority_class.priority] = copy.deepcopy(priority_class)
 
 
+class _FakeServingRepository:
+    """Deployments or benchmarks kept whole in the store, written at commit."""
+
+    def __init__(self, uow: FakeUnitOfWork) -> None:
+        self._uow = uow
+
+    def _visible(self, tenant_id: TenantId) -> bool:
+        tenant = self._uow.scope.tenant_id
+        return tenant is None or tenant_id == tenant
+
+    def _drain(self, entity: Deployment | Benchmark) -> None:
+        for change in entity.changes:
+            self._uow.record(change)
+        entity.changes.clear()
+
+
+class FakeDeploymentRepository(_FakeServingRepository):
+    async def add(self, deployment: Deployment) -> None:
+        self._uow.staged_deployments[deployment.id] = deployment
+        self._drain(deployment)
+
+    async def get(
+        self, deployment_id: DeploymentId, *, for_update: bool = False
+    ) -> Deployment | None:
+        found = self._uow.store.deployments.get(deployment_id)
+        if found is None or not self._visible(found.tenant_id):
+            return None
+        return copy.deepcopy(found)
+
+    async def save(self, deployment: Deployment) -> None:
+        stored = self._uow.store.deployments.get(deployment.id)
+        if stored is not None and stored.version != deployment.version:
+            raise Conflict("stale deployment", code="STALE_DEPLOYMENT")
+        deployment.version += 1
+        self._uow.staged_deployments[deployment.id] = deployment
+        self._drain(deployment)
+
+    async def on_cluster(self, cluster_id: ClusterId, *, limit: int) -> list[Deployment]:
+        found = [
+            copy.deepcopy(d)
+            for d in self._uow.store.deployments.values()
+            if d.cluster_id == cluster_id and self._visible(d.tenant_id)
+        ]
+        return sorted(found, key=lambda d: (d.created_at, d.id), reverse=True)[:limit]
+
+    async def page(
+        self,
+        *,
+        cluster_ids: frozenset[ClusterId],
+        project_ids: frozenset[ProjectId] | None,
+        statuses: frozenset[str],
+        first: int,
+        after: JobCursor | None,
+    ) -> Page[Deployment]:
+        found = sorted(
+            (
+                copy.deepcopy(d)
+                for d in self._uow.store.deployments.values()
+                if self._visible(d.tenant_id)
+                and (not cluster_ids or d.cluster_id in cluster_ids)
+                and (project_ids is None or d.project_id in project_ids)
+                and (not statuses or d.status.value in statuses)
+                and (
+                    after is None or (d.created_at, d.id.int) < (after.created_at, after.job_id.int)
+                )
+            ),
+            key=lambda d: (d.created_at, d.id),
+            reverse=True,
+        )
+        return Page(found[:first], len(found) > first)
+
+
+class FakeBenchmarkRepository(_FakeServingRepository):
+    async def add(self, benchmark: Benchmark) -> None:
+        self._uow.staged_benchmarks[benchmark.id] = benchmark
+        self._drain(benchmark)
+
+    async def get(self, benchmark_id: BenchmarkId, *, for_update: bool = False) -> Benchmark | None:
+        found = self._uow.store.benchmarks.get(benchmark_id)
+        if found is None or not self._visible(found.tenant_id):
+            return None
+        return copy.deepcopy(found)
+
+    async def get_many(self, benchmark_ids: Sequence[BenchmarkId]) -> dict[BenchmarkId, Benchmark]:
+        return {i: b for i in benchmark_ids if (b := await self.get(i)) is not None}
+
+    async def save(self, benchmark: Benchmark) -> None:
+        stored = self._uow.store.benchmarks.get(benchmark.id)
+        if stored is not None and stored.version != benchmark.version:
+            raise Conflict("stale benchmark", code="STALE_BENCHMARK")
+        benchmark.version += 1
+        self._uow.staged_benchmarks[benchmark.id] = benchmark
+        self._drain(benchmark)
+
+    async def page(
+        self,
+        *,
+        deployment_id: DeploymentId | None,
+        project_ids: frozenset[ProjectId] | None,
+        first: int,
+        after: JobCursor | None,
+    ) -> Page[Benchmark]:
+        found = sorted(
+            (
+                copy.deepcopy(b)
+                for b in self._uow.store.benchmarks.values()
+                if self._visible(b.tenant_id)
+                and (deployment_id is None or b.deployment_id == deployment_id)
+                and (project_ids is None or b.project_id in project_ids)
+                and (
+                    after is None or (b.created_at, b.id.int) < (after.created_at, after.job_id.int)
+                )
+            ),
+            key=lambda b: (b.created_at, b.id),
+            reverse=True,
+        )
+        return Page(found[:first], len(found) > first)
+
+    async def running(self) -> list[Benchmark]:
+        return [
+            copy.deepcopy(b)
+            for b in self._uow.store.benchmarks.values()
+            if b.status.value == "RUNNING" and self._visible(b.tenant_id)
+        ]
+
+    async def save_samples(
+        self, benchmark_id: BenchmarkId, samples: Sequence[RequestSample]
+    ) -> None:
+        self._uow.staged_samples[benchmark_id] = list(samples)
+
+    async def samples(self, benchmark_id: BenchmarkId) -> list[RequestSample] | None:
+        if await self.get(benchmark_id) is None:
+            return None
+        return self._uow.store.samples.get(benchmark_id)
+
+
 class FakeUnitOfWork:
     def __init__(
         self,
@@ -528,7 +680,12 @@ class FakeUnitOfWork:
         self.clusters = FakeClusterRepository(store)
         self.tokens = FakeTokenRepository(store)
         self.quotas = FakeQuotaRepository(self)
-        self.cluster_changes: list[ClusterChanged] = []
+        self.deployments = FakeDeploymentRepository(self)
+        self.benchmarks = FakeBenchmarkRepository(self)
+        self.staged_deployments: dict[DeploymentId, Deployment] = {}
+        self.staged_benchmarks: dict[BenchmarkId, Benchmark] = {}
+        self.staged_samples: dict[BenchmarkId, list[RequestSample]] = {}
+        self.cluster_changes: list[ClusterChanged | ServingChange] = []
         self.estimated: dict[JobId, tuple[Job, bool]] = {}
         self.quota_copy: QuotaState | None = None
         self.quota_written = False
@@ -563,8 +720,11 @@ class FakeUnitOfWork:
         self.seen.clear()
         self.pending_new.clear()
         self.quota_copy, self.quota_written = None, False
+        self.staged_deployments.clear()
+        self.staged_benchmarks.clear()
+        self.staged_samples.clear()
 
-    def record(self, change: ClusterChanged) -> None:
+    def record(self, change: ClusterChanged | ServingChange) -> None:
         self.cluster_changes.append(change)
 
     async def latest_timeline(self, cluster_id: ClusterId) -> tuple[int, Timeline] | None:
@@ -596,12 +756,22 @@ class FakeUnitOfWork:
         for job_id, (estimated, _) in self.estimated.items():
             self.store.jobs[job_id] = copy.deepcopy(estimated)
         self.estimated.clear()
-        changes: list[JobChanged | ClusterChanged] = [*job_changes, *self.cluster_changes]
+        changes: list[Change] = [*job_changes, *self.cluster_changes]
         self.cluster_changes = []
+        for d in self.staged_deployments.values():
+            self.store.deployments[d.id] = copy.deepcopy(d)
+        for b in self.staged_benchmarks.values():
+            self.store.benchmarks[b.id] = copy.deepcopy(b)
+        self.store.samples.update(self.staged_samples)
+        self.staged_deployments.clear()
+        self.staged_benchmarks.clear()
+        self.staged_samples.clear()
         stored: list[StoredEvent] = []
         for change in changes:
             if isinstance(change, ClusterChanged):
                 cluster, at = change.cluster_id, T0
+            elif not isinstance(change, JobChanged):
+                cluster, at = change.cluster_id, change.at
             else:
                 cluster = change.job.cluster_id
                 at = change.transition.at if change.transition else change.job.updated_at
@@ -612,7 +782,7 @@ class FakeUnitOfWork:
             if isinstance(change, ClusterChanged):
                 if change.state is not None:
                     self.store.timelines[cluster] = (event.sequence, change.state)
-            elif change.transition is not None:
+            elif isinstance(change, JobChanged) and change.transition is not None:
                 self.store.history.append(change.transition)
         self.pending_new.clear()
         if self.quota_copy is not None and self.quota_written:
@@ -708,6 +878,12 @@ class FakeGateway:
         while True:
             item = await self.stream.get()
             yield item if isinstance(item, list) else [item]
+
+    async def workload_exited(
+        self, job_id: JobId, attempt: int, *, succeeded: bool, reason: str
+    ) -> bool:
+        """Workloads here run their own processes: nothing to end."""
+        return False
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         return None

@@ -518,6 +518,11 @@ class QuietGateways:
             await self.clock.sleep(1)
             yield []
 
+    async def workload_exited(
+        self, job_id: JobId, attempt: int, *, succeeded: bool, reason: str
+    ) -> bool:
+        return False
+
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         return None
 

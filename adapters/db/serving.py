@@ -1,0 +1,273 @@
+"""Deployments and benchmarks in SQL: key columns for finding them, a JSON document for the rest.
+
+Both are limited to the unit of work's tenant, as jobs are. `add` and `save` hand the events the
+entity recorded to the unit of work, which writes them to the outbox in the same commit; `save`
+is an optimistic update (the row's version must be the one read), so two processes refreshing the
+same deployment cannot overwrite each other's change unseen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from adapters.db.tables import benchmark_samples, benchmarks, deployments
+from domain.errors import Conflict
+from domain.model.benchmark import Benchmark, BenchmarkStatus
+from domain.model.deployment import Deployment
+from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
+from domain.model.load import RequestSample
+from domain.model.serving_codec import (
+    benchmark_from_document,
+    benchmark_to_document,
+    deployment_from_document,
+    deployment_to_document,
+    sample_from_document,
+    sample_to_document,
+)
+from domain.ports import JobCursor, Page, TenantScope
+
+if TYPE_CHECKING:
+    from adapters.db.uow import SqlUnitOfWork
+
+
+def _keyset(table: sa.Table, after: JobCursor | None) -> sa.ColumnElement[bool]:
+    if after is None:
+        return sa.true()
+    return sa.or_(
+        table.c.created_at < after.created_at,
+        sa.and_(table.c.created_at == after.created_at, table.c.id < after.job_id),
+    )
+
+
+class SqlDeploymentRepository:
+    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
+        self._conn = conn
+        self._scope = scope
+        self._uow = uow
+
+    def _scoped(self, stmt: sa.Select[Any]) -> sa.Select[Any]:
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(deployments.c.tenant_id == self._scope.tenant_id)
+        return stmt
+
+    @staticmethod
+    def _row(d: Deployment) -> dict[str, Any]:
+        return {
+            "status": d.status.value,
+            "document": deployment_to_document(d),
+            "updated_at": d.updated_at,
+        }
+
+    @staticmethod
+    def _entity(row: sa.RowMapping) -> Deployment:
+        d = deployment_from_document(row["document"])
+        d.version = int(row["version"])
+        return d
+
+    def _drain(self, d: Deployment) -> None:
+        for change in d.changes:
+            self._uow.record(change)
+        d.changes.clear()
+
+    async def add(self, deployment: Deployment) -> None:
+        d = deployment
+        await self._conn.execute(
+            deployments.insert().values(
+                id=d.id,
+                tenant_id=d.tenant_id,
+                project_id=d.project_id,
+                cluster_id=d.cluster_id,
+                name=d.name,
+                version=d.version,
+                created_at=d.created_at,
+                **self._row(d),
+            )
+        )
+        self._drain(d)
+
+    async def get(
+        self, deployment_id: DeploymentId, *, for_update: bool = False
+    ) -> Deployment | None:
+        stmt = self._scoped(sa.select(deployments).where(deployments.c.id == deployment_id))
+        if for_update and self._conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        row = (await self._conn.execute(stmt)).mappings().first()
+        return None if row is None else self._entity(row)
+
+    async def save(self, deployment: Deployment) -> None:
+        d = deployment
+        result = await self._conn.execute(
+            deployments.update()
+            .where(deployments.c.id == d.id, deployments.c.version == d.version)
+            .values(version=d.version + 1, **self._row(d))
+        )
+        if result.rowcount != 1:
+            raise Conflict(
+                f"deployment {d.name} was changed concurrently; try again", code="STALE_DEPLOYMENT"
+            )
+        d.version += 1
+        self._drain(d)
+
+    async def on_cluster(self, cluster_id: ClusterId, *, limit: int) -> list[Deployment]:
+        stmt = self._scoped(
+            sa.select(deployments)
+            .where(deployments.c.cluster_id == cluster_id)
+            .order_by(deployments.c.created_at.desc(), deployments.c.id.desc())
+            .limit(limit)
+        )
+        return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+
+    async def page(
+        self,
+        *,
+        cluster_ids: frozenset[ClusterId],
+        project_ids: frozenset[ProjectId] | None,
+        statuses: frozenset[str],
+        first: int,
+        after: JobCursor | None,
+    ) -> Page[Deployment]:
+        stmt = self._scoped(sa.select(deployments)).where(_keyset(deployments, after))
+        if cluster_ids:
+            stmt = stmt.where(deployments.c.cluster_id.in_(list(cluster_ids)))
+        if project_ids is not None:
+            stmt = stmt.where(deployments.c.project_id.in_(list(project_ids)))
+        if statuses:
+            stmt = stmt.where(deployments.c.status.in_(sorted(statuses)))
+        stmt = stmt.order_by(deployments.c.created_at.desc(), deployments.c.id.desc())
+        rows = (await self._conn.execute(stmt.limit(first + 1))).mappings().all()
+        found = [self._entity(r) for r in rows]
+        return Page(found[:first], len(found) > first)
+
+
+class SqlBenchmarkRepository:
+    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
+        self._conn = conn
+        self._scope = scope
+        self._uow = uow
+
+    def _scoped(self, stmt: sa.Select[Any]) -> sa.Select[Any]:
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(benchmarks.c.tenant_id == self._scope.tenant_id)
+        return stmt
+
+    @staticmethod
+    def _row(b: Benchmark) -> dict[str, Any]:
+        return {
+            "status": b.status.value,
+            "document": benchmark_to_document(b),
+            "updated_at": b.updated_at,
+        }
+
+    @staticmethod
+    def _entity(row: sa.RowMapping) -> Benchmark:
+        b = benchmark_from_document(row["document"])
+        b.version = int(row["version"])
+        return b
+
+    def _drain(self, b: Benchmark) -> None:
+        for change in b.changes:
+            self._uow.record(change)
+        b.changes.clear()
+
+    async def add(self, benchmark: Benchmark) -> None:
+        b = benchmark
+        await self._conn.execute(
+            benchmarks.insert().values(
+                id=b.id,
+                tenant_id=b.tenant_id,
+                project_id=b.project_id,
+                cluster_id=b.cluster_id,
+                deployment_id=b.deployment_id,
+                job_id=b.job_id,
+                name=b.name,
+                version=b.version,
+                created_at=b.created_at,
+                **self._row(b),
+            )
+        )
+        self._drain(b)
+
+    async def get(self, benchmark_id: BenchmarkId, *, for_update: bool = False) -> Benchmark | None:
+        stmt = self._scoped(sa.select(benchmarks).where(benchmarks.c.id == benchmark_id))
+        if for_update and self._conn.dialect.name == "postgresql":
+            stmt = stmt.with_for_update()
+        row = (await self._conn.execute(stmt)).mappings().first()
+        return None if row is None else self._entity(row)
+
+    async def get_many(self, benchmark_ids: Sequence[BenchmarkId]) -> dict[BenchmarkId, Benchmark]:
+        if not benchmark_ids:
+            return {}
+        stmt = self._scoped(sa.select(benchmarks).where(benchmarks.c.id.in_(list(benchmark_ids))))
+        found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+        return {b.id: b for b in found}
+
+    async def save(self, benchmark: Benchmark) -> None:
+        b = benchmark
+        result = await self._conn.execute(
+            benchmarks.update()
+            .where(benchmarks.c.id == b.id, benchmarks.c.version == b.version)
+            .values(version=b.version + 1, **self._row(b))
+        )
+        if result.rowcount != 1:
+            raise Conflict(
+                f"benchmark {b.name} was changed concurrently; try again", code="STALE_BENCHMARK"
+            )
+        b.version += 1
+        self._drain(b)
+
+    async def page(
+        self,
+        *,
+        deployment_id: DeploymentId | None,
+        project_ids: frozenset[ProjectId] | None,
+        first: int,
+        after: JobCursor | None,
+    ) -> Page[Benchmark]:
+        stmt = self._scoped(sa.select(benchmarks)).where(_keyset(benchmarks, after))
+        if deployment_id is not None:
+            stmt = stmt.where(benchmarks.c.deployment_id == deployment_id)
+        if project_ids is not None:
+            stmt = stmt.where(benchmarks.c.project_id.in_(list(project_ids)))
+        stmt = stmt.order_by(benchmarks.c.created_at.desc(), benchmarks.c.id.desc())
+        rows = (await self._conn.execute(stmt.limit(first + 1))).mappings().all()
+        found = [self._entity(r) for r in rows]
+        return Page(found[:first], len(found) > first)
+
+    async def running(self) -> list[Benchmark]:
+        stmt = self._scoped(
+            sa.select(benchmarks).where(benchmarks.c.status == BenchmarkStatus.RUNNING.value)
+        )
+        return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+
+    async def save_samples(
+        self, benchmark_id: BenchmarkId, samples: Sequence[RequestSample]
+    ) -> None:
+        values = {"count": len(samples), "samples": [sample_to_document(s) for s in samples]}
+        updated = await self._conn.execute(
+            benchmark_samples.update()
+            .where(benchmark_samples.c.benchmark_id == benchmark_id)
+            .values(values)
+        )
+        if not updated.rowcount:
+            await self._conn.execute(
+                benchmark_samples.insert().values(benchmark_id=benchmark_id, **values)
+            )
+
+    async def samples(self, benchmark_id: BenchmarkId) -> list[RequestSample] | None:
+        stmt = sa.select(benchmark_samples.c.samples).where(
+            benchmark_samples.c.benchmark_id == benchmark_id
+        )
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(
+                benchmark_samples.c.benchmark_id.in_(
+                    sa.select(benchmarks.c.id).where(
+                        benchmarks.c.tenant_id == self._scope.tenant_id
+                    )
+                )
+            )
+        found = (await self._conn.execute(stmt)).scalar_one_or_none()
+        return None if found is None else [sample_from_document(s) for s in found]

@@ -1,0 +1,448 @@
+"""A streaming load generator for OpenAI-compatible endpoints, timing every token it receives.
+
+One aiohttp session per run, its connector sized to the concurrency. A single sender loop drives
+both load shapes: it takes a slot (closed loop: `concurrency` slots, so a user's next request
+goes out as soon as its last one ended), or, in the open loop, waits for the next Poisson arrival
+and then a slot when capped; arrivals keep their schedule when the cap delays them (as in vLLM's
+benchmark_serving, a delayed request goes out as soon as a slot frees; `sent_at` is when it
+went). Each request is a task whose state lives in a `_Stream` outside the coroutine, so a
+request cancelled by `stop` still becomes a CANCELLED sample with what it had measured: the run's
+counts always add up. Timing takes one `perf_counter()` per socket read (every event in that read
+arrived together); the SSE parser splits bytes once and decodes each event's JSON once. A request
+never raises: every way it can go wrong becomes a sample whose error reads "<head>: <detail>",
+the head grouping failures in `domain.serving.metrics.failure_reason`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+import aiohttp
+
+from domain.aio import cancel_and_wait
+from domain.model.load import (
+    Api,
+    EndpointUnreachable,
+    FailureKind,
+    LoadPlan,
+    LoadRun,
+    RequestSample,
+)
+
+_WORDS = (
+    "time year people way day man thing woman life child world school state family student "
+    "group country problem hand part place case week company system program question work "
+    "government number night point home water room mother area money story fact month lot "
+    "right study book eye job word business issue side kind head house service friend father "
+    "power hour game line end member law car city community name president team minute idea "
+    "kid body information back parent face others level office door health person art war"
+)
+VOCABULARY = tuple(_WORDS.split())
+"""Words of generated prompts: common single-token words, so N words are about N tokens."""
+
+ERROR_BODY_CHARS = 200
+"""How much of an error response's body a failed sample keeps."""
+
+Trace = Callable[[float, str], None]
+
+
+def _line(text: str | bytes, limit: int = ERROR_BODY_CHARS) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return " ".join(text.split())[:limit]
+
+
+def _describe(exc: BaseException) -> str:
+    detail = _line(str(exc))
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+class EventStream:
+    """Server-sent events from bytes as they arrive: `feed` returns the data of every event that
+    a chunk completed. Lines end in \\n or \\r\\n, a blank line ends an event, `data:` takes an
+    optional space, the data lines of one event are joined by \\n, comments and other fields are
+    ignored, and a line split across reads is kept until its end arrives."""
+
+    __slots__ = ("_data", "_tail")
+
+    def __init__(self) -> None:
+        self._tail = b""
+        self._data: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        lines = (self._tail + chunk if self._tail else chunk).split(b"\n")
+        self._tail = lines.pop()
+        events: list[bytes] = []
+        for line in lines:
+            if line[-1:] == b"\r":
+                line = line[:-1]
+            if not line:
+                if self._data:
+                    data = self._data
+                    events.append(data[0] if len(data) == 1 else b"\n".join(data))
+                    self._data = []
+            elif line[:5] == b"data:":
+                self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+        return events
+
+    def close(self) -> list[bytes]:
+        """At the end of the stream: an event left without its blank line still counts."""
+        return self.feed(b"\n\n")
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    index: int
+    body: bytes
+    prompt_tokens: int
+
+
+class _Stream:
+    """One request in flight: what it has measured so far."""
+
+    __slots__ = (
+        "chunks",
+        "completions",
+        "done",
+        "ended",
+        "first",
+        "gaps",
+        "last",
+        "request",
+        "responded",
+        "sent",
+        "start",
+        "trace",
+        "usage",
+    )
+
+    def __init__(self, request: _Request, start: float, completions: bool, trace: Trace | None):
+        self.request = request
+        self.start = start
+        self.completions = completions
+        self.trace = trace
+        self.sent = perf_counter()
+        self.responded = False
+        self.first: float | None = None
+        self.last = 0.0
+        self.gaps: list[float] = []
+        self.chunks = 0
+        self.done = False
+        self.ended: float | None = None
+        self.usage: dict[str, Any] | None = None
+
+    def take(self, data: bytes, now: float) -> str | None:
+        """Reads one event's data; returns why the stream is malformed, if it is."""
+        if self.done:
+            return None
+        if data == b"[DONE]":
+            self.done = True
+            self.ended = now
+            return None
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return f"not JSON: {_line(data, 80)}"
+        try:
+            if event.get("error") is not None or event.get("object") == "error":
+                error = event.get("error")
+                message = error.get("message", error) if isinstance(error, dict) else error
+                return f"error event: {_line(str(message or event.get('message')))}"
+            choices = event.get("choices")
+            if choices:
+                choice = choices[0]
+                text = choice.get("text") if self.completions else choice["delta"].get("content")
+                if text:
+                    if self.first is None:
+                        self.first = now
+                    else:
+                        self.gaps.append(now - self.last)
+                    self.last = now
+                    self.chunks += 1
+                    if self.trace is not None:
+                        self.trace(now, text)
+            usage = event.get("usage")
+            if usage:
+                self.usage = usage
+        except (AttributeError, TypeError, KeyError, IndexError):
+            return f"unexpected event: {_line(data, 80)}"
+        return None
+
+    def _count(self, key: str, fallback: int) -> int:
+        value = self.usage.get(key) if self.usage is not None else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else fallback
+
+    def sample(self, failure: FailureKind | None = None, error: str | None = None) -> RequestSample:
+        ok = failure is None
+        return RequestSample(
+            index=self.request.index,
+            sent_at=self.sent - self.start,
+            ok=ok,
+            prompt_tokens=self._count("prompt_tokens", self.request.prompt_tokens),
+            output_tokens=self._count("completion_tokens", self.chunks),
+            ttft=None if self.first is None else self.first - self.sent,
+            e2el=self.ended - self.sent if ok and self.ended is not None else None,
+            itl=tuple(self.gaps),
+            failure=failure,
+            error=error,
+        )
+
+    def finished(self) -> RequestSample:
+        """The stream ended cleanly: it succeeded if it said [DONE] after some content."""
+        if not self.done:
+            return self.sample(
+                FailureKind.MALFORMED, f"no [DONE]: the stream ended after {self.chunks} tokens"
+            )
+        if not self.chunks:
+            return self.sample(FailureKind.EMPTY, "no tokens: the stream ended without content")
+        return self.sample()
+
+    def cancelled(self) -> RequestSample:
+        return self.sample(
+            FailureKind.CANCELLED, f"cancelled: the run stopped after {self.chunks} tokens"
+        )
+
+
+class StreamingLoadGenerator:
+    """Sends a `LoadPlan`'s requests and times their streamed answers.
+
+    `ignore_eos` adds vLLM's `min_tokens` (= `max_tokens`) and `ignore_eos`, so every request
+    produces exactly its sampled output length. `trace`, for benchmarks.loadgen_overhead only, is
+    called with the `perf_counter()` of the read and the text of every content chunk."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        ignore_eos: bool = True,
+        trace: Trace | None = None,
+    ) -> None:
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._ignore_eos = ignore_eos
+        self._trace = trace
+
+    async def run(
+        self,
+        plan: LoadPlan,
+        *,
+        on_sample: Callable[[RequestSample], None] | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> LoadRun:
+        """Runs the plan. Raises EndpointUnreachable when nothing answers at the endpoint before
+        the run; afterwards every failure is a sample. `on_sample` is called (synchronously: keep
+        it cheap) as each request ends. Setting `stop` cancels the requests in flight: they
+        become CANCELLED samples and the run comes back `cancelled`."""
+        if plan.request_count is None and plan.duration_seconds is None and stop is None:
+            raise ValueError("a load plan needs a request_count, a duration or a stop event")
+        connector = aiohttp.TCPConnector(limit=_connection_limit(plan))
+        timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=plan.request_timeout_seconds,
+            sock_read=plan.request_timeout_seconds,
+        )
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=timeout, headers=self._headers
+        ) as session:
+            await _preflight(session, plan)
+            run = _Run(session, plan, self._requests(plan), self._trace, on_sample)
+            return await run.execute(stop or asyncio.Event())
+
+    def _requests(self, plan: LoadPlan) -> Iterator[_Request]:
+        """The plan's requests in order, the same for the same seed: each draws its prompt
+        length, its words and its output length from one `random.Random(plan.seed)`."""
+        rng = random.Random(plan.seed)
+        count = itertools.count() if plan.request_count is None else range(plan.request_count)
+        for index in count:
+            if plan.prompts:
+                prompt = plan.prompts[index % len(plan.prompts)]
+                prompt_tokens = len(prompt.split())
+            else:
+                prompt_tokens = plan.prompt_tokens.sample(rng)
+                prompt = " ".join(rng.choices(VOCABULARY, k=prompt_tokens))
+            body = self._body(plan, prompt, plan.output_tokens.sample(rng))
+            yield _Request(index, body, prompt_tokens)
+
+    def _body(self, plan: LoadPlan, prompt: str, max_tokens: int) -> bytes:
+        payload: dict[str, Any] = {
+            "model": plan.model,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "temperature": 0.0,
+        }
+        if plan.api is Api.CHAT:
+            payload["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            payload["prompt"] = prompt
+        if self._ignore_eos:
+            payload["min_tokens"] = max_tokens
+            payload["ignore_eos"] = True
+        return json.dumps(payload).encode()
+
+
+class _Run:
+    """One run: its sender, its requests in flight and its samples."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        plan: LoadPlan,
+        requests: Iterator[_Request],
+        trace: Trace | None,
+        on_sample: Callable[[RequestSample], None] | None,
+    ) -> None:
+        self.session = session
+        self.plan = plan
+        self.requests = requests
+        self.trace = trace
+        self.on_sample = on_sample
+        path = "chat/completions" if plan.api is Api.CHAT else "completions"
+        self.url = f"{plan.endpoint}/{path}"
+        self.completions = plan.api is Api.COMPLETIONS
+        self.timeout = plan.request_timeout_seconds
+        users = (plan.concurrency or 1) if plan.request_rate is None else plan.concurrency
+        self.slots = asyncio.Semaphore(users) if users else None
+        self.inflight: set[asyncio.Task[RequestSample]] = set()
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.samples: list[RequestSample] = []
+        self.start = self.last_end = 0.0
+
+    async def execute(self, stop: asyncio.Event) -> LoadRun:
+        """Sends until the plan's count or duration is reached, then waits for the requests in
+        flight; `stop` cancels them at any point."""
+        self.start = self.last_end = perf_counter()
+        sender = asyncio.create_task(self.send())
+        stopped = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait(
+                (sender, stopped),
+                timeout=self.plan.duration_seconds,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            await cancel_and_wait([sender])
+            if not stop.is_set():
+                drained = asyncio.create_task(self.idle.wait())
+                try:
+                    await asyncio.wait((drained, stopped), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    await cancel_and_wait([drained])
+        finally:
+            await cancel_and_wait([sender, stopped, *self.inflight])
+        if not sender.cancelled() and (error := sender.exception()) is not None:
+            raise error
+        samples = tuple(sorted(self.samples, key=lambda s: s.index))
+        return LoadRun(samples, self.last_end - self.start, cancelled=stop.is_set())
+
+    async def send(self) -> None:
+        rate = self.plan.request_rate
+        loop = asyncio.get_running_loop()
+        arrivals = random.Random(f"arrivals:{self.plan.seed}")
+        next_at = loop.time()
+        for request in self.requests:
+            if self.slots is not None:
+                await self.slots.acquire()
+            self.launch(request)
+            if rate is not None:
+                next_at += arrivals.expovariate(rate)
+                if (delay := next_at - loop.time()) > 0:
+                    await asyncio.sleep(delay)
+
+    def launch(self, request: _Request) -> None:
+        stream = _Stream(request, self.start, self.completions, self.trace)
+        task = asyncio.create_task(self.exchange(stream))
+        self.inflight.add(task)
+        self.idle.clear()
+        task.add_done_callback(lambda done: self.finished(stream, done))
+
+    def finished(self, stream: _Stream, task: asyncio.Task[RequestSample]) -> None:
+        self.inflight.discard(task)
+        if not self.inflight:
+            self.idle.set()
+        if self.slots is not None:
+            self.slots.release()
+        self.last_end = perf_counter()
+        sample = stream.cancelled() if task.cancelled() else task.result()
+        self.samples.append(sample)
+        if self.on_sample is not None:
+            self.on_sample(sample)
+
+    async def exchange(self, stream: _Stream) -> RequestSample:
+        """One request, start to end; whatever goes wrong becomes the sample's failure."""
+        try:
+            return await self.stream(stream)
+        except aiohttp.ConnectionTimeoutError:
+            return stream.sample(
+                FailureKind.TIMEOUT, f"stalled: no connection within {self.timeout:g}s"
+            )
+        except TimeoutError:
+            if stream.done:
+                return stream.finished()
+            return stream.sample(
+                FailureKind.TIMEOUT,
+                f"stalled: no data for {self.timeout:g}s after {stream.chunks} tokens",
+            )
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
+            if stream.done:
+                return stream.finished()
+            head = "connection lost" if stream.responded else "connection failed"
+            return stream.sample(
+                FailureKind.CONNECTION, f"{head}: after {stream.chunks} tokens ({_describe(exc)})"
+            )
+        except aiohttp.ClientError as exc:
+            return stream.sample(FailureKind.MALFORMED, f"bad response: {_describe(exc)}")
+        except Exception as exc:
+            return stream.sample(FailureKind.MALFORMED, f"unexpected: {_describe(exc)}")
+
+    async def stream(self, stream: _Stream) -> RequestSample:
+        stream.sent = perf_counter()
+        async with self.session.post(self.url, data=stream.request.body) as response:
+            stream.responded = True
+            content = response.content
+            if response.status >= 400:
+                body = b""
+                while len(body) < 4 * ERROR_BODY_CHARS and (chunk := await content.readany()):
+                    body += chunk
+                reason = _line(body) or response.reason or ""
+                return stream.sample(FailureKind.HTTP_STATUS, f"HTTP {response.status}: {reason}")
+            events = EventStream()
+            take = stream.take
+            while chunk := await content.readany():
+                now = perf_counter()
+                for data in events.feed(chunk):
+                    if (malformed := take(data, now)) is not None:
+                        return stream.sample(FailureKind.MALFORMED, malformed)
+            now = perf_counter()
+            for data in events.close():
+                if (malformed := take(data, now)) is not None:
+                    return stream.sample(FailureKind.MALFORMED, malformed)
+            return stream.finished()
+
+
+def _connection_limit(plan: LoadPlan) -> int:
+    """Connections the connector may hold: the concurrency; no limit (aiohttp's 0) when an open
+    loop is uncapped, so that the client never holds back arrivals."""
+    if plan.concurrency:
+        return plan.concurrency
+    return 0 if plan.request_rate is not None else 1
+
+
+async def _preflight(session: aiohttp.ClientSession, plan: LoadPlan) -> None:
+    """GET /models: only a failure to reach the server stops the run (an error status does not:
+    some servers lack the route)."""
+    try:
+        async with session.get(f"{plan.endpoint}/models") as response:
+            await response.read()
+    except (aiohttp.ClientConnectionError, aiohttp.InvalidURL, TimeoutError, OSError) as exc:
+        raise EndpointUnreachable(plan.endpoint, _describe(exc)) from exc
+    except aiohttp.ClientError:
+        return

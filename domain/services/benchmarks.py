@@ -1,0 +1,755 @@
+"""Benchmarks: run one against a deployment or an endpoint, watch it, cancel it, compare them.
+
+`BenchmarkService.run` stores the benchmark and its job (a BATCH job of one core, no GPU) in one
+unit of work: the job queues and is estimated and drawn like every job. When the job runs, the
+reactions queue `start`: on a simulated cluster (whose pods run nothing) the load generator runs
+in the process that took the task (`BenchmarkRunner`), reports progress about every second, stores
+the samples and the summary, and then ends the job as the benchmark pod would have
+(`ClusterGateway.workload_exited`). A run is claimed with the benchmark's version (a task that
+runs twice starts one run); a run whose process died stops reporting, and the sweep fails it.
+
+The metrics have one definition (`domain.serving.metrics`), whatever produced the samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.model.benchmark import Benchmark, BenchmarkStatus
+from domain.model.cluster import ClusterStatus
+from domain.model.deployment import Deployment, DeploymentStatus, engine_args_document
+from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId, new_benchmark_id
+from domain.model.job import DeploymentType, Job, JobStatus, JobType, Resources, SourceKind
+from domain.model.load import (
+    Api,
+    EndpointUnreachable,
+    LengthKind,
+    Lengths,
+    LoadPlan,
+    LoadResult,
+    RequestSample,
+)
+from domain.model.principal import Principal
+from domain.names import name_problem, text_problem
+from domain.ports import (
+    Clock,
+    GatewayFactory,
+    JobCursor,
+    LoadGenerator,
+    Page,
+    TenantScope,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from domain.services.jobs import JobService
+from domain.services.submission import JobSubmission
+from domain.serving.metrics import progress, summarize
+
+log = logging.getLogger(__name__)
+
+MAX_REQUESTS = 100_000
+MAX_CONCURRENCY = 1024
+MAX_RATE = 10_000.0
+MAX_DURATION = 86_400.0
+MAX_PROMPTS = 10_000
+MAX_PROMPT_CHARS = 100_000
+MAX_TOKENS = 1_048_576
+MAX_PAGE = 100
+MAX_COMPARED = 10
+BLOCKED_HOSTS = frozenset({"metadata.google.internal", "metadata", "metadata.azure.internal"})
+
+
+@dataclass(frozen=True)
+class BenchmarkRequest:
+    name: str
+    project_id: ProjectId
+    deployment_id: DeploymentId | None = None
+    endpoint_url: str | None = None
+    cluster_id: ClusterId | None = None
+    """Where an endpoint URL's benchmark runs (a deployment's runs on its cluster)."""
+    model: str | None = None
+    """The model name to request (a deployment's served name by default)."""
+    api: Api = Api.CHAT
+    concurrency: int | None = None
+    request_rate: float | None = None
+    request_count: int | None = None
+    duration_seconds: float | None = None
+    prompt_tokens: Lengths = field(default_factory=lambda: Lengths.fixed(128))
+    output_tokens: Lengths = field(default_factory=lambda: Lengths.fixed(128))
+    prompts: tuple[str, ...] = ()
+    seed: int = 0
+    request_timeout_seconds: float = 120.0
+
+
+def endpoint_problem(url: str) -> str | None:
+    """Why a user's endpoint URL may not be benchmarked, or None. Any http(s) server is allowed,
+    local ones too (a vLLM on the same machine), except link-local and cloud metadata addresses:
+    a benchmark must not become a way to read what the service's host can reach there."""
+    if len(url) > 2048 or text_problem(url) or not url.isprintable():
+        return "must be an http(s) URL of at most 2048 characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "is not a URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL with a host"
+    if parts.username or parts.password:
+        return "must not carry credentials"
+    if parts.query or parts.fragment:
+        return "must not have a query or fragment: give the API's base URL, e.g. http://host/v1"
+    if port == 0:
+        return "has port 0"
+    host = parts.hostname.lower().rstrip(".")
+    if host in BLOCKED_HOSTS:
+        return "names a cloud metadata service"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if address.is_link_local or address.is_multicast or address.is_unspecified:
+        return "is a link-local, multicast or unspecified address"
+    return None
+
+
+def _length_issues(path: str, lengths: Lengths) -> list[FieldIssue]:
+    issues: list[FieldIssue] = []
+    if lengths.kind is LengthKind.FIXED:
+        if not 1 <= lengths.mean <= MAX_TOKENS:
+            issues.append(FieldIssue(f"{path}.mean", f"must be between 1 and {MAX_TOKENS}"))
+    elif not 1 <= lengths.low <= lengths.high <= MAX_TOKENS:
+        issues.append(
+            FieldIssue(f"{path}.low", f"needs 1 <= low <= high <= {MAX_TOKENS} for {lengths.kind}")
+        )
+    elif lengths.kind is LengthKind.NORMAL and not (
+        lengths.low <= lengths.mean <= lengths.high
+        and math.isfinite(lengths.stddev)
+        and lengths.stddev >= 0
+    ):
+        issues.append(
+            FieldIssue(f"{path}.stddev", "needs low <= mean <= high and a stddev of at least 0")
+        )
+    return issues
+
+
+def validate_benchmark(req: BenchmarkRequest) -> list[FieldIssue]:
+    issues: list[FieldIssue] = []
+
+    def bad(path: str, message: str, code: str = "INVALID") -> None:
+        issues.append(FieldIssue(path, message, code))
+
+    if problem := text_problem(req.name) or name_problem(req.name, max_length=50):
+        bad("name", problem, "INVALID_NAME")
+    if (req.deployment_id is None) == (req.endpoint_url is None):
+        bad("deployment_id", "give exactly one of `deployment_id` and `endpoint_url`", "REQUIRED")
+    if req.endpoint_url is not None:
+        if problem := endpoint_problem(req.endpoint_url):
+            bad("endpoint_url", problem, "FORBIDDEN_ENDPOINT")
+        if req.cluster_id is None:
+            bad(
+                "cluster_id",
+                "is required with `endpoint_url`: the cluster it runs from",
+                "REQUIRED",
+            )
+        if req.model is None:
+            bad("model", "is required with `endpoint_url`", "REQUIRED")
+    if req.model is not None and (
+        not 0 < len(req.model) <= 200 or text_problem(req.model) or not req.model.isprintable()
+    ):
+        bad("model", "must be 1 to 200 printable characters")
+    if req.concurrency is None and req.request_rate is None:
+        bad("concurrency", "give `concurrency` (users), `request_rate`, or both", "REQUIRED")
+    if req.concurrency is not None and not 1 <= req.concurrency <= MAX_CONCURRENCY:
+        bad("concurrency", f"must be between 1 and {MAX_CONCURRENCY}")
+    if req.request_rate is not None and not (
+        math.isfinite(req.request_rate) and 0 < req.request_rate <= MAX_RATE
+    ):
+        bad("request_rate", f"must be more than 0 and at most {MAX_RATE:g} requests per second")
+    if req.request_count is None and req.duration_seconds is None:
+        bad("request_count", "give `request_count`, `duration_seconds`, or both", "REQUIRED")
+    if req.request_count is not None and not 1 <= req.request_count <= MAX_REQUESTS:
+        bad("request_count", f"must be between 1 and {MAX_REQUESTS}")
+    if req.duration_seconds is not None and not (
+        math.isfinite(req.duration_seconds) and 1 <= req.duration_seconds <= MAX_DURATION
+    ):
+        bad("duration_seconds", f"must be between 1 and {MAX_DURATION:g}")
+    issues += _length_issues("prompt_tokens", req.prompt_tokens)
+    issues += _length_issues("output_tokens", req.output_tokens)
+    if len(req.prompts) > MAX_PROMPTS:
+        bad("prompts", f"must hold at most {MAX_PROMPTS} prompts", "TOO_MANY")
+    elif any(not 0 < len(p) <= MAX_PROMPT_CHARS or text_problem(p) for p in req.prompts):
+        bad("prompts", f"each must be 1 to {MAX_PROMPT_CHARS} characters of text")
+    if not -(2**63) <= req.seed < 2**63:
+        bad("seed", "must fit in 64 bits")
+    if not (
+        math.isfinite(req.request_timeout_seconds) and 1 <= req.request_timeout_seconds <= 3600
+    ):
+        bad("request_timeout_seconds", "must be between 1 and 3600")
+    return issues
+
+
+def estimated_seconds(req: BenchmarkRequest) -> int:
+    """A first guess of how long the run takes, for its job's estimate (learned run times
+    of earlier benchmarks of the same name take over): its duration if given; else the
+    requests over the users or the rate, each taking 0.2 s plus 30 ms per output token
+    (a 7-8B model on one datacenter GPU at moderate load)."""
+    if req.duration_seconds is not None:
+        return max(1, math.ceil(req.duration_seconds))
+    count = req.request_count or 1
+    per_request = 0.2 + 0.03 * req.output_tokens.mean
+    if req.request_rate is not None:
+        return max(1, math.ceil(count / req.request_rate + per_request))
+    users = req.concurrency or 1
+    return max(1, math.ceil(math.ceil(count / users) * per_request))
+
+
+@dataclass(frozen=True)
+class Difference:
+    key: str
+    values: tuple[str | None, ...]
+    """One per compared benchmark, in their order."""
+
+
+@dataclass(frozen=True)
+class Best:
+    metric: str
+    benchmark_id: BenchmarkId
+    value: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    benchmarks: list[Benchmark]
+    differences: list[Difference]
+    best: list[Best]
+
+
+LOWER_IS_BETTER = ("ttft", "tpot", "itl", "e2el")
+HIGHER_IS_BETTER = ("request_throughput", "output_throughput", "total_token_throughput")
+
+
+def compare(benchmarks: Sequence[Benchmark]) -> Comparison:
+    """What differs in their configuration, and which is best by each metric (mean latencies
+    lowest, throughputs highest), among those with results."""
+    keys = sorted({k for b in benchmarks for k in b.configuration})
+    differences = []
+    for key in keys:
+        values = tuple(_text(b.configuration.get(key)) for b in benchmarks)
+        if len(set(values)) > 1:
+            differences.append(Difference(key, values))
+    measured = [b for b in benchmarks if b.result is not None]
+    best: list[Best] = []
+    for metric in LOWER_IS_BETTER:
+        scored = [(s.mean, b) for b in measured if (s := getattr(b.result, metric)) is not None]
+        if scored:
+            value, winner = min(scored, key=lambda p: p[0])
+            best.append(Best(metric, winner.id, value))
+    for metric in HIGHER_IS_BETTER:
+        scored = [(float(getattr(b.result, metric)), b) for b in measured]
+        if scored:
+            value, winner = max(scored, key=lambda p: p[0])
+            best.append(Best(metric, winner.id, value))
+    return Comparison(list(benchmarks), differences, best)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_text(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _lengths_text(lengths: Lengths) -> str:
+    if lengths.kind is LengthKind.FIXED:
+        return str(lengths.mean)
+    if lengths.kind is LengthKind.UNIFORM:
+        return f"uniform {lengths.low}-{lengths.high}"
+    return f"normal {lengths.mean}±{lengths.stddev:g} [{lengths.low}-{lengths.high}]"
+
+
+def configuration_of(plan: LoadPlan, deployment: Deployment | None) -> dict[str, Any]:
+    """What a comparison shows of a run: the load's shape, and the deployment as it served."""
+    shape: dict[str, Any] = {
+        "concurrency": plan.concurrency,
+        "request_rate": plan.request_rate,
+        "request_count": plan.request_count,
+        "duration_seconds": plan.duration_seconds,
+        "prompt_tokens": _lengths_text(plan.prompt_tokens),
+        "output_tokens": _lengths_text(plan.output_tokens),
+        "api": plan.api.value,
+        "model": plan.model,
+    }
+    if deployment is None:
+        return {**shape, "endpoint": plan.endpoint}
+    running = sum(1 for w in deployment.workers if w.status.value == "RUNNING")
+    return {
+        **shape,
+        "gpu_type": deployment.gpu_type,
+        "gpus_per_replica": deployment.gpus_per_replica,
+        "replicas": running,
+        "engine": deployment.engine.value,
+        "engine_args": {
+            k: v
+            for k, v in engine_args_document(deployment.engine_args).items()
+            if v not in (None, [])
+        },
+    }
+
+
+class BenchmarkService:
+    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock, jobs: JobService) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._jobs = jobs
+
+    async def run(self, principal: Principal, req: BenchmarkRequest) -> Benchmark:
+        if not principal.may_use_project(req.project_id):
+            raise Forbidden(f"this token may not run benchmarks in project {req.project_id}")
+        issues = validate_benchmark(req)
+        if issues:
+            raise ValidationFailed(issues)
+        now = self._clock.now()
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            deployment = None
+            if req.deployment_id is not None:
+                deployment = await uow.deployments.get(req.deployment_id)
+                if deployment is None or not principal.may_use_project(deployment.project_id):
+                    raise NotFound("deployment", req.deployment_id)
+                if deployment.status in (DeploymentStatus.STOPPED, DeploymentStatus.FAILED):
+                    raise Conflict(
+                        f"deployment {deployment.name} is {deployment.status.value}",
+                        code="NOT_SERVING",
+                    )
+                longest = req.prompt_tokens.largest + req.output_tokens.largest
+                if not req.prompts and longest > deployment.engine_args.max_model_len:
+                    raise ValidationFailed.single(
+                        "output_tokens",
+                        f"prompt and output of up to {longest} tokens exceed the deployment's "
+                        f"max model length ({deployment.engine_args.max_model_len})",
+                        "EXCEEDS_MODEL_LENGTH",
+                    )
+            cluster_id = deployment.cluster_id if deployment else req.cluster_id
+            assert cluster_id is not None
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is not None and cluster.is_real:
+                raise ValidationFailed.single(
+                    "cluster_id",
+                    "benchmarks run from simulated clusters in this release (on a Kubernetes "
+                    "cluster they will run as a Job next to the model)",
+                    "UNSUPPORTED",
+                )
+            if cluster is not None and cluster.status is ClusterStatus.DELETING:
+                raise ValidationFailed.single(
+                    "cluster_id", "the cluster is being deleted", "CLUSTER_DELETING"
+                )
+            benchmark_id = new_benchmark_id()
+            sub = JobSubmission(
+                name=f"bench-{req.name}"[:53].rstrip("-"),
+                project_id=req.project_id,
+                cluster_id=cluster_id,
+                job_type=JobType.BATCH,
+                deployment_type=DeploymentType.DOCKER,
+                spec={"benchmark": {"id": str(benchmark_id)}},
+                resources=Resources(gpu_type=None, gpu_count=0, cpu_cores=1.0, memory_gb=2.0),
+                source_kind=SourceKind.BENCHMARK,
+                source_id=str(benchmark_id),
+                estimated_duration_seconds=estimated_seconds(req),
+                max_retries=0,
+            )
+            job, default_queue = await self._jobs.prepare(uow, principal, sub, now, managed=True)
+            plan = LoadPlan(
+                endpoint=(req.endpoint_url or "").rstrip("/"),
+                model=req.model or (deployment.served_model_name if deployment else ""),
+                api=req.api,
+                concurrency=req.concurrency,
+                request_rate=req.request_rate,
+                request_count=req.request_count,
+                duration_seconds=req.duration_seconds,
+                prompt_tokens=req.prompt_tokens,
+                output_tokens=req.output_tokens,
+                prompts=req.prompts,
+                seed=req.seed,
+                request_timeout_seconds=req.request_timeout_seconds,
+            )
+            benchmark = Benchmark(
+                id=benchmark_id,
+                tenant_id=principal.tenant_id,
+                project_id=req.project_id,
+                cluster_id=cluster_id,
+                name=req.name,
+                plan=plan,
+                job_id=job.id,
+                created_at=now,
+                updated_at=now,
+                deployment_id=req.deployment_id,
+                configuration=configuration_of(plan, deployment),
+                status_message="waiting for its job to run",
+            )
+            benchmark.record_creation()
+            if default_queue is not None:
+                await uow.quotas.add_local_queue(default_queue, if_absent=True)
+            job.record_submission()
+            await uow.jobs.add(job)
+            await uow.benchmarks.add(benchmark)
+            await uow.commit()
+        return benchmark
+
+    async def cancel(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark:
+        now = self._clock.now()
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            b = await self._get(uow, principal, benchmark_id)
+            if b.status.is_final:
+                raise Conflict(
+                    f"benchmark {b.name} is already {b.status.value}", code="ALREADY_FINISHED"
+                )
+            b.finish(BenchmarkStatus.CANCELLED, "cancelled by user", now)
+            job = await uow.jobs.get(b.job_id, for_update=True)
+            if job is not None and not job.status.is_finished:
+                job.transition(JobStatus.CANCELLED, "benchmark cancelled by user", now)
+            await uow.benchmarks.save(b)
+            await uow.commit()  # the run notices at its next progress report
+        return b
+
+    async def get(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            b = await uow.benchmarks.get(benchmark_id)
+        if b is None or not principal.may_use_project(b.project_id):
+            return None
+        return b
+
+    async def samples(
+        self, principal: Principal, benchmark_id: BenchmarkId
+    ) -> list[RequestSample] | None:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            b = await uow.benchmarks.get(benchmark_id)
+            if b is None or not principal.may_use_project(b.project_id):
+                return None
+            return await uow.benchmarks.samples(benchmark_id) or []
+
+    async def page(
+        self,
+        principal: Principal,
+        *,
+        deployment_id: DeploymentId | None = None,
+        first: int = 50,
+        after: JobCursor | None = None,
+    ) -> Page[Benchmark]:
+        if not 0 < first <= MAX_PAGE:
+            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            return await uow.benchmarks.page(
+                deployment_id=deployment_id,
+                project_ids=principal.project_ids,
+                first=first,
+                after=after,
+            )
+
+    async def compare(
+        self, principal: Principal, benchmark_ids: Sequence[BenchmarkId]
+    ) -> Comparison:
+        ids = list(dict.fromkeys(benchmark_ids))
+        if not 2 <= len(ids) <= MAX_COMPARED:
+            raise ValidationFailed.single(
+                "ids", f"name 2 to {MAX_COMPARED} different benchmarks", "INVALID"
+            )
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            found = await uow.benchmarks.get_many(ids)
+        for benchmark_id in ids:
+            b = found.get(benchmark_id)
+            if b is None or not principal.may_use_project(b.project_id):
+                raise NotFound("benchmark", benchmark_id)
+        return compare([found[i] for i in ids])
+
+    @staticmethod
+    async def _get(uow: UnitOfWork, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark:
+        b = await uow.benchmarks.get(benchmark_id, for_update=True)
+        if b is None or not principal.may_use_project(b.project_id):
+            raise NotFound("benchmark", benchmark_id)
+        return b
+
+
+def benchmark_of(job: Job) -> BenchmarkId | None:
+    """The benchmark a job runs."""
+    if job.source.kind is SourceKind.BENCHMARK and job.source.source_id:
+        try:
+            return BenchmarkId(uuid.UUID(job.source.source_id))
+        except ValueError:
+            return None
+    return None
+
+
+class BenchmarkRunner:
+    """Runs benchmarks' load in this process, while their jobs run (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        gateways: GatewayFactory,
+        loadgen: LoadGenerator,
+        progress_seconds: float = 1.0,
+        stale_seconds: float = 30.0,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._gateways = gateways
+        self._loadgen = loadgen
+        self._progress_seconds = progress_seconds
+        self._stale = timedelta(seconds=stale_seconds)
+        self._runs: dict[BenchmarkId, asyncio.Task[None]] = {}
+        self._stops: dict[BenchmarkId, asyncio.Event] = {}
+
+    @property
+    def running(self) -> frozenset[BenchmarkId]:
+        return frozenset(self._runs)
+
+    async def start(self, benchmark_id: BenchmarkId) -> bool:
+        """Claim the benchmark and start its run here; False if it is not due (its job does
+        not run) or another run has it."""
+        if benchmark_id in self._runs:
+            return False
+        now = self._clock.now()
+        failure: str | None = None
+        async with self._uow(TenantScope.system()) as uow:
+            b = await uow.benchmarks.get(benchmark_id, for_update=True)
+            if b is None or b.status is not BenchmarkStatus.PENDING:
+                return False
+            job = await uow.jobs.get(b.job_id)
+            if job is None or job.status is not JobStatus.RUNNING:
+                return False
+            plan, deployment = b.plan, None
+            if b.deployment_id is not None:
+                deployment = await uow.deployments.get(b.deployment_id)
+                if deployment is None:
+                    failure = "its deployment is gone"
+                elif deployment.status is not DeploymentStatus.RUNNING or not (
+                    deployment.endpoint_url
+                ):
+                    failure = (
+                        f"deployment {deployment.name} is not serving "
+                        f"({deployment.status.value}: {deployment.status_message})"
+                    )
+                else:
+                    plan = _with_endpoint(plan, deployment.endpoint_url)
+            configuration = (
+                {**b.configuration, **_deployment_now(deployment)}
+                if deployment
+                else b.configuration
+            )
+            b.start(plan, configuration, now)
+            if failure:
+                b.finish(BenchmarkStatus.FAILED, failure, now)
+            try:
+                await uow.benchmarks.save(b)
+                await uow.commit()
+            except Conflict:
+                return False  # another run claimed it first
+        if failure:
+            await self._exited(b, job, succeeded=False, reason=failure)
+            return True
+        stop = asyncio.Event()
+        self._stops[b.id] = stop
+        self._runs[b.id] = asyncio.create_task(self._run(b, job, stop), name=f"benchmark-{b.id}")
+        return True
+
+    async def wait(self, benchmark_id: BenchmarkId) -> None:
+        """Until this process's run of it ends (tests, shutdown)."""
+        task = self._runs.get(benchmark_id)
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+
+    async def _run(self, b: Benchmark, job: Job, stop: asyncio.Event) -> None:
+        samples: list[RequestSample] = []
+        began = self._clock.now()
+        reporter = asyncio.create_task(self._report(b.id, samples, began, stop))
+        status, reason, result = BenchmarkStatus.FAILED, "the run failed", None
+        try:
+            run = await self._loadgen.run(b.plan, on_sample=samples.append, stop=stop)
+            result = summarize(run)
+            status, reason = _outcome(result, cancelled=run.cancelled)
+        except EndpointUnreachable as exc:
+            reason = str(exc)
+        except asyncio.CancelledError:
+            reason = "the process running it stopped"
+            raise
+        except Exception as exc:  # a bug in the client: the benchmark fails with it, visibly
+            log.exception("benchmark %s failed", b.id)
+            reason = f"the load generator failed: {type(exc).__name__}"
+        finally:
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+            self._runs.pop(b.id, None)
+            self._stops.pop(b.id, None)
+            await asyncio.shield(self._finish(b, job, status, reason, result, samples))
+
+    async def _finish(
+        self,
+        b: Benchmark,
+        job: Job,
+        status: BenchmarkStatus,
+        reason: str,
+        result: LoadResult | None,
+        samples: list[RequestSample],
+    ) -> None:
+        try:
+            for _ in range(3):
+                try:
+                    async with self._uow(TenantScope.system()) as uow:
+                        current = await uow.benchmarks.get(b.id, for_update=True)
+                        if current is None:
+                            return
+                        if current.status.is_final:  # cancelled meanwhile: keep what it measured
+                            current.attach(result, self._clock.now())
+                        else:
+                            current.finish(status, reason, self._clock.now(), result)
+                        await uow.benchmarks.save(current)
+                        await uow.benchmarks.save_samples(b.id, samples)
+                        await uow.commit()
+                        status, reason = current.status, current.status_message or reason
+                    break
+                except Conflict:
+                    continue  # a progress report or a cancel wrote first: read it again
+            await self._exited(b, job, succeeded=status is BenchmarkStatus.COMPLETED, reason=reason)
+        except Exception:
+            log.exception("storing the results of benchmark %s failed", b.id)
+
+    async def _exited(self, b: Benchmark, job: Job, *, succeeded: bool, reason: str) -> None:
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(b.cluster_id)
+        if cluster is None:
+            return
+        await self._gateways.for_cluster(cluster).workload_exited(
+            job.id, job.attempt, succeeded=succeeded, reason=reason
+        )
+
+    async def _report(
+        self,
+        benchmark_id: BenchmarkId,
+        samples: list[RequestSample],
+        began: datetime,
+        stop: asyncio.Event,
+    ) -> None:
+        """About every `progress_seconds`: store the progress (an event subscribers see), and
+        notice a cancellation."""
+        while True:
+            await self._clock.sleep(self._progress_seconds)
+            elapsed = (self._clock.now() - began).total_seconds()
+            try:
+                async with self._uow(TenantScope.system()) as uow:
+                    b = await uow.benchmarks.get(benchmark_id, for_update=True)
+                    if b is None or b.status.is_final:
+                        stop.set()
+                        return
+                    b.report(progress(list(samples), elapsed), self._clock.now())
+                    await uow.benchmarks.save(b)
+                    await uow.commit()
+            except Conflict:
+                continue
+            except Exception as exc:  # an outage: the run goes on, the next report tries again
+                log.warning("reporting the progress of benchmark %s failed: %s", benchmark_id, exc)
+
+    async def settle(self, benchmark_id: BenchmarkId) -> bool:
+        """Its job ended: a benchmark still waiting or running ends with it (a run here is
+        stopped). True if the benchmark ended now."""
+        stop = self._stops.get(benchmark_id)
+        async with self._uow(TenantScope.system()) as uow:
+            b = await uow.benchmarks.get(benchmark_id, for_update=True)
+            if b is None or b.status.is_final:
+                return False
+            job = await uow.jobs.get(b.job_id)
+            ended = job is not None and (
+                job.status.is_finished or job.status is JobStatus.PREEMPTED
+            )
+            if job is None or not ended:
+                return False
+            if stop is not None:  # the run ends it, with what it measured
+                stop.set()
+                return False
+            status = (
+                BenchmarkStatus.CANCELLED
+                if job.status is JobStatus.CANCELLED
+                else BenchmarkStatus.FAILED
+            )
+            b.finish(
+                status, f"its job is {job.status.value}: {job.status_message}", self._clock.now()
+            )
+            await uow.benchmarks.save(b)
+            await uow.commit()
+        return True
+
+    async def sweep(self) -> int:
+        """Fail the runs whose process stopped (no progress for `stale_seconds`)."""
+        now = self._clock.now()
+        async with self._uow(TenantScope.system()) as uow:
+            stale = [
+                b
+                for b in await uow.benchmarks.running()
+                if b.id not in self._runs and now - b.updated_at > self._stale
+            ]
+        ended = 0
+        for candidate in stale:
+            reason = "the process running it stopped (no progress reported)"
+            try:
+                async with self._uow(TenantScope.system()) as uow:
+                    b = await uow.benchmarks.get(candidate.id, for_update=True)
+                    if b is None or b.status is not BenchmarkStatus.RUNNING:
+                        continue
+                    if now - b.updated_at <= self._stale:
+                        continue
+                    job = await uow.jobs.get(b.job_id)
+                    b.finish(BenchmarkStatus.FAILED, reason, now)
+                    await uow.benchmarks.save(b)
+                    await uow.commit()
+            except Conflict:
+                continue
+            ended += 1
+            if job is not None:
+                await self._exited(b, job, succeeded=False, reason=reason)
+        return ended
+
+    async def close(self) -> None:
+        """Stop the runs of this process (each ends FAILED: the process stopped)."""
+        tasks = list(self._runs.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _with_endpoint(plan: LoadPlan, endpoint: str) -> LoadPlan:
+    return replace(plan, endpoint=endpoint.rstrip("/"))
+
+
+def _deployment_now(deployment: Deployment) -> dict[str, Any]:
+    running = sum(1 for w in deployment.workers if w.status.value == "RUNNING")
+    return {"replicas": running}
+
+
+def _outcome(result: LoadResult, *, cancelled: bool) -> tuple[BenchmarkStatus, str]:
+    if cancelled:
+        return BenchmarkStatus.CANCELLED, "cancelled by user"
+    if result.successful_requests == 0:
+        top = result.failures[0][0] if result.failures else "no request was sent"
+        return BenchmarkStatus.FAILED, f"every request failed ({top})"
+    message = f"{result.successful_requests} requests in {result.duration_seconds:.1f} s" + (
+        f", {result.failed_requests} failed" if result.failed_requests else ""
+    )
+    return BenchmarkStatus.COMPLETED, message

@@ -1,0 +1,176 @@
+"""The live streams of deployments and benchmarks: `deploymentUpdates` and `benchmarkProgress`.
+
+`deploymentUpdates` keeps the contract of every cluster stream (ARCHITECTURE.md, events): a
+snapshot of the caller's deployments on the cluster stamped with the sequence it reflects, then
+each later change of one of them in order; `since: N` replays exactly the changes after N from the
+retained history, or sends a fresh snapshot when that history is gone; a subscriber that fell
+behind is sent what it missed, or a fresh snapshot.
+
+`benchmarkProgress` sends a benchmark as it is, then each change of it (progress about every
+second while it runs, its status when it ends), and ends after it ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+
+from domain.errors import NotFound
+from domain.model.benchmark import Benchmark
+from domain.model.deployment import Deployment
+from domain.model.ids import BenchmarkId, ClusterId
+from domain.model.principal import Principal
+from domain.ports import EventHub, EventLog, Overflowed, StoredEvent, TenantScope, UnitOfWorkFactory
+from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
+
+SNAPSHOT_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class DeploymentSnapshot:
+    sequence: int
+    deployments: list[Deployment]
+    reason: str
+    """`subscribed`, `history-gone`, `unknown-since` or `resync`."""
+
+
+@dataclass(frozen=True)
+class DeploymentUpdate:
+    sequence: int
+    deployment: Deployment
+
+
+class ServingUpdatesService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        hub: EventHub,
+        log: EventLog,
+        buffer: int = 64,
+        replay_limit: int = 10_000,
+    ) -> None:
+        self._uow = uow
+        self._hub = hub
+        self._log = log
+        self._buffer = buffer
+        self._replay_limit = replay_limit
+
+    async def deployment_updates(
+        self, principal: Principal, cluster_id: ClusterId, since: int | None = None
+    ) -> AsyncGenerator[DeploymentSnapshot | DeploymentUpdate, None]:
+        """Raises NotFound (before anything is sent) for an unknown cluster."""
+        async with self._uow(TenantScope.system()) as uow:
+            if await uow.clusters.get(cluster_id) is None:
+                raise NotFound("cluster", cluster_id)
+        return self._deployments(principal, cluster_id, since)
+
+    async def _deployments(
+        self, principal: Principal, cluster_id: ClusterId, since: int | None
+    ) -> AsyncGenerator[DeploymentSnapshot | DeploymentUpdate, None]:
+        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
+        try:
+            first: list[DeploymentSnapshot | DeploymentUpdate] = []
+            replay = (
+                None
+                if since is None
+                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
+            )
+            if replay is None:
+                reason = "subscribed"
+                if since is not None:
+                    current = await self._log.current_sequence(cluster_id)
+                    reason = "unknown-since" if since > current else "history-gone"
+                snapshot = await self._snapshot(principal, cluster_id, reason)
+                first.append(snapshot)
+                last = snapshot.sequence
+            else:
+                assert since is not None
+                last = since
+                for event in replay:
+                    last = event.sequence
+                    if (update := _visible(principal, event)) is not None:
+                        first.append(update)
+        except BaseException:
+            await live.close()
+            raise
+        updates = live_updates(
+            live,
+            first,
+            last,
+            change=lambda event: _visible(principal, event),
+            resync=lambda: self._snapshot(principal, cluster_id, "resync"),
+            missed=lambda after: events_after(
+                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
+            ),
+        )
+        try:
+            async for item in updates:
+                yield item
+        finally:
+            await updates.aclose()
+
+    async def _snapshot(
+        self, principal: Principal, cluster_id: ClusterId, reason: str
+    ) -> DeploymentSnapshot:
+        async with self._uow(TenantScope(principal.tenant_id), consistent_read=True) as uow:
+            sequence = await uow.current_sequence(cluster_id)
+            found = await uow.deployments.on_cluster(cluster_id, limit=SNAPSHOT_LIMIT)
+        visible = [d for d in found if principal.may_use_project(d.project_id)]
+        return DeploymentSnapshot(sequence, visible, reason)
+
+    async def benchmark_progress(
+        self, principal: Principal, benchmark_id: BenchmarkId
+    ) -> AsyncGenerator[Benchmark, None]:
+        """Raises NotFound (before anything is sent) for a benchmark the caller may not see."""
+        first = await self._benchmark(principal, benchmark_id)
+        if first is None:
+            raise NotFound("benchmark", benchmark_id)
+        return self._progress(principal, first)
+
+    async def _benchmark(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            found = await uow.benchmarks.get(benchmark_id)
+        if found is None or not principal.may_use_project(found.project_id):
+            return None
+        return found
+
+    async def _progress(
+        self, principal: Principal, first: Benchmark
+    ) -> AsyncGenerator[Benchmark, None]:
+        live = await self._hub.subscribe(first.cluster_id, buffer=self._buffer)
+        try:
+            # read again with the subscription open: nothing committed in between is lost
+            current = await self._benchmark(principal, first.id) or first
+            yield current
+            if current.status.is_final:
+                return
+            version = current.version
+            async for item in live:
+                if isinstance(item, Overflowed):  # fell behind: the latest state will do
+                    latest = await self._benchmark(principal, first.id)
+                    changed = [latest] if latest is not None else []
+                else:
+                    change = item.benchmark_change
+                    if change is None or change.benchmark.id != first.id:
+                        continue
+                    changed = [change.benchmark]
+                for benchmark in changed:
+                    if benchmark.version and benchmark.version < version:
+                        continue
+                    version = benchmark.version
+                    yield benchmark
+                    if benchmark.status.is_final:
+                        return
+        finally:
+            await live.close()
+
+
+def _visible(principal: Principal, event: StoredEvent) -> DeploymentUpdate | None:
+    change = event.deployment_change
+    if change is None:
+        return None
+    d = change.deployment
+    if d.tenant_id != principal.tenant_id or not principal.may_use_project(d.project_id):
+        return None
+    return DeploymentUpdate(event.sequence, d)

@@ -1,0 +1,1 @@
+"""Serving benchmarks: what a load run's samples mean as reported figures."""
