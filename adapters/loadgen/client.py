@@ -158,7 +158,12 @@ class _Stream:
             choices = event.get("choices")
             if choices:
                 choice = choices[0]
-                text = choice.get("text") if self.completions else choice["delta"].get("content")
+                if self.completions:
+                    text = choice.get("text")
+                elif delta := choice.get("delta"):
+                    text = delta.get("content") or delta.get("reasoning_content")
+                else:
+                    text = None
                 if text:
                     if self.first is None:
                         self.first = now

@@ -205,7 +205,7 @@ class Deployment:
         )
         status, message = _status(self, workers, endpoint)
         serving = status is DeploymentStatus.RUNNING
-        url = endpoint.url if endpoint.url and not self.stopped else self.endpoint_url
+        url = endpoint.url if serving and endpoint.url else self.endpoint_url
         endpoints = self.supported_apis if serving else self.endpoints
         if self.stopped:
             url, endpoints = None, ()

@@ -14,8 +14,10 @@ stop that cancels a long run at once.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 import time
+from typing import Any
 
 import pytest
 
@@ -33,19 +35,21 @@ from domain.serving.metrics import summarize
 from tests.support.fake_llm import FakeLLM, Fault
 
 
-def plan(fake: FakeLLM, **fields: object) -> LoadPlan:
-    defaults: dict[str, object] = {
-        "prompt_tokens": Lengths.fixed(16),
-        "output_tokens": Lengths.fixed(8),
-        "concurrency": 2,
-        "request_count": 6,
-        "request_timeout_seconds": 5.0,
-    }
-    return LoadPlan(endpoint=fake.url, model="fake", **{**defaults, **fields})  # type: ignore[arg-type]
+def plan(fake: FakeLLM, **changes: Any) -> LoadPlan:
+    base = LoadPlan(
+        endpoint=fake.url,
+        model="fake",
+        prompt_tokens=Lengths.fixed(16),
+        output_tokens=Lengths.fixed(8),
+        concurrency=2,
+        request_count=6,
+        request_timeout_seconds=5.0,
+    )
+    return dataclasses.replace(base, **changes)
 
 
-async def run(fake: FakeLLM, **fields: object) -> LoadRun:
-    return await StreamingLoadGenerator().run(plan(fake, **fields))
+async def run(fake: FakeLLM, **changes: Any) -> LoadRun:
+    return await StreamingLoadGenerator().run(plan(fake, **changes))
 
 
 def within(measured: float, expected: float, share: float = 0.05) -> bool:

@@ -149,11 +149,21 @@ async def test_alone_on_a_replica_ttft_and_tpot_match_the_model(
     assert serving.requests_served(key) == 3
 
 
+@dataclass
+class UnderLoad:
+    load: tuple[int, ...]
+    """Seen once all streams were routed."""
+    gap: float
+    """The mean gap between tokens while all streams decode together."""
+    predicted_gap: float
+    last_ttft: float
+    predicted_last_ttft: float
+    """The last stream's first token waits for the prefills of those routed before it."""
+
+
 async def decode_under_load(
     serving: SimulatedServing, http: aiohttp.ClientSession, key: str, streams: int
-) -> tuple[float, float, tuple[int, ...]]:
-    """Run `streams` streams at once; their mean gap while all of them decode, the model's
-    prediction for it, and the load seen once all were routed."""
+) -> UnderLoad:
     prompt, output = 2000, 96
     url = f"{serving.endpoint(key)}/chat/completions"
     runs = [
@@ -171,27 +181,34 @@ async def decode_under_load(
     inside = [[t for t in r.token_times if start <= t <= end] for r in results]
     assert all(len(times) >= 20 for times in inside), "all streams decode together for a while"
     context = sum(prompt + sum(1 for t in r.token_times if t <= middle) for r in results)
-    batch = max(load)
-    predicted = profile(BATCHED).decode_step_seconds(batch, context * batch // streams)
-    return statistics.mean(gap(times) for times in inside), predicted, load
+    batch, model = max(load), profile(BATCHED)
+    return UnderLoad(
+        load,
+        statistics.mean(gap(times) for times in inside),
+        model.decode_step_seconds(batch, context * batch // streams),
+        start,
+        batch * model.prefill_seconds(prompt) + model.overhead_seconds,
+    )
 
 
 async def test_a_loaded_replica_decodes_slower_and_two_replicas_halve_the_load(
     serving: SimulatedServing, http: aiohttp.ClientSession
 ) -> None:
     alone = profile(BATCHED).time_per_output_token(1, 2000)
-    one = deploy("batched-1", BATCHED)
-    measured, predicted, load = await decode_under_load(serving, http, one, 8)
-    assert load == (8,)
-    assert measured == pytest.approx(predicted, rel=0.05)
-    assert measured > 1.2 * alone
+    one = await decode_under_load(serving, http, deploy("batched-1", BATCHED), 8)
+    assert one.load == (8,)
+    assert one.gap == pytest.approx(one.predicted_gap, rel=0.05)
+    assert one.gap > 1.2 * alone
+    assert one.last_ttft == pytest.approx(one.predicted_last_ttft, rel=0.05)
 
-    two = deploy("batched-2", ServedModel(**{**BATCHED.__dict__, "replicas": 2}))
-    halved, predicted_halved, load = await decode_under_load(serving, http, two, 8)
-    assert load == (4, 4)
-    assert halved == pytest.approx(predicted_halved, rel=0.05)
-    assert alone < halved < measured * 0.93
-    assert serving.load(one) == (0,) and serving.load(two) == (0, 0)
+    two_replicas = ServedModel(**{**BATCHED.__dict__, "replicas": 2})
+    two = await decode_under_load(serving, http, deploy("batched-2", two_replicas), 8)
+    assert two.load == (4, 4)
+    assert two.gap == pytest.approx(two.predicted_gap, rel=0.05)
+    assert alone < two.gap < one.gap * 0.93
+    assert two.last_ttft == pytest.approx(two.predicted_last_ttft, rel=0.05)
+    assert two.last_ttft < one.last_ttft * 0.6
+    assert serving.load("batched-1") == (0,) and serving.load("batched-2") == (0, 0)
 
 
 async def test_an_h100_serves_faster_than_a_t4(
@@ -348,6 +365,13 @@ async def test_a_client_going_away_frees_its_slot(
         while serving.load(key) != (1,):
             await asyncio.sleep(0.005)
     waiting.cancel()  # gone while prefilling: the slot is free again at once
+    async with asyncio.timeout(2):
+        while serving.load(key) != (0,):
+            await asyncio.sleep(0.01)
+
+    with pytest.raises(TimeoutError):  # not streamed: the client leaves while the server sleeps
+        await http.post(url, json=chat(served, 10, 500), timeout=aiohttp.ClientTimeout(0.2))
+    assert serving.load(key) == (1,)
     async with asyncio.timeout(2):
         while serving.load(key) != (0,):
             await asyncio.sleep(0.01)

@@ -852,6 +852,7 @@ class FakeGateway:
         self.node_list: list[Node] = []
         self.fail_with: Exception | None = None
         self.list_calls = 0
+        self.exited: list[tuple[JobId, int, bool, str]] = []
 
     async def submit(self, workload: Workload) -> None:
         if self.fail_with:
@@ -882,8 +883,9 @@ class FakeGateway:
     async def workload_exited(
         self, job_id: JobId, attempt: int, *, succeeded: bool, reason: str
     ) -> bool:
-        """Workloads here run their own processes: nothing to end."""
-        return False
+        """Recorded, as a simulated cluster would end the workload."""
+        self.exited.append((job_id, attempt, succeeded, reason))
+        return True
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         return None
