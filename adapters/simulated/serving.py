@@ -119,8 +119,7 @@ class _Replica:
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
-                waiter.set_result(None)  # the slot passes on; `running` stays
-                return
+                pass
         self.running -= 1
 
 
@@ -381,7 +380,7 @@ async def _wait_for_prefill(
     """Queue on the replica's prefill lane and wait out the prefill and the fixed overhead; the
     first token's deadline. A request that leaves while last in the lane gives back the lane
     time it has not used."""
-    start = loop.time()
+    start = max(loop.time(), replica.prefill_free_at)
     end = replica.prefill_free_at = start + profile.prefill_seconds(prompt)
     first_token = end + profile.overhead_seconds
     try:
