@@ -368,8 +368,9 @@ class BenchmarkRepository(Protocol):
         after: JobCursor | None,
     ) -> Page[Benchmark]: ...
 
-    async def running(self) -> list[Benchmark]:
-        """Every RUNNING benchmark (the sweep for runs whose worker died)."""
+    async def unfinished(self) -> list[Benchmark]:
+        """Every PENDING or RUNNING benchmark (the sweep: runs whose worker died, starts that
+        were lost)."""
         ...
 
     async def save_samples(

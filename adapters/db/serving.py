@@ -237,10 +237,9 @@ class SqlBenchmarkRepository:
         found = [self._entity(r) for r in rows]
         return Page(found[:first], len(found) > first)
 
-    async def running(self) -> list[Benchmark]:
-        stmt = self._scoped(
-            sa.select(benchmarks).where(benchmarks.c.status == BenchmarkStatus.RUNNING.value)
-        )
+    async def unfinished(self) -> list[Benchmark]:
+        live = (BenchmarkStatus.PENDING.value, BenchmarkStatus.RUNNING.value)
+        stmt = self._scoped(sa.select(benchmarks).where(benchmarks.c.status.in_(live)))
         return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
 
     async def save_samples(

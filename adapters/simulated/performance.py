@@ -10,13 +10,14 @@ prompt token. With N parameters, `bw` and `flops` a GPU's datasheet peaks, and
     kv_time(ctx)   = KV_BYTES(N) * ctx / (tp * bw * BANDWIDTH_EFFICIENCY * comm)
     compute(t)     = 2N * t / (tp * flops * PREFILL_MFU * comm)
     decode_step(b) = max(weights_time + b * kv_time(mean context), compute(b))
-    prefill(p)     = max(compute(p), weights_time)
+    prefill(p)     = max(compute(p), weights_time), or compute(p) queued behind other prefills
     TTFT           = slot wait + prefills queued ahead on the replica + prefill(p) + OVERHEAD
 
 The max() terms are the roofline's other side: a large batch makes decoding compute-bound, and
-a short prompt still has to read the weights once. Attention FLOPs (quadratic in the prompt) and
-the pause prefills put into decoding are left out. A sequence's time per output token is the
-decode step at the number of sequences decoding on its replica, so it grows with load.
+a short prompt still has to read the weights once, unless it is batched with the prefills ahead
+of it. Attention FLOPs (quadratic in the prompt) and the pause prefills put into decoding are
+left out. A sequence's time per output token is the decode step at the number of sequences
+decoding on its replica, so it grows with load.
 """
 
 from __future__ import annotations
@@ -119,8 +120,11 @@ class ServingProfile:
     """The FLOPs of one token through the model, at PREFILL_MFU."""
     overhead_seconds: float
 
-    def prefill_seconds(self, prompt_tokens: int) -> float:
-        return max(self.compute_seconds_per_token * prompt_tokens, self.weights_seconds)
+    def prefill_seconds(self, prompt_tokens: int, *, queued: bool = False) -> float:
+        """A prefill alone reads the weights at least once; one `queued` behind others is
+        batched with them (as vLLM packs prompts into a step) and adds only its FLOPs."""
+        compute = self.compute_seconds_per_token * prompt_tokens
+        return compute if queued else max(compute, self.weights_seconds)
 
     def decode_step_seconds(self, batch: int, context_tokens: int) -> float:
         """One decode step of `batch` sequences whose contexts add up to `context_tokens`."""

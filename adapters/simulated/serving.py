@@ -111,7 +111,7 @@ class _Replica:
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self.release()  # handed a slot in the same step: pass it on
-            else:
+            elif waiter in self._waiters:  # a release may have dropped it already
                 self._waiters.remove(waiter)
             raise
 
@@ -119,7 +119,8 @@ class _Replica:
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
-                pass
+                waiter.set_result(None)  # the slot passes on; `running` stays
+                return
         self.running -= 1
 
 
@@ -380,8 +381,10 @@ async def _wait_for_prefill(
     """Queue on the replica's prefill lane and wait out the prefill and the fixed overhead; the
     first token's deadline. A request that leaves while last in the lane gives back the lane
     time it has not used."""
-    start = max(loop.time(), replica.prefill_free_at)
-    end = replica.prefill_free_at = start + profile.prefill_seconds(prompt)
+    now = loop.time()
+    queued = replica.prefill_free_at > now
+    start = replica.prefill_free_at if queued else now
+    end = replica.prefill_free_at = start + profile.prefill_seconds(prompt, queued=queued)
     first_token = end + profile.overhead_seconds
     try:
         await _sleep_until(loop, first_token)

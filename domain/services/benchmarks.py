@@ -695,14 +695,28 @@ class BenchmarkRunner:
         return True
 
     async def sweep(self) -> int:
-        """Fail the runs whose process stopped (no progress for `stale_seconds`)."""
+        """Fail the runs whose process stopped (no progress for `stale_seconds`), and start
+        the benchmarks whose job has run that long without a run (its start task was lost:
+        an in-process queue does not survive a restart). Returns how many it ended."""
         now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
-            stale = [
-                b
-                for b in await uow.benchmarks.running()
-                if b.id not in self._runs and now - b.updated_at > self._stale
-            ]
+            found = [b for b in await uow.benchmarks.unfinished() if b.id not in self._runs]
+            jobs = await uow.jobs.get_many([b.job_id for b in found])
+        stale = [
+            b
+            for b in found
+            if b.status is BenchmarkStatus.RUNNING and now - b.updated_at > self._stale
+        ]
+        for waiting in found:
+            started = jobs.get(waiting.job_id)
+            if (
+                waiting.status is BenchmarkStatus.PENDING
+                and started is not None
+                and started.status is JobStatus.RUNNING
+                and started.actual_start is not None
+                and now - started.actual_start > self._stale
+            ):
+                await self.start(waiting.id)
         ended = 0
         for candidate in stale:
             reason = "the process running it stopped (no progress reported)"

@@ -218,6 +218,20 @@ async def test_deploy_on_two_gpu_types_benchmark_both_and_compare(embedded: Serv
     assert sequences == sorted(sequences)
     await updates.close()
 
+    # resuming with `since` replays exactly the changes after it
+    since = changes[1]["sequence"]
+    resumed = await Subscription(
+        ws_client(embedded, token),
+        {"clusterId": embedded.cluster_id, "since": since},
+        document=DEPLOYMENT_UPDATES,
+        root="deploymentUpdates",
+    ).open()
+    later = [c for c in changes[1:] if c["sequence"] > since]
+    replayed = await resumed.wait_for(lambda u: len(u) >= len(later))
+    assert [c["sequence"] for c in replayed[: len(later)]] == [c["sequence"] for c in later]
+    assert all(c["__typename"] == "DeploymentChange" for c in replayed)
+    await resumed.close()
+
     # the endpoint answers an independent OpenAI-style client
     async with httpx.AsyncClient(timeout=30) as client:
         models = (await client.get(f"{served['a100']['endpointUrl']}/models")).json()

@@ -211,7 +211,7 @@ async def test_benchmark_round_trip_with_result_progress_and_samples(db: Databas
     async with db.unit_of_work(SYSTEM) as uow:
         again = await uow.benchmarks.get(b.id)
         samples = await uow.benchmarks.samples(b.id)
-        running = await uow.benchmarks.running()
+        running = await uow.benchmarks.unfinished()
     assert again is not None
     assert (again.status, again.result, again.progress, again.plan, again.configuration) == (
         BenchmarkStatus.COMPLETED,

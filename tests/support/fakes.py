@@ -644,11 +644,11 @@ class FakeBenchmarkRepository(_FakeServingRepository):
         )
         return Page(found[:first], len(found) > first)
 
-    async def running(self) -> list[Benchmark]:
+    async def unfinished(self) -> list[Benchmark]:
         return [
             copy.deepcopy(b)
             for b in self._uow.store.benchmarks.values()
-            if b.status.value == "RUNNING" and self._visible(b.tenant_id)
+            if b.status.value in ("PENDING", "RUNNING") and self._visible(b.tenant_id)
         ]
 
     async def save_samples(

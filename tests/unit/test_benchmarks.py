@@ -397,3 +397,16 @@ async def test_comparisons_name_what_differs_and_the_best(world: World) -> None:
         await world.service.compare(world.alice, [fast.id])
     with pytest.raises(NotFound):
         await world.service.compare(world.bob, [fast.id, slow.id])
+
+
+async def test_a_lost_start_is_made_good_by_the_sweep(world: World) -> None:
+    b = await world.service.run(world.alice, world.request())
+    world.run_job(b.id)  # its job runs, but the start task was lost (a restart)
+    assert await world.runner.sweep() == 0
+    assert world.stored(b.id) is BenchmarkStatus.PENDING  # not yet: the task may still come
+    world.clock.advance(31)
+    await world.runner.sweep()
+    assert world.stored(b.id) is BenchmarkStatus.RUNNING and world.runner.running == {b.id}
+    world.load.release.set()
+    await world.runner.wait(b.id)
+    assert world.stored(b.id) is BenchmarkStatus.COMPLETED

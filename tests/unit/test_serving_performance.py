@@ -1,10 +1,11 @@
 """The simulated serving performance model: the roofline a simulated endpoint is paced by.
 
 Covers: the formulas on one pinned case; prefill grows with the prompt above the weight-reading
-floor; a decode step grows with batch and context and turns compute-bound at large batches; faster
-GPUs are faster, in the datasheets' order; tensor parallelism helps, by less than its GPU count;
-model sizes read from names (dense, MoE, millions, none) and an explicit size winning; unknown and
-time-sliced GPU types.
+floor, which a prefill batched with those queued ahead of it does not pay; a decode step grows
+with batch and context and turns compute-bound at large batches; faster GPUs are faster, in the
+datasheets' order; tensor parallelism helps, by less than its GPU count; model sizes read from
+names (dense, MoE, millions, none) and an explicit size winning; unknown and time-sliced GPU
+types.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def test_prefill_grows_with_the_prompt_above_the_weights_floor() -> None:
     assert times[0] == times[1] == a100.weights_seconds  # a short prompt still reads the weights
     assert times[-1] > times[-2] > times[-3]
     assert a100.prefill_seconds(4000) == pytest.approx(2 * a100.prefill_seconds(2000))
+    queued = a100.prefill_seconds(10, queued=True)  # batched with the prefills ahead of it
+    assert queued == pytest.approx(10 * a100.compute_seconds_per_token)
+    assert queued < a100.weights_seconds
+    assert a100.prefill_seconds(4000, queued=True) == a100.prefill_seconds(4000)
 
 
 def test_a_decode_step_grows_with_batch_and_context_and_turns_compute_bound() -> None:
