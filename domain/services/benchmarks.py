@@ -67,6 +67,8 @@ MAX_PROMPT_CHARS = 100_000
 MAX_TOKENS = 1_048_576
 MAX_PAGE = 100
 MAX_COMPARED = 10
+HEARTBEAT_SECONDS = 10.0
+"""A running benchmark reports at least this often (the sweep fails one silent for 30 s)."""
 BLOCKED_HOSTS = frozenset({"metadata.google.internal", "metadata", "metadata.azure.internal"})
 
 
@@ -647,10 +649,17 @@ class BenchmarkRunner:
         stop: asyncio.Event,
     ) -> None:
         """About every `progress_seconds`: store the progress (an event subscribers see), and
-        notice a cancellation."""
+        notice a cancellation. A second in which no request ended is not reported, unless
+        HEARTBEAT_SECONDS passed since the last report (it is also the sweep's sign of life)."""
+        reported, last = -1, began
         while True:
             await self._clock.sleep(self._progress_seconds)
-            elapsed = (self._clock.now() - began).total_seconds()
+            now = self._clock.now()
+            elapsed = (now - began).total_seconds()
+            ended = len(samples)
+            if ended == reported and (now - last).total_seconds() < HEARTBEAT_SECONDS:
+                continue
+            reported, last = ended, now
             try:
                 async with self._uow(TenantScope.system()) as uow:
                     b = await uow.benchmarks.get(benchmark_id, for_update=True)
