@@ -31,8 +31,9 @@ from adapters.db.uow import unanswered
 from adapters.events.hub import EventHubImpl, InProcessPublisher
 from adapters.events.redis import RedisPublisher, RedisRelay
 from adapters.helm.releases import PyHelmReleaseFactory
-from adapters.kubernetes.connection import KubeConnector
+from adapters.kubernetes.connection import KubeClusterApi, KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
+from adapters.kubernetes.kueue.check import check_workload
 from adapters.leases import LocalLease, RedisLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.loadgen.client import StreamingLoadGenerator
@@ -47,7 +48,6 @@ from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.settings import Settings
 from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import Conflict, Unavailable
-from domain.inventory.nodes import node_from_k8s
 from domain.model.cluster import Cluster, Platform
 from domain.model.deployment import Deployment, EndpointState
 from domain.model.ids import ClusterId, DeploymentId, JobId, TenantId
@@ -57,7 +57,6 @@ from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports import (
     Clock,
-    ClusterConnector,
     ClusterGateway,
     Compute,
     EventPublisher,
@@ -65,7 +64,8 @@ from domain.ports import (
     TaskQueue,
     TenantScope,
 )
-from domain.services.benchmarks import BenchmarkRunner, BenchmarkService
+from domain.services.benchmark_runs import BenchmarkRunner
+from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployments import DeploymentService
@@ -299,9 +299,10 @@ class App:
 
 
 async def build(
-    settings: Settings, *, clock: Clock | None = None, connector: ClusterConnector | None = None
+    settings: Settings, *, clock: Clock | None = None, connector: KubeConnector | None = None
 ) -> App:
     clock = clock or SystemClock()
+    kube = connector or KubeConnector()
     db = Database(settings.database_url)
     event_log = SqlEventLog(db)
     hub = EventHubImpl(event_log)
@@ -358,9 +359,8 @@ async def build(
             poll_seconds=settings.sim_poll_seconds,
         ),
         KueueGateways(
-            connect=lambda cluster_id: registry.open_api(cluster_id),
+            connect=lambda cluster_id: open_kube(cluster_id),
             clock=clock,
-            parse_node=node_from_k8s,
             releases=PyHelmReleaseFactory(
                 open_kubeconfig=lambda cluster_id: registry.open_kubeconfig(cluster_id),
                 executable=settings.helm_executable,
@@ -370,7 +370,7 @@ async def build(
     )
     reactions = Reactions(publisher=publisher, tasks=backlog, uow=uow)
     db.after_commit = reactions
-    jobs = JobService(uow=uow, clock=clock, tasks=backlog)
+    jobs = JobService(uow=uow, clock=clock, tasks=backlog, check_workload=check_workload)
     workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways)
     observations = ObservationService(
         uow=uow,
@@ -413,15 +413,18 @@ async def build(
                 else partial(directory_stamp, settings.keys_dir or settings.generated_keys_dir)
             ),
         ),
-        connector=connector or KubeConnector(),
+        connector=kube,
         tasks=backlog,
         quotas=quotas,
-        parse_node=node_from_k8s,
         sync_seconds=settings.cluster_sync_seconds,
         lease=lease,
         compute=compute,
     )
     reactions.quotas_changed = registry.queue_reconcile
+
+    async def open_kube(cluster_id: ClusterId) -> KubeClusterApi:
+        """A gateway's connection: the registry opens the sealed kubeconfig, in memory only."""
+        return await kube.open(*await registry.open_kubeconfig(cluster_id))
 
     async def served(key: str) -> ServedModel | None:
         """What a simulated endpoint serves: the deployment and its running replicas."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import uuid
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
@@ -732,7 +732,8 @@ class HelmReleases(Protocol):
 
 
 class WatchExpired(Exception):
-    """The resource version a watch started from is too old (HTTP 410 Gone): list again."""
+    """A watch can't go on from where it was (the cluster no longer keeps that point): list
+    again."""
 
 
 @dataclass(frozen=True)
@@ -743,63 +744,64 @@ class KubeconfigSummary:
     server_url: str
 
 
+@dataclass(frozen=True)
+class NodeChange:
+    """One node added, changed or removed, as a watch of a real cluster reports it."""
+
+    name: str
+    node: Node | None
+    """The node as it is now; None when it was removed."""
+
+
+QUOTAS_CHECK = "kueue_quotas"
+"""The health check that says whether a real cluster holds the quota model."""
+
+
+@dataclass
+class QuotasApplied:
+    """What one pass of putting the quota model onto a real cluster found and did."""
+
+    check: HealthCheck
+    """QUOTAS_CHECK: ok when everything is in place, else why not."""
+    applied: list[str] = field(default_factory=list)
+    """Keys of every object in place after the pass (kept with the cluster, and given back as
+    `applied_before`, to tell drift from a first creation)."""
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    """Found differing but not applied by us before: adopted, or the model changed."""
+    restored: list[str] = field(default_factory=list)
+    """Applied before, then changed or deleted in the cluster: put back, with the reason."""
+    removed: list[str] = field(default_factory=list)
+
+
 class ClusterApi(Protocol):
-    """A live connection to a real cluster's API server. Methods raise ClusterConnectionError
-    (unreachable, unauthorized, forbidden, error)."""
+    """A live connection to one real cluster, in the domain's terms. Methods raise
+    ClusterConnectionError (unreachable, unauthorized, forbidden, error)."""
 
     async def server_version(self) -> str: ...
 
-    async def list_nodes(self) -> tuple[list[dict[str, Any]], str]:
-        """The Node objects as the API returns them (JSON), and the list's resourceVersion."""
+    async def nodes(self) -> list[Node]:
+        """The cluster's nodes now (one the cluster describes in a way that can't be read is
+        left out, and logged). A later `watch_nodes` goes on from this listing."""
 
-    def watch_nodes(self, resource_version: str) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        """(ADDED | MODIFIED | DELETED, node) from `resource_version` on; raises WatchExpired."""
+    def watch_nodes(self) -> AsyncIterator[NodeChange]:
+        """The node changes after the last listing (or after the last change a watch reported),
+        until the cluster ends the watch; raises WatchExpired (list again)."""
 
     async def health(self) -> list[HealthCheck]: ...
 
-    async def served_versions(self, group: str) -> list[str]:
-        """The versions of an API group the server serves (discovery); [] when none."""
-
-    async def served_resources(self, group_version: str) -> set[str]:
-        """The resources (plurals) a group version serves; empty when it is not served."""
-
-    async def get_object(
-        self, path: str, *, query: list[tuple[str, str]] | None = None
-    ) -> dict[str, Any] | None:
-        """The object at an API path (e.g. /apis/kueue.x-k8s.io/v1beta2/clusterqueues/a), or
-        None when there is none (404); `query`: query parameters."""
-
-    async def list_objects(
-        self, path: str, *, label_selector: str | None = None
-    ) -> tuple[list[dict[str, Any]], str]:
-        """The items of a collection path and the list's resourceVersion; ([], "") when the
-        resource is not served (404)."""
-
-    def watch_objects(
-        self, path: str, resource_version: str, *, label_selector: str | None = None
-    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        """(ADDED | MODIFIED | DELETED, object) of a collection after `resource_version`, until
-        the server ends the watch; raises WatchExpired. `label_selector` narrows it as a list's
-        does (the server filters)."""
-
-    async def patch_object(self, path: str, patch: dict[str, Any]) -> dict[str, Any] | None:
-        """A JSON merge patch; None when the object is gone."""
-
-    async def create_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """POST to a collection path; raises ObjectConflict when the name exists."""
-
-    async def replace_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """PUT the whole object (its metadata.resourceVersion, when set, guards against a
-        concurrent change: ObjectConflict)."""
-
-    async def delete_object(self, path: str) -> None:
-        """DELETE; an object already gone is not an error."""
+    async def apply_quotas(
+        self,
+        quotas: QuotaSet,
+        *,
+        priority_classes: Iterable[WorkloadPriorityClass] = (),
+        applied_before: Iterable[str] = (),
+    ) -> QuotasApplied:
+        """Put the quota model onto the cluster: create what is missing, restore what drifted,
+        remove what the model no longer has. A write the cluster refuses fails the check; a
+        model the cluster can't take (two tenants' queues in one namespace) is a ValueError."""
 
     async def close(self) -> None: ...
-
-
-class ObjectConflict(Exception):
-    """The API server answered 409: the object exists, or changed since it was read."""
 
 
 class ClusterConnector(Protocol):
@@ -807,8 +809,20 @@ class ClusterConnector(Protocol):
         """Check a kubeconfig without connecting. Raises ClusterConnectionError
         (invalid_kubeconfig, with the field: kubeconfig or context)."""
 
-    async def connect(self, kubeconfig: str, context: str | None) -> ClusterApi:
-        """Raises ClusterConnectionError; the caller closes what it gets."""
+    async def connect(
+        self, kubeconfig: str, context: str | None, *, cluster_id: ClusterId
+    ) -> ClusterApi:
+        """A connection to the cluster `cluster_id` (its nodes' ids derive from it, its quota
+        objects are labelled with it). Raises ClusterConnectionError; the caller closes what it
+        gets."""
+
+
+class WorkloadCheck(Protocol):
+    """Whether a real cluster can be given a workload as it is: the check a submission to a
+    real cluster passes before it is stored."""
+
+    def __call__(self, workload: Workload, *, cluster_id: ClusterId) -> None:
+        """Raise ValueError("<field>: <problem>", e.g. "spec.image: ...") when it can't."""
 
 
 class Lease(Protocol):

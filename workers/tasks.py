@@ -13,7 +13,7 @@ from domain.errors import Conflict
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, JobId
 from domain.ports import RetryTask
 from domain.services import task_names
-from domain.services.benchmarks import BenchmarkRunner
+from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.deployments import DeploymentService
 from domain.services.registry import ClusterRegistry
 from domain.services.workloads import WorkloadService

@@ -33,11 +33,13 @@ from kubernetes_asyncio.client import (
     VersionApi,
 )
 
+from adapters.kubernetes.cluster import KubeCluster
 from adapters.kubernetes.errors import (
     HTTP_CONFLICT,
     HTTP_GONE,
     HTTP_NOT_FOUND,
     TRANSPORT_ERRORS,
+    ObjectConflict,
     ResourceVersionGone,
     status_error,
     status_reason,
@@ -47,7 +49,8 @@ from adapters.kubernetes.health import KueueInstallation, check_health, find_kue
 from adapters.kubernetes.kubeconfig import Kubeconfig, build_api_client, parse_kubeconfig
 from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
-from domain.ports import KubeconfigSummary, ObjectConflict
+from domain.model.ids import ClusterId
+from domain.ports import KubeconfigSummary
 
 Json = dict[str, Any]
 WATCHED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
@@ -433,14 +436,20 @@ class KubeClusterApi:
 
 @dataclass(frozen=True)
 class KubeConnector:
-    """Opens KubeClusterApi connections (the ClusterConnector port)."""
+    """Opens connections: a KubeCluster for the registry (the ClusterConnector port), a bare
+    KubeClusterApi for the gateway."""
 
     timeouts: KubeTimeouts = KubeTimeouts()
 
     def inspect(self, kubeconfig: str, context: str | None) -> KubeconfigSummary:
         return parse_kubeconfig(kubeconfig, context).summary
 
-    async def connect(self, kubeconfig: str, context: str | None) -> KubeClusterApi:
+    async def connect(
+        self, kubeconfig: str, context: str | None, *, cluster_id: ClusterId
+    ) -> KubeCluster:
+        return KubeCluster(await self.open(kubeconfig, context), cluster_id=cluster_id)
+
+    async def open(self, kubeconfig: str, context: str | None) -> KubeClusterApi:
         return await KubeClusterApi.from_kubeconfig(
             kubeconfig, context=context, timeouts=self.timeouts
         )

@@ -33,6 +33,10 @@ class ResourceVersionGone(WatchExpired):
     """The watch's resourceVersion is older than the server keeps (410 Gone): list again."""
 
 
+class ObjectConflict(Exception):
+    """The API server answered 409: the object exists, or changed since it was read."""
+
+
 def redacted_url(url: str) -> str:
     """`url` without user-info, query or fragment: what a message or a database may show."""
     parts = urlsplit(url)

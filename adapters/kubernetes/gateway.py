@@ -1,8 +1,8 @@
 """The ClusterGateway of a real cluster: work that Kueue admits.
 
-`submit` creates a BATCH or TRAINING attempt as a suspended batch/v1 Job (domain/kueue/jobs.py
+`submit` creates a BATCH or TRAINING attempt as a suspended batch/v1 Job (kueue/jobs.py
 renders it, with the queue and priority-class labels Kueue reads), and a SERVICE attempt as a
-Helm release (domain/kueue/services.py says what to install; the HelmReleases port installs it).
+Helm release (kueue/services.py says what to install; the HelmReleases port installs it).
 Names are deterministic per attempt, so a retried hand-over finds its object there and changes
 nothing. `cancel` deletes the attempt's Jobs (their pods and Kueue Workload go with them) and
 uninstalls its releases; `set_priority` relabels the Jobs and pods and sets their Workloads'
@@ -30,10 +30,17 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from domain.aio import cancel_and_wait
-from domain.errors import ClusterConnectionError
-from domain.kueue.jobs import batch_job, job_identity, observe, owner_job_name, pod_job_name
-from domain.kueue.objects import (
+from adapters.kubernetes.api import KubeApi
+from adapters.kubernetes.errors import ObjectConflict
+from adapters.kubernetes.inventory import node_from_k8s
+from adapters.kubernetes.kueue.jobs import (
+    batch_job,
+    job_identity,
+    observe,
+    owner_job_name,
+    pod_job_name,
+)
+from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
     MANAGED_BY,
@@ -42,8 +49,8 @@ from domain.kueue.objects import (
     choose_version,
     priority_class_name,
 )
-from domain.kueue.reading import true_condition
-from domain.kueue.services import (
+from adapters.kubernetes.kueue.reading import true_condition
+from adapters.kubernetes.kueue.services import (
     RELEASE_LABEL,
     is_release_of,
     is_service_pod,
@@ -51,22 +58,22 @@ from domain.kueue.services import (
     owner_pod,
     service_release,
 )
-from domain.kueue.visibility import (
+from adapters.kubernetes.kueue.visibility import (
     PAGE,
     VISIBILITY_GROUP,
     pending_path,
     pending_workloads,
     visibility_version,
 )
+from domain.aio import cancel_and_wait
+from domain.errors import ClusterConnectionError
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
 from domain.ports import (
     Clock,
-    ClusterApi,
     GatewayUnavailable,
     HelmReleases,
-    ObjectConflict,
     PendingWorkload,
     ReleaseRejected,
     WatchExpired,
@@ -84,7 +91,7 @@ RELIST_SECONDS = 300.0
 HEARTBEAT_SECONDS = 1.0
 """A quiet watch says it is alive this often (the supervisor renews its lease on signs of life)."""
 """A watch ends after this long, and the caller lists again (the periodic full picture)."""
-Connect = Callable[[ClusterId], Awaitable[ClusterApi]]
+Connect = Callable[[ClusterId], Awaitable[KubeApi]]
 NodeParser = Callable[[Json, ClusterId], Node]
 ReleasesOf = Callable[[ClusterId], HelmReleases]
 Key = tuple[str, ...]
@@ -98,7 +105,7 @@ class KueueGateway:
         *,
         connect: Connect,
         clock: Clock,
-        parse_node: NodeParser,
+        parse_node: NodeParser = node_from_k8s,
         releases: HelmReleases | None = None,
     ) -> None:
         self._cluster_id = cluster_id
@@ -106,13 +113,13 @@ class KueueGateway:
         self._clock = clock
         self._parse_node = parse_node
         self._releases = releases
-        self._api: ClusterApi | None = None
+        self._api: KubeApi | None = None
         self._opening = asyncio.Lock()
         self.relist_seconds = RELIST_SECONDS
 
     # --- the connection -----------------------------------------------------------------------
 
-    async def _client(self) -> ClusterApi:
+    async def _client(self) -> KubeApi:
         async with self._opening:
             if self._api is None:
                 try:
@@ -121,7 +128,7 @@ class KueueGateway:
                     raise GatewayUnavailable(exc.message) from None
             return self._api
 
-    async def _call(self, work: Callable[[ClusterApi], Awaitable[T]]) -> T:
+    async def _call(self, work: Callable[[KubeApi], Awaitable[T]]) -> T:
         api = await self._client()
         try:
             return await work(api)
@@ -154,13 +161,13 @@ class KueueGateway:
         manifest = batch_job(workload, cluster_id=self._cluster_id)
         path = f"/apis/batch/v1/namespaces/{workload.namespace}/jobs"
 
-        async def create(api: ClusterApi) -> None:
+        async def create(api: KubeApi) -> None:
             with contextlib.suppress(ObjectConflict):  # handed over before: nothing to change
                 await api.create_object(path, manifest)
 
         await self._call(create)
 
-    async def _owned(self, api: ClusterApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
+    async def _owned(self, api: KubeApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
         selector = f"bud.ai/job-id={job_id},bud.ai/attempt={attempt}"
         listed, _ = await api.list_objects(path, label_selector=selector)
         return [j for j in listed if job_identity(j) == (job_id, attempt) and self._ours(j)]
@@ -169,7 +176,7 @@ class KueueGateway:
         """Delete the attempt's batch Jobs, and uninstall its Helm releases (named by its pods;
         or, with no Job and no pod yet, by the releases Helm lists)."""
 
-        async def delete(api: ClusterApi) -> tuple[int, set[tuple[str, str]]]:
+        async def delete(api: KubeApi) -> tuple[int, set[tuple[str, str]]]:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             for job in jobs:
                 await api.delete_object(_path(job))
@@ -198,7 +205,7 @@ class KueueGateway:
         name = priority_class_name(priority)
         patch = {"metadata": {"labels": {PRIORITY_CLASS_LABEL: name}}}
 
-        async def reprioritise(api: ClusterApi) -> None:
+        async def reprioritise(api: KubeApi) -> None:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             pods = await self._owned(api, PODS, job_id, attempt)
             for job in jobs:
@@ -233,7 +240,7 @@ class KueueGateway:
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         """Kueue's order of the LocalQueue, from its visibility API; None when not served."""
 
-        async def read(api: ClusterApi) -> list[PendingWorkload] | None:
+        async def read(api: KubeApi) -> list[PendingWorkload] | None:
             version = visibility_version(await api.served_versions(VISIBILITY_GROUP))
             if version is None:
                 return None
@@ -245,7 +252,7 @@ class KueueGateway:
         return await self._call(read)
 
     async def nodes(self) -> list[Node]:
-        async def read(api: ClusterApi) -> list[Node]:
+        async def read(api: KubeApi) -> list[Node]:
             raw, _ = await api.list_nodes()
             return [self._parse_node(obj, self._cluster_id) for obj in raw]
 
@@ -259,11 +266,11 @@ class KueueGateway:
             self._cluster_id
         )
 
-    async def _workloads_path(self, api: ClusterApi) -> str | None:
+    async def _workloads_path(self, api: KubeApi) -> str | None:
         version = choose_version(await api.served_versions(KUEUE_GROUP))
         return None if version is None else f"/apis/{version.api_version}/workloads"
 
-    async def _state(self, api: ClusterApi) -> tuple[_State, dict[str, str], dict[str, str]]:
+    async def _state(self, api: KubeApi) -> tuple[_State, dict[str, str], dict[str, str]]:
         """The whole picture, the resourceVersion each list was read at, and the paths."""
         state = _State()
         mine = f"{CLUSTER_ID_LABEL}={self._cluster_id}"
@@ -486,7 +493,7 @@ class KueueGateways:
         *,
         connect: Connect,
         clock: Clock,
-        parse_node: NodeParser,
+        parse_node: NodeParser = node_from_k8s,
         releases: ReleasesOf | None = None,
     ) -> None:
         self._connect = connect

@@ -1,27 +1,11 @@
-"""The node inventory of a real cluster: Kubernetes Node objects read into the domain's Nodes.
+"""GPU types as the domain names them, and the node label a GPU type's flavor selects.
 
-Pure functions over the JSON the Kubernetes API returns, so the adapter that lists nodes only
-fetches, and every rule about labels, quantities and GPU names is tested without a cluster.
+What a real cluster's Node objects say (Node Feature Discovery and GPU Feature Discovery labels,
+quantities, conditions) is read in adapters/kubernetes/inventory; the domain keeps only the
+vocabulary the simulated cluster and the quota rules share.
 """
 
+from domain.inventory.flavor_labels import product_selector
 from domain.inventory.gpu_types import normalize_gpu_type
-from domain.inventory.hardware import (
-    CpuInfo,
-    DetectionMethod,
-    GpuInfo,
-    HardwareInfo,
-    detect_hardware,
-)
-from domain.inventory.nodes import node_from_k8s
-from domain.inventory.quantity import parse_quantity
 
-__all__ = [
-    "CpuInfo",
-    "DetectionMethod",
-    "GpuInfo",
-    "HardwareInfo",
-    "detect_hardware",
-    "node_from_k8s",
-    "normalize_gpu_type",
-    "parse_quantity",
-]
+__all__ = ["normalize_gpu_type", "product_selector"]

@@ -34,6 +34,7 @@ from domain.ports import (
     TenantScope,
     UnitOfWork,
     UnitOfWorkFactory,
+    WorkloadCheck,
 )
 from domain.services.reactions import hand_over
 from domain.services.submission import (
@@ -72,11 +73,15 @@ class JobService:
         clock: Clock,
         tasks: TaskQueue,
         backoff: Callable[[int], float] = backoff_seconds,
+        check_workload: WorkloadCheck | None = None,
     ) -> None:
+        """`check_workload`: what a real cluster can be given (the Kubernetes adapter's
+        rendering), checked at submission; see `validate_submission`."""
         self._uow = uow
         self._clock = clock
         self._tasks = tasks
         self._backoff = backoff
+        self._check_workload = check_workload
 
     # --- commands ---------------------------------------------------------------------------
 
@@ -95,7 +100,9 @@ class JobService:
         if not principal.may_use_project(sub.project_id):
             raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
         cluster = await uow.clusters.get(sub.cluster_id)
-        issues = validate_submission(sub, cluster, now, managed=managed)
+        issues = validate_submission(
+            sub, cluster, now, managed=managed, check_workload=self._check_workload
+        )
         refs = None
         if cluster is not None:
             refs = await read_references(uow, principal.tenant_id, sub)

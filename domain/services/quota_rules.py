@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden
-from domain.inventory.labels import product_selector
+from domain.inventory.flavor_labels import product_selector
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority

@@ -7,12 +7,12 @@ NOT_AVAILABLE (the API server did not answer) or ERROR (the kubeconfig is refuse
 with the reason. The kubeconfig is opened only in memory, for as long as a connection is made.
 
 While a cluster is AVAILABLE or NOT_AVAILABLE, whoever holds its watch lease follows it
-(`follow`): list the nodes, then watch them from the list's resourceVersion (list again when
-that version is gone: 410), with a full sync every `sync_seconds` as a safety net. A failure makes
-the cluster NOT_AVAILABLE (not_available_since kept from the first failure, retry_attempt and
-last_retry_time counting the attempts) and raises GatewayUnavailable, so the supervisor retries
-after its capped, jittered backoff; the first answer makes it AVAILABLE again. Its jobs keep their
-last known state meanwhile.
+(`follow`): list the nodes, then watch their changes from that listing on (list again when the
+watch can't go on: WatchExpired), with a full sync every `sync_seconds` as a safety net. A failure
+makes the cluster NOT_AVAILABLE (not_available_since kept from the first failure, retry_attempt
+and last_retry_time counting the attempts) and raises GatewayUnavailable, so the supervisor
+retries after its capped, jittered backoff; the first answer makes it AVAILABLE again. Its jobs
+keep their last known state meanwhile.
 
 Every status change and every change of the inventory that matters (not heartbeats) is a cluster
 event (STATUS, NODES) carrying the cluster's state: what `clusterUpdates` streams; NODES also
@@ -25,9 +25,8 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 from urllib.parse import urlparse
 
 from domain.aio import InThread
@@ -45,12 +44,14 @@ from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem, text_problem
 from domain.ports import (
+    QUOTAS_CHECK,
     Clock,
     ClusterApi,
     ClusterConnector,
     Compute,
     GatewayUnavailable,
     Lease,
+    NodeChange,
     SecretBox,
     TaskQueue,
     TenantScope,
@@ -58,7 +59,7 @@ from domain.ports import (
     UnitOfWorkFactory,
     WatchExpired,
 )
-from domain.services import kueue_sync, task_names
+from domain.services import task_names
 from domain.services.quotas import QuotaService
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,6 @@ QUOTA_TURN_WAIT = 120.0
 APPLIED_SETTING = "kueue_applied"
 """Cluster setting: the Kueue objects the last reconcile put in place (drift vs. first time)."""
 REAL_PLATFORMS = (Platform.ON_PREM, Platform.EKS, Platform.AKS, Platform.OPENSHIFT)
-NodeParser = Callable[[Mapping[str, Any], ClusterId], Node]
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,6 @@ class ClusterRegistry:
         connector: ClusterConnector,
         tasks: TaskQueue,
         quotas: QuotaService,
-        parse_node: NodeParser,
         sync_seconds: float = 180.0,
         lease: Lease | None = None,
         compute: Compute | None = None,
@@ -155,7 +154,6 @@ class ClusterRegistry:
         self._connector = connector
         self._tasks = tasks
         self._quotas = quotas
-        self._parse_node = parse_node
         self.sync_seconds = sync_seconds
 
     # --- the lifecycle (API) ------------------------------------------------------------------
@@ -325,14 +323,9 @@ class ClusterRegistry:
             clusters = await uow.clusters.all()
         return [c.name for c in clusters if c.configuration and c.configuration.key_id == key_id]
 
-    async def open_api(self, cluster_id: ClusterId) -> ClusterApi:
-        """A live connection to a real cluster, for the cluster's gateway (the caller closes
-        it). Raises ClusterConnectionError."""
-        return await self._reach(await self._get(cluster_id))
-
     async def open_kubeconfig(self, cluster_id: ClusterId) -> tuple[str, str | None]:
-        """A real cluster's kubeconfig, opened, and its context: for Helm, which reads it from a
-        private file for one command. Raises ClusterConnectionError."""
+        """A real cluster's kubeconfig, opened, and its context: for the cluster's gateway and
+        for Helm, which open their own connections with it. Raises ClusterConnectionError."""
         cluster = await self._get(cluster_id)
         return self._open(cluster), cluster.context
 
@@ -370,9 +363,9 @@ class ClusterRegistry:
             api = await self._reach(cluster)
             try:
                 await api.server_version()
-                raw, _ = await api.list_nodes()
+                nodes = await api.nodes()
                 health = await api.health()
-                await self._available(cluster_id, raw, health)
+                await self._available(cluster_id, nodes, health)
                 return await self._sync_quotas(cluster_id, api)
             finally:
                 await api.close()
@@ -426,15 +419,14 @@ class ClusterRegistry:
             raise GatewayUnavailable(exc.message, attempt=failed.retry_attempt) from None
         try:
             while True:
-                raw, version = await api.list_nodes()
-                await self._available(cluster_id, raw, await api.health())
+                nodes = await api.nodes()
+                await self._available(cluster_id, nodes, await api.health())
                 await self._sync_quotas(cluster_id, api)
                 listed_at = self._clock.now()
                 try:
                     while (self._clock.now() - listed_at).total_seconds() < self.sync_seconds:
-                        async for kind, obj in api.watch_nodes(version):
-                            version = _resource_version(obj) or version
-                            await self._node_event(cluster_id, kind, obj)
+                        async for change in api.watch_nodes():
+                            await self._node_event(cluster_id, change)
                 except WatchExpired:
                     log.info("node watch of %s expired: listing again", cluster.name)
         except ClusterConnectionError as exc:
@@ -478,7 +470,9 @@ class ClusterRegistry:
             ) from None
 
     async def _reach(self, cluster: Cluster) -> ClusterApi:
-        return await self._connector.connect(self._open(cluster), cluster.context)
+        return await self._connector.connect(
+            self._open(cluster), cluster.context, cluster_id=cluster.id
+        )
 
     async def _get(self, cluster_id: ClusterId) -> Cluster:
         async with self._uow(TenantScope.system()) as uow:
@@ -499,15 +493,6 @@ class ClusterRegistry:
             )
         return cluster
 
-    def _nodes(self, cluster: Cluster, raw: Sequence[Mapping[str, Any]]) -> list[Node]:
-        nodes: list[Node] = []
-        for obj in raw:
-            try:
-                nodes.append(self._exclusion(cluster, self._parse_node(obj, cluster.id)))
-            except ValueError as exc:  # one odd node does not hide the others
-                log.warning("cluster %s: skipping a node: %s", cluster.name, exc)
-        return nodes
-
     @staticmethod
     def _exclusion(cluster: Cluster, node: Node) -> Node:
         excluded = node.node_type is NodeType.MASTER and not cluster.enable_master_node
@@ -516,7 +501,7 @@ class ClusterRegistry:
     async def _available(
         self,
         cluster_id: ClusterId,
-        raw: Sequence[Mapping[str, Any]],
+        listed: Sequence[Node],
         health: Sequence[HealthCheck],
     ) -> Cluster:
         now = self._clock.now()
@@ -524,7 +509,7 @@ class ClusterRegistry:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None or cluster.status is ClusterStatus.DELETING:
                 raise NotFound("cluster", cluster_id)
-            nodes = self._nodes(cluster, raw)
+            nodes = [self._exclusion(cluster, n) for n in listed]
             if [_significant(n) for n in cluster.nodes] != [
                 _significant(n) for n in sorted(nodes, key=lambda n: n.name)
             ]:
@@ -570,8 +555,8 @@ class ClusterRegistry:
                 await self._lease.release(name)
 
     async def _sync_quotas(self, cluster_id: ClusterId, api: ClusterApi) -> Cluster:
-        """Reconcile the quota model onto the cluster (domain/services/kueue_sync.py) and keep
-        the result as the health check `kueue_quotas`, and what was applied with the cluster."""
+        """Put the quota model onto the cluster (`ClusterApi.apply_quotas`) and keep the result
+        as the health check `kueue_quotas`, and what was applied with the cluster."""
         async with self._quota_turn(cluster_id) as turn:
             if not turn:
                 return await self._get(cluster_id)
@@ -585,21 +570,19 @@ class ClusterRegistry:
             quotas = await uow.quotas.quota_set(cluster_id)
             classes = await uow.quotas.priority_classes()
         try:
-            result = await kueue_sync.reconcile(
-                api,
+            result = await api.apply_quotas(
                 quotas,
-                cluster_id=cluster_id,
                 priority_classes=classes,
                 applied_before=cluster.settings.get(APPLIED_SETTING, ()),
             )
             check, applied = result.check, result.applied
         except ValueError as exc:  # a model Kueue can't take (e.g. two tenants, one namespace)
-            check, applied = HealthCheck(kueue_sync.CHECK, False, str(exc)), None
+            check, applied = HealthCheck(QUOTAS_CHECK, False, str(exc)), None
         async with self._uow(TenantScope.system()) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None:
                 raise NotFound("cluster", cluster_id)
-            others = tuple(h for h in cluster.health if h.name != kueue_sync.CHECK)
+            others = tuple(h for h in cluster.health if h.name != QUOTAS_CHECK)
             cluster.health = (*others, check)
             if applied is not None:
                 cluster.settings = {**cluster.settings, APPLIED_SETTING: sorted(applied)}
@@ -628,23 +611,20 @@ class ClusterRegistry:
         log.warning("cluster %s is %s: %s", cluster.name, status.value, exc.message)
         return cluster
 
-    async def _node_event(self, cluster_id: ClusterId, kind: str, obj: Mapping[str, Any]) -> None:
-        name = str((obj.get("metadata") or {}).get("name") or "")
+    async def _node_event(self, cluster_id: ClusterId, change: NodeChange) -> None:
+        name = change.name
         async with self._uow(TenantScope.system()) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None or cluster.status is ClusterStatus.DELETING:
                 return
             by_name = {n.name: n for n in cluster.nodes}
             before = by_name.get(name)
-            if kind == "DELETED":
+            if change.node is None:
                 if before is None:
                     return
                 del by_name[name]
             else:
-                parsed = self._nodes(cluster, [obj])
-                if not parsed:
-                    return
-                node = parsed[0]
+                node = self._exclusion(cluster, change.node)
                 if before is not None:
                     if _significant(before) == _significant(node):
                         return
@@ -672,8 +652,3 @@ def _check_ingress(url: str | None) -> list[FieldIssue]:
     if len(url) > 2048 or parsed.scheme not in ("http", "https") or not parsed.hostname:
         return [FieldIssue("ingressUrl", "must be an http(s) URL with a host")]
     return []
-
-
-def _resource_version(obj: Mapping[str, Any]) -> str | None:
-    version = (obj.get("metadata") or {}).get("resourceVersion")
-    return str(version) if version else None

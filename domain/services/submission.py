@@ -21,8 +21,6 @@ from typing import Any
 
 from domain.documents import Flaw, document_problem
 from domain.errors import FieldIssue
-from domain.kueue.jobs import batch_job
-from domain.kueue.services import service_release
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
@@ -44,7 +42,7 @@ from domain.model.quota import (
 )
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.names import MAX_OBJECT_NAME, name_problem, text_problem
-from domain.ports import UnitOfWork, Workload
+from domain.ports import UnitOfWork, Workload, WorkloadCheck
 
 MAX_SPEC_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY = 128
@@ -150,10 +148,17 @@ def _window_issues(window: TimeWindow) -> list[FieldIssue]:
 
 
 def validate_submission(
-    sub: JobSubmission, cluster: Cluster | None, now: datetime, *, managed: bool = False
+    sub: JobSubmission,
+    cluster: Cluster | None,
+    now: datetime,
+    *,
+    managed: bool = False,
+    check_workload: WorkloadCheck | None = None,
 ) -> list[FieldIssue]:
     """Every problem with a submission, by field. `managed`: budcluster's own job for a
-    deployment's replica or a benchmark (only such jobs may name those sources)."""
+    deployment's replica or a benchmark (only such jobs may name those sources).
+    `check_workload`: whether a real cluster can be given the job's spec (the Kubernetes
+    adapter renders it); without it, a real cluster's spec is checked only for being an object."""
     issues: list[FieldIssue] = []
 
     def bad(path: str, message: str, code: str = "INVALID") -> None:
@@ -256,15 +261,20 @@ def validate_submission(
     elif cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
     elif cluster.is_real:
-        issues.extend(_kubernetes_issues(sub, cluster))
+        issues.extend(_kubernetes_issues(sub, cluster, check_workload))
     return issues
 
 
-def _kubernetes_issues(sub: JobSubmission, cluster: Cluster) -> list[FieldIssue]:
-    """What a real cluster can't be given: the spec is rendered as the gateway renders it (a
-    batch Job, or a Helm release's values), and the first problem is named by its field."""
+def _kubernetes_issues(
+    sub: JobSubmission, cluster: Cluster, check_workload: WorkloadCheck | None
+) -> list[FieldIssue]:
+    """What a real cluster can't be given: `check_workload` renders the spec as the gateway
+    renders it (a batch Job, or a Helm release's values), and the first problem is named by its
+    field."""
     if not isinstance(sub.spec, dict):
         return [FieldIssue("spec", "expected an object")]
+    if check_workload is None:
+        return []
     probe = Workload(
         job_id=JobId(uuid.UUID(int=0)),
         attempt=0,
@@ -282,10 +292,7 @@ def _kubernetes_issues(sub: JobSubmission, cluster: Cluster) -> list[FieldIssue]
         queue_name=sub.queue_name,
     )
     try:
-        if sub.job_type is JobType.SERVICE:
-            service_release(probe, cluster_id=cluster.id)
-        else:
-            batch_job(probe, cluster_id=cluster.id)
+        check_workload(probe, cluster_id=cluster.id)
     except ValueError as exc:
         field_name, _, message = str(exc).partition(": ")
         return [FieldIssue(field_name, message or str(exc))]

@@ -1,7 +1,8 @@
 """Kubernetes Node objects as the API returns them (JSON), to seed a Kubernetes API emulator.
 
 Each function returns a fresh dict, so a test may change it freely. The label sets are what the
-discovery daemons write (names checked against their sources; see domain/inventory/labels.py):
+discovery daemons write (names checked against their sources; see
+adapters/kubernetes/inventory/labels.py):
 
 - a100_gfd_node: AWS p4de.24xlarge, 8 x A100-SXM4-80GB, Intel Xeon (Cascade Lake) host, labelled
   by NFD and NVIDIA GPU Feature Discovery under the GPU operator, tainted nvidia.com/gpu.

@@ -35,9 +35,9 @@ from domain.model.load import (
 from domain.model.principal import Principal, Scope
 from domain.ports import TenantScope
 from domain.services import task_names
+from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import (
     BenchmarkRequest,
-    BenchmarkRunner,
     BenchmarkService,
     endpoint_problem,
 )

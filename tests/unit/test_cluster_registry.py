@@ -5,7 +5,7 @@ the kubeconfig bound to the cluster and queues the connect task; connecting make
 AVAILABLE with its nodes, health and default quotas, or NOT_AVAILABLE (unreachable) / ERROR
 (refused) with the reason; updates (a new kubeconfig reconnects; enableMasterNode changes the
 capacity); delete refused while jobs are active unless forced; following: list, watch from the
-list's version, heartbeats ignored, 410 -> list again, a failure -> NOT_AVAILABLE (kept since the
+listing, heartbeats ignored, an expired watch -> list again, a failure -> NOT_AVAILABLE (kept since the
 first failure, attempts counted) then AVAILABLE again; each status and node change is a cluster
 event carrying the state.
 """
@@ -15,9 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -34,12 +33,16 @@ from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, Node
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, NodeId
 from domain.model.job import Job, JobPriority
+from domain.model.quota import QuotaSet, WorkloadPriorityClass
 from domain.model.secrets import Envelope
 from domain.ports import (
+    QUOTAS_CHECK,
     ClusterGateway,
     GatewayUnavailable,
     KubeconfigSummary,
+    NodeChange,
     PendingWorkload,
+    QuotasApplied,
     WatchExpired,
     Workload,
     WorkloadObservation,
@@ -80,57 +83,38 @@ class FakeSecretBox:
         return envelope
 
 
-def k8s_node(
-    name: str, *, gpus: int = 8, ready: bool = True, version: str = "1", master: bool = False
-) -> dict[str, Any]:
+def node(name: str, *, gpus: int = 8, ready: bool = True, master: bool = False) -> Node:
+    """A node as the cluster's connection reports it (reading Kubernetes Node objects is tested
+    with the Kubernetes adapter, in test_node_inventory)."""
     labels = {"kubernetes.io/hostname": name}
     if master:
         labels["node-role.kubernetes.io/control-plane"] = ""
-    return {
-        "metadata": {"name": name, "labels": labels, "resourceVersion": version},
-        "status": {
-            "allocatable": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": str(gpus)},
-            "conditions": [
-                {"type": "Ready", "status": "True" if ready else "False", "heartbeat": version}
-            ],
-        },
-    }
-
-
-def parse(obj: Mapping[str, Any], cluster_id: ClusterId) -> Node:
-    """A small stand-in for domain.inventory's parser (tested on its own)."""
-    meta, status = obj["metadata"], obj["status"]
-    labels = dict(meta["labels"])
-    master = "node-role.kubernetes.io/control-plane" in labels
-    gpus = int(status["allocatable"].get("nvidia.com/gpu", "0"))
-    if meta["name"] == "broken":
-        raise ValueError("no allocatable")
     return Node(
         id=NodeId(uuid.uuid4()),
-        cluster_id=cluster_id,
-        name=meta["name"],
+        cluster_id=ClusterId(uuid.UUID(int=0)),
+        name=name,
         node_type=NodeType.MASTER if master else NodeType.GPU if gpus else NodeType.WORKER,
         gpu_type="nvidia-a100-80gb" if gpus else None,
         gpu_count=gpus,
-        cpu_cores=float(Decimal(status["allocatable"]["cpu"])),
+        cpu_cores=64.0,
         memory_gb=512.0,
-        ready=status["conditions"][0]["status"] == "True",
+        ready=ready,
         labels=labels,
-        conditions=[{"type": c["type"], "status": c["status"]} for c in status["conditions"]],
+        conditions=[{"type": "Ready", "status": "True" if ready else "False"}],
     )
 
 
 @dataclass
 class Script:
-    """What the fake API server does."""
+    """What the fake cluster does."""
 
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    version: str = "100"
-    watch: list[list[tuple[str, dict[str, Any]] | Exception]] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    watch: list[list[NodeChange | Exception]] = field(default_factory=list)
     connect_error: ClusterConnectionError | None = None
     list_error: ClusterConnectionError | None = None
     connects: int = 0
-    watched_from: list[str] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    """"nodes" and "watch", in the order the registry asked."""
     closed: int = 0
 
 
@@ -141,13 +125,14 @@ class FakeApi:
     async def server_version(self) -> str:
         return "v1.30.2"
 
-    async def list_nodes(self) -> tuple[list[dict[str, Any]], str]:
+    async def nodes(self) -> list[Node]:
+        self.script.calls.append("nodes")
         if self.script.list_error is not None:
             raise self.script.list_error
-        return [dict(n) for n in self.script.nodes], self.script.version
+        return list(self.script.nodes)
 
-    async def watch_nodes(self, resource_version: str) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        self.script.watched_from.append(resource_version)
+    async def watch_nodes(self) -> AsyncIterator[NodeChange]:
+        self.script.calls.append("watch")
         if not self.script.watch:
             raise ClusterConnectionError("unreachable", "the watch broke (end of script)")
         for item in self.script.watch.pop(0):
@@ -158,40 +143,16 @@ class FakeApi:
     async def health(self) -> list[HealthCheck]:
         return list(HEALTHY)
 
-    async def served_versions(self, group: str) -> list[str]:
-        return []  # no Kueue: its objects are tested against the emulator
-
-    # Kueue's objects: none served here (404), and nothing to write them to.
-
-    async def served_resources(self, group_version: str) -> set[str]:
-        return set()
-
-    async def get_object(
-        self, path: str, *, query: list[tuple[str, str]] | None = None
-    ) -> dict[str, Any] | None:
-        return None
-
-    async def list_objects(
-        self, path: str, *, label_selector: str | None = None
-    ) -> tuple[list[dict[str, Any]], str]:
-        return [], ""
-
-    def watch_objects(
-        self, path: str, resource_version: str, *, label_selector: str | None = None
-    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        raise NotImplementedError("the fake API serves no objects to watch")
-
-    async def patch_object(self, path: str, patch: dict[str, Any]) -> dict[str, Any] | None:
-        return None
-
-    async def create_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError("the fake API serves no objects to create")
-
-    async def replace_object(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError("the fake API serves no objects to replace")
-
-    async def delete_object(self, path: str) -> None:
-        return None
+    async def apply_quotas(
+        self,
+        quotas: QuotaSet,
+        *,
+        priority_classes: Iterable[WorkloadPriorityClass] = (),
+        applied_before: Iterable[str] = (),
+    ) -> QuotasApplied:
+        # no Kueue here: its objects are tested against the emulator
+        detail = "Kueue is not installed: the cluster serves no kueue.x-k8s.io API"
+        return QuotasApplied(HealthCheck(QUOTAS_CHECK, False, detail))
 
     async def close(self) -> None:
         self.script.closed += 1
@@ -209,7 +170,9 @@ class FakeConnector:
             raise ClusterConnectionError("invalid_kubeconfig", "no context nope", field="context")
         return KubeconfigSummary(context or "default", "https://10.0.0.1:6443")
 
-    async def connect(self, kubeconfig: str, context: str | None) -> FakeApi:
+    async def connect(
+        self, kubeconfig: str, context: str | None, *, cluster_id: ClusterId
+    ) -> FakeApi:
         self.kubeconfigs.append(kubeconfig)
         self.script.connects += 1
         if self.script.connect_error is not None:
@@ -243,7 +206,7 @@ def world() -> World:
     uow, clock, script, tasks, publisher = (
         FakeUnitOfWorkFactory(),
         FakeClock(),
-        Script(nodes=[k8s_node("gpu-a"), k8s_node("cp", gpus=0, master=True)]),
+        Script(nodes=[node("gpu-a"), node("cp", gpus=0, master=True)]),
         FakeTaskQueue(),
         FakePublisher(),
     )
@@ -255,7 +218,6 @@ def world() -> World:
         connector=connector,
         tasks=tasks,
         quotas=QuotaService(uow=uow, clock=clock),
-        parse_node=parse,
         sync_seconds=3600,
     )
     return World(registry, uow, script, connector, tasks, clock, publisher)
@@ -405,7 +367,7 @@ async def test_update_checks_its_fields_and_changes_nothing_when_wrong(world: Wo
 
 
 async def test_enabling_master_nodes_counts_them(world: World) -> None:
-    world.script.nodes = [k8s_node("gpu-a"), k8s_node("cp", gpus=2, master=True)]
+    world.script.nodes = [node("gpu-a"), node("cp", gpus=2, master=True)]
     cluster = await world.registry.register(registration())
     await world.registry.connect(cluster.id)
     assert world.cluster(cluster.id).gpu_capacity() == {"nvidia-a100-80gb": 8}
@@ -434,17 +396,17 @@ async def test_following_lists_then_watches_and_ignores_heartbeats(world: World)
     cluster = await world.registry.register(registration())
     world.script.watch = [
         [
-            ("MODIFIED", k8s_node("gpu-a", version="101")),  # a heartbeat: nothing changes
-            ("ADDED", k8s_node("gpu-b", version="102")),
-            ("MODIFIED", k8s_node("gpu-a", ready=False, version="103")),
-            ("DELETED", k8s_node("cp", gpus=0, master=True, version="104")),
-            ("ADDED", k8s_node("broken", version="105")),  # unparseable: skipped, logged
+            NodeChange("gpu-a", node("gpu-a")),  # a heartbeat: nothing changes
+            NodeChange("gpu-b", node("gpu-b")),
+            NodeChange("gpu-a", node("gpu-a", ready=False)),
+            NodeChange("cp", None),
         ],
-        [WatchExpired()],  # 410: list again
+        [WatchExpired()],  # the watch can't go on: list again
     ]
     with pytest.raises(GatewayUnavailable):
         await world.registry.follow(cluster.id)
-    assert world.script.watched_from == ["100", "105", "100"]
+    # the watch goes on after the first batch ends; after it expired, a new listing comes first
+    assert world.script.calls == ["nodes", "watch", "watch", "nodes", "watch"]
     after = world.cluster(cluster.id)
     assert after.status is ClusterStatus.NOT_AVAILABLE  # the script's end: the watch broke
     seen = [
@@ -456,8 +418,8 @@ async def test_following_lists_then_watches_and_ignores_heartbeats(world: World)
         {"cp": True, "gpu-a": True},  # listed
         {"cp": True, "gpu-a": True, "gpu-b": True},  # added (the heartbeat before: nothing)
         {"cp": True, "gpu-a": False, "gpu-b": True},
-        {"gpu-a": False, "gpu-b": True},  # deleted; the broken node was skipped
-        {"cp": True, "gpu-a": True},  # listed again after 410
+        {"gpu-a": False, "gpu-b": True},  # deleted
+        {"cp": True, "gpu-a": True},  # listed again after the watch expired
     ]
     assert world.script.closed == 1
 

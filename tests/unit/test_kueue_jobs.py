@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from domain.kueue.jobs import (
+from adapters.kubernetes.kueue.check import check_workload
+from adapters.kubernetes.kueue.jobs import (
     ATTEMPT_LABEL,
     DEADLINE_REASON,
     DELETED_REASON,
@@ -710,3 +711,13 @@ def test_a_pod_set_runs_once_every_pod_is_ready_and_reports_each_pods_node() -> 
         ("gpu-b", "a100"),
         ("gpu-c", "a100"),
     ]
+
+
+def test_the_submission_check_renders_batch_jobs_and_services() -> None:
+    """What the WorkloadCheck wired into submissions refuses: what batch_job or service_release
+    can't render, with the field first."""
+    cluster = ClusterId(uuid.uuid4())
+    for job_type in (JobType.BATCH, JobType.SERVICE):
+        check_workload(workload(job_type=job_type, spec={"image": "busybox"}), cluster_id=cluster)
+        with pytest.raises(ValueError, match=r"^spec\.image: "):
+            check_workload(workload(job_type=job_type, spec={}), cluster_id=cluster)

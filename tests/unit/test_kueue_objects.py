@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from domain.kueue.objects import (
+from adapters.kubernetes.kueue.objects import (
     CLUSTER_QUEUE,
     COHORT,
     CREATION_ORDER,

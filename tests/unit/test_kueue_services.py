@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from adapters.helm.releases import SHIPPED_CHART_PATH, PyHelmReleases
-from domain.kueue.services import (
+from adapters.kubernetes.kueue.services import (
     ADMISSION_GATE,
     RELEASE_LABEL,
     SERVICE_REASONS,
@@ -265,7 +265,11 @@ async def test_without_a_helm_executable_the_hand_over_waits_and_says_why() -> N
 
 
 def test_pending_workloads_are_read_from_a_summary_and_odd_items_skipped() -> None:
-    from domain.kueue.visibility import pending_path, pending_workloads, visibility_version
+    from adapters.kubernetes.kueue.visibility import (
+        pending_path,
+        pending_workloads,
+        visibility_version,
+    )
     from domain.ports import PendingWorkload
 
     def item(owner: dict[str, Any] | None, **fields: Any) -> dict[str, Any]:

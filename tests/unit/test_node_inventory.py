@@ -9,23 +9,28 @@ Covers:
   cordoned and unreachable nodes, MIG and Gaudi generations;
 - Kubernetes quantity parsing, valid and junk;
 - the GPU type normalizer;
-- malformed objects, which are a ValueError naming the field.
+- malformed objects, which are a ValueError naming the field;
+- a connection's nodes in the domain's terms (KubeCluster): a node that can't be read is skipped,
+  the watch goes on from the listing's resourceVersion, then from the last event's (a skipped one
+  too), and from the new listing's after a new list; a deletion is reported by name.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from domain.inventory import node_from_k8s, normalize_gpu_type, parse_quantity
-from domain.inventory.labels import product_selector
-from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
+from adapters.kubernetes.api import Json
+from adapters.kubernetes.cluster import KubeCluster
+from adapters.kubernetes.inventory import node_from_k8s, parse_quantity
+from domain.inventory import normalize_gpu_type, product_selector
+from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
 from domain.model.ids import ClusterId, NodeId
 from domain.services.quota_rules import default_quotas
 from tests.support import k8s_nodes
@@ -733,3 +738,99 @@ def test_flavors_select_nodes_by_the_product_label_they_carry(
     gpu_flavor = next(f for f in flavors if f.name != "default-cpu")
     assert gpu_flavor.node_labels == selector
     assert queue.resource_groups[0].flavors[0].flavor == gpu_flavor.name
+
+
+# --- a connection's nodes in the domain's terms -------------------------------------------------
+
+
+class NodesOnly:
+    """The node reads of a Kubernetes API (KubeApi), scripted; nothing else is served."""
+
+    def __init__(self, nodes: list[Json], watches: list[list[tuple[str, Json]]]) -> None:
+        self.nodes = nodes
+        self.watches = watches
+        self.watched_from: list[str] = []
+
+    async def server_version(self) -> str:
+        return "v1.30.2"
+
+    async def list_nodes(self) -> tuple[list[Json], str]:
+        return [dict(n) for n in self.nodes], "100"
+
+    async def watch_nodes(self, resource_version: str) -> AsyncIterator[tuple[str, Json]]:
+        self.watched_from.append(resource_version)
+        for event in self.watches.pop(0):
+            yield event
+
+    async def health(self) -> list[HealthCheck]:
+        return []
+
+    async def served_versions(self, group: str) -> list[str]:
+        return []
+
+    async def served_resources(self, group_version: str) -> set[str]:
+        return set()
+
+    async def get_object(
+        self, path: str, *, query: list[tuple[str, str]] | None = None
+    ) -> Json | None:
+        return None
+
+    async def list_objects(
+        self, path: str, *, label_selector: str | None = None
+    ) -> tuple[list[Json], str]:
+        return [], ""
+
+    def watch_objects(
+        self, path: str, resource_version: str, *, label_selector: str | None = None
+    ) -> AsyncIterator[tuple[str, Json]]:
+        raise NotImplementedError
+
+    async def patch_object(self, path: str, patch: Json) -> Json | None:
+        return None
+
+    async def create_object(self, path: str, obj: Json) -> Json:
+        raise NotImplementedError
+
+    async def replace_object(self, path: str, obj: Json) -> Json:
+        raise NotImplementedError
+
+    async def delete_object(self, path: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+def _versioned(obj: dict[str, Any], version: str) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": version}}
+
+
+async def test_a_clusters_nodes_skip_what_cant_be_read_and_its_watch_goes_on() -> None:
+    broken = _broken("status", "allocatable", "cpu", value="12x")
+    a100, h100 = k8s_nodes.a100_gfd_node(), k8s_nodes.h100_gfd_node()
+    api = NodesOnly(
+        [a100, broken],
+        [
+            [
+                ("ADDED", _versioned(h100, "101")),
+                ("DELETED", {"metadata": {"name": a100["metadata"]["name"]}}),
+                ("MODIFIED", _versioned(broken, "105")),  # can't be read: skipped
+            ],
+            [],
+            [],
+        ],
+    )
+    cluster = KubeCluster(api, cluster_id=CLUSTER)
+
+    assert await cluster.nodes() == [node_from_k8s(a100, CLUSTER)]
+    changes = [change async for change in cluster.watch_nodes()]
+    assert [(c.name, c.node.name if c.node else None) for c in changes] == [
+        ("dgx-h100-07", "dgx-h100-07"),
+        (a100["metadata"]["name"], None),
+    ]
+    assert changes[0].node == node_from_k8s(h100, CLUSTER)
+    assert [change async for change in cluster.watch_nodes()] == []
+    await cluster.nodes()
+    assert [change async for change in cluster.watch_nodes()] == []
+    assert api.watched_from == ["100", "105", "100"]

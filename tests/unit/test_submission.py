@@ -4,7 +4,8 @@ Covers the issue's list: negative gpu_count, more GPUs than any node has, unknow
 type the cluster lacks, empty/overlong/non-DNS-1123 names, max_duration shorter than the estimate,
 a deadline in the past; and the rest of what a user can send (spec size, source ids, retries,
 budget, CRITICAL + preemptible, CPU and memory beyond the largest node, queue names, daily windows
-in whole minutes that are not empty, at most 32 distinct dependencies).
+in whole minutes that are not empty, at most 32 distinct dependencies); a real cluster's spec
+checked by the injected WorkloadCheck, its problem named by field.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from domain.model.cluster import ClusterStatus
+from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, JobId, ProjectId
 from domain.model.job import (
     DeploymentType,
@@ -27,6 +28,7 @@ from domain.model.job import (
     SourceKind,
     TimeWindow,
 )
+from domain.ports import Workload
 from domain.services.submission import JobSubmission, validate_submission
 from tests.support.fakes import T0, make_cluster
 
@@ -167,3 +169,24 @@ def test_every_problem_is_reported_at_once() -> None:
         "resources.gpu_count",
         "deadline",
     }
+
+
+def test_a_real_clusters_spec_is_checked_by_the_injected_check() -> None:
+    real = replace(CLUSTER, platform=Platform.ON_PREM)
+    seen: list[tuple[JobType, dict[str, Any], ClusterId]] = []
+
+    def check(workload: Workload, *, cluster_id: ClusterId) -> None:
+        seen.append((workload.job_type, dict(workload.spec), cluster_id))
+        if "image" not in workload.spec:
+            raise ValueError("spec.image: a container image is needed")
+
+    with_image = replace(GOOD, spec={"image": "busybox"})
+    assert validate_submission(with_image, real, T0, check_workload=check) == []
+    issues = validate_submission(GOOD, real, T0, check_workload=check)
+    assert [(i.field, i.message) for i in issues] == [("spec.image", "a container image is needed")]
+    assert seen == [
+        (JobType.TRAINING, {"image": "busybox"}, real.id),
+        (JobType.TRAINING, {}, real.id),
+    ]
+    assert validate_submission(GOOD, CLUSTER, T0, check_workload=check) == []  # simulated
+    assert len(seen) == 2

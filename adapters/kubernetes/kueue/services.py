@@ -3,7 +3,7 @@ back from those pods.
 
 `service_release` says what to install: a DOCKER service runs the chart budcluster ships
 (adapters/helm/charts/bud-service: one Deployment, and a Service when `spec.port` is set) with
-the container fields a batch Job takes (`image`, `command`, `args`, `env`; domain/kueue/jobs.py
+the container fields a batch Job takes (`image`, `command`, `args`, `env`; kueue/jobs.py
 checks them) plus `replicas` and `port`; a HELM or MODEL service installs `spec.chart` (a chart
 reference Helm understands: "repo/name", an OCI URL, or a name with `spec.repo`), at
 `spec.chart_version` when given, with `spec.values`. The release is named after the attempt
@@ -30,9 +30,16 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from domain.kueue.jobs import QUEUED_REASON, container, identity_labels, job_identity
-from domain.kueue.objects import PRIORITY_CLASS_LABEL, JsonObject, priority_class_name
-from domain.kueue.reading import because, condition, metadata, rfc3339, status, true_condition
+from adapters.kubernetes.kueue.jobs import QUEUED_REASON, container, identity_labels, job_identity
+from adapters.kubernetes.kueue.objects import PRIORITY_CLASS_LABEL, JsonObject, priority_class_name
+from adapters.kubernetes.kueue.reading import (
+    because,
+    condition,
+    metadata,
+    rfc3339,
+    status,
+    true_condition,
+)
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import DeploymentType, JobType, Placement
 from domain.ports import (

@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from domain.kueue.objects import (
+from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
     MANAGED_BY,
@@ -59,7 +59,7 @@ from domain.kueue.objects import (
     priority_class_name,
     quantity,
 )
-from domain.kueue.reading import (
+from adapters.kubernetes.kueue.reading import (
     because,
     condition,
     metadata,

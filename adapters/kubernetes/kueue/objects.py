@@ -32,7 +32,7 @@ Checked against kubernetes-sigs/kueue, apis/kueue/v1beta1 and v1beta2, *_types.g
 Tenant namespaces enforce Pod Security "baseline" and warn on "restricted", as the tenant
 onboarding manifest of the product design says (seed 004, section 1.5). Quantities: cpu in cores,
 or millicores when not whole; memory quotas are GiB (node memory_gb is bytes / 2**30, see
-domain.inventory.nodes), rendered "NGi", or whole "Mi" when not a whole GiB; GPUs and other
+inventory/nodes.py), rendered "NGi", or whole "Mi" when not a whole GiB; GPUs and other
 extended resources as whole counts (a fraction can never be requested, so it is floored).
 """
 
@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
-from domain.inventory.quantity import parse_quantity
+from adapters.kubernetes.quantity import parse_quantity
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
 from domain.model.quota import (

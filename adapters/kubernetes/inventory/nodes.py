@@ -5,9 +5,9 @@ or a quantity that is not a Kubernetes quantity is a ValueError naming the field
 the object did not come from a Kubernetes API. Parts a real node may lack (taints, addresses,
 labels, nodeInfo) default to empty. A node without a Ready condition is not ready, as Kubernetes
 treats it. CPU and memory are what the kubelet offers to pods (allocatable, else capacity):
-memory_gb is GiB (bytes / 2**30), rounded to hundredths. The hardware comes from
-domain.inventory.hardware. The node id, unless given, is derived from the cluster id and the node
-name, so the same node keeps its id across inventory refreshes.
+memory_gb is GiB (bytes / 2**30), rounded to hundredths. The hardware comes from `hardware`. The
+node id, unless given, is derived from the cluster id and the node name, so the same node keeps its
+id across inventory refreshes.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from domain.inventory import labels as lb
-from domain.inventory.hardware import VENDORS, AcceleratorKind, detect_hardware
-from domain.inventory.quantity import BYTES_PER_GIB, parse_quantity, whole_count
+from adapters.kubernetes.inventory import labels as lb
+from adapters.kubernetes.inventory.hardware import VENDORS, AcceleratorKind, detect_hardware
+from adapters.kubernetes.quantity import BYTES_PER_GIB, parse_quantity, whole_count
 from domain.model.cluster import Node, NodeType
 from domain.model.ids import ClusterId, NodeId
 

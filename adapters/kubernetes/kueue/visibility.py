@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from domain.kueue.reading import metadata
+from adapters.kubernetes.kueue.reading import metadata
 from domain.ports import PendingWorkload
 
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"

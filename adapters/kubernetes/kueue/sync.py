@@ -2,12 +2,12 @@
 
 One pass (`reconcile`): find the kueue.x-k8s.io versions the cluster serves and use the newest
 supported one (v1beta2 names a ClusterQueue's cohort `cohortName`, v1beta1 `cohort`); render
-every object the quota model asks for (domain/kueue/objects.py: tenant Namespaces, flavors,
-cohorts, cluster queues, local queues, priority classes); read each live object and create what
-is missing, replace what drifted (a LocalQueue pointing at another ClusterQueue is deleted and
-created again: that field is immutable), and delete the Kueue objects labelled as budcluster's
-for this cluster that the model no longer has. Tenant namespaces are never deleted: they may
-hold the tenant's other objects.
+every object the quota model asks for (`objects`: tenant Namespaces, flavors, cohorts, cluster
+queues, local queues, priority classes); read each live object and create what is missing,
+replace what drifted (a LocalQueue pointing at another ClusterQueue is deleted and created again:
+that field is immutable), and delete the Kueue objects labelled as budcluster's for this cluster
+that the model no longer has. Tenant namespaces are never deleted: they may hold the tenant's
+other objects.
 
 Drift is told apart from a first creation by what was applied before (`applied`, the keys of
 the last pass, kept with the cluster): an object applied before and now missing or changed was
@@ -22,11 +22,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from domain.errors import ClusterConnectionError
-from domain.kueue.objects import (
+from adapters.kubernetes.api import KubeApi
+from adapters.kubernetes.errors import ObjectConflict
+from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
     LOCAL_QUEUE,
@@ -44,47 +44,33 @@ from domain.kueue.objects import (
     object_path,
     spec_hash,
 )
+from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
 from domain.model.ids import ClusterId
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
-from domain.ports import ClusterApi, ObjectConflict
+from domain.ports import QUOTAS_CHECK, QuotasApplied
 
 log = logging.getLogger(__name__)
 
-CHECK = "kueue_quotas"
+CHECK = QUOTAS_CHECK
 _KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "WorkloadPriorityClass")
 """Deletion order for objects the model no longer has (queues before what they name)."""
 
 
-@dataclass
-class Reconciled:
-    """What one pass found and did."""
-
-    version: KueueVersion | None
-    check: HealthCheck
-    applied: list[str] = field(default_factory=list)
-    """Keys ("Kind/namespace/name") of every object in place after the pass."""
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    """Found differing but not applied by us before: adopted, or the model changed."""
-    restored: list[str] = field(default_factory=list)
-    """Applied before, then changed or deleted in the cluster: put back, with the reason."""
-    removed: list[str] = field(default_factory=list)
-
-
 def key_text(obj: dict[str, Any]) -> str:
+    """An object's key in `QuotasApplied` ("Kind/namespace/name", or "Kind/name")."""
     _, kind, namespace, name = object_key(obj)
     return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
 
 
 async def reconcile(
-    api: ClusterApi,
+    api: KubeApi,
     quotas: QuotaSet,
     *,
     cluster_id: ClusterId,
     priority_classes: Iterable[WorkloadPriorityClass] = (),
     applied_before: Iterable[str] = (),
-) -> Reconciled:
+) -> QuotasApplied:
     """One pass (module doc). Raises ClusterConnectionError when the cluster can't be reached;
     a write the cluster refuses (403, 422) fails the check instead."""
     served = await api.served_versions(KUEUE_GROUP)
@@ -95,7 +81,7 @@ async def reconcile(
             if not served
             else f"Kueue serves {', '.join(sorted(served))}: none supported (v1beta1, v1beta2)"
         )
-        return Reconciled(None, HealthCheck(CHECK, False, detail))
+        return QuotasApplied(HealthCheck(CHECK, False, detail))
     resources = await api.served_resources(version.api_version)
     desired = desired_objects(
         quotas,
@@ -105,7 +91,7 @@ async def reconcile(
         with_cohorts=PLURALS["Cohort"] in resources,
     )
     before = set(applied_before)
-    result = Reconciled(version, HealthCheck(CHECK, True, ""))
+    result = QuotasApplied(HealthCheck(CHECK, True, ""))
     failures: list[str] = []
     for obj in desired:
         try:
@@ -130,7 +116,7 @@ async def reconcile(
 
 
 async def _apply(
-    api: ClusterApi, obj: dict[str, Any], before: set[str], result: Reconciled
+    api: KubeApi, obj: dict[str, Any], before: set[str], result: QuotasApplied
 ) -> None:
     key = key_text(obj)
     path = object_path(obj)
@@ -195,7 +181,7 @@ def _ours(live: dict[str, Any], cluster_id: ClusterId) -> bool:
 
 
 def _check(
-    version: KueueVersion, result: Reconciled, failures: Sequence[str], total: int
+    version: KueueVersion, result: QuotasApplied, failures: Sequence[str], total: int
 ) -> HealthCheck:
     parts = [f"{total - len(failures)} of {total} objects in place (kueue.x-k8s.io/{version})"]
     if result.restored:

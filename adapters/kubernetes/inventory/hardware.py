@@ -6,7 +6,7 @@ so the method is "gfd"; Node Feature Discovery's PCI labels name only the vendor
 id, when NFD is configured to label it), so the method is "nfd"; with neither, the device plugin's
 extended resource in allocatable gives the vendor and count, and the method is "allocatable". A
 node without accelerators is "nfd" when NFD labelled it and "allocatable" otherwise. The label
-names, and where each was checked, are in domain.inventory.labels.
+names, and where each was checked, are in `labels`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from domain.inventory import labels as lb
+from adapters.kubernetes.inventory import labels as lb
 from domain.inventory.gpu_types import (
     amd_type_for_device,
     gaudi_generation_for_device,

@@ -31,6 +31,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+# The product labels are the quota model's too (a flavor selects its nodes by them).
+from domain.inventory.flavor_labels import GFD_PRODUCT as GFD_PRODUCT
+from domain.inventory.flavor_labels import HABANA_PRODUCT as HABANA_PRODUCT
+
 NFD = "feature.node.kubernetes.io/"
 CPU_VENDOR = NFD + "cpu-model.vendor_id"
 CPU_FAMILY = NFD + "cpu-model.family"
@@ -42,7 +46,6 @@ KERNEL_VERSION = NFD + "kernel-version.full"
 OS_ID = NFD + "system-os_release.ID"
 OS_VERSION = NFD + "system-os_release.VERSION_ID"
 
-GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
 GFD_MEMORY_MIB = "nvidia.com/gpu.memory"
 GFD_FAMILY = "nvidia.com/gpu.family"
@@ -67,7 +70,6 @@ HABANA_PREFIX = "habana.ai/"
 HFD_COUNT = "habana.ai/device.count"
 HFD_DRIVER = "habana.ai/driver.version"
 HFD_MACHINE = "habana.ai/machine.type"
-HABANA_PRODUCT = "habana.ai/product.name"
 HABANA_MEMORY_MIB = "habana.ai/device.memory"
 
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
@@ -158,24 +160,3 @@ def label_int(labels: Mapping[str, str], key: str) -> int | None:
 def label_bool(labels: Mapping[str, str], key: str) -> bool | None:
     text = labels.get(key)
     return None if text is None else text.lower() == "true"
-
-
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-_PRODUCT_KEYS = (
-    GFD_PRODUCT,
-    "amd.com/gpu.product-name",
-    "beta.amd.com/gpu.product-name",
-    HABANA_PRODUCT,
-    INSTANCE_TYPE,
-)
-
-
-def product_selector(labels: Mapping[str, str]) -> dict[str, str]:
-    """The node label that singles out nodes of this GPU product, as a ResourceFlavor's
-    nodeLabels: the discovery daemons' product label as found on the node (NVIDIA GFD, the AMD
-    labeller, Habana), else the cloud's instance type; empty when the node has none of them."""
-    for key in _PRODUCT_KEYS:
-        value = labels.get(key)
-        if value:
-            return {key: value}
-    return {}

@@ -1,0 +1,68 @@
+"""The Kubernetes API as the adapter uses it: objects by URL path, as JSON, with resourceVersions.
+
+`KubeClusterApi` (connection.py) implements it over kubernetes-asyncio; the gateway, the Kueue
+quota sync and `KubeCluster` (the domain's ClusterApi) are written against this Protocol, so
+tests may stand an emulator or a fake behind it. Methods raise ClusterConnectionError
+(unreachable, unauthorized, forbidden, error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from domain.model.cluster import HealthCheck
+
+Json = dict[str, Any]
+
+
+class KubeApi(Protocol):
+    async def server_version(self) -> str: ...
+
+    async def list_nodes(self) -> tuple[list[Json], str]:
+        """The Node objects as the API returns them (JSON), and the list's resourceVersion."""
+
+    def watch_nodes(self, resource_version: str) -> AsyncIterator[tuple[str, Json]]:
+        """(ADDED | MODIFIED | DELETED, node) from `resource_version` on; raises WatchExpired."""
+
+    async def health(self) -> list[HealthCheck]: ...
+
+    async def served_versions(self, group: str) -> list[str]:
+        """The versions of an API group the server serves (discovery); [] when none."""
+
+    async def served_resources(self, group_version: str) -> set[str]:
+        """The resources (plurals) a group version serves; empty when it is not served."""
+
+    async def get_object(
+        self, path: str, *, query: list[tuple[str, str]] | None = None
+    ) -> Json | None:
+        """The object at an API path (e.g. /apis/kueue.x-k8s.io/v1beta2/clusterqueues/a), or
+        None when there is none (404); `query`: query parameters."""
+
+    async def list_objects(
+        self, path: str, *, label_selector: str | None = None
+    ) -> tuple[list[Json], str]:
+        """The items of a collection path and the list's resourceVersion; ([], "") when the
+        resource is not served (404)."""
+
+    def watch_objects(
+        self, path: str, resource_version: str, *, label_selector: str | None = None
+    ) -> AsyncIterator[tuple[str, Json]]:
+        """(ADDED | MODIFIED | DELETED, object) of a collection after `resource_version`, until
+        the server ends the watch; raises WatchExpired. `label_selector` narrows it as a list's
+        does (the server filters)."""
+
+    async def patch_object(self, path: str, patch: Json) -> Json | None:
+        """A JSON merge patch; None when the object is gone."""
+
+    async def create_object(self, path: str, obj: Json) -> Json:
+        """POST to a collection path; raises ObjectConflict when the name exists."""
+
+    async def replace_object(self, path: str, obj: Json) -> Json:
+        """PUT the whole object (its metadata.resourceVersion, when set, guards against a
+        concurrent change: ObjectConflict)."""
+
+    async def delete_object(self, path: str) -> None:
+        """DELETE; an object already gone is not an error."""
+
+    async def close(self) -> None: ...

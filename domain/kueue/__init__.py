@@ -1,1 +1,0 @@
-"""Kueue's Kubernetes objects, rendered from the quota model (pure: no I/O, no client)."""
