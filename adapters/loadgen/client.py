@@ -1,16 +1,18 @@
 """A streaming load generator for OpenAI-compatible endpoints, timing every token it receives.
 
-One aiohttp session per run, its connector sized to the concurrency. A single sender loop drives
-both load shapes: it takes a slot (closed loop: `concurrency` slots, so a user's next request
-goes out as soon as its last one ended), or, in the open loop, waits for the next Poisson arrival
-and then a slot when capped; arrivals keep their schedule when the cap delays them (as in vLLM's
-benchmark_serving, a delayed request goes out as soon as a slot frees; `sent_at` is when it
-went). Each request is a task whose state lives in a `_Stream` outside the coroutine, so a
-request cancelled by `stop` still becomes a CANCELLED sample with what it had measured: the run's
-counts always add up. Timing takes one `perf_counter()` per socket read (every event in that read
-arrived together); the SSE parser splits bytes once and decodes each event's JSON once. A request
-never raises: every way it can go wrong becomes a sample whose error reads "<head>: <detail>",
-the head grouping failures in `domain.serving.metrics.failure_reason`.
+One aiohttp session per run, its connector sized to the concurrency. One sender loop drives both
+load shapes: in the closed loop it takes one of `concurrency` slots, so a user's next request goes
+out as soon as its last one ended; in the open loop it waits for the next Poisson arrival, then
+for a slot when capped, and arrivals keep their schedule while the cap delays them (as in vLLM's
+benchmark_serving: a delayed request goes out when a slot frees, and `sent_at` is when it went).
+Each request is a task whose state lives in a `_Stream` outside the coroutine, so a request
+cancelled by `stop` still becomes a sample (CANCELLED, with what it had measured) and the run's
+counts add up. The client must not be the bottleneck, so the hot path is lean: one
+`perf_counter()` per socket read (the events in one read arrived together), bytes split into
+lines once, each event's JSON decoded once by the C scanner, and stalls found by one watchdog per
+run instead of a timer re-armed on every read. A request never raises: whatever goes wrong
+becomes a sample whose error reads "<head>: <detail>", the head grouping failures in
+`domain.serving.metrics.failure_reason`.
 """
 
 from __future__ import annotations
@@ -57,6 +59,21 @@ def _line(text: str | bytes, limit: int = ERROR_BODY_CHARS) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     return " ".join(text.split())[:limit]
+
+
+_scan = json.JSONDecoder().raw_decode
+
+
+def _decode(data: bytes) -> Any:
+    """An event's JSON, through the C scanner directly (json.loads spends as long again on
+    detecting the encoding and matching whitespace); json.loads takes what the scanner does not
+    take whole, and raises its error."""
+    text = data.decode()
+    try:
+        value, end = _scan(text)
+    except ValueError:
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
 
 
 def _describe(exc: BaseException) -> str:
@@ -114,10 +131,12 @@ class _Stream:
         "ended",
         "first",
         "gaps",
+        "heard",
         "last",
         "request",
         "responded",
         "sent",
+        "stalled",
         "start",
         "trace",
         "usage",
@@ -128,8 +147,9 @@ class _Stream:
         self.start = start
         self.completions = completions
         self.trace = trace
-        self.sent = perf_counter()
+        self.sent = self.heard = perf_counter()
         self.responded = False
+        self.stalled: float | None = None
         self.first: float | None = None
         self.last = 0.0
         self.gaps: list[float] = []
@@ -139,7 +159,9 @@ class _Stream:
         self.usage: dict[str, Any] | None = None
 
     def take(self, data: bytes, now: float) -> str | None:
-        """Reads one event's data; returns why the stream is malformed, if it is."""
+        """Reads one event's data; returns why the stream is malformed, if it is. A content chunk
+        is one with text: `delta.content` (or a reasoning model's `delta.reasoning_content`) for
+        chat, `text` for completions."""
         if self.done:
             return None
         if data == b"[DONE]":
@@ -147,34 +169,30 @@ class _Stream:
             self.ended = now
             return None
         try:
-            event = json.loads(data)
+            event = _decode(data)
         except ValueError:
             return f"not JSON: {_line(data, 80)}"
         try:
-            if event.get("error") is not None or event.get("object") == "error":
-                error = event.get("error")
-                message = error.get("message", error) if isinstance(error, dict) else error
-                return f"error event: {_line(str(message or event.get('message')))}"
-            choices = event.get("choices")
-            if choices:
+            text = None
+            if choices := event.get("choices"):
                 choice = choices[0]
                 if self.completions:
                     text = choice.get("text")
                 elif delta := choice.get("delta"):
                     text = delta.get("content") or delta.get("reasoning_content")
+            if text:
+                if self.first is None:
+                    self.first = now
                 else:
-                    text = None
-                if text:
-                    if self.first is None:
-                        self.first = now
-                    else:
-                        self.gaps.append(now - self.last)
-                    self.last = now
-                    self.chunks += 1
-                    if self.trace is not None:
-                        self.trace(now, text)
-            usage = event.get("usage")
-            if usage:
+                    self.gaps.append(now - self.last)
+                self.last = now
+                self.chunks += 1
+                if self.trace is not None:
+                    self.trace(now, text)
+            elif (error := event.get("error")) is not None or event.get("object") == "error":
+                message = error.get("message", error) if isinstance(error, dict) else error
+                return f"error event: {_line(str(message or event.get('message')))}"
+            if usage := event.get("usage"):
                 self.usage = usage
         except (AttributeError, TypeError, KeyError, IndexError):
             return f"unexpected event: {_line(data, 80)}"
@@ -209,10 +227,16 @@ class _Stream:
             return self.sample(FailureKind.EMPTY, "no tokens: the stream ended without content")
         return self.sample()
 
-    def cancelled(self) -> RequestSample:
-        return self.sample(
-            FailureKind.CANCELLED, f"cancelled: the run stopped after {self.chunks} tokens"
-        )
+    def interrupted(self) -> RequestSample:
+        """The request was cancelled: by the watchdog when it stalled, else by `stop`."""
+        if self.stalled is None:
+            return self.sample(
+                FailureKind.CANCELLED, f"cancelled: the run stopped after {self.chunks} tokens"
+            )
+        if self.done:
+            return self.finished()
+        where = f"after {self.chunks} tokens" if self.responded else "before a response"
+        return self.sample(FailureKind.TIMEOUT, f"stalled: no data for {self.stalled:g}s {where}")
 
 
 class StreamingLoadGenerator:
@@ -249,11 +273,7 @@ class StreamingLoadGenerator:
         if plan.request_count is None and plan.duration_seconds is None and stop is None:
             raise ValueError("a load plan needs a request_count, a duration or a stop event")
         connector = aiohttp.TCPConnector(limit=_connection_limit(plan))
-        timeout = aiohttp.ClientTimeout(
-            total=None,
-            sock_connect=plan.request_timeout_seconds,
-            sock_read=plan.request_timeout_seconds,
-        )
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=plan.request_timeout_seconds)
         async with aiohttp.ClientSession(
             connector=connector, timeout=timeout, headers=self._headers
         ) as session:
@@ -316,7 +336,7 @@ class _Run:
         self.timeout = plan.request_timeout_seconds
         users = (plan.concurrency or 1) if plan.request_rate is None else plan.concurrency
         self.slots = asyncio.Semaphore(users) if users else None
-        self.inflight: set[asyncio.Task[RequestSample]] = set()
+        self.inflight: dict[asyncio.Task[RequestSample], _Stream] = {}
         self.idle = asyncio.Event()
         self.idle.set()
         self.samples: list[RequestSample] = []
@@ -328,6 +348,7 @@ class _Run:
         self.start = self.last_end = perf_counter()
         sender = asyncio.create_task(self.send())
         stopped = asyncio.create_task(stop.wait())
+        watchdog = asyncio.create_task(self.watch())
         try:
             await asyncio.wait(
                 (sender, stopped),
@@ -342,7 +363,7 @@ class _Run:
                 finally:
                     await cancel_and_wait([drained])
         finally:
-            await cancel_and_wait([sender, stopped, *self.inflight])
+            await cancel_and_wait([sender, stopped, watchdog, *self.inflight])
         if not sender.cancelled() and (error := sender.exception()) is not None:
             raise error
         samples = tuple(sorted(self.samples, key=lambda s: s.index))
@@ -365,21 +386,33 @@ class _Run:
     def launch(self, request: _Request) -> None:
         stream = _Stream(request, self.start, self.completions, self.trace)
         task = asyncio.create_task(self.exchange(stream))
-        self.inflight.add(task)
+        self.inflight[task] = stream
         self.idle.clear()
         task.add_done_callback(lambda done: self.finished(stream, done))
 
     def finished(self, stream: _Stream, task: asyncio.Task[RequestSample]) -> None:
-        self.inflight.discard(task)
+        del self.inflight[task]
         if not self.inflight:
             self.idle.set()
         if self.slots is not None:
             self.slots.release()
         self.last_end = perf_counter()
-        sample = stream.cancelled() if task.cancelled() else task.result()
+        sample = stream.interrupted() if task.cancelled() else task.result()
         self.samples.append(sample)
         if self.on_sample is not None:
             self.on_sample(sample)
+
+    async def watch(self) -> None:
+        """Cancels the requests that heard nothing for the timeout, looking every quarter of it
+        (so a stall ends between 1 and 1.25 timeouts): one watchdog instead of aiohttp's
+        `sock_read`, which re-arms a timer on every read."""
+        while True:
+            await asyncio.sleep(self.timeout / 4)
+            now = perf_counter()
+            for task, stream in list(self.inflight.items()):
+                if stream.stalled is None and now - stream.heard > self.timeout:
+                    stream.stalled = self.timeout
+                    task.cancel()
 
     async def exchange(self, stream: _Stream) -> RequestSample:
         """One request, start to end; whatever goes wrong becomes the sample's failure."""
@@ -388,13 +421,6 @@ class _Run:
         except aiohttp.ConnectionTimeoutError:
             return stream.sample(
                 FailureKind.TIMEOUT, f"stalled: no connection within {self.timeout:g}s"
-            )
-        except TimeoutError:
-            if stream.done:
-                return stream.finished()
-            return stream.sample(
-                FailureKind.TIMEOUT,
-                f"stalled: no data for {self.timeout:g}s after {stream.chunks} tokens",
             )
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
             if stream.done:
@@ -409,9 +435,10 @@ class _Run:
             return stream.sample(FailureKind.MALFORMED, f"unexpected: {_describe(exc)}")
 
     async def stream(self, stream: _Stream) -> RequestSample:
-        stream.sent = perf_counter()
+        stream.sent = stream.heard = perf_counter()
         async with self.session.post(self.url, data=stream.request.body) as response:
             stream.responded = True
+            stream.heard = perf_counter()
             content = response.content
             if response.status >= 400:
                 body = b""
@@ -422,7 +449,7 @@ class _Run:
             events = EventStream()
             take = stream.take
             while chunk := await content.readany():
-                now = perf_counter()
+                stream.heard = now = perf_counter()
                 for data in events.feed(chunk):
                     if (malformed := take(data, now)) is not None:
                         return stream.sample(FailureKind.MALFORMED, malformed)
@@ -445,7 +472,8 @@ async def _preflight(session: aiohttp.ClientSession, plan: LoadPlan) -> None:
     """GET /models: only a failure to reach the server stops the run (an error status does not:
     some servers lack the route)."""
     try:
-        async with session.get(f"{plan.endpoint}/models") as response:
+        timeout = aiohttp.ClientTimeout(total=plan.request_timeout_seconds)
+        async with session.get(f"{plan.endpoint}/models", timeout=timeout) as response:
             await response.read()
     except (aiohttp.ClientConnectionError, aiohttp.InvalidURL, TimeoutError, OSError) as exc:
         raise EndpointUnreachable(plan.endpoint, _describe(exc)) from exc
