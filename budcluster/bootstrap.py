@@ -34,6 +34,7 @@ from adapters.helm.releases import PyHelmReleaseFactory
 from adapters.kubernetes.connection import KubeClusterApi, KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
 from adapters.kubernetes.kueue.check import check_workload
+from adapters.kubernetes.serving import KubeEndpoints
 from adapters.leases import LocalLease, RedisLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.loadgen.client import StreamingLoadGenerator
@@ -107,15 +108,16 @@ class GatewayRouter:
 class ServingRouter:
     """Chooses where a cluster serves models by its platform (ServingEndpoints)."""
 
-    def __init__(self, simulated: SimulatedEndpoints) -> None:
+    def __init__(self, simulated: SimulatedEndpoints, real: KubeEndpoints | None = None) -> None:
         self.simulated = simulated
+        self.real = real or KubeEndpoints()
 
     async def endpoint(
         self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
     ) -> EndpointState:
         if cluster.platform is Platform.SIMULATED:
             return await self.simulated.endpoint(cluster, deployment, running)
-        return EndpointState(None, False)  # deployments are refused on real clusters for now
+        return await self.real.endpoint(cluster, deployment, running)
 
 
 def _log_failure(what: str, exc: Exception) -> None:

@@ -608,6 +608,11 @@ class WorkloadObservation:
     """Where its pods run (one per pod), when the cluster says."""
     workload: str | None = None
     """The workload's name: a report about an earlier hand-over of the attempt is stale."""
+    restarts: int | None = None
+    """Times its containers were restarted in place (its live pods' restart counts, summed);
+    None when the cluster does not say."""
+    last_restart_at: datetime | None = None
+    """When a container of it last ended before being restarted."""
 
 
 class GatewayUnavailable(Exception):
@@ -681,6 +686,9 @@ class GatewayFactory(Protocol):
 
 SHIPPED_CHART = "bud-service"
 """The chart budcluster ships for DOCKER services (adapters/helm/charts/bud-service)."""
+SHIPPED_VLLM_CHART = "bud-vllm"
+"""The chart budcluster ships for model deployments (adapters/helm/charts/bud-vllm)."""
+SHIPPED_CHARTS = frozenset({SHIPPED_CHART, SHIPPED_VLLM_CHART})
 
 
 @dataclass(frozen=True)
@@ -690,14 +698,15 @@ class ReleaseSpec:
     name: str
     namespace: str
     chart: str
-    """A chart reference Helm understands; SHIPPED_CHART is the chart budcluster ships."""
+    """A chart reference Helm understands, or the name of a chart budcluster ships
+    (SHIPPED_CHARTS)."""
     values: Mapping[str, Any] = field(default_factory=dict)
     repo: str | None = None
     version: str | None = None
 
     @property
     def shipped(self) -> bool:
-        return self.chart == SHIPPED_CHART and self.repo is None
+        return self.chart in SHIPPED_CHARTS and self.repo is None
 
 
 @dataclass(frozen=True)

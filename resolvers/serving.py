@@ -7,7 +7,7 @@ from typing import Annotated
 
 import strawberry
 
-from domain.errors import DomainError, NotFound
+from domain.errors import DomainError, NotFound, ValidationFailed
 from domain.model.deployment import Deployment as DomainDeployment
 from domain.model.deployment import DeploymentStatus, EngineArgs
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
@@ -73,7 +73,14 @@ def _deployment(info: Info, found: DomainDeployment) -> Deployment:
 
 def to_deployment_request(data: DeployModelInput) -> DeploymentRequest:
     a = data.engine_args
-    max_num_seqs = (a.max_num_seqs if a else None) or data.concurrency or 256
+    given = a.max_num_seqs if a else None
+    if given is not None and data.concurrency is not None and given != data.concurrency:
+        raise ValidationFailed.single(
+            "concurrency", "differs from `engine_args.max_num_seqs`: give one of them"
+        )
+    max_num_seqs = given if given is not None else data.concurrency
+    if max_num_seqs is None:
+        max_num_seqs = 256  # vLLM's default
     args = (
         EngineArgs(max_num_seqs=max_num_seqs)
         if a is None

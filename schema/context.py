@@ -13,7 +13,7 @@ from strawberry.types import Info as StrawberryInfo
 from domain.errors import Forbidden, Unauthenticated
 from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId
-from domain.model.job import JobEvent
+from domain.model.job import Job, JobEvent
 from domain.model.principal import Principal
 from domain.ports import RateLimiter
 from domain.services.benchmarks import BenchmarkService
@@ -82,6 +82,7 @@ class Loaders:
         self._principal = principal
         self.cluster: DataLoader[ClusterId, Cluster | None] = SharedLoader(self._clusters)
         self.job_events: DataLoader[JobId, list[JobEvent]] = SharedLoader(self._job_events)
+        self.job: DataLoader[JobId, Job | None] = SharedLoader(self._jobs)
         self.quotas: DataLoader[ClusterId, ClusterQuotas] = SharedLoader(self._quotas)
         self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = SharedLoader(
             self._queue_positions
@@ -102,6 +103,12 @@ class Loaders:
 
     async def _queue_positions(self, queries: list[PositionQuery]) -> list[QueuePosition | None]:
         return await self._services.queue_positions.positions(queries)
+
+    async def _jobs(self, ids: list[JobId]) -> list[Job | None]:
+        if self._principal is None:
+            return [None for _ in ids]
+        found = {j.id: j for j in await self._services.jobs.get_many(self._principal, ids)}
+        return [found.get(i) for i in ids]
 
     async def _job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
         if self._principal is None:

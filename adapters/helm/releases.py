@@ -9,7 +9,8 @@ Errors: helm missing, the cluster unreachable, or a command cancelled -> Gateway
 (try again later); a chart that can't be found or rendered, or values its schema refuses ->
 ReleaseRejected (the same hand-over would fail the same way).
 
-The DOCKER chart budcluster ships lives beside this module (charts/bud-service).
+The charts budcluster ships live beside this module (charts/<name>): bud-service for DOCKER
+services, bud-vllm for model deployments; a release naming one of them installs that directory.
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ from typing import Any
 
 from domain.errors import ClusterConnectionError
 from domain.model.ids import ClusterId
-from domain.ports import GatewayUnavailable, ReleaseInfo, ReleaseRejected, ReleaseSpec
+from domain.ports import (
+    SHIPPED_CHART,
+    GatewayUnavailable,
+    ReleaseInfo,
+    ReleaseRejected,
+    ReleaseSpec,
+)
 
 log = logging.getLogger(__name__)
 
 CHARTS = Path(__file__).resolve().parent / "charts"
-SHIPPED_CHART_PATH = CHARTS / "bud-service"
+SHIPPED_CHART_PATH = CHARTS / SHIPPED_CHART
 OpenKubeconfig = Callable[[ClusterId], Awaitable[tuple[str, str | None]]]
 """The cluster's kubeconfig (opened) and the context to use."""
 LISTED_STATES = ("deployed", "failed", "pending-install", "pending-upgrade", "uninstalling")
@@ -91,7 +98,7 @@ class PyHelmReleases:
         async with self._client() as client:
             if any(r.name == release.name for r in await self._listed(client, release.namespace)):
                 return  # handed over before: nothing to change
-            chart_ref = str(SHIPPED_CHART_PATH) if release.shipped else release.chart
+            chart_ref = str(CHARTS / release.chart) if release.shipped else release.chart
             try:
                 chart = await client.get_chart(
                     chart_ref, repo=release.repo, version=release.version

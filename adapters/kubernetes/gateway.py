@@ -4,7 +4,9 @@
 renders it, with the queue and priority-class labels Kueue reads), and a SERVICE attempt as a
 Helm release (kueue/services.py says what to install; the HelmReleases port installs it).
 Names are deterministic per attempt, so a retried hand-over finds its object there and changes
-nothing. `cancel` deletes the attempt's Jobs (their pods and Kueue Workload go with them) and
+nothing; a later hand-over of a SERVICE job first uninstalls the job's earlier releases still
+there (a model replica's Service is named after its job: one release holds it at a time).
+`cancel` deletes the attempt's Jobs (their pods and Kueue Workload go with them) and
 uninstalls its releases; `set_priority` relabels the Jobs and pods and sets their Workloads'
 priority. What runs is read back from the Jobs, budcluster's pods and Kueue's Workloads:
 `list_workloads` lists them and reports each attempt's whole state (`observe` for a Job,
@@ -56,7 +58,9 @@ from adapters.kubernetes.kueue.services import (
     is_service_pod,
     observe_service,
     owner_pod,
+    release_prefix,
     service_release,
+    superseded_by,
 )
 from adapters.kubernetes.kueue.visibility import (
     PAGE,
@@ -156,7 +160,14 @@ class KueueGateway:
                 release = service_release(workload, cluster_id=self._cluster_id)
             except ValueError as exc:
                 raise ReleaseRejected(str(exc)) from None
-            await self._helm().install(release)
+            helm = self._helm()
+            if workload.name != release_prefix(workload.job_id, 0):  # a later hand-over
+                for earlier in await helm.releases():
+                    if earlier.namespace == release.namespace and superseded_by(
+                        earlier.name, workload
+                    ):
+                        await helm.uninstall(earlier.name, earlier.namespace)
+            await helm.install(release)
             return
         manifest = batch_job(workload, cluster_id=self._cluster_id)
         path = f"/apis/batch/v1/namespaces/{workload.namespace}/jobs"

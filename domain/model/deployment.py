@@ -87,6 +87,7 @@ class Worker:
     devices: tuple[int, ...]
     """GPU indices on the node."""
     restarts: int
+    """Its job's retries plus its current pod's container restarts."""
     last_restart_at: datetime | None
     started_at: datetime | None
     """When it last started running (its uptime counts from here)."""
@@ -252,6 +253,7 @@ def _worker(deployment: Deployment, index: int, job: Job) -> Worker:
     else:  # COMPLETED, CANCELLED, PREEMPTED (a preempted replica is retried as a new attempt)
         status, reason = WorkerStatus.TERMINATED, job.status_message
     placement = job.placement if status is WorkerStatus.RUNNING else None
+    container_restarts, container_restarted_at = job.container_restarts
     return Worker(
         replica=index,
         job_id=job.id,
@@ -260,8 +262,8 @@ def _worker(deployment: Deployment, index: int, job: Job) -> Worker:
         reason=reason,
         node=placement.node if placement else None,
         devices=placement.gpu_indices if placement else (),
-        restarts=job.retry_count,
-        last_restart_at=_restarted_at(job) if job.retry_count else None,
+        restarts=job.retry_count + container_restarts,
+        last_restart_at=container_restarted_at or (_restarted_at(job) if job.retry_count else None),
         started_at=job.actual_start if status is WorkerStatus.RUNNING else None,
         cpu_cores=job.resources.cpu_cores,
         memory_gb=job.resources.memory_gb,
@@ -269,7 +271,8 @@ def _worker(deployment: Deployment, index: int, job: Job) -> Worker:
 
 
 def _restarted_at(job: Job) -> datetime | None:
-    """The start of the current attempt (a retry restarts the replica)."""
+    """The start of the current attempt (a retry restarts the replica); a container restarted
+    in place since is later, and shown instead."""
     return job.actual_start or job.updated_at
 
 

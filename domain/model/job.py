@@ -215,6 +215,12 @@ class JobEvent:
 
 
 _RECORDED = itertools.count()
+CONTAINER_RESTARTS = "container_restarts"
+"""The key in `Job.outputs` of its containers' restarts (`Job.report_restarts`)."""
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
 
 
 class ChangeKind(enum.StrEnum):
@@ -222,7 +228,8 @@ class ChangeKind(enum.StrEnum):
     TRANSITION = "TRANSITION"
     PRIORITY_CHANGED = "PRIORITY_CHANGED"
     PLACED = "PLACED"
-    """Where it runs changed (a real cluster may report the node after RUNNING)."""
+    """Where it runs changed (a real cluster may report the node after RUNNING), or how often
+    its containers were restarted there."""
 
 
 @dataclass(frozen=True)
@@ -401,6 +408,28 @@ class Job:
         self.updated_at = at
         self.changes.append(JobChanged(ChangeKind.PLACED, self.snapshot()))
         return True
+
+    def report_restarts(self, count: int, last_at: datetime | None, at: datetime) -> bool:
+        """How often the current attempt's containers were restarted in place, and when one
+        last ended, as its cluster says; True (and the change recorded) if that changed. Kept
+        in `outputs` under CONTAINER_RESTARTS, with the attempt it is about."""
+        if (count, last_at) == self.container_restarts:
+            return False
+        report = {"attempt": self.attempt, "count": count, "last_at": _iso(last_at)}
+        self.outputs = {**self.outputs, CONTAINER_RESTARTS: report}
+        self.updated_at = at
+        self.changes.append(JobChanged(ChangeKind.PLACED, self.snapshot()))
+        return True
+
+    @property
+    def container_restarts(self) -> tuple[int, datetime | None]:
+        """The current attempt's container restarts and when one last ended ((0, None) until
+        its cluster reports one)."""
+        report = self.outputs.get(CONTAINER_RESTARTS)
+        if not isinstance(report, dict) or report.get("attempt") != self.attempt:
+            return 0, None
+        last_at = report.get("last_at")
+        return int(report.get("count") or 0), datetime.fromisoformat(last_at) if last_at else None
 
     def apply_estimate(
         self,

@@ -24,6 +24,7 @@ from domain.model.deployment import (
     Engine,
     EngineArgs,
     WorkerStatus,
+    engine_args_document,
 )
 from domain.model.ids import ClusterId, DeploymentId, JobId, ProjectId, new_deployment_id
 from domain.model.job import (
@@ -160,15 +161,18 @@ def validate_deployment(req: DeploymentRequest, cluster: Cluster | None) -> list
         return issues
     if cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
-    if cluster.is_real:
+    if req.chart is not None and not cluster.is_real:
+        bad("chart", "a simulated cluster installs no charts", "UNSUPPORTED")
+    elif req.chart is not None and (
+        not req.chart.strip() or len(req.chart) > 1024 or text_problem(req.chart)
+    ):
+        bad("chart", "is not a Helm chart reference")
+    elif cluster.is_real and req.chart is None and req.engine is not Engine.VLLM:
         bad(
-            "cluster_id",
-            "model deployments run on simulated clusters in this release; on a Kubernetes "
-            "cluster, submit the engine as a SERVICE job of deployment type MODEL or HELM",
+            "engine",
+            "budcluster's chart runs vLLM; name a chart (`chart`) that runs this engine",
             "UNSUPPORTED",
         )
-    if req.chart is not None:
-        bad("chart", "a simulated cluster installs no charts", "UNSUPPORTED")
     if req.gpu_type is not None and not issues:
         if req.gpu_type not in cluster.gpu_capacity():
             bad("gpu_type", f"cluster {cluster.name} has no {req.gpu_type} GPUs", "NOT_ON_CLUSTER")
@@ -198,7 +202,10 @@ def _replica_submission(
                 "model": d.model,
                 "served_model_name": d.served_model_name,
                 "engine": d.engine.value,
-            }
+                "engine_args": engine_args_document(d.engine_args),
+                "image": d.image,
+            },
+            **({"chart": d.chart} if d.chart else {}),
         },
         resources=Resources(
             gpu_type=d.gpu_type,

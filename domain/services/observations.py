@@ -4,10 +4,12 @@ An observation carries the workload's whole current state, so applying it is ide
 tolerant of missed or late reports: a job QUEUED in our records whose workload has already
 finished is walked through ADMITTED and RUNNING to COMPLETED, each step stamped with the time
 the cluster recorded for it; an observation older than what we know, or about another attempt,
-changes nothing. A FAILED or PREEMPTED attempt is retried automatically (after backoff) while
-retries remain (Kueue would requeue an evicted workload itself: it is taken back instead, and the
-retry is ours). What follows a change (taking back, handing over, releasing dependents) is the
-reactions' business once it is committed.
+changes nothing. Container restarts reported of a running attempt are recorded on its job
+(`Job.report_restarts`) when they differ from what it knows. A FAILED or PREEMPTED attempt is
+retried automatically (after backoff) while retries remain (Kueue would requeue an evicted
+workload itself: it is taken back instead, and the retry is ours). What follows a change
+(taking back, handing over, releasing dependents) is the reactions' business once it is
+committed.
 """
 
 from __future__ import annotations
@@ -186,7 +188,11 @@ class ObservationService:
         async with self._uow(TenantScope.system()) as uow:
             known = await uow.jobs.get_many(ids)
         result = Applied(strays=[o for o in observations if _stray(known.get(o.job_id), o)])
-        moving = [o for o in observations if _plan(known.get(o.job_id), o) != ([], None)]
+        moving = [
+            o
+            for o in observations
+            if _plan(known.get(o.job_id), o) != ([], None) or _restarted(known.get(o.job_id), o)
+        ]
         if not moving:
             return result
         async with self._uow(TenantScope.system()) as uow:
@@ -206,12 +212,15 @@ class ObservationService:
         path, place = _plan(job, obs)
         if place is not None:
             job.place(place, obs.observed_at)
-            return True
         for status in path:
             reason = obs.reason if status is path[-1] else f"observed {status.value.lower()}"
             job.transition(status, reason, _stamp(status, obs), placements=obs.placements)
-        self._jobs.retry_automatically(job, obs.reason)
-        return bool(path)
+        if path:
+            self._jobs.retry_automatically(job, obs.reason)
+        restarted = _restarted(job, obs) and job.status in _HOLDING
+        if restarted and obs.restarts is not None:
+            job.report_restarts(obs.restarts, obs.last_restart_at, obs.observed_at)
+        return place is not None or bool(path) or restarted
 
     async def strays(self, listed: Sequence[WorkloadObservation]) -> list[WorkloadObservation]:
         """The live workloads among `listed` whose job is final, or moved to a later attempt:
@@ -253,6 +262,20 @@ def _plan(
     if holds and obs.placements and obs.placements != job.placements:
         return [], obs.placements
     return [], None
+
+
+_HOLDING = frozenset({JobStatus.ADMITTED, JobStatus.RUNNING})
+
+
+def _restarted(job: Job | None, obs: WorkloadObservation) -> bool:
+    """`obs` reports container restarts of the job's current hand-over other than it knows."""
+    if job is None or obs.restarts is None or job.attempt != obs.attempt:
+        return False
+    if obs.workload is not None and obs.workload != job.workload_name:
+        return False
+    if obs.phase not in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING):
+        return False
+    return (obs.restarts, obs.last_restart_at) != job.container_restarts
 
 
 def _stray(job: Job | None, obs: WorkloadObservation) -> bool:

@@ -147,6 +147,10 @@ def _window_issues(window: TimeWindow) -> list[FieldIssue]:
     return issues
 
 
+RESERVED_SPEC_KEYS = frozenset({"deployment", "benchmark"})
+"""Keys of a job's spec that budcluster writes for its own jobs (a replica, a benchmark's run)."""
+
+
 def validate_submission(
     sub: JobSubmission,
     cluster: Cluster | None,
@@ -187,6 +191,13 @@ def validate_submission(
                     "TOO_LARGE",
                 )
 
+    reserved = sorted(RESERVED_SPEC_KEYS & set(sub.spec)) if isinstance(sub.spec, dict) else []
+    if reserved and not managed:
+        bad(
+            f"spec.{reserved[0]}",
+            "is set by budcluster for a deployment's replicas and a benchmark's run",
+            "RESERVED",
+        )
     if sub.source_kind in MANAGED_SOURCES and not managed:
         bad(
             "source.kind",

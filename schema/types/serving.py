@@ -164,9 +164,8 @@ class Deployment:
 
     @strawberry.field(description="The SERVICE jobs running its replicas, oldest first.")  # type: ignore[untyped-decorator]
     async def replica_jobs(self, info: Info) -> list[Job]:
-        principal = info.context.authenticated()
-        found = await info.context.services.jobs.get_many(principal, self.replica_job_ids)
-        return [Job.from_domain(j) for j in found]
+        found = await info.context.loaders.job.load_many(self.replica_job_ids)
+        return [Job.from_domain(j) for j in found if j is not None]
 
     @classmethod
     def from_domain(cls, d: dm.Deployment, now: datetime) -> Deployment:

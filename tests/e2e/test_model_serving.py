@@ -301,6 +301,8 @@ async def test_bad_inputs_get_typed_errors_and_store_nothing(embedded: Service) 
         ),
         ({"gpuType": "nvidia-h100-80gb"}, "gpuType", "NOT_ON_CLUSTER"),
         ({"projectId": "nope"}, "projectId", "MALFORMED_ID"),
+        ({"concurrency": 0}, "engineArgs.maxNumSeqs", "INVALID"),
+        ({"concurrency": 4, "engineArgs": {"maxNumSeqs": 8}}, "concurrency", "INVALID"),
     ]
     for fields, path, code in cases:
         made = await deploy(embedded, token, name="bad", **fields)

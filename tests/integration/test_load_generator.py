@@ -7,8 +7,8 @@ sending at its rate whatever the responses take, and capped when asked; a durati
 sending but awaits what is in flight; each fault (stall, drop, 429, 500, non-JSON data, an error
 event, no [DONE], no content) becoming a failed sample of the right kind with a readable reason
 while the other requests of the run are still measured; the request bodies (vLLM extensions,
-usage, prompts in turn, the same for the same seed); usage missing; an unreachable endpoint; a
-stop that cancels a long run at once.
+usage, prompts in turn, the same for the same seed); usage missing; an unreachable endpoint, and
+a missing /models route that does not stop a run; a stop that cancels a long run at once.
 """
 
 from __future__ import annotations

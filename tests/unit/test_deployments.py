@@ -299,3 +299,19 @@ async def test_users_cannot_submit_jobs_posing_as_replicas(world: World) -> None
     with pytest.raises(ValidationFailed) as caught:
         await world.jobs.submit(world.alice, forged)
     assert ("source.kind", "UNSUPPORTED") in [(i.field, i.code) for i in caught.value.issues]
+
+
+@pytest.mark.parametrize("key", ["deployment", "benchmark"])
+async def test_users_cannot_submit_specs_only_budcluster_writes(world: World, key: str) -> None:
+    forged = JobSubmission(
+        name="forged",
+        project_id=world.project,
+        cluster_id=world.cluster.id,
+        job_type=JobType.SERVICE,
+        deployment_type=DeploymentType.MODEL,
+        spec={key: {"id": str(uuid.uuid4())}},
+    )
+    with pytest.raises(ValidationFailed) as caught:
+        await world.jobs.submit(world.alice, forged)
+    assert (f"spec.{key}", "RESERVED") in [(i.field, i.code) for i in caught.value.issues]
+    assert not world.uow.store.jobs

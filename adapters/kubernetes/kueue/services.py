@@ -20,7 +20,8 @@ merged over the user's. A chart that does not put `podLabels` on its pods runs o
 and budcluster can't see its pods.
 
 `observe_service` reads the attempt's pods and their Kueue Workloads as one
-`WorkloadObservation`, by the rows of `SERVICE_REASONS`. A service never finishes: it runs
+`WorkloadObservation`, by the rows of `SERVICE_REASONS`, with its live pods' container restarts
+(restartCount, and the last lastState.terminated.finishedAt). A service never finishes: it runs
 until cancelled; its pods all gone means the release was removed outside budcluster.
 """
 
@@ -31,6 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.kubernetes.kueue.jobs import QUEUED_REASON, container, identity_labels, job_identity
+from adapters.kubernetes.kueue.models import is_model_replica, model_release
 from adapters.kubernetes.kueue.objects import PRIORITY_CLASS_LABEL, JsonObject, priority_class_name
 from adapters.kubernetes.kueue.reading import (
     because,
@@ -102,6 +104,16 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
         PRIORITY_CLASS_LABEL: priority_class_name(workload.priority),
     }
     spec = workload.spec
+    if workload.deployment_type is DeploymentType.MODEL and is_model_replica(workload):
+        chart = spec.get("chart")
+        return model_release(
+            workload,
+            labels=identity_labels(workload, cluster_id),
+            pod_labels=pod_labels,
+            chart=None if chart is None else _chart(chart, workload),
+            repo=_optional_text(spec.get("repo"), "spec.repo"),
+            version=_optional_text(spec.get("chart_version"), "spec.chart_version"),
+        )
     if workload.deployment_type is DeploymentType.DOCKER:
         main = container(workload)
         values: JsonObject = {
@@ -116,11 +128,7 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
             "podLabels": pod_labels,
         }
         return ReleaseSpec(workload.name, workload.namespace, SHIPPED_CHART, values)
-    chart = spec.get("chart")
-    if not isinstance(chart, str) or not chart.strip() or len(chart) > 1024:
-        raise ValueError(
-            f"spec.chart: a {workload.deployment_type.value} service needs a Helm chart reference"
-        )
+    chart = _chart(spec.get("chart"), workload)
     user_values = spec.get("values", {})
     if not isinstance(user_values, Mapping):
         raise ValueError("spec.values: expected a mapping of Helm values")
@@ -131,11 +139,19 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
     return ReleaseSpec(
         workload.name,
         workload.namespace,
-        chart.strip(),
+        chart,
         merged,
         repo=_optional_text(spec.get("repo"), "spec.repo"),
         version=_optional_text(spec.get("chart_version"), "spec.chart_version"),
     )
+
+
+def _chart(value: object, workload: Workload) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 1024:
+        raise ValueError(
+            f"spec.chart: a {workload.deployment_type.value} service needs a Helm chart reference"
+        )
+    return value.strip()
 
 
 def _replicas(value: object) -> int:
@@ -168,6 +184,24 @@ def release_prefix(job_id: object, attempt: int) -> str:
 def is_release_of(name: str, job_id: object, attempt: int) -> bool:
     prefix = release_prefix(job_id, attempt)
     return name == prefix or (name.startswith(prefix + "g") and name[len(prefix) + 1 :].isdigit())
+
+
+def hand_over_of(name: str, job_id: object) -> tuple[int, int] | None:
+    """(attempt, generation) of a release of the job's, by its name; None if not the job's."""
+    stem = release_prefix(job_id, 0)[:-1]  # "bud-<id>-a"
+    if not name.startswith(stem):
+        return None
+    attempt, _, generation = name[len(stem) :].partition("g")
+    if not attempt.isdigit() or not (generation.isdigit() or generation == ""):
+        return None
+    return int(attempt), int(generation or 0)
+
+
+def superseded_by(name: str, workload: Workload) -> bool:
+    """`name` is a release of an earlier hand-over of the workload's job (an attempt retried,
+    or taken back, since)."""
+    theirs, ours = hand_over_of(name, workload.job_id), hand_over_of(workload.name, workload.job_id)
+    return theirs is not None and ours is not None and theirs < ours
 
 
 # --- observation ------------------------------------------------------------------------------
@@ -204,6 +238,7 @@ def observe_service(
     reasons = [true_condition(workloads.get(str(metadata(p).get("name"))), "Evicted") for p in pods]
     evicted = next((r for r in reasons if r), None) or evicted
     ready = [p for p in live if true_condition(p, "Ready")]
+    restarts, last_restart_at = container_restarts(live)
 
     def seen(phase: WorkloadPhase, reason: str, **times: Any) -> WorkloadObservation:
         return WorkloadObservation(
@@ -213,6 +248,8 @@ def observe_service(
             reason=reason,
             observed_at=observed_at,
             workload=name,
+            restarts=restarts,
+            last_restart_at=last_restart_at,
             **times,
         )
 
@@ -246,6 +283,21 @@ def observe_service(
         and c.get("status") == "False"
     ]
     return seen(WorkloadPhase.QUEUED, next((m for m in pending if m), None) or QUEUED_REASON)
+
+
+def container_restarts(pods: Sequence[Mapping[str, Any]]) -> tuple[int | None, datetime | None]:
+    """The pods' containers' restarts (restartCount, summed) and when one last ended before it
+    was restarted (lastState.terminated.finishedAt); (None, None) without pods."""
+    if not pods:
+        return None, None
+    states = [c for p in pods for c in status(p).get("containerStatuses") or []]
+    count = sum(int(c.get("restartCount") or 0) for c in states)
+    ended = [
+        at
+        for c in states
+        if (at := rfc3339(((c.get("lastState") or {}).get("terminated") or {}).get("finishedAt")))
+    ]
+    return count, max(ended, default=None)
 
 
 def _admitted_pod(pod: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]]) -> bool:

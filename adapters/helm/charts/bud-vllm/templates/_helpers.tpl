@@ -13,6 +13,11 @@ app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* The Service's name: the release's unless `serviceName` is set. */}}
+{{- define "bud-vllm.serviceName" -}}
+{{- default .Release.Name .Values.serviceName -}}
+{{- end -}}
+
 {{/* GPUs of one replica: every tensor-parallel rank of every pipeline stage holds one. */}}
 {{- define "bud-vllm.gpus" -}}
 {{- mul (int64 .Values.tensorParallelSize) (int64 .Values.pipelineParallelSize) -}}
