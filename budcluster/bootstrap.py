@@ -368,6 +368,7 @@ async def build(
                 executable=settings.helm_executable,
                 timeout=settings.helm_timeout,
             ).for_cluster,
+            benchmark_image=settings.benchmark_image,
         ),
     )
     reactions = Reactions(publisher=publisher, tasks=backlog, uow=uow)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE
 from adapters.simulated.config import DEFAULT_NODES
 
 
@@ -73,6 +74,8 @@ class Settings:
     helm_executable: str = "helm"
     """The helm binary SERVICE jobs on real clusters are installed with (through pyhelm3)."""
     helm_timeout: str = "5m"
+    benchmark_image: str = BENCHMARK_IMAGE
+    """The image benchmarks on real clusters run `vllm bench serve` from (vLLM 0.11 or later)."""
     log_level: str = "INFO"
     max_body_bytes: int = 1 << 20
     """Request bodies above this are refused with 413 before they are read; also the largest
@@ -168,6 +171,7 @@ class Settings:
             orphan_grace_seconds=float(_env("ORPHAN_GRACE_SECONDS", "600") or 600),
             helm_executable=_env("HELM", "helm") or "helm",
             helm_timeout=_env("HELM_TIMEOUT", "5m") or "5m",
+            benchmark_image=_env("BENCHMARK_IMAGE", BENCHMARK_IMAGE) or BENCHMARK_IMAGE,
             log_level=_env("LOG_LEVEL", "INFO") or "INFO",
             max_body_bytes=int(_env("MAX_BODY_BYTES", str(1 << 20)) or 1 << 20),
             header_timeout_seconds=float(_env("HEADER_TIMEOUT_SECONDS", "10") or 10),

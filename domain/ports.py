@@ -671,6 +671,14 @@ class ClusterGateway(Protocol):
         workload is not live."""
         return False
 
+    async def benchmark_run(self, job_id: JobId, attempt: int) -> LoadRun | None:
+        """What a benchmark's job measured where the cluster ran its load itself (a real
+        cluster's `vllm bench serve` Job, read back from its pod's log); None where budcluster
+        runs the load (a simulated cluster). Raises ValueError saying why when the cluster's
+        record of the run can't be read (no pod, no result), GatewayUnavailable when the cluster
+        does not answer."""
+        return None
+
 
 class Superseded(Exception):
     """Another process has taken over this cluster's loop since this one claimed it (a newer

@@ -2,8 +2,8 @@
 
 `KubeClusterApi` (connection.py) implements it over kubernetes-asyncio; the gateway, the Kueue
 quota sync and `KubeCluster` (the domain's ClusterApi) are written against this Protocol, so
-tests may stand an emulator or a fake behind it. Methods raise ClusterConnectionError
-(unreachable, unauthorized, forbidden, error).
+tests may stand an emulator or a fake behind it; the gateway's `WorkloadApi` adds pods' logs.
+Methods raise ClusterConnectionError (unreachable, unauthorized, forbidden, error).
 """
 
 from __future__ import annotations
@@ -66,3 +66,14 @@ class KubeApi(Protocol):
         """DELETE; an object already gone is not an error."""
 
     async def close(self) -> None: ...
+
+
+class WorkloadApi(KubeApi, Protocol):
+    """The API as the gateway uses it: objects, and what pods print (a benchmark Job reports
+    its result in its pod's log)."""
+
+    async def pod_log(
+        self, *, namespace: str, name: str, container: str, limit_bytes: int
+    ) -> str | None:
+        """The container's log as text (at most about `limit_bytes`, from its start), or None
+        when the pod is gone (404)."""

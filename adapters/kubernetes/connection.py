@@ -343,6 +343,22 @@ class KubeClusterApi:
         if status != HTTP_NOT_FOUND:
             self._decode(f"delete {path}", status, body)
 
+    async def pod_log(
+        self, *, namespace: str, name: str, container: str, limit_bytes: int
+    ) -> str | None:
+        action = f"read the log of pod {namespace}/{name}"
+        pending = self._core.read_namespaced_pod_log(
+            name, namespace, container=container, limit_bytes=limit_bytes, **self._raw
+        )
+        status, body = await self._fetch(action, pending)
+        if status == HTTP_NOT_FOUND:
+            return None
+        if not 200 <= status < 300:
+            raise status_error(
+                status, server=self.server_url, action=action, reason=status_reason(body)
+            )
+        return body.decode("utf-8", errors="replace")
+
     async def kueue(self) -> KueueInstallation | None:
         """Kueue's API versions and controller version, or None when it is not installed."""
         return await find_kueue(self)

@@ -1,7 +1,9 @@
 """The ClusterGateway of a real cluster: work that Kueue admits.
 
 `submit` creates a BATCH or TRAINING attempt as a suspended batch/v1 Job (kueue/jobs.py
-renders it, with the queue and priority-class labels Kueue reads), and a SERVICE attempt as a
+renders it, with the queue and priority-class labels Kueue reads; a benchmark's attempt is a
+`vllm bench serve` Job, kueue/benchmarks.py, whose result `benchmark_run` reads back from its
+pod's log), and a SERVICE attempt as a
 Helm release (kueue/services.py says what to install; the HelmReleases port installs it).
 Names are deterministic per attempt, so a retried hand-over finds its object there and changes
 nothing; a later hand-over of a SERVICE job first uninstalls the job's earlier releases still
@@ -32,11 +34,13 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from adapters.kubernetes.api import KubeApi
+from adapters.kubernetes.api import WorkloadApi
+from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE, samples_from_log
 from adapters.kubernetes.errors import ObjectConflict
 from adapters.kubernetes.inventory import node_from_k8s
+from adapters.kubernetes.kueue.benchmarks import JOB_NAME_LABEL, job_manifest, result_pod
 from adapters.kubernetes.kueue.jobs import (
-    batch_job,
+    CONTAINER_NAME,
     job_identity,
     observe,
     owner_job_name,
@@ -74,6 +78,7 @@ from domain.errors import ClusterConnectionError
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
+from domain.model.load import LoadRun
 from domain.ports import (
     Clock,
     GatewayUnavailable,
@@ -92,10 +97,12 @@ T = TypeVar("T")
 JOBS = "/apis/batch/v1/jobs"
 PODS = "/api/v1/pods"
 RELIST_SECONDS = 300.0
+LOG_LIMIT_BYTES = 16 << 20
+"""The most of a pod's log read back: more than the kubelet keeps of a container (10 MiB)."""
 HEARTBEAT_SECONDS = 1.0
 """A quiet watch says it is alive this often (the supervisor renews its lease on signs of life)."""
 """A watch ends after this long, and the caller lists again (the periodic full picture)."""
-Connect = Callable[[ClusterId], Awaitable[KubeApi]]
+Connect = Callable[[ClusterId], Awaitable[WorkloadApi]]
 NodeParser = Callable[[Json, ClusterId], Node]
 ReleasesOf = Callable[[ClusterId], HelmReleases]
 Key = tuple[str, ...]
@@ -111,19 +118,21 @@ class KueueGateway:
         clock: Clock,
         parse_node: NodeParser = node_from_k8s,
         releases: HelmReleases | None = None,
+        benchmark_image: str = BENCHMARK_IMAGE,
     ) -> None:
         self._cluster_id = cluster_id
         self._connect = connect
         self._clock = clock
         self._parse_node = parse_node
         self._releases = releases
-        self._api: KubeApi | None = None
+        self._benchmark_image = benchmark_image
+        self._api: WorkloadApi | None = None
         self._opening = asyncio.Lock()
         self.relist_seconds = RELIST_SECONDS
 
     # --- the connection -----------------------------------------------------------------------
 
-    async def _client(self) -> KubeApi:
+    async def _client(self) -> WorkloadApi:
         async with self._opening:
             if self._api is None:
                 try:
@@ -132,7 +141,7 @@ class KueueGateway:
                     raise GatewayUnavailable(exc.message) from None
             return self._api
 
-    async def _call(self, work: Callable[[KubeApi], Awaitable[T]]) -> T:
+    async def _call(self, work: Callable[[WorkloadApi], Awaitable[T]]) -> T:
         api = await self._client()
         try:
             return await work(api)
@@ -169,16 +178,18 @@ class KueueGateway:
                         await helm.uninstall(earlier.name, earlier.namespace)
             await helm.install(release)
             return
-        manifest = batch_job(workload, cluster_id=self._cluster_id)
+        manifest = job_manifest(
+            workload, cluster_id=self._cluster_id, benchmark_image=self._benchmark_image
+        )
         path = f"/apis/batch/v1/namespaces/{workload.namespace}/jobs"
 
-        async def create(api: KubeApi) -> None:
+        async def create(api: WorkloadApi) -> None:
             with contextlib.suppress(ObjectConflict):  # handed over before: nothing to change
                 await api.create_object(path, manifest)
 
         await self._call(create)
 
-    async def _owned(self, api: KubeApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
+    async def _owned(self, api: WorkloadApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
         selector = f"bud.ai/job-id={job_id},bud.ai/attempt={attempt}"
         listed, _ = await api.list_objects(path, label_selector=selector)
         return [j for j in listed if job_identity(j) == (job_id, attempt) and self._ours(j)]
@@ -187,7 +198,7 @@ class KueueGateway:
         """Delete the attempt's batch Jobs, and uninstall its Helm releases (named by its pods;
         or, with no Job and no pod yet, by the releases Helm lists)."""
 
-        async def delete(api: KubeApi) -> tuple[int, set[tuple[str, str]]]:
+        async def delete(api: WorkloadApi) -> tuple[int, set[tuple[str, str]]]:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             for job in jobs:
                 await api.delete_object(_path(job))
@@ -216,7 +227,7 @@ class KueueGateway:
         name = priority_class_name(priority)
         patch = {"metadata": {"labels": {PRIORITY_CLASS_LABEL: name}}}
 
-        async def reprioritise(api: KubeApi) -> None:
+        async def reprioritise(api: WorkloadApi) -> None:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             pods = await self._owned(api, PODS, job_id, attempt)
             for job in jobs:
@@ -248,10 +259,38 @@ class KueueGateway:
         """Workloads here run their own processes: nothing to end."""
         return False
 
+    async def benchmark_run(self, job_id: JobId, attempt: int) -> LoadRun | None:
+        """What the attempt's `vllm bench serve` Job measured: the result its pod (found by the
+        Job controller's job-name label) printed in its log."""
+
+        async def read(api: WorkloadApi) -> str:
+            jobs = await self._owned(api, JOBS, job_id, attempt)
+            if not jobs:
+                raise ValueError("its Job is gone from the cluster: no log to read the result from")
+            namespace, name = _key(jobs[0])
+            pods, _ = await api.list_objects(
+                f"/api/v1/namespaces/{namespace}/pods", label_selector=f"{JOB_NAME_LABEL}={name}"
+            )
+            pod = result_pod(pods)
+            if pod is None:
+                raise ValueError(f"Job {name} has no pod left to read the result from")
+            pod_name = _key(pod)[1]
+            text = await api.pod_log(
+                namespace=namespace,
+                name=pod_name,
+                container=CONTAINER_NAME,
+                limit_bytes=LOG_LIMIT_BYTES,
+            )
+            if text is None:
+                raise ValueError(f"pod {pod_name} is gone: no log to read the result from")
+            return text
+
+        return samples_from_log(await self._call(read))
+
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         """Kueue's order of the LocalQueue, from its visibility API; None when not served."""
 
-        async def read(api: KubeApi) -> list[PendingWorkload] | None:
+        async def read(api: WorkloadApi) -> list[PendingWorkload] | None:
             version = visibility_version(await api.served_versions(VISIBILITY_GROUP))
             if version is None:
                 return None
@@ -263,7 +302,7 @@ class KueueGateway:
         return await self._call(read)
 
     async def nodes(self) -> list[Node]:
-        async def read(api: KubeApi) -> list[Node]:
+        async def read(api: WorkloadApi) -> list[Node]:
             raw, _ = await api.list_nodes()
             return [self._parse_node(obj, self._cluster_id) for obj in raw]
 
@@ -277,11 +316,11 @@ class KueueGateway:
             self._cluster_id
         )
 
-    async def _workloads_path(self, api: KubeApi) -> str | None:
+    async def _workloads_path(self, api: WorkloadApi) -> str | None:
         version = choose_version(await api.served_versions(KUEUE_GROUP))
         return None if version is None else f"/apis/{version.api_version}/workloads"
 
-    async def _state(self, api: KubeApi) -> tuple[_State, dict[str, str], dict[str, str]]:
+    async def _state(self, api: WorkloadApi) -> tuple[_State, dict[str, str], dict[str, str]]:
         """The whole picture, the resourceVersion each list was read at, and the paths."""
         state = _State()
         mine = f"{CLUSTER_ID_LABEL}={self._cluster_id}"
@@ -506,11 +545,13 @@ class KueueGateways:
         clock: Clock,
         parse_node: NodeParser = node_from_k8s,
         releases: ReleasesOf | None = None,
+        benchmark_image: str = BENCHMARK_IMAGE,
     ) -> None:
         self._connect = connect
         self._clock = clock
         self._parse_node = parse_node
         self._releases = releases
+        self._benchmark_image = benchmark_image
         self._gateways: dict[ClusterId, KueueGateway] = {}
 
     def for_cluster(self, cluster: Cluster) -> KueueGateway:
@@ -522,6 +563,7 @@ class KueueGateways:
                 clock=self._clock,
                 parse_node=self._parse_node,
                 releases=self._releases(cluster.id) if self._releases else None,
+                benchmark_image=self._benchmark_image,
             )
         return gateway
 

@@ -31,6 +31,7 @@ from domain.aio import wait_event
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
+from domain.model.load import LoadRun
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports import Clock, ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
@@ -174,6 +175,10 @@ class SimulatedGateway(ClusterGateway):
         done = await self._store.request(self._cluster.id, job_id, attempt, action, reason)
         self._wake()
         return done
+
+    async def benchmark_run(self, job_id: JobId, attempt: int) -> LoadRun | None:
+        """Benchmarks' load runs in budcluster here (BenchmarkRunner), not in a pod."""
+        return None
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
         quotas, _ = await self._clusters.configuration(self._cluster.id)

@@ -6,6 +6,12 @@ run), the run reports progress about every second, stores the samples and the su
 ends the job as the benchmark pod would have (`ClusterGateway.workload_exited`). A run whose
 process died stops reporting and `sweep` fails it; a benchmark whose job runs without a run (its
 start task was lost) is started by `sweep` too.
+
+On a Kubernetes cluster the job's pod runs the load (vLLM's client): `start` only marks the
+benchmark RUNNING, the job is the sign of life (no progress is reported, and the sweep does not
+fail it for that), and `settle` reads what it measured back from the cluster
+(`ClusterGateway.benchmark_run`) once the job completed; a settle that was lost is made good by
+the sweep.
 """
 
 from __future__ import annotations
@@ -19,11 +25,19 @@ from typing import Any
 
 from domain.errors import Conflict
 from domain.model.benchmark import Benchmark, BenchmarkStatus
+from domain.model.cluster import Cluster
 from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.ids import BenchmarkId
 from domain.model.job import Job, JobStatus
 from domain.model.load import EndpointUnreachable, LoadPlan, LoadResult, RequestSample
-from domain.ports import Clock, GatewayFactory, LoadGenerator, TenantScope, UnitOfWorkFactory
+from domain.ports import (
+    Clock,
+    GatewayFactory,
+    GatewayUnavailable,
+    LoadGenerator,
+    TenantScope,
+    UnitOfWorkFactory,
+)
 from domain.serving.metrics import progress, summarize
 
 log = logging.getLogger(__name__)
@@ -59,8 +73,8 @@ class BenchmarkRunner:
         return frozenset(self._runs)
 
     async def start(self, benchmark_id: BenchmarkId) -> bool:
-        """Claim the benchmark and start its run here; False if it is not due (its job does
-        not run) or another run has it."""
+        """Claim the benchmark and start its run here (where the cluster's Job runs the load,
+        only claim it); False if it is not due (its job does not run) or another run has it."""
         if benchmark_id in self._runs:
             return False
         now = self._clock.now()
@@ -75,6 +89,17 @@ class BenchmarkRunner:
             plan, deployment = b.plan, None
             if b.deployment_id is not None:
                 deployment = await uow.deployments.get(b.deployment_id)
+            if _runs_itself(await uow.clusters.get(b.cluster_id)):
+                # its pod sends the requests, to the endpoint it was given at submission
+                configuration = {**b.configuration, **_deployment_now(deployment)}
+                b.start(plan, configuration, now)
+                try:
+                    await uow.benchmarks.save(b)
+                    await uow.commit()
+                except Conflict:
+                    return False
+                return True
+            if b.deployment_id is not None:
                 if deployment is None:
                     failure = "its deployment is gone"
                 elif deployment.status is not DeploymentStatus.RUNNING or not (
@@ -86,11 +111,7 @@ class BenchmarkRunner:
                     )
                 else:
                     plan = _with_endpoint(plan, deployment.endpoint_url)
-            configuration = (
-                {**b.configuration, **_deployment_now(deployment)}
-                if deployment
-                else b.configuration
-            )
+            configuration = {**b.configuration, **_deployment_now(deployment)}
             b.start(plan, configuration, now)
             if failure:
                 b.finish(BenchmarkStatus.FAILED, failure, now)
@@ -229,31 +250,86 @@ class BenchmarkRunner:
             if stop is not None:  # the run ends it, with what it measured
                 stop.set()
                 return False
-            status = (
-                BenchmarkStatus.CANCELLED
-                if job.status is JobStatus.CANCELLED
-                else BenchmarkStatus.FAILED
-            )
-            b.finish(
-                status, f"its job is {job.status.value}: {job.status_message}", self._clock.now()
-            )
-            await uow.benchmarks.save(b)
-            await uow.commit()
-        return True
+            cluster = await uow.clusters.get(b.cluster_id)
+            measured = job.status is JobStatus.COMPLETED and _runs_itself(cluster)
+            if not measured:
+                status = (
+                    BenchmarkStatus.CANCELLED
+                    if job.status is JobStatus.CANCELLED
+                    else BenchmarkStatus.FAILED
+                )
+                reason = f"its job is {job.status.value}: {job.status_message}"
+                b.finish(status, reason, self._clock.now())
+                await uow.benchmarks.save(b)
+                await uow.commit()
+                return True
+        assert cluster is not None
+        return await self._read_back(benchmark_id, job, cluster)
+
+    async def _read_back(self, benchmark_id: BenchmarkId, job: Job, cluster: Cluster) -> bool:
+        """The job's pod ran the load and completed: end the benchmark with what it measured, as
+        the cluster kept it (FAILED, saying why, when that can't be read). GatewayUnavailable
+        propagates: the task, or the sweep, tries again."""
+        samples: list[RequestSample] = []
+        result: LoadResult | None = None
+        try:
+            run = await self._gateways.for_cluster(cluster).benchmark_run(job.id, job.attempt)
+        except ValueError as exc:
+            status, reason = BenchmarkStatus.FAILED, f"its result could not be read: {exc}"
+        else:
+            if run is None:
+                status, reason = BenchmarkStatus.FAILED, "its job ended without a result"
+            else:
+                samples, result = list(run.samples), summarize(run)
+                status, reason = _outcome(result, cancelled=False)
+        for _ in range(3):
+            try:
+                async with self._uow(TenantScope.system()) as uow:
+                    b = await uow.benchmarks.get(benchmark_id, for_update=True)
+                    if b is None or b.status.is_final:
+                        return False
+                    b.finish(status, reason, self._clock.now(), result)
+                    await uow.benchmarks.save(b)
+                    if samples:
+                        await uow.benchmarks.save_samples(b.id, samples)
+                    await uow.commit()
+                return True
+            except Conflict:
+                continue  # a cancel wrote first: read it again
+        return False
 
     async def sweep(self) -> int:
         """Fail the runs whose process stopped (no progress for `stale_seconds`), and start
         the benchmarks whose job has run that long without a run (its start task was lost:
-        an in-process queue does not survive a restart). Returns how many it ended."""
+        an in-process queue does not survive a restart). On a Kubernetes cluster the job is
+        the run: one that ended that long ago settles the benchmark. Returns how many it
+        ended."""
         now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
             found = [b for b in await uow.benchmarks.unfinished() if b.id not in self._runs]
             jobs = await uow.jobs.get_many([b.job_id for b in found])
+            clusters = await uow.clusters.get_many(list({b.cluster_id for b in found}))
+        in_cluster = {b.id for b in found if _runs_itself(clusters.get(b.cluster_id))}
         stale = [
             b
             for b in found
-            if b.status is BenchmarkStatus.RUNNING and now - b.updated_at > self._stale
+            if b.status is BenchmarkStatus.RUNNING
+            and now - b.updated_at > self._stale
+            and b.id not in in_cluster
         ]
+        ended = 0
+        for settling in found:
+            job = jobs.get(settling.job_id)
+            if (
+                settling.id in in_cluster
+                and job is not None
+                and (job.status.is_finished or job.status is JobStatus.PREEMPTED)
+                and now - job.updated_at > self._stale
+            ):
+                try:
+                    ended += await self.settle(settling.id)
+                except GatewayUnavailable as exc:
+                    log.warning("benchmark %s: its result can't be read yet: %s", settling.id, exc)
         for waiting in found:
             started = jobs.get(waiting.job_id)
             if (
@@ -264,7 +340,6 @@ class BenchmarkRunner:
                 and now - started.actual_start > self._stale
             ):
                 await self.start(waiting.id)
-        ended = 0
         for candidate in stale:
             reason = "the process running it stopped (no progress reported)"
             try:
@@ -295,11 +370,19 @@ class BenchmarkRunner:
                 await task
 
 
+def _runs_itself(cluster: Cluster | None) -> bool:
+    """Whether the cluster's pods run a benchmark's load (a Kubernetes cluster's Job does;
+    a simulated cluster's pods run nothing)."""
+    return cluster is not None and cluster.is_real
+
+
 def _with_endpoint(plan: LoadPlan, endpoint: str) -> LoadPlan:
     return replace(plan, endpoint=endpoint.rstrip("/"))
 
 
-def _deployment_now(deployment: Deployment) -> dict[str, Any]:
+def _deployment_now(deployment: Deployment | None) -> dict[str, Any]:
+    if deployment is None:
+        return {}
     running = sum(1 for w in deployment.workers if w.status.value == "RUNNING")
     return {"replicas": running}
 

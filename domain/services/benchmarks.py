@@ -7,6 +7,10 @@ in the process that took the task (`BenchmarkRunner`), reports progress about ev
 the samples and the summary, and then ends the job as the benchmark pod would have
 (`ClusterGateway.workload_exited`). A run is claimed with the benchmark's version (a task that
 runs twice starts one run); a run whose process died stops reporting, and the sweep fails it.
+On a Kubernetes cluster the job runs the load itself: its spec carries the plan, with the
+endpoint known at submission (a deployment must serve by then), the cluster's check refuses what
+its load generator can't run, naming the field, and what it measured is read back from the
+cluster when the job ends (`ClusterGateway.benchmark_run`).
 
 The metrics have one definition (`domain.serving.metrics`), whatever produced the samples.
 """
@@ -36,6 +40,7 @@ from domain.model.load import (
     RequestSample,
 )
 from domain.model.principal import Principal
+from domain.model.serving_codec import plan_to_document
 from domain.names import name_problem, text_problem
 from domain.ports import (
     Clock,
@@ -59,6 +64,9 @@ MAX_PROMPT_CHARS = 100_000
 MAX_TOKENS = 1_048_576
 MAX_PAGE = 100
 MAX_COMPARED = 10
+IN_CLUSTER_MEMORY_GB = 4.0
+"""The memory of a benchmark's job on a Kubernetes cluster, whose pod runs vLLM's client: it
+imports torch and loads the model's tokenizer."""
 BLOCKED_HOSTS = frozenset({"metadata.google.internal", "metadata", "metadata.azure.internal"})
 
 
@@ -337,34 +345,16 @@ class BenchmarkService:
             cluster_id = deployment.cluster_id if deployment else req.cluster_id
             assert cluster_id is not None
             cluster = await uow.clusters.get(cluster_id)
-            if cluster is not None and cluster.is_real:
-                raise ValidationFailed.single(
-                    "cluster_id",
-                    "benchmarks run from simulated clusters in this release (on a Kubernetes "
-                    "cluster they will run as a Job next to the model)",
-                    "UNSUPPORTED",
-                )
             if cluster is not None and cluster.status is ClusterStatus.DELETING:
                 raise ValidationFailed.single(
                     "cluster_id", "the cluster is being deleted", "CLUSTER_DELETING"
                 )
-            benchmark_id = new_benchmark_id()
-            sub = JobSubmission(
-                name=f"bench-{req.name}"[:53].rstrip("-"),
-                project_id=req.project_id,
-                cluster_id=cluster_id,
-                job_type=JobType.BATCH,
-                deployment_type=DeploymentType.DOCKER,
-                spec={"benchmark": {"id": str(benchmark_id)}},
-                resources=Resources(gpu_type=None, gpu_count=0, cpu_cores=1.0, memory_gb=2.0),
-                source_kind=SourceKind.BENCHMARK,
-                source_id=str(benchmark_id),
-                estimated_duration_seconds=estimated_seconds(req),
-                max_retries=0,
-            )
-            job, default_queue = await self._jobs.prepare(uow, principal, sub, now, managed=True)
+            in_cluster = cluster is not None and cluster.is_real
+            endpoint = (req.endpoint_url or "").rstrip("/")
+            if in_cluster and deployment is not None:
+                endpoint = serving_endpoint(deployment)
             plan = LoadPlan(
-                endpoint=(req.endpoint_url or "").rstrip("/"),
+                endpoint=endpoint,
                 model=req.model or (deployment.served_model_name if deployment else ""),
                 api=req.api,
                 concurrency=req.concurrency,
@@ -377,6 +367,27 @@ class BenchmarkService:
                 seed=req.seed,
                 request_timeout_seconds=req.request_timeout_seconds,
             )
+            benchmark_id = new_benchmark_id()
+            spec: dict[str, Any] = {"id": str(benchmark_id)}
+            if in_cluster:
+                spec["plan"] = plan_to_document(plan)
+                if tokenizer := tokenizer_of(deployment, plan):
+                    spec["tokenizer"] = tokenizer
+            memory_gb = IN_CLUSTER_MEMORY_GB if in_cluster else 2.0
+            sub = JobSubmission(
+                name=f"bench-{req.name}"[:53].rstrip("-"),
+                project_id=req.project_id,
+                cluster_id=cluster_id,
+                job_type=JobType.BATCH,
+                deployment_type=DeploymentType.DOCKER,
+                spec={"benchmark": spec},
+                resources=Resources(gpu_type=None, gpu_count=0, cpu_cores=1.0, memory_gb=memory_gb),
+                source_kind=SourceKind.BENCHMARK,
+                source_id=str(benchmark_id),
+                estimated_duration_seconds=estimated_seconds(req),
+                max_retries=0,
+            )
+            job, default_queue = await self._jobs.prepare(uow, principal, sub, now, managed=True)
             benchmark = Benchmark(
                 id=benchmark_id,
                 tenant_id=principal.tenant_id,
@@ -472,6 +483,28 @@ class BenchmarkService:
         if b is None or not principal.may_use_project(b.project_id):
             raise NotFound("benchmark", benchmark_id)
         return b
+
+
+def serving_endpoint(deployment: Deployment) -> str:
+    """Where a benchmark run by its cluster sends its requests: the deployment's endpoint, which
+    its job is given at submission. Raises Conflict NOT_SERVING until the deployment serves."""
+    if deployment.status is not DeploymentStatus.RUNNING or not deployment.endpoint_url:
+        raise Conflict(
+            f"deployment {deployment.name} is not serving yet ({deployment.status.value}): on a "
+            "Kubernetes cluster a benchmark's job is given the endpoint when it is submitted; "
+            "run it once the deployment is RUNNING",
+            code="NOT_SERVING",
+        )
+    return deployment.endpoint_url.rstrip("/")
+
+
+def tokenizer_of(deployment: Deployment | None, plan: LoadPlan) -> str | None:
+    """The Hugging Face repository a benchmark run by its cluster counts tokens with, when the
+    served name is not one: the deployment's model, if it names a repository (org/name)."""
+    if deployment is None or deployment.model == plan.model:
+        return None
+    model = deployment.model.removeprefix("hf://")
+    return model if "://" not in model and not model.startswith("/") else None
 
 
 def benchmark_of(job: Job) -> BenchmarkId | None:

@@ -43,7 +43,7 @@ from domain.model.job import (
     JobType,
     RunRecord,
 )
-from domain.model.load import RequestSample
+from domain.model.load import LoadRun, RequestSample
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
@@ -886,6 +886,9 @@ class FakeGateway:
         """Recorded, as a simulated cluster would end the workload."""
         self.exited.append((job_id, attempt, succeeded, reason))
         return True
+
+    async def benchmark_run(self, job_id: JobId, attempt: int) -> LoadRun | None:
+        return None
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         return None

@@ -31,7 +31,7 @@ lost), and `wait_for_watch()` lets a test wait until it has; a watch given a res
 not replay the existing objects as ADDED (the client has them from its list), one without does.
 kmock ignores `timeoutSeconds`: its watches stay open until the client closes them. Lists and
 watches apply an equality-based `labelSelector` (kmock ignores it). Kueue's visibility API is
-served by `serve_kueue_visibility`.
+served by `serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ _PENDING_PATH = re.compile(
     r"/pendingworkloads"
 )
 _NAMESPACE_PATH = re.compile(r"/api/v1/namespaces(?:/([^/]+))?")
+_LOG_PATH = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log")
 GROUP_VERSIONS = {
     "Node": "v1/nodes",
     "Namespace": "v1/namespaces",
@@ -146,6 +147,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
     _list_marks: dict[str, tuple[kmock.resource, Any]] = attrs.field(factory=dict, init=False)
     """Namespace objects by name (served here, not by kmock: see `_serve_namespace`)."""
     _watches_changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
+    logs: dict[tuple[str, str], str] = attrs.field(factory=dict, init=False)
+    """What each pod's container printed, by (namespace, pod): `set_log`."""
+    log_reads: list[dict[str, str]] = attrs.field(factory=list, init=False)
+    """The query of every log read, in order."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -159,6 +164,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
         if _NAMESPACE_PATH.fullmatch(raw_request.path) and self._authorised(raw_request.headers):
             return await self._serve_namespace(raw_request)
+        log_of = _LOG_PATH.fullmatch(raw_request.path)
+        if log_of and raw_request.method == "GET" and self._authorised(raw_request.headers):
+            return self._serve_log(log_of[1], log_of[2], dict(raw_request.query))
         pending = _PENDING_PATH.fullmatch(raw_request.path)
         if pending and pending[1] in self.visibility and self._authorised(raw_request.headers):
             limit = int(raw_request.query.get("limit", "1000"))
@@ -419,6 +427,29 @@ class KubeEmulator(kmock.KubernetesEmulator):
             )
             in_queue += 1
         return {"kind": "PendingWorkloadsSummary", "metadata": {}, "items": items[:limit]}
+
+    def set_log(self, pod: Json, text: str) -> None:
+        """What the pod's container printed (GET .../pods/<name>/log answers it)."""
+        self.logs[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = text
+
+    def _serve_log(
+        self, namespace: str, name: str, query: dict[str, str]
+    ) -> aiohttp.web.StreamResponse:
+        """A pod's log as the API server serves it: text/plain, cut at `limitBytes`; 404 when
+        the pod is not there."""
+        self.log_reads.append(query)
+        live = any(
+            resource.group == "" and resource.plural == "pods" and (ns, pod) == (namespace, name)
+            for (resource, ns, pod), obj in self.objects.items()
+            if not obj.deleted
+        )
+        if not live:
+            body = status_body(404, "NotFound", f'pods "{name}" not found')
+            return aiohttp.web.json_response(body, status=404)
+        text = self.logs.get((namespace, name), "").encode()
+        if "limitBytes" in query:
+            text = text[: int(query["limitBytes"])]
+        return aiohttp.web.Response(body=text, content_type="text/plain")
 
     def kueue_objects(self, plural: str) -> list[Json]:
         """The live Kueue objects of a kind (any version), as stored."""

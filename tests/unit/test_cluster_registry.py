@@ -33,6 +33,7 @@ from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, Node
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, NodeId
 from domain.model.job import Job, JobPriority
+from domain.model.load import LoadRun
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
 from domain.model.secrets import Envelope
 from domain.ports import (
@@ -486,6 +487,9 @@ class QuietGateways:
         return False
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
+        return None
+
+    async def benchmark_run(self, job_id: JobId, attempt: int) -> LoadRun | None:
         return None
 
 

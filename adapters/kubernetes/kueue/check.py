@@ -1,10 +1,11 @@
 """The submission check of a real cluster (the WorkloadCheck port): render the workload as the
-gateway will hand it over (a batch Job, or a Helm release's values), so what can't be rendered
+gateway will hand it over (a batch Job, a benchmark's `vllm bench serve` Job, or a Helm
+release's values; the benchmark image does not change what renders), so what can't be rendered
 is refused at submission, naming its field, instead of failing on the cluster later."""
 
 from __future__ import annotations
 
-from adapters.kubernetes.kueue.jobs import batch_job
+from adapters.kubernetes.kueue.benchmarks import job_manifest
 from adapters.kubernetes.kueue.services import service_release
 from domain.model.ids import ClusterId
 from domain.model.job import JobType
@@ -16,4 +17,4 @@ def check_workload(workload: Workload, *, cluster_id: ClusterId) -> None:
     if workload.job_type is JobType.SERVICE:
         service_release(workload, cluster_id=cluster_id)
     else:
-        batch_job(workload, cluster_id=cluster_id)
+        job_manifest(workload, cluster_id=cluster_id)

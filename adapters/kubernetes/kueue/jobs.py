@@ -154,13 +154,19 @@ def batch_job(
         "metadata": {
             "name": workload.name,
             "namespace": workload.namespace,
-            "labels": {
-                **labels,
-                QUEUE_NAME_LABEL: workload.queue_name,
-                PRIORITY_CLASS_LABEL: priority_class_name(workload.priority),
-            },
+            "labels": job_labels(workload, cluster_id),
         },
         "spec": spec,
+    }
+
+
+def job_labels(workload: Workload, cluster_id: ClusterId) -> dict[str, str]:
+    """The labels of the Job: its attempt's, and the LocalQueue and WorkloadPriorityClass
+    Kueue admits it by (Kueue's stay off its pods)."""
+    return {
+        **identity_labels(workload, cluster_id),
+        QUEUE_NAME_LABEL: workload.queue_name,
+        PRIORITY_CLASS_LABEL: priority_class_name(workload.priority),
     }
 
 
@@ -189,7 +195,7 @@ def container(workload: Workload) -> JsonObject:
         env.append({"name": POD_COUNT_ENV, "value": str(workload.resources.pod_count)})
     if env:
         container["env"] = env
-    container["resources"] = _resources(workload)
+    container["resources"] = pod_resources(workload)
     return container
 
 
@@ -228,7 +234,8 @@ def _env_var(name: object, value: object, field: str) -> JsonObject:
     return {"name": name, "value": _text(value, field)}
 
 
-def _resources(workload: Workload) -> JsonObject:
+def pod_resources(workload: Workload) -> JsonObject:
+    """A pod's requests (and GPU limits) for the workload's resources."""
     res = workload.resources
     requests: JsonObject = {
         CPU: quantity(CPU, res.cpu_cores),
