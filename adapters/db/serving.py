@@ -8,8 +8,8 @@ same deployment cannot overwrite each other's change unseen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from adapters.db.uow import SqlUnitOfWork
 
 
+E = TypeVar("E", Deployment, Benchmark)
+
+
 def _keyset(table: sa.Table, after: JobCursor | None) -> sa.ColumnElement[bool]:
     if after is None:
         return sa.true()
@@ -43,7 +46,15 @@ def _keyset(table: sa.Table, after: JobCursor | None) -> sa.ColumnElement[bool]:
     )
 
 
-class SqlDeploymentRepository:
+class _DocumentRepository(Generic[E]):
+    """What both keep alike: a row of key columns and the entity's document, limited to the
+    scope's tenant; adds and optimistic saves that hand the entity's events to the unit of work."""
+
+    table: sa.Table
+    what: str
+    to_document: Callable[[E], dict[str, Any]]
+    from_document: Callable[[dict[str, Any]], E]
+
     def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
         self._conn = conn
         self._scope = scope
@@ -51,66 +62,77 @@ class SqlDeploymentRepository:
 
     def _scoped(self, stmt: sa.Select[Any]) -> sa.Select[Any]:
         if self._scope.tenant_id is not None:
-            stmt = stmt.where(deployments.c.tenant_id == self._scope.tenant_id)
+            stmt = stmt.where(self.table.c.tenant_id == self._scope.tenant_id)
         return stmt
 
-    @staticmethod
-    def _row(d: Deployment) -> dict[str, Any]:
+    def _row(self, entity: E) -> dict[str, Any]:
         return {
-            "status": d.status.value,
-            "document": deployment_to_document(d),
-            "updated_at": d.updated_at,
+            "status": entity.status.value,
+            "document": type(self).to_document(entity),
+            "updated_at": entity.updated_at,
         }
 
-    @staticmethod
-    def _entity(row: sa.RowMapping) -> Deployment:
-        d = deployment_from_document(row["document"])
-        d.version = int(row["version"])
-        return d
+    def _entity(self, row: sa.RowMapping) -> E:
+        entity = type(self).from_document(row["document"])
+        entity.version = int(row["version"])
+        return entity
 
-    def _drain(self, d: Deployment) -> None:
-        for change in d.changes:
+    def _drain(self, entity: E) -> None:
+        for change in entity.changes:
             self._uow.record(change)
-        d.changes.clear()
+        entity.changes.clear()
 
-    async def add(self, deployment: Deployment) -> None:
-        d = deployment
+    async def _add(self, entity: E, **keys: Any) -> None:
         await self._conn.execute(
-            deployments.insert().values(
-                id=d.id,
-                tenant_id=d.tenant_id,
-                project_id=d.project_id,
-                cluster_id=d.cluster_id,
-                name=d.name,
-                version=d.version,
-                created_at=d.created_at,
-                **self._row(d),
+            self.table.insert().values(
+                id=entity.id,
+                tenant_id=entity.tenant_id,
+                project_id=entity.project_id,
+                cluster_id=entity.cluster_id,
+                name=entity.name,
+                version=entity.version,
+                created_at=entity.created_at,
+                **keys,
+                **self._row(entity),
             )
         )
-        self._drain(d)
+        self._drain(entity)
 
-    async def get(
-        self, deployment_id: DeploymentId, *, for_update: bool = False
-    ) -> Deployment | None:
-        stmt = self._scoped(sa.select(deployments).where(deployments.c.id == deployment_id))
+    async def _get(self, entity_id: Any, *, for_update: bool) -> E | None:
+        stmt = self._scoped(sa.select(self.table).where(self.table.c.id == entity_id))
         if for_update and self._conn.dialect.name == "postgresql":
             stmt = stmt.with_for_update()
         row = (await self._conn.execute(stmt)).mappings().first()
         return None if row is None else self._entity(row)
 
-    async def save(self, deployment: Deployment) -> None:
-        d = deployment
+    async def save(self, entity: E) -> None:
         result = await self._conn.execute(
-            deployments.update()
-            .where(deployments.c.id == d.id, deployments.c.version == d.version)
-            .values(version=d.version + 1, **self._row(d))
+            self.table.update()
+            .where(self.table.c.id == entity.id, self.table.c.version == entity.version)
+            .values(version=entity.version + 1, **self._row(entity))
         )
         if result.rowcount != 1:
             raise Conflict(
-                f"deployment {d.name} was changed concurrently; try again", code="STALE_DEPLOYMENT"
+                f"{self.what} {entity.name} was changed concurrently; try again",
+                code=f"STALE_{self.what.upper()}",
             )
-        d.version += 1
-        self._drain(d)
+        entity.version += 1
+        self._drain(entity)
+
+
+class SqlDeploymentRepository(_DocumentRepository[Deployment]):
+    table = deployments
+    what = "deployment"
+    to_document = staticmethod(deployment_to_document)
+    from_document = staticmethod(deployment_from_document)
+
+    async def add(self, deployment: Deployment) -> None:
+        await self._add(deployment)
+
+    async def get(
+        self, deployment_id: DeploymentId, *, for_update: bool = False
+    ) -> Deployment | None:
+        return await self._get(deployment_id, for_update=for_update)
 
     async def on_cluster(self, cluster_id: ClusterId, *, limit: int) -> list[Deployment]:
         stmt = self._scoped(
@@ -143,60 +165,17 @@ class SqlDeploymentRepository:
         return Page(found[:first], len(found) > first)
 
 
-class SqlBenchmarkRepository:
-    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
-        self._conn = conn
-        self._scope = scope
-        self._uow = uow
-
-    def _scoped(self, stmt: sa.Select[Any]) -> sa.Select[Any]:
-        if self._scope.tenant_id is not None:
-            stmt = stmt.where(benchmarks.c.tenant_id == self._scope.tenant_id)
-        return stmt
-
-    @staticmethod
-    def _row(b: Benchmark) -> dict[str, Any]:
-        return {
-            "status": b.status.value,
-            "document": benchmark_to_document(b),
-            "updated_at": b.updated_at,
-        }
-
-    @staticmethod
-    def _entity(row: sa.RowMapping) -> Benchmark:
-        b = benchmark_from_document(row["document"])
-        b.version = int(row["version"])
-        return b
-
-    def _drain(self, b: Benchmark) -> None:
-        for change in b.changes:
-            self._uow.record(change)
-        b.changes.clear()
+class SqlBenchmarkRepository(_DocumentRepository[Benchmark]):
+    table = benchmarks
+    what = "benchmark"
+    to_document = staticmethod(benchmark_to_document)
+    from_document = staticmethod(benchmark_from_document)
 
     async def add(self, benchmark: Benchmark) -> None:
-        b = benchmark
-        await self._conn.execute(
-            benchmarks.insert().values(
-                id=b.id,
-                tenant_id=b.tenant_id,
-                project_id=b.project_id,
-                cluster_id=b.cluster_id,
-                deployment_id=b.deployment_id,
-                job_id=b.job_id,
-                name=b.name,
-                version=b.version,
-                created_at=b.created_at,
-                **self._row(b),
-            )
-        )
-        self._drain(b)
+        await self._add(benchmark, deployment_id=benchmark.deployment_id, job_id=benchmark.job_id)
 
     async def get(self, benchmark_id: BenchmarkId, *, for_update: bool = False) -> Benchmark | None:
-        stmt = self._scoped(sa.select(benchmarks).where(benchmarks.c.id == benchmark_id))
-        if for_update and self._conn.dialect.name == "postgresql":
-            stmt = stmt.with_for_update()
-        row = (await self._conn.execute(stmt)).mappings().first()
-        return None if row is None else self._entity(row)
+        return await self._get(benchmark_id, for_update=for_update)
 
     async def get_many(self, benchmark_ids: Sequence[BenchmarkId]) -> dict[BenchmarkId, Benchmark]:
         if not benchmark_ids:
@@ -204,20 +183,6 @@ class SqlBenchmarkRepository:
         stmt = self._scoped(sa.select(benchmarks).where(benchmarks.c.id.in_(list(benchmark_ids))))
         found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
         return {b.id: b for b in found}
-
-    async def save(self, benchmark: Benchmark) -> None:
-        b = benchmark
-        result = await self._conn.execute(
-            benchmarks.update()
-            .where(benchmarks.c.id == b.id, benchmarks.c.version == b.version)
-            .values(version=b.version + 1, **self._row(b))
-        )
-        if result.rowcount != 1:
-            raise Conflict(
-                f"benchmark {b.name} was changed concurrently; try again", code="STALE_BENCHMARK"
-            )
-        b.version += 1
-        self._drain(b)
 
     async def page(
         self,
