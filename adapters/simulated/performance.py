@@ -23,8 +23,9 @@ decoding on its replica, so it grows with load.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
+
+from domain.serving.models import parameters_from_name
 
 BANDWIDTH_EFFICIENCY = 0.70
 """Share of peak HBM bandwidth a decode step achieves. vLLM and TensorRT-LLM reach about 60-75 %
@@ -84,28 +85,6 @@ GPU_SPECS: dict[str, GpuSpec] = {
 
 DEFAULT_GPU_TYPE = "nvidia-a100-80gb"
 """What an unknown GPU type (a MIG slice included) or none at all is taken to be."""
-
-_MIXTURES = {(8, 7.0): 46.7, (8, 22.0): 141.0}
-"""Mixtral 8x7B and 8x22B: experts share attention, so the total is below 8 x 7 (Mistral AI's
-figures). All experts' weights are counted: at batch 1 that is pessimistic, as only two of them
-are read per token."""
-_MIXTURE_NAME = re.compile(r"(?<![a-z0-9.])(\d+)x(\d+(?:\.\d+)?)b(?![a-z0-9])")
-_SIZE_NAME = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
-
-
-def parameters_from_name(model: str) -> float | None:
-    """Billions of parameters a model's name states: "llama-3.1-8b-instruct" 8, "Qwen2.5-0.5B" 0.5,
-    "opt-125m" 0.125, "mixtral-8x7b" 46.7 (an unknown N x M: N x M). The first size named counts,
-    and a size glued to a letter ("Qwen3-30B-A3B": the active 3B) is not one."""
-    name = model.lower().rsplit("/", 1)[-1]
-    mixture = _MIXTURE_NAME.search(name)
-    if mixture:
-        experts, size = int(mixture[1]), float(mixture[2])
-        return _MIXTURES.get((experts, size), experts * size)
-    sized = _SIZE_NAME.search(name)
-    if sized is None:
-        return None
-    return float(sized[1]) / (1000 if sized[2] == "m" else 1)
 
 
 @dataclass(frozen=True)

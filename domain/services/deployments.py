@@ -49,6 +49,7 @@ from domain.ports import (
 )
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
+from domain.serving.models import fit_problem
 
 MAX_REPLICAS = 64
 MAX_DEPLOYMENT_NAME = 50
@@ -183,6 +184,15 @@ def validate_deployment(req: DeploymentRequest, cluster: Cluster | None) -> list
                 f"{req.gpu_type}, {req.cpu_cores:g} cores, {req.memory_gb:g} GB)",
                 "EXCEEDS_CLUSTER",
             )
+        elif problem := fit_problem(
+            req.model,
+            req.gpu_type,
+            gpus,
+            dtype=args.dtype,
+            quantization=args.quantization,
+            gpu_memory_utilization=args.gpu_memory_utilization,
+        ):
+            bad("engine_args.tensor_parallel_size", problem, "MODEL_TOO_LARGE")
     return issues
 
 

@@ -153,6 +153,16 @@ async def test_deploy_stores_the_deployment_and_one_service_job_per_replica(worl
             "EXCEEDS_CLUSTER",
         ),
         ({"gpu_type": "nvidia-h100-80gb"}, "gpu_type", "NOT_ON_CLUSTER"),
+        (
+            {"gpu_type": T4, "engine_args": EngineArgs()},
+            "engine_args.tensor_parallel_size",
+            "MODEL_TOO_LARGE",
+        ),  # 8B in FP16: 16 GB of weights on one 16 GB T4
+        (
+            {"model": "Qwen/Qwen2.5-72B-Instruct"},
+            "engine_args.tensor_parallel_size",
+            "MODEL_TOO_LARGE",
+        ),  # 144 GB on 2 x 80 GB
         ({"gpu_type": None}, "gpu_type", "REQUIRED"),
         ({"name": "Llama_1"}, "name", "INVALID_NAME"),
         ({"name": "x" * 51}, "name", "INVALID_NAME"),
@@ -315,3 +325,18 @@ async def test_users_cannot_submit_specs_only_budcluster_writes(world: World, ke
         await world.jobs.submit(world.alice, forged)
     assert (f"spec.{key}", "RESERVED") in [(i.field, i.code) for i in caught.value.issues]
     assert not world.uow.store.jobs
+
+
+def test_what_fits_a_replica_is_what_its_gpus_hold() -> None:
+    from domain.serving.models import fit_problem, gpu_memory_gb
+
+    assert gpu_memory_gb("nvidia-a100-80gb") == 80 and gpu_memory_gb("nvidia-tesla-t4") == 16
+    assert gpu_memory_gb("nvidia-a100-80gb-mig-1g-10gb") == 10
+    assert gpu_memory_gb("vendor-unknown") is None
+    assert fit_problem("org/llama-8b", T4, 1) is not None
+    assert fit_problem("org/llama-8b", T4, 2) is None  # tensor parallel 2: 28.8 GB of room
+    assert fit_problem("org/llama-8b", T4, 1, quantization="awq") is None  # 4 GB
+    assert fit_problem("org/llama-70b", A100, 1, quantization="fp8") is not None  # 70 > 64.8 GB
+    assert fit_problem("org/llama-70b", A100, 2, quantization="fp8") is None
+    assert fit_problem("org/llama-70b", A100, 1, dtype="float32") is not None
+    assert fit_problem("org/mystery-model", T4, 1) is None  # no size named: not checked
