@@ -23,8 +23,8 @@ from adapters.simulated.performance import (
     REQUEST_OVERHEAD_SECONDS,
     PerformanceModel,
     ServingProfile,
-    parameters_from_name,
 )
+from domain.serving.models import parameters_from_name
 
 MODEL = PerformanceModel()
 
