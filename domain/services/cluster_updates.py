@@ -24,7 +24,7 @@ from domain.ports import (
     TenantScope,
     UnitOfWorkFactory,
 )
-from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
+from domain.services.replay import snapshot_then_changes
 
 KINDS = (ClusterChangeKind.STATUS, ClusterChangeKind.NODES)
 
@@ -61,43 +61,16 @@ class ClusterUpdatesService:
         """Raises NotFound (before anything is sent) for an unknown cluster. The live
         subscription is open, and the snapshot or the missed changes read, before this
         returns."""
-        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
-        try:
-            first: list[ClusterUpdate] = []
-            replay = (
-                None
-                if since is None
-                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
-            )
-            if replay is None:
-                reason = "subscribed"
-                if since is not None:
-                    current = await self._log.current_sequence(cluster_id)
-                    reason = "unknown-since" if since > current else "history-gone"
-                snapshot = await self._snapshot(cluster_id, reason)
-                last = snapshot.sequence
-                first.append(snapshot)
-            else:
-                assert since is not None
-                await self._snapshot(cluster_id, "check")  # NotFound for an unknown cluster
-                last = since
-                for event in replay:
-                    last = event.sequence
-                    update = _update(event)
-                    if update is not None:
-                        first.append(update)
-        except BaseException:
-            await live.close()
-            raise
-        return live_updates(
-            live,
-            first,
-            last,
+        return await snapshot_then_changes(
+            self._hub,
+            self._log,
+            cluster_id,
+            since,
+            buffer=self._buffer,
+            replay_limit=self._replay_limit,
+            snapshot=lambda reason: self._snapshot(cluster_id, reason),
             change=_update,
-            resync=lambda: self._snapshot(cluster_id, "resync"),
-            missed=lambda after: events_after(
-                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
-            ),
+            check=lambda: self._snapshot(cluster_id, "check"),  # NotFound: an unknown cluster
         )
 
     async def _snapshot(self, cluster_id: ClusterId, reason: str) -> ClusterUpdate:

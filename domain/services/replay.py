@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from domain.model.ids import ClusterId
-from domain.ports import EventLog, LiveSubscription, Overflowed, StoredEvent
+from domain.ports import EventHub, EventLog, LiveSubscription, Overflowed, StoredEvent
 
 
 class Sequenced(Protocol):
@@ -83,3 +83,61 @@ async def live_updates(
                     yield update
     finally:
         await live.close()
+
+
+async def snapshot_then_changes(
+    hub: EventHub,
+    log: EventLog,
+    cluster_id: ClusterId,
+    since: int | None,
+    *,
+    buffer: int,
+    replay_limit: int,
+    snapshot: Callable[[str], Awaitable[S]],
+    change: Callable[[StoredEvent], U | None],
+    check: Callable[[], Awaitable[object]] | None = None,
+) -> AsyncGenerator[U | S, None]:
+    """A stream of the cluster's events as the contract has it: the live subscription opened
+    first; then the changes after `since` from the retained history, or else a snapshot
+    (`snapshot(reason)`: subscribed, unknown-since, history-gone); then `live_updates`.
+    `check` runs before a replay (a snapshot checks by itself), e.g. raising NotFound. Whatever
+    is raised here is raised before anything is sent."""
+    live = await hub.subscribe(cluster_id, buffer=buffer)
+    try:
+        first: list[U | S] = []
+        replay = (
+            None
+            if since is None
+            else await events_after(log, cluster_id, since, limit=replay_limit)
+        )
+        if replay is None:
+            reason = "subscribed"
+            if since is not None:
+                current = await log.current_sequence(cluster_id)
+                reason = "unknown-since" if since > current else "history-gone"
+            taken = await snapshot(reason)
+            last = taken.sequence
+            first.append(taken)
+        else:
+            assert since is not None
+            if check is not None:
+                await check()
+            last = since
+            for event in replay:
+                last = event.sequence
+                update = change(event)
+                if update is not None:
+                    first.append(update)
+    except BaseException:
+        await live.close()
+        raise
+    return live_updates(
+        live,
+        first,
+        last,
+        change=change,
+        resync=lambda: snapshot("resync"),
+        missed=lambda after: events_after(
+            log, cluster_id, after, limit=min(replay_limit, CATCH_UP_LIMIT)
+        ),
+    )

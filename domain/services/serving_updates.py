@@ -21,7 +21,7 @@ from domain.model.deployment import Deployment
 from domain.model.ids import BenchmarkId, ClusterId
 from domain.model.principal import Principal
 from domain.ports import EventHub, EventLog, Overflowed, StoredEvent, TenantScope, UnitOfWorkFactory
-from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
+from domain.services.replay import snapshot_then_changes
 
 SNAPSHOT_LIMIT = 1000
 
@@ -68,41 +68,15 @@ class ServingUpdatesService:
     async def _deployments(
         self, principal: Principal, cluster_id: ClusterId, since: int | None
     ) -> AsyncGenerator[DeploymentSnapshot | DeploymentUpdate, None]:
-        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
-        try:
-            first: list[DeploymentSnapshot | DeploymentUpdate] = []
-            replay = (
-                None
-                if since is None
-                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
-            )
-            if replay is None:
-                reason = "subscribed"
-                if since is not None:
-                    current = await self._log.current_sequence(cluster_id)
-                    reason = "unknown-since" if since > current else "history-gone"
-                snapshot = await self._snapshot(principal, cluster_id, reason)
-                first.append(snapshot)
-                last = snapshot.sequence
-            else:
-                assert since is not None
-                last = since
-                for event in replay:
-                    last = event.sequence
-                    if (update := _visible(principal, event)) is not None:
-                        first.append(update)
-        except BaseException:
-            await live.close()
-            raise
-        updates = live_updates(
-            live,
-            first,
-            last,
+        updates = await snapshot_then_changes(
+            self._hub,
+            self._log,
+            cluster_id,
+            since,
+            buffer=self._buffer,
+            replay_limit=self._replay_limit,
+            snapshot=lambda reason: self._snapshot(principal, cluster_id, reason),
             change=lambda event: _visible(principal, event),
-            resync=lambda: self._snapshot(principal, cluster_id, "resync"),
-            missed=lambda after: events_after(
-                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
-            ),
         )
         try:
             async for item in updates:
