@@ -50,6 +50,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_origins: tuple[str, ...] = ()
+    persisted_documents: str = "off"
+    """`off`: any document, and persisted ones by hash; `only`: persisted documents alone."""
+    persisted_documents_file: Path | None = None
+    """A manifest of hash: document; None: the contract's, shipped in the package."""
     redis_prefix: str = "budcluster"
     token_pepper: bytes = field(default=b"", repr=False)
     """From BUDCLUSTER_TOKEN_PEPPER; empty: a private file in the data directory (`pepper()`)."""
@@ -142,6 +146,10 @@ class Settings:
             o.strip() for o in (_env("ALLOWED_ORIGINS", "") or "").split(",") if o.strip()
         )
         keys_dir = _env("KEYS_DIR")
+        persisted = (_env("PERSISTED_DOCUMENTS", "off") or "off").lower()
+        if persisted not in ("off", "only"):
+            raise ValueError("BUDCLUSTER_PERSISTED_DOCUMENTS must be off or only")
+        persisted_file = _env("PERSISTED_DOCUMENTS_FILE")
         settings = cls(
             data_dir=data_dir,
             database_url=database_url,
@@ -154,6 +162,8 @@ class Settings:
             host=_env("HOST", "127.0.0.1") or "127.0.0.1",
             port=int(_env("PORT", "8000") or 8000),
             allowed_origins=origins,
+            persisted_documents=persisted,
+            persisted_documents_file=Path(persisted_file) if persisted_file else None,
             redis_prefix=_env("REDIS_PREFIX", "budcluster") or "budcluster",
             token_pepper=(_env("TOKEN_PEPPER") or "").encode(),
             sim_nodes=_env("SIM_NODES", DEFAULT_NODES) or DEFAULT_NODES,

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from budcluster import graphiql
+from budcluster import graphiql, schedule_page
 from budcluster.bootstrap import App
 from budcluster.http.guards import BodyLimit, json_error
 from budcluster.http.view import GraphQLView
@@ -91,6 +91,12 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
                 name="graphiql-assets",
             ),
             Route("/graphiql", _ide),
+            Mount(
+                "/schedule/assets",
+                StaticFiles(directory=schedule_page.ASSETS_DIRECTORY),
+                name="schedule-assets",
+            ),
+            Route("/schedule", _schedule),
             Route("/healthz", health),
             Route("/readyz", ready),
         ],
@@ -104,3 +110,17 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
 
 async def _ide(_: Request) -> HTMLResponse:
     return HTMLResponse(graphiql.page_html())
+
+
+async def _schedule(_: Request) -> HTMLResponse:
+    """The live schedule page; it asks for a token itself and keeps it in the tab's session
+    storage, so the page and its assets are public."""
+    return HTMLResponse(schedule_page.page_html(), headers=_PAGE_HEADERS)
+
+
+_PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; "
+    "img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}

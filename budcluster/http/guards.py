@@ -18,6 +18,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from budcluster.http.persisted import has_document_reference
 from domain.documents import Flaw, document_problem
 from domain.errors import Unavailable
 
@@ -116,8 +117,13 @@ def check_ws_message(message: object) -> None:
         op = message.get("id")
         if not isinstance(op, str) or not 0 < len(op) <= MAX_OPERATION_ID:
             raise UnacceptableJson(f"`id` must be a string of 1 to {MAX_OPERATION_ID} characters")
-        if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
-            raise UnacceptableJson("`payload` must be an object with a `query` string")
+        if not isinstance(payload, dict) or not (
+            isinstance(payload.get("query"), str) or has_document_reference(payload)
+        ):
+            raise UnacceptableJson(
+                "`payload` must be an object with a `query` string (or a persisted document's "
+                "hash in `extensions.persistedQuery`)"
+            )
         for key, kind in (("variables", dict), ("extensions", dict), ("operationName", str)):
             if payload.get(key) is not None and not isinstance(payload[key], kind):
                 raise UnacceptableJson(f"`payload.{key}` has the wrong type")

@@ -30,7 +30,10 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler as GraphQLTransportWSHandler,
 )
-from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    ConnectionInitMessage,
+    SubscribeMessage,
+)
 
 from budcluster import graphiql
 from budcluster.bootstrap import App
@@ -41,6 +44,7 @@ from budcluster.http.guards import (
     json_error,
     unavailable,
 )
+from budcluster.http.persisted import PersistedDocuments, Refused
 from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated, Unavailable
 from schema.context import ApiServices, Context, RequestLimits
@@ -83,6 +87,26 @@ class _TransportWS(GraphQLTransportWSHandler[Context, None]):
         except Unavailable:
             await self.websocket.close(code=1013, reason="unavailable: try again later")
 
+    async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        """A persisted document named by hash replaces the payload's `query`; a refusal is an
+        `error` message for that operation (the connection stays open)."""
+        assert isinstance(self.view, GraphQLView)
+        payload: dict[str, Any] = dict(message["payload"])
+        try:
+            payload["query"] = self.view.persisted.resolve(
+                payload.get("query"), payload.get("extensions"), payload.get("documentId")
+            )
+        except Refused as refused:
+            await self.send_message(
+                {
+                    "id": message["id"],
+                    "type": "error",
+                    "payload": [{"message": refused.message, "extensions": {"code": refused.code}}],
+                }
+            )
+            return
+        await super().handle_subscribe({**message, "payload": payload})  # type: ignore[typeddict-item]
+
 
 class GraphQLView(GraphQL[Context, None]):
     websocket_adapter_class = _Socket
@@ -100,6 +124,10 @@ class GraphQLView(GraphQL[Context, None]):
             keep_alive_interval=15,
         )
         self.app = app
+        self.persisted = PersistedDocuments.load(
+            app.settings.persisted_documents_file,
+            only=app.settings.persisted_documents == "only",
+        )
         self.sessions = Sessions(app.tokens, app.clock, interval=app.settings.token_check_seconds)
         self._encoded = _Encoded(256)
         self.services = ApiServices(
@@ -126,6 +154,8 @@ class GraphQLView(GraphQL[Context, None]):
                 response = await self.run(Request(scope=scope, receive=receive))
             except HTTPException as exc:
                 response = json_error(exc.status_code, exc.reason)
+            except Refused as refused:
+                response = json_error(400, refused.message, code=refused.code)
             except Unavailable as exc:  # before GraphQL: authenticating the caller
                 response = unavailable(exc)
             await response(scope, receive, send)
@@ -152,7 +182,22 @@ class GraphQLView(GraphQL[Context, None]):
             raise HTTPException(400, "Unable to parse request body as JSON") from None
         if not isinstance(value, dict | list):
             raise HTTPException(400, "the request must be a JSON object with a `query`")
+        for request in value if isinstance(value, list) else [value]:
+            if isinstance(request, dict):
+                self._persisted(request)
         return value
+
+    def parse_query_params(self, params: Any) -> dict[str, Any]:
+        """A GET request's parameters, with a persisted document looked up as for POST."""
+        return self._persisted(super().parse_query_params(params))
+
+    def _persisted(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Puts the document a request names (or may run) in its `query`; raises Refused."""
+        extensions = request.get("extensions")
+        query = self.persisted.resolve(request.get("query"), extensions, request.get("documentId"))
+        if query is not None:
+            request["query"] = query
+        return request
 
     def encode_json(self, data: object) -> str:
         """A subscription result shared by many watchers (see schema/execution.py) is serialised

@@ -50,6 +50,7 @@ class Segment:
     latest_start: datetime | None = None
     """A waiting job's start window at the default confidence (the band drawn around an
     estimated segment); None without one (or no later bound)."""
+    job_type: str | None = None
 
     def overlaps(self, start: datetime, end: datetime) -> bool:
         if self.start is None:
@@ -71,6 +72,10 @@ class QueueEntry:
     gpu_count: int = 0
     """GPUs per pod."""
     pod_count: int = 1
+    job_type: str = ""
+    earliest_start: datetime | None = None
+    latest_start: datetime | None = None
+    """The start window at the default confidence, as on the job's estimated segment."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,7 @@ def segment_to_document(s: Segment) -> dict[str, Any]:
         "reservation_id": s.reservation_id,
         "earliest_start": _dt(s.earliest_start),
         "latest_start": _dt(s.latest_start),
+        "job_type": s.job_type,
     }
 
 
@@ -145,6 +151,7 @@ def segment_from_document(d: Mapping[str, Any]) -> Segment:
         reservation_id=d["reservation_id"],
         earliest_start=_parse(d.get("earliest_start")),
         latest_start=_parse(d.get("latest_start")),
+        job_type=d.get("job_type"),
     )
 
 
@@ -162,6 +169,9 @@ def _queue_doc(q: Iterable[QueueEntry]) -> list[dict[str, Any]]:
             "gpu_type": e.gpu_type,
             "gpu_count": e.gpu_count,
             "pod_count": e.pod_count,
+            "job_type": e.job_type,
+            "earliest_start": _dt(e.earliest_start),
+            "latest_start": _dt(e.latest_start),
         }
         for e in q
     ]
@@ -181,6 +191,9 @@ def _queue_from(doc: Iterable[Mapping[str, Any]]) -> tuple[QueueEntry, ...]:
             d["gpu_type"],
             d["gpu_count"],
             d.get("pod_count", 1),
+            d.get("job_type", ""),
+            _parse(d.get("earliest_start")),
+            _parse(d.get("latest_start")),
         )
         for d in doc
     )

@@ -74,6 +74,7 @@ def _job_segment(ids: SegmentIds, job: Job, suffix: str = "", **fields: Any) -> 
         name=job.name,
         status=job.status.value,
         priority=job.priority.value,
+        job_type=job.job_type.value,
         **fields,
     )
 
@@ -98,6 +99,14 @@ def build(
     """The timeline of `schedule`; with `calibration`, a waiting job's estimated segment
     carries its start window at the default confidence."""
     segments: dict[str, Segment] = {}
+    windows = {
+        job.id: calibration.window(schedule.now, plan.start)
+        for job in active
+        if calibration is not None
+        and job.status in WAITING
+        and (plan := schedule.jobs.get(job.id)) is not None
+        and plan.start is not None
+    }
     for job in finished:
         if job.actual_start is None or not _located(job):
             continue
@@ -162,11 +171,7 @@ def build(
             )
             segments[seg.id] = seg
         elif plan.start is not None:
-            window = (
-                calibration.window(schedule.now, plan.start)
-                if calibration is not None and job.status in WAITING
-                else None
-            )
+            window = windows.get(job.id)
             seg = _job_segment(
                 ids,
                 job,
@@ -193,6 +198,9 @@ def build(
             gpu_type=jobs_by_id[job_id].resources.gpu_type,
             gpu_count=jobs_by_id[job_id].resources.gpu_count,
             pod_count=jobs_by_id[job_id].resources.pod_count,
+            job_type=jobs_by_id[job_id].job_type.value,
+            earliest_start=window.earliest if (window := windows.get(job_id)) else None,
+            latest_start=window.latest if window else None,
         )
         for position, job_id in enumerate(schedule.queue, start=1)
         if job_id in jobs_by_id

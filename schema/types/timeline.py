@@ -10,7 +10,7 @@ import strawberry
 
 from domain.model import timeline as model
 from domain.model.ids import ClusterId
-from domain.model.job import JobPriority, JobStatus
+from domain.model.job import JobPriority, JobStatus, JobType
 from domain.model.principal import Principal
 from domain.scheduling.accuracy import Accuracy
 from schema.context import Info
@@ -45,6 +45,9 @@ class TimelineSegment:
     latest_start: datetime | None = strawberry.field(
         description="The window's latest start; null without a window or a later bound."
     )
+    job_type: JobType | None = strawberry.field(
+        description="Null for reservations and other tenants' work."
+    )
 
     @classmethod
     def from_domain(cls, seg: model.Segment, principal: Principal) -> TimelineSegment:
@@ -63,6 +66,7 @@ class TimelineSegment:
             mine=seg.tenant_id == str(principal.tenant_id),
             earliest_start=seg.earliest_start,
             latest_start=seg.latest_start,
+            job_type=JobType(seg.job_type) if seg.job_type else None,
         )
 
 
@@ -88,6 +92,14 @@ class QueueEntry:
     gpu_count: int = strawberry.field(description="GPUs per pod.")
     pod_count: int
     mine: bool
+    job_type: JobType | None = strawberry.field(description="Null for other tenants' jobs.")
+    earliest_start: datetime | None = strawberry.field(
+        description="Its start window at 80 % confidence, as on its estimated segment: the "
+        "earliest start; null without a window (and for other tenants' jobs)."
+    )
+    latest_start: datetime | None = strawberry.field(
+        description="The window's latest start; null without a window or a later bound."
+    )
 
     @classmethod
     def from_domain(cls, entry: model.QueueEntry, principal: Principal) -> QueueEntry:
@@ -103,6 +115,9 @@ class QueueEntry:
             gpu_count=entry.gpu_count,
             pod_count=entry.pod_count,
             mine=entry.tenant_id == str(principal.tenant_id),
+            job_type=JobType(entry.job_type) if entry.job_type else None,
+            earliest_start=entry.earliest_start,
+            latest_start=entry.latest_start,
         )
 
 

@@ -140,10 +140,19 @@ def test_a_waiting_jobs_segment_carries_its_start_window() -> None:
     assert waiting.earliest_start is not None and waiting.latest_start is not None
     assert waiting.start < waiting.earliest_start < waiting.latest_start
     assert by_name["run"].earliest_start is None and by_name["run"].latest_start is None
+    # The queue shows the same window beside the job, and the job's type (issue 13's filters).
+    entry = {e.name: e for e in tl.queue}["next"]
+    assert (entry.earliest_start, entry.latest_start) == (
+        waiting.earliest_start,
+        waiting.latest_start,
+    )
+    assert entry.job_type == waiting.job_type == "TRAINING"
     again = timeline_from_document(json.loads(json.dumps(timeline_to_document(tl))))
     assert again.segments[waiting.id] == waiting
+    assert again.queue == tl.queue
     _jobs, plain = built()
     assert {s.name: s for s in plain.segments.values()}["next"].earliest_start is None
+    assert {e.name: e for e in plain.queue}["next"].earliest_start is None
 
 
 def test_completed_and_reserved_segments() -> None:
@@ -208,9 +217,12 @@ def test_cut_anonymises_other_tenants_and_keeps_the_window() -> None:
     assert all(s.job_id is None and s.tenant_id is None for s in theirs.segments.values())
     assert len(theirs.segments) == 3  # `next` starts after the window
     assert all(e.name == "another tenant" and e.reason == "" for e in theirs.queue)
+    assert all(s.job_type is None for s in theirs.segments.values())
+    assert all(e.job_type == "" and e.earliest_start is None for e in theirs.queue)
     assert cut(tl, stranger, NOW, NOW + timedelta(days=1), only_mine=True).segments == {}
     mine = cut(tl, owner, NOW, NOW + timedelta(days=1))
     assert {s.name for s in mine.segments.values()} == {"run", "low", "next", "cpu-only"}
+    assert {s.job_type for s in mine.segments.values()} == {"TRAINING"}
 
 
 # --- the service, with fakes ---------------------------------------------------------------------

@@ -1,0 +1,3110 @@
+/* eslint-disable */
+import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type Maybe<T> = T | null;
+export type InputMaybe<T> = Maybe<T>;
+export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
+export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
+export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+/** All built-in and custom scalars, mapped to their actual values */
+export type Scalars = {
+  ID: { input: string; output: string; }
+  String: { input: string; output: string; }
+  Boolean: { input: boolean; output: boolean; }
+  Int: { input: number; output: number; }
+  Float: { input: number; output: number; }
+  /** Date with time (isoformat) */
+  DateTime: { input: string; output: string; }
+  /** Decimal (fixed-point) */
+  Decimal: { input: string; output: string; }
+  /** The `JSON` scalar type represents JSON values as specified by [ECMA-404](https://ecma-international.org/wp-content/uploads/ECMA-404_2nd_edition_december_2017.pdf). */
+  JSON: { input: unknown; output: unknown; }
+};
+
+/** A load test of a model endpoint, run as a job without GPUs. */
+export type Benchmark = {
+  __typename?: 'Benchmark';
+  clusterId: Scalars['ID']['output'];
+  /** What was measured: the deployment's GPU type, GPUs per replica, replicas serving, engine and arguments when it started, and the load's shape. */
+  configuration: Array<ConfigurationEntry>;
+  createdAt: Scalars['DateTime']['output'];
+  deploymentId?: Maybe<Scalars['ID']['output']>;
+  finishedAt?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['ID']['output'];
+  /** The job it runs as (queued, estimated and drawn like every job). */
+  jobId: Scalars['ID']['output'];
+  load: BenchmarkLoad;
+  name: Scalars['String']['output'];
+  progress?: Maybe<BenchmarkProgress>;
+  projectId: Scalars['ID']['output'];
+  result?: Maybe<BenchmarkResult>;
+  /** Every request of the run (after it ended), in sending order. */
+  samples: Array<RequestSample>;
+  startedAt?: Maybe<Scalars['DateTime']['output']>;
+  status: BenchmarkStatus;
+  statusMessage?: Maybe<Scalars['String']['output']>;
+};
+
+
+/** A load test of a model endpoint, run as a job without GPUs. */
+export type BenchmarkSamplesArgs = {
+  first?: Scalars['Int']['input'];
+  offset?: Scalars['Int']['input'];
+};
+
+/** CHAT: /chat/completions; COMPLETIONS: /completions. */
+export type BenchmarkApi =
+  | 'CHAT'
+  | 'COMPLETIONS';
+
+/** Benchmarks side by side. */
+export type BenchmarkComparison = {
+  __typename?: 'BenchmarkComparison';
+  benchmarks: Array<Benchmark>;
+  best: Array<BestBenchmark>;
+  differences: Array<ConfigurationDifference>;
+};
+
+export type BenchmarkConnection = {
+  __typename?: 'BenchmarkConnection';
+  edges: Array<BenchmarkEdge>;
+  pageInfo: PageInfo;
+};
+
+export type BenchmarkEdge = {
+  __typename?: 'BenchmarkEdge';
+  cursor: Scalars['String']['output'];
+  node: Benchmark;
+};
+
+/** What a benchmark sends. */
+export type BenchmarkLoad = {
+  __typename?: 'BenchmarkLoad';
+  api: BenchmarkApi;
+  /** Users: requests in flight at most. */
+  concurrency?: Maybe<Scalars['Int']['output']>;
+  /** Prompts given (0: generated prompts). */
+  datasetSize: Scalars['Int']['output'];
+  durationSeconds?: Maybe<Scalars['Float']['output']>;
+  /** Known once the run starts. */
+  endpointUrl?: Maybe<Scalars['String']['output']>;
+  model: Scalars['String']['output'];
+  outputTokens: TokenLengths;
+  promptTokens: TokenLengths;
+  requestCount?: Maybe<Scalars['Int']['output']>;
+  /** Requests per second (Poisson arrivals); null: as fast as the users go. */
+  requestRate?: Maybe<Scalars['Float']['output']>;
+  requestTimeoutSeconds: Scalars['Float']['output'];
+  seed: Scalars['Int']['output'];
+};
+
+/** A running benchmark so far. */
+export type BenchmarkProgress = {
+  __typename?: 'BenchmarkProgress';
+  elapsedSeconds: Scalars['Float']['output'];
+  /** Output tokens per second so far. */
+  outputThroughput: Scalars['Float']['output'];
+  outputTokens: Scalars['Int']['output'];
+  /** Requests ended (successful or not). */
+  requestsDone: Scalars['Int']['output'];
+  requestsFailed: Scalars['Int']['output'];
+  ttftMeanMs?: Maybe<Scalars['Float']['output']>;
+};
+
+/** What a run measured (vLLM's serving-benchmark definitions). */
+export type BenchmarkResult = {
+  __typename?: 'BenchmarkResult';
+  /** From the first request sent to the last one ended. */
+  durationSeconds: Scalars['Float']['output'];
+  /** End-to-end latency: from sending the request to the end of its stream. */
+  e2el?: Maybe<LatencySummary>;
+  failedRequests: Scalars['Int']['output'];
+  /** Failed requests by reason. */
+  failures: Array<FailureCount>;
+  /** inputTokens / durationSeconds. */
+  inputThroughput: Scalars['Float']['output'];
+  /** Prompt tokens of successful requests. */
+  inputTokens: Scalars['Int']['output'];
+  /** Inter-token latency: every gap between consecutive streamed tokens (chunks), pooled over the requests. */
+  itl?: Maybe<LatencySummary>;
+  /** outputTokens / durationSeconds. */
+  outputThroughput: Scalars['Float']['output'];
+  /** Tokens generated by successful requests. */
+  outputTokens: Scalars['Int']['output'];
+  /** Successful requests per second of duration. */
+  requestThroughput: Scalars['Float']['output'];
+  successfulRequests: Scalars['Int']['output'];
+  /** (inputTokens + outputTokens) / durationSeconds. */
+  totalTokenThroughput: Scalars['Float']['output'];
+  /** Time per output token, excluding the first: (E2EL - TTFT) / (output tokens - 1), per request with more than one output token. */
+  tpot?: Maybe<LatencySummary>;
+  /** Time to first token: from sending the request to the first streamed token. */
+  ttft?: Maybe<LatencySummary>;
+};
+
+export type BenchmarkResultUnion = Benchmark | ConflictError | ForbiddenError | NotFoundError | ValidationError;
+
+/** PENDING: its job waits to run; RUNNING: sending requests; COMPLETED: ended with at least one successful request; FAILED: unreachable endpoint, every request failed, or its job failed; CANCELLED: cancelled (what it measured so far is kept). */
+export type BenchmarkStatus =
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'RUNNING';
+
+/** The best of the benchmarks by one metric. */
+export type BestBenchmark = {
+  __typename?: 'BestBenchmark';
+  benchmarkId: Scalars['ID']['output'];
+  /** ttft, tpot, itl, e2el (lowest mean wins; value in ms) or requestThroughput, outputThroughput, totalTokenThroughput (highest wins; per second). */
+  metric: Scalars['String']['output'];
+  value: Scalars['Float']['output'];
+};
+
+/** GPUs of a flavor booked for a tenant from start to end. */
+export type CapacityReservation = {
+  __typename?: 'CapacityReservation';
+  cancelledAt?: Maybe<Scalars['DateTime']['output']>;
+  clusterId: Scalars['ID']['output'];
+  clusterQueue: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  end: Scalars['DateTime']['output'];
+  flavor: Scalars['String']['output'];
+  gpuCount: Scalars['Int']['output'];
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+  start: Scalars['DateTime']['output'];
+  tenantId: Scalars['ID']['output'];
+};
+
+export type CapacityReservationInput = {
+  clusterId: Scalars['ID']['input'];
+  /** The ClusterQueue whose quota pays for it. */
+  clusterQueue: Scalars['String']['input'];
+  end: Scalars['DateTime']['input'];
+  flavor: Scalars['String']['input'];
+  gpuCount: Scalars['Int']['input'];
+  name: Scalars['String']['input'];
+  start: Scalars['DateTime']['input'];
+};
+
+export type CapacityReservationResult = CapacityReservation | ConflictError | ForbiddenError | NotFoundError | ValidationError;
+
+export type Cluster = {
+  __typename?: 'Cluster';
+  capacity: Array<GpuCapacity>;
+  clusterQueues: Array<ClusterQueue>;
+  cohorts: Array<Cohort>;
+  /** The kubeconfig context in use. */
+  context?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  enableMasterNode: Scalars['Boolean']['output'];
+  /** How close estimates came to what happened, over jobs that ended since `since` (default: 30 days). */
+  estimateAccuracy: EstimateAccuracy;
+  /** The health checks of the last sync; `checks` picks some by name. */
+  health: Array<HealthCheck>;
+  healthCheckedAt?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['ID']['output'];
+  ingressUrl?: Maybe<Scalars['String']['output']>;
+  lastRetryTime?: Maybe<Scalars['DateTime']['output']>;
+  /** When the nodes and health were last read from the cluster. */
+  lastSyncAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Your tenant's LocalQueues (an admin sees every tenant's). */
+  localQueues: Array<LocalQueue>;
+  name: Scalars['String']['output'];
+  nodes: Array<Node>;
+  notAvailableSince?: Maybe<Scalars['DateTime']['output']>;
+  platform: Platform;
+  reason?: Maybe<Scalars['String']['output']>;
+  /** Your tenant's reservations that have not ended, cancelled ones included (an admin sees every tenant's). */
+  reservations: Array<CapacityReservation>;
+  resourceFlavors: Array<ResourceFlavor>;
+  /** What runs on which GPU in [from, to), what will run when, the queue and the free-GPU forecast. Defaults: from an hour ago (rounded down to 5 minutes), to 24 hours after `from`. */
+  schedule: Schedule;
+  /** The Kubernetes API server's URL (needs clusters:write). */
+  serverUrl?: Maybe<Scalars['String']['output']>;
+  status: ClusterStatus;
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+
+export type ClusterEstimateAccuracyArgs = {
+  since?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+
+export type ClusterHealthArgs = {
+  checks?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+
+export type ClusterScheduleArgs = {
+  filter?: InputMaybe<ScheduleFilter>;
+  from?: InputMaybe<Scalars['DateTime']['input']>;
+  to?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+/** The cluster after a change of its status (STATUS) or nodes (NODES). */
+export type ClusterChange = {
+  __typename?: 'ClusterChange';
+  kind: Scalars['String']['output'];
+  nodes: Array<Node>;
+  reason?: Maybe<Scalars['String']['output']>;
+  sequence: Scalars['Int']['output'];
+  status: ClusterStatus;
+};
+
+/** Quotas, per flavor, that LocalQueues submit into. */
+export type ClusterQueue = {
+  __typename?: 'ClusterQueue';
+  clusterId: Scalars['ID']['output'];
+  cohort?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  name: Scalars['String']['output'];
+  preemption: PreemptionPolicy;
+  queueingStrategy: QueueingStrategy;
+  resourceGroups: Array<ResourceGroup>;
+  updatedAt: Scalars['DateTime']['output'];
+  /** A row per flavor and resource of its quota. */
+  usage: Array<FlavorUsage>;
+};
+
+/** A ClusterQueue whole: on update, its complete new state. */
+export type ClusterQueueInput = {
+  clusterId: Scalars['ID']['input'];
+  cohort?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+  preemption?: PreemptionPolicyInput;
+  queueingStrategy?: QueueingStrategy;
+  resourceGroups?: Array<ResourceGroupInput>;
+};
+
+export type ClusterQueueResult = ClusterQueue | ConflictError | ForbiddenError | NotFoundError | ValidationError;
+
+export type ClusterResult = Cluster | ConflictError | ForbiddenError | NotFoundError | ValidationError;
+
+/** A cluster's status and nodes, as of `sequence`. */
+export type ClusterSnapshot = {
+  __typename?: 'ClusterSnapshot';
+  nodes: Array<Node>;
+  reason?: Maybe<Scalars['String']['output']>;
+  sequence: Scalars['Int']['output'];
+  /** subscribed, history-gone, unknown-since or resync (as for JobSnapshot). */
+  snapshotReason: Scalars['String']['output'];
+  status: ClusterStatus;
+};
+
+export type ClusterStatus =
+  | 'AVAILABLE'
+  | 'DELETING'
+  | 'ERROR'
+  | 'NOT_AVAILABLE'
+  | 'REGISTERING';
+
+export type ClusterUpdate = ClusterChange | ClusterSnapshot;
+
+/** ClusterQueues that lend each other their unused quota. */
+export type Cohort = {
+  __typename?: 'Cohort';
+  clusterId: Scalars['ID']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+};
+
+export type CohortInput = {
+  clusterId: Scalars['ID']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+};
+
+export type CohortResult = Cohort | ConflictError | ForbiddenError | NotFoundError | ValidationError;
+
+/** A configuration key whose values differ between the benchmarks. */
+export type ConfigurationDifference = {
+  __typename?: 'ConfigurationDifference';
+  key: Scalars['String']['output'];
+  /** One per benchmark, in their order. */
+  values: Array<Maybe<Scalars['String']['output']>>;
+};
+
+export type ConfigurationEntry = {
+  __typename?: 'ConfigurationEntry';
+  key: Scalars['String']['output'];
+  value?: Maybe<Scalars['String']['output']>;
+};
+
+/** The request conflicts with the object's current state. */
+export type ConflictError = UserError & {
+  __typename?: 'ConflictError';
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+export type DeployModelInput = {
+  /** A Helm chart of yours (real clusters, a later release). */
+  chart?: InputMaybe<Scalars['String']['input']>;
+  clusterId: Scalars['ID']['input'];
+  /** Requests each replica serves at once (maxNumSeqs). */
+  concurrency?: InputMaybe<Scalars['Int']['input']>;
+  cpuCores?: Scalars['Float']['input'];
+  engine?: ServingEngine;
+  engineArgs?: InputMaybe<EngineArgsInput>;
+  gpuType?: InputMaybe<Scalars['String']['input']>;
+  /** Optional check: must equal tensorParallelSize x pipelineParallelSize. */
+  gpusPerReplica?: InputMaybe<Scalars['Int']['input']>;
+  image?: InputMaybe<Scalars['String']['input']>;
+  maxRetries?: Scalars['Int']['input'];
+  memoryGb?: Scalars['Float']['input'];
+  /** A Hugging Face repository (org/name), an absolute path on the nodes, or a URI (hf://, s3://, gs://, pvc://). */
+  model: Scalars['String']['input'];
+  /** A DNS-1123 label of at most 50 characters. */
+  name: Scalars['String']['input'];
+  priority?: JobPriority;
+  projectId: Scalars['ID']['input'];
+  replicas?: Scalars['Int']['input'];
+  servedModelName?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A model served on a cluster by one or more replicas. */
+export type Deployment = {
+  __typename?: 'Deployment';
+  clusterId: Scalars['ID']['output'];
+  /** Requests each replica serves at once (engineArgs.maxNumSeqs). */
+  concurrency: Scalars['Int']['output'];
+  cpuCores: Scalars['Float']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  /** The OpenAI-compatible base URL (ending in /v1), once it serves. */
+  endpointUrl?: Maybe<Scalars['String']['output']>;
+  endpoints: Array<ModelApi>;
+  engine: ServingEngine;
+  engineArgs: EngineArgs;
+  gpuType?: Maybe<Scalars['String']['output']>;
+  /** tensorParallelSize x pipelineParallelSize. */
+  gpusPerReplica: Scalars['Int']['output'];
+  id: Scalars['ID']['output'];
+  image?: Maybe<Scalars['String']['output']>;
+  memoryGb: Scalars['Float']['output'];
+  model: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  projectId: Scalars['ID']['output'];
+  /** The SERVICE jobs running its replicas, oldest first. */
+  replicaJobs: Array<Job>;
+  /** Replicas wanted. */
+  replicas: Scalars['Int']['output'];
+  /** The `model` to name in requests. */
+  servedModelName: Scalars['String']['output'];
+  status: DeploymentStatus;
+  statusMessage?: Maybe<Scalars['String']['output']>;
+  stoppedAt?: Maybe<Scalars['DateTime']['output']>;
+  updatedAt: Scalars['DateTime']['output'];
+  workers: Array<Worker>;
+};
+
+/** A deployment after one change (status, workers, endpoint, replicas). */
+export type DeploymentChange = {
+  __typename?: 'DeploymentChange';
+  deployment: Deployment;
+  sequence: Scalars['Int']['output'];
+};
+
+export type DeploymentConnection = {
+  __typename?: 'DeploymentConnection';
+  edges: Array<DeploymentEdge>;
+  pageInfo: PageInfo;
+};
+
+export type DeploymentEdge = {
+  __typename?: 'DeploymentEdge';
+  cursor: Scalars['String']['output'];
+  node: Deployment;
+};
+
+export type DeploymentFilter = {
+  clusterIds?: InputMaybe<Array<Scalars['ID']['input']>>;
+  statuses?: InputMaybe<Array<DeploymentStatus>>;
+};
+
+export type DeploymentResult = ConflictError | Deployment | ForbiddenError | NotFoundError | ValidationError;
+
+/** Your deployments on the cluster, as of `sequence`. */
+export type DeploymentSnapshot = {
+  __typename?: 'DeploymentSnapshot';
+  deployments: Array<Deployment>;
+  /** subscribed; history-gone (since was older than the retained history); unknown-since (since was ahead of it); or resync (this subscriber fell behind). */
+  reason: Scalars['String']['output'];
+  sequence: Scalars['Int']['output'];
+};
+
+/** DEPLOYING: replicas queued or starting; RUNNING: at least one replica serves and the endpoint answers; STOPPED: stopped, or scaled to zero; FAILED: every replica failed. */
+export type DeploymentStatus =
+  | 'DEPLOYING'
+  | 'FAILED'
+  | 'RUNNING'
+  | 'STOPPED';
+
+export type DeploymentType =
+  | 'DOCKER'
+  | 'HELM'
+  | 'MODEL';
+
+export type DeploymentUpdate = DeploymentChange | DeploymentSnapshot;
+
+/** The engine's arguments (vLLM's names). */
+export type EngineArgs = {
+  __typename?: 'EngineArgs';
+  dtype: Scalars['String']['output'];
+  extraArgs: Array<Scalars['String']['output']>;
+  gpuMemoryUtilization: Scalars['Float']['output'];
+  maxModelLen: Scalars['Int']['output'];
+  /** Requests a replica serves at once (its concurrency); more wait. */
+  maxNumSeqs: Scalars['Int']['output'];
+  pipelineParallelSize: Scalars['Int']['output'];
+  quantization?: Maybe<Scalars['String']['output']>;
+  tensorParallelSize: Scalars['Int']['output'];
+};
+
+/** Engine arguments (vLLM's names); omitted ones take vLLM's defaults. */
+export type EngineArgsInput = {
+  dtype?: Scalars['String']['input'];
+  extraArgs?: Array<Scalars['String']['input']>;
+  gpuMemoryUtilization?: Scalars['Float']['input'];
+  maxModelLen?: Scalars['Int']['input'];
+  /** Defaults to the deployment's `concurrency`, else 256. */
+  maxNumSeqs?: InputMaybe<Scalars['Int']['input']>;
+  pipelineParallelSize?: Scalars['Int']['input'];
+  quantization?: InputMaybe<Scalars['String']['input']>;
+  tensorParallelSize?: Scalars['Int']['input'];
+};
+
+/** When the schedule estimator expects a job to start and end, and why. */
+export type Estimate = {
+  __typename?: 'Estimate';
+  end?: Maybe<Scalars['DateTime']['output']>;
+  reason: Scalars['String']['output'];
+  /** Null while it cannot be known. */
+  start?: Maybe<Scalars['DateTime']['output']>;
+  /** While the job waits: the interval its start falls in with probability `confidence` (default 0.8), from how the cluster's estimates missed recently (split conformal). Null for a job that is not waiting, or while the cluster's record is too short. */
+  startWindow?: Maybe<StartWindow>;
+  /** Problems found at once: NEVER_FITS, MISSES_DEADLINE, DEPENDENCY_FAILED. */
+  warnings: Array<Scalars['String']['output']>;
+};
+
+
+/** When the schedule estimator expects a job to start and end, and why. */
+export type EstimateStartWindowArgs = {
+  confidence?: Scalars['Float']['input'];
+};
+
+/** How close estimates came to what happened (seconds). */
+export type EstimateAccuracy = {
+  __typename?: 'EstimateAccuracy';
+  endP50Seconds?: Maybe<Scalars['Float']['output']>;
+  endP95Seconds?: Maybe<Scalars['Float']['output']>;
+  finished: Scalars['Int']['output'];
+  jobs: Scalars['Int']['output'];
+  startP50Seconds?: Maybe<Scalars['Float']['output']>;
+  startP95Seconds?: Maybe<Scalars['Float']['output']>;
+  /** For the start windows shown at submission (50, 80 and 95 %): how often the start fell inside. Calibrated windows cover about their confidence. */
+  startWindowCoverage: Array<WindowCoverage>;
+  /** Share (0 to 1) of starts estimated within ten minutes at submission. */
+  startWithin10Minutes?: Maybe<Scalars['Float']['output']>;
+};
+
+export type FailureCount = {
+  __typename?: 'FailureCount';
+  count: Scalars['Int']['output'];
+  reason: Scalars['String']['output'];
+};
+
+/** One problem with one input field. */
+export type FieldError = {
+  __typename?: 'FieldError';
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+  /** Dotted path of the field, e.g. resources.gpuCount. */
+  path: Scalars['String']['output'];
+};
+
+export type FlavorQuotas = {
+  __typename?: 'FlavorQuotas';
+  flavor: Scalars['String']['output'];
+  resources: Array<ResourceQuota>;
+};
+
+export type FlavorQuotasInput = {
+  flavor: Scalars['String']['input'];
+  resources: Array<ResourceQuotaInput>;
+};
+
+/** One (flavor, resource) of a ClusterQueue: its quota and its use now. */
+export type FlavorUsage = {
+  __typename?: 'FlavorUsage';
+  /** The queue's ADMITTED and RUNNING jobs. */
+  admittedWorkloads: Scalars['Int']['output'];
+  /** What `used` exceeds the nominal quota by. */
+  borrowed: Scalars['Float']['output'];
+  borrowingLimit?: Maybe<Scalars['Float']['output']>;
+  flavor: Scalars['String']['output'];
+  lendingLimit?: Maybe<Scalars['Float']['output']>;
+  nominalQuota: Scalars['Float']['output'];
+  /** The queue's PENDING and QUEUED jobs. */
+  pendingWorkloads: Scalars['Int']['output'];
+  /** GPUs held by reservations active now. */
+  reserved: Scalars['Int']['output'];
+  resource: Scalars['String']['output'];
+  /** Requests of the queue's ADMITTED and RUNNING jobs: GPUs, cores or GB. */
+  used: Scalars['Float']['output'];
+};
+
+/** The caller's token does not allow this. */
+export type ForbiddenError = UserError & {
+  __typename?: 'ForbiddenError';
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+export type ForecastPoint = {
+  __typename?: 'ForecastPoint';
+  at: Scalars['DateTime']['output'];
+  freeGpus: Scalars['Int']['output'];
+};
+
+/** A GPU type on a cluster and how many of it there are. */
+export type GpuCapacity = {
+  __typename?: 'GpuCapacity';
+  gpuType: Scalars['String']['output'];
+  largestNode: Scalars['Int']['output'];
+  /** GPUs installed on the nodes that count (control-plane nodes only with enableMasterNode). */
+  total: Scalars['Int']['output'];
+  /** Of `total`, the GPUs on nodes that are ready and not cordoned: what the schedule estimate places work on. */
+  usable: Scalars['Int']['output'];
+};
+
+/** Free GPUs of one type over time, as the estimate expects. */
+export type GpuForecast = {
+  __typename?: 'GpuForecast';
+  gpuType: Scalars['String']['output'];
+  points: Array<ForecastPoint>;
+};
+
+/** One health check of a cluster, as of its last sync. */
+export type HealthCheck = {
+  __typename?: 'HealthCheck';
+  detail: Scalars['String']['output'];
+  /** api (reachable, and its version), nodes (ready of all), nfd (Node Feature Discovery present), kueue (present, and its version), gpu_operator. */
+  name: Scalars['String']['output'];
+  ok: Scalars['Boolean']['output'];
+};
+
+export type Job = {
+  __typename?: 'Job';
+  /** What the job cost, in the unit of estimatedCost. */
+  actualCost?: Maybe<Scalars['Decimal']['output']>;
+  actualEnd?: Maybe<Scalars['DateTime']['output']>;
+  actualStart?: Maybe<Scalars['DateTime']['output']>;
+  /** The estimate when the job was admitted. */
+  admissionEstimate?: Maybe<Estimate>;
+  /** 0 for the first run, then one more per retry. */
+  attempt: Scalars['Int']['output'];
+  /** The most the job may cost, in the unit of estimatedCost. */
+  budgetLimit?: Maybe<Scalars['Decimal']['output']>;
+  cluster?: Maybe<Cluster>;
+  clusterId: Scalars['ID']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  deadline?: Maybe<Scalars['DateTime']['output']>;
+  /** Jobs that must complete before this one may start. */
+  dependsOn: Array<Scalars['ID']['output']>;
+  deploymentType: DeploymentType;
+  /** The latest estimate (estimatedStart and estimatedEnd with the reason); null until the job was first estimated. */
+  estimate?: Maybe<Estimate>;
+  /** Expected GPU-hours (core-hours without GPUs) times the cluster's hourly price per GPU type: in US dollars at list prices, unless the cluster's gpu_hourly_prices set another currency. */
+  estimatedCost?: Maybe<Scalars['Decimal']['output']>;
+  estimatedDurationSeconds?: Maybe<Scalars['Int']['output']>;
+  estimatedEnd?: Maybe<Scalars['DateTime']['output']>;
+  estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  /** The job's history: every transition of every attempt. */
+  events: Array<JobEvent>;
+  id: Scalars['ID']['output'];
+  idempotencyKey?: Maybe<Scalars['String']['output']>;
+  jobType: JobType;
+  /** Kueue's own position of the job while it is QUEUED on a real cluster that serves Kueue's visibility API, beside budcluster's estimate; null otherwise (not queued, a simulated cluster, no visibility API, or the cluster not answering). */
+  kueuePosition?: Maybe<KueueQueuePosition>;
+  maxDurationSeconds?: Maybe<Scalars['Int']['output']>;
+  maxRetries: Scalars['Int']['output'];
+  name: Scalars['String']['output'];
+  /** When a retried job is next handed to its cluster. */
+  nextAttemptAt?: Maybe<Scalars['DateTime']['output']>;
+  outputs: Scalars['JSON']['output'];
+  /** Where its first pod runs (see placements for every pod). */
+  placement?: Maybe<Placement>;
+  /** Where each of its pods runs, one per pod; empty while it holds nothing. */
+  placements: Array<Placement>;
+  preemptible: Scalars['Boolean']['output'];
+  priority: JobPriority;
+  projectId: Scalars['ID']['output'];
+  /** The LocalQueue, in your namespace. */
+  queueName: Scalars['String']['output'];
+  reservationId?: Maybe<Scalars['ID']['output']>;
+  resources: Resources;
+  retryCount: Scalars['Int']['output'];
+  source: JobSource;
+  spec: Scalars['JSON']['output'];
+  status: JobStatus;
+  statusMessage?: Maybe<Scalars['String']['output']>;
+  /** The first estimate of this attempt, kept to measure accuracy. */
+  submissionEstimate?: Maybe<Estimate>;
+  tenantId: Scalars['ID']['output'];
+  updatedAt: Scalars['DateTime']['output'];
+  window?: Maybe<TimeWindow>;
+};
+
+/** One change to one job, in the cluster's event order. */
+export type JobChange = {
+  __typename?: 'JobChange';
+  job: Job;
+  kind: JobChangeKind;
+  /** False when the change took the job out of the subscription's filter. */
+  matchesFilter: Scalars['Boolean']['output'];
+  sequence: Scalars['Int']['output'];
+  transition?: Maybe<JobEvent>;
+};
+
+export type JobChangeKind =
+  | 'PLACED'
+  | 'PRIORITY_CHANGED'
+  | 'SUBMITTED'
+  | 'TRANSITION';
+
+export type JobCommandResult = ConflictError | ForbiddenError | Job | NotFoundError | ValidationError;
+
+export type JobConnection = {
+  __typename?: 'JobConnection';
+  edges: Array<JobEdge>;
+  pageInfo: PageInfo;
+};
+
+export type JobEdge = {
+  __typename?: 'JobEdge';
+  cursor: Scalars['String']['output'];
+  node: Job;
+};
+
+/** One status transition of one attempt of a job. */
+export type JobEvent = {
+  __typename?: 'JobEvent';
+  at: Scalars['DateTime']['output'];
+  attempt: Scalars['Int']['output'];
+  fromStatus?: Maybe<JobStatus>;
+  reason: Scalars['String']['output'];
+  toStatus: JobStatus;
+};
+
+export type JobFilter = {
+  clusterIds?: InputMaybe<Array<Scalars['ID']['input']>>;
+  jobTypes?: InputMaybe<Array<JobType>>;
+  priorities?: InputMaybe<Array<JobPriority>>;
+  projectIds?: InputMaybe<Array<Scalars['ID']['input']>>;
+  statuses?: InputMaybe<Array<JobStatus>>;
+};
+
+/** Where and when a job would start, and its cost, if submitted now. */
+export type JobPreview = {
+  __typename?: 'JobPreview';
+  durationSource: Scalars['String']['output'];
+  /** Expected GPU-hours (core-hours without GPUs) times the cluster's hourly price per GPU type: in US dollars at list prices, unless the cluster's gpu_hourly_prices set another currency. */
+  estimatedCost?: Maybe<Scalars['Decimal']['output']>;
+  estimatedEnd?: Maybe<Scalars['DateTime']['output']>;
+  estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  placements: Array<Placement>;
+  reason: Scalars['String']['output'];
+  /** While the job waits: the interval its start falls in with probability `confidence` (default 0.8), from how the cluster's estimates missed recently (split conformal). Null for a job that is not waiting, or while the cluster's record is too short. */
+  startWindow?: Maybe<StartWindow>;
+  warnings: Array<Scalars['String']['output']>;
+};
+
+
+/** Where and when a job would start, and its cost, if submitted now. */
+export type JobPreviewStartWindowArgs = {
+  confidence?: Scalars['Float']['input'];
+};
+
+/** Admission order and preemption: CRITICAL is never preempted, SPOT is first to go. */
+export type JobPriority =
+  | 'CRITICAL'
+  | 'HIGH'
+  | 'LOW'
+  | 'NORMAL'
+  | 'SPOT';
+
+/** The jobs you may see on the cluster, as of `sequence`. */
+export type JobSnapshot = {
+  __typename?: 'JobSnapshot';
+  jobs: Array<Job>;
+  /** subscribed; history-gone (since was older than the retained history); unknown-since (since was ahead of the cluster's history, e.g. after a restore); or resync (this subscriber fell behind and its backlog was dropped). */
+  reason: Scalars['String']['output'];
+  sequence: Scalars['Int']['output'];
+  /** More jobs matched than a snapshot holds. */
+  truncated: Scalars['Boolean']['output'];
+};
+
+export type JobSource = {
+  __typename?: 'JobSource';
+  kind: SourceKind;
+  sourceId?: Maybe<Scalars['String']['output']>;
+};
+
+export type JobSourceInput = {
+  kind?: SourceKind;
+  sourceId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Where a job is in its lifecycle. */
+export type JobStatus =
+  | 'ADMITTED'
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'PREEMPTED'
+  | 'QUEUED'
+  | 'RUNNING';
+
+/** SERVICE runs until stopped; BATCH and TRAINING run to completion. */
+export type JobType =
+  | 'BATCH'
+  | 'SERVICE'
+  | 'TRAINING';
+
+export type JobUpdate = JobChange | JobSnapshot;
+
+/** Where Kueue holds a queued job: its own order of the job's LocalQueue and of the ClusterQueue behind it (Kueue's visibility API). Positions count from 0 (0 is considered next); Kueue gives positions, not times: the job's estimate gives times. */
+export type KueueQueuePosition = {
+  __typename?: 'KueueQueuePosition';
+  localQueue: Scalars['String']['output'];
+  /** When the cluster was asked (answers are reused for a few seconds). */
+  observedAt: Scalars['DateTime']['output'];
+  /** Workloads pending in that LocalQueue (Kueue lists at most 1000). */
+  pendingInLocalQueue: Scalars['Int']['output'];
+  positionInClusterQueue: Scalars['Int']['output'];
+  positionInLocalQueue: Scalars['Int']['output'];
+  /** The priority value Kueue orders it by. */
+  priority: Scalars['Int']['output'];
+};
+
+/** One latency over a run's successful requests, in milliseconds (percentiles interpolated linearly, as numpy's default). */
+export type LatencySummary = {
+  __typename?: 'LatencySummary';
+  /** Values it summarises. */
+  count: Scalars['Int']['output'];
+  maxMs: Scalars['Float']['output'];
+  meanMs: Scalars['Float']['output'];
+  p50Ms: Scalars['Float']['output'];
+  p90Ms: Scalars['Float']['output'];
+  p99Ms: Scalars['Float']['output'];
+};
+
+export type LengthDistribution =
+  | 'FIXED'
+  | 'NORMAL'
+  | 'UNIFORM';
+
+/** A tenant's queue (in its namespace) pointing at a ClusterQueue. */
+export type LocalQueue = {
+  __typename?: 'LocalQueue';
+  clusterId: Scalars['ID']['output'];
+  clusterQueue: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  name: Scalars['String']['output'];
+  namespace: Scalars['String']['output'];
+  tenantId: Scalars['ID']['output'];
+};
+
+export type LocalQueueInput = {
+  clusterId: Scalars['ID']['input'];
+  clusterQueue: Scalars['String']['input'];
+  name: Scalars['String']['input'];
+  /** Admins only: make it for another tenant. */
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+export type LocalQueueResult = ConflictError | ForbiddenError | LocalQueue | NotFoundError | ValidationError;
+
+/** An OpenAI-compatible route the endpoint serves. */
+export type ModelApi =
+  | 'CHAT_COMPLETIONS'
+  | 'COMPLETIONS'
+  | 'EMBEDDINGS';
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /** Stop a benchmark; what it measured so far is kept. */
+  cancelBenchmark: BenchmarkResultUnion;
+  cancelCapacityReservation: CapacityReservationResult;
+  cancelJob: JobCommandResult;
+  /** Book GPUs of a flavor for your tenant, paid from a ClusterQueue's quota. */
+  createCapacityReservation: CapacityReservationResult;
+  createClusterQueue: ClusterQueueResult;
+  createCohort: CohortResult;
+  /** A LocalQueue in your tenant's namespace. */
+  createLocalQueue: LocalQueueResult;
+  createResourceFlavor: ResourceFlavorResult;
+  /** DELETING, then gone, with its jobs. Refused while jobs are active unless `force`. */
+  deleteCluster: ClusterResult;
+  /** Refused while a LocalQueue points at it. */
+  deleteClusterQueue: ClusterQueueResult;
+  /** Refused while ClusterQueues are in it. */
+  deleteCohort: CohortResult;
+  /** Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs. */
+  deleteLocalQueue: LocalQueueResult;
+  /** Refused while a ClusterQueue names the flavor. */
+  deleteResourceFlavor: ResourceFlavorResult;
+  /** Serve a model on a cluster: one SERVICE job per replica (each queued, estimated and drawn like every job). DEPLOYING, then RUNNING with an endpoint. */
+  deployModel: DeploymentResult;
+  /** Reach the cluster now: its nodes and health checks are read again. */
+  refreshCluster: ClusterResult;
+  /** Register a Kubernetes or OpenShift cluster: REGISTERING at once, then AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs clusters:write. */
+  registerCluster: ClusterResult;
+  /** Start the next attempt of a FAILED or PREEMPTED job, after backoff. */
+  retryJob: JobCommandResult;
+  /** Load-test a deployment or an endpoint URL, as a job without GPUs. */
+  runBenchmark: BenchmarkResultUnion;
+  /** Change the replicas (0 to 64): new replica jobs, or the newest cancelled. */
+  scaleDeployment: DeploymentResult;
+  /** Stop every replica; the deployment stays, STOPPED. */
+  stopDeployment: DeploymentResult;
+  /** Submit a job to a cluster. With an idempotencyKey, a repeat returns the first job. */
+  submitJob: SubmitJobResult;
+  /** Change a registered cluster; a new kubeconfig or context connects again. */
+  updateCluster: ClusterResult;
+  /** Replace a ClusterQueue's cohort, strategy, quotas and preemption. */
+  updateClusterQueue: ClusterQueueResult;
+  updateJobPriority: JobCommandResult;
+  /** Replace a flavor's node labels. */
+  updateResourceFlavor: ResourceFlavorResult;
+  /** Values must keep CRITICAL > HIGH > NORMAL > LOW > SPOT. */
+  updateWorkloadPriorityClass: WorkloadPriorityClassResult;
+};
+
+
+export type MutationCancelBenchmarkArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationCancelCapacityReservationArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationCancelJobArgs = {
+  id: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationCreateCapacityReservationArgs = {
+  input: CapacityReservationInput;
+};
+
+
+export type MutationCreateClusterQueueArgs = {
+  input: ClusterQueueInput;
+};
+
+
+export type MutationCreateCohortArgs = {
+  input: CohortInput;
+};
+
+
+export type MutationCreateLocalQueueArgs = {
+  input: LocalQueueInput;
+};
+
+
+export type MutationCreateResourceFlavorArgs = {
+  input: ResourceFlavorInput;
+};
+
+
+export type MutationDeleteClusterArgs = {
+  force?: Scalars['Boolean']['input'];
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationDeleteClusterQueueArgs = {
+  clusterId: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteCohortArgs = {
+  clusterId: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteLocalQueueArgs = {
+  clusterId: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type MutationDeleteResourceFlavorArgs = {
+  clusterId: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationDeployModelArgs = {
+  input: DeployModelInput;
+};
+
+
+export type MutationRefreshClusterArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRegisterClusterArgs = {
+  input: RegisterClusterInput;
+};
+
+
+export type MutationRetryJobArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRunBenchmarkArgs = {
+  input: RunBenchmarkInput;
+};
+
+
+export type MutationScaleDeploymentArgs = {
+  id: Scalars['ID']['input'];
+  replicas: Scalars['Int']['input'];
+};
+
+
+export type MutationStopDeploymentArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationSubmitJobArgs = {
+  input: SubmitJobInput;
+};
+
+
+export type MutationUpdateClusterArgs = {
+  id: Scalars['ID']['input'];
+  input: UpdateClusterInput;
+};
+
+
+export type MutationUpdateClusterQueueArgs = {
+  input: ClusterQueueInput;
+};
+
+
+export type MutationUpdateJobPriorityArgs = {
+  id: Scalars['ID']['input'];
+  priority: JobPriority;
+};
+
+
+export type MutationUpdateResourceFlavorArgs = {
+  input: ResourceFlavorInput;
+};
+
+
+export type MutationUpdateWorkloadPriorityClassArgs = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  priority: JobPriority;
+  value?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type Node = {
+  __typename?: 'Node';
+  allocatable: Array<ResourceQuantity>;
+  capacity: Array<ResourceQuantity>;
+  conditions: Array<NodeCondition>;
+  /** Allocatable cores. */
+  cpuCores: Scalars['Float']['output'];
+  /** gfd, nfd, allocatable (no labels: counts only) or simulated. */
+  detectionMethod: Scalars['String']['output'];
+  /** A control-plane node left out of the capacity (enableMasterNode is off). */
+  excluded: Scalars['Boolean']['output'];
+  gpuCount: Scalars['Int']['output'];
+  gpuType?: Maybe<Scalars['String']['output']>;
+  /** Detected hardware, keys in snake_case: gpu {vendor product count memory_mb driver compute_capability family ...}, cpu {vendor model cores threads_per_core avx512 amx arch}, hpu {vendor product count ...}, kernel, os. */
+  hardwareInfo: Scalars['JSON']['output'];
+  id: Scalars['ID']['output'];
+  internalIp?: Maybe<Scalars['String']['output']>;
+  labels: Scalars['JSON']['output'];
+  /** Allocatable memory, GiB. */
+  memoryGb: Scalars['Float']['output'];
+  name: Scalars['String']['output'];
+  /** Node Feature Discovery or GPU Feature Discovery labels were found. */
+  nfdDetected: Scalars['Boolean']['output'];
+  nodeType: NodeType;
+  ready: Scalars['Boolean']['output'];
+  /** False when cordoned. */
+  schedulable: Scalars['Boolean']['output'];
+  taints: Array<Taint>;
+};
+
+/** A node condition as Kubernetes reports it (Ready, MemoryPressure...). */
+export type NodeCondition = {
+  __typename?: 'NodeCondition';
+  lastTransitionTime?: Maybe<Scalars['String']['output']>;
+  message?: Maybe<Scalars['String']['output']>;
+  reason?: Maybe<Scalars['String']['output']>;
+  status: Scalars['String']['output'];
+  type: Scalars['String']['output'];
+};
+
+/** A Kubernetes node label. */
+export type NodeLabel = {
+  __typename?: 'NodeLabel';
+  key: Scalars['String']['output'];
+  value: Scalars['String']['output'];
+};
+
+export type NodeLabelInput = {
+  key: Scalars['String']['input'];
+  value: Scalars['String']['input'];
+};
+
+export type NodeType =
+  | 'GPU'
+  | 'HPU'
+  | 'MASTER'
+  | 'WORKER';
+
+/** No such object, or not one the caller may see. */
+export type NotFoundError = UserError & {
+  __typename?: 'NotFoundError';
+  code: Scalars['String']['output'];
+  entity: Scalars['String']['output'];
+  id: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  endCursor?: Maybe<Scalars['String']['output']>;
+  hasNextPage: Scalars['Boolean']['output'];
+};
+
+/** The node and GPU indices a job holds: its rows on the timeline. */
+export type Placement = {
+  __typename?: 'Placement';
+  /** The ResourceFlavor whose quota the job was admitted against. */
+  flavor?: Maybe<Scalars['String']['output']>;
+  gpuIndices: Array<Scalars['Int']['output']>;
+  node: Scalars['String']['output'];
+};
+
+export type Platform =
+  | 'AKS'
+  | 'EKS'
+  | 'ON_PREM'
+  | 'OPENSHIFT'
+  | 'SIMULATED';
+
+export type PreemptionPolicy = {
+  __typename?: 'PreemptionPolicy';
+  reclaimWithinCohort: ReclaimWithinCohort;
+  withinClusterQueue: WithinClusterQueue;
+};
+
+export type PreemptionPolicyInput = {
+  reclaimWithinCohort?: ReclaimWithinCohort;
+  withinClusterQueue?: WithinClusterQueue;
+};
+
+export type PreviewJobResult = ForbiddenError | JobPreview | NotFoundError | ValidationError;
+
+export type Query = {
+  __typename?: 'Query';
+  /** A benchmark you may see. */
+  benchmark?: Maybe<Benchmark>;
+  /** Your benchmarks (of one deployment, if given), newest first. */
+  benchmarks: BenchmarkConnection;
+  cluster?: Maybe<Cluster>;
+  clusters: Array<Cluster>;
+  /** 2 to 10 benchmarks side by side: their metrics, the configuration that differs, and the best by each metric. */
+  compareBenchmarks: BenchmarkComparison;
+  /** A model deployment you may see. */
+  deployment?: Maybe<Deployment>;
+  /** Your model deployments, newest first (at most 100 per page). */
+  deployments: DeploymentConnection;
+  /** A job you may see. */
+  job?: Maybe<Job>;
+  /** A job's history, oldest first. */
+  jobEvents: Array<JobEvent>;
+  /** Your jobs, newest first (at most 100 per page). */
+  jobs: JobConnection;
+  /** Where and when a job would start, and what it would cost, without submitting it. */
+  previewJob: PreviewJobResult;
+  /** The value of each priority, highest first (global, as Kueue's are). */
+  workloadPriorityClasses: Array<WorkloadPriorityClass>;
+};
+
+
+export type QueryBenchmarkArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryBenchmarksArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  deploymentId?: InputMaybe<Scalars['ID']['input']>;
+  first?: Scalars['Int']['input'];
+};
+
+
+export type QueryClusterArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryCompareBenchmarksArgs = {
+  ids: Array<Scalars['ID']['input']>;
+};
+
+
+export type QueryDeploymentArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryDeploymentsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<DeploymentFilter>;
+  first?: Scalars['Int']['input'];
+};
+
+
+export type QueryJobArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryJobEventsArgs = {
+  jobId: Scalars['ID']['input'];
+};
+
+
+export type QueryJobsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<JobFilter>;
+  first?: Scalars['Int']['input'];
+};
+
+
+export type QueryPreviewJobArgs = {
+  input: SubmitJobInput;
+};
+
+/** A waiting job, in the order the estimator expects them to start. */
+export type QueueEntry = {
+  __typename?: 'QueueEntry';
+  /** Its start window at 80 % confidence, as on its estimated segment: the earliest start; null without a window (and for other tenants' jobs). */
+  earliestStart?: Maybe<Scalars['DateTime']['output']>;
+  estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  /** GPUs per pod. */
+  gpuCount: Scalars['Int']['output'];
+  gpuType?: Maybe<Scalars['String']['output']>;
+  jobId?: Maybe<Scalars['ID']['output']>;
+  /** Null for other tenants' jobs. */
+  jobType?: Maybe<JobType>;
+  /** The window's latest start; null without a window or a later bound. */
+  latestStart?: Maybe<Scalars['DateTime']['output']>;
+  mine: Scalars['Boolean']['output'];
+  name: Scalars['String']['output'];
+  podCount: Scalars['Int']['output'];
+  position: Scalars['Int']['output'];
+  priority?: Maybe<JobPriority>;
+  /** Why it waits, e.g. needs 4 x A100 in cq; 3 ahead. */
+  reason: Scalars['String']['output'];
+  warnings: Array<Scalars['String']['output']>;
+};
+
+/** STRICT_FIFO: a head that does not fit blocks the queue; BEST_EFFORT_FIFO: later workloads that fit may go first. */
+export type QueueingStrategy =
+  | 'BEST_EFFORT_FIFO'
+  | 'STRICT_FIFO';
+
+/** Which workloads of other queues in the cohort a queue may preempt to take back quota they borrowed from it. */
+export type ReclaimWithinCohort =
+  | 'ANY'
+  | 'LOWER_PRIORITY'
+  | 'NEVER';
+
+/** A Kubernetes or OpenShift cluster to manage. */
+export type RegisterClusterInput = {
+  /** The context to use (default: the kubeconfig's current one). */
+  context?: InputMaybe<Scalars['String']['input']>;
+  /** Count control-plane nodes in the capacity. */
+  enableMasterNode?: Scalars['Boolean']['input'];
+  ingressUrl?: InputMaybe<Scalars['String']['input']>;
+  /** The kubeconfig, as YAML text (at most 1 MiB). Stored sealed; never returned or logged. */
+  kubeconfig: Scalars['String']['input'];
+  /** A DNS-1123 label, unique among clusters. */
+  name: Scalars['String']['input'];
+  /** ON_PREM, EKS, AKS or OPENSHIFT. */
+  platform: Platform;
+};
+
+/** Why a request failed: HTTP_STATUS (an error status such as 429 or 500), CONNECTION (refused, or dropped mid-stream), TIMEOUT (stalled), MALFORMED (broken SSE or JSON, an error event, no [DONE]), EMPTY (no token), CANCELLED (the run was cancelled). */
+export type RequestFailureKind =
+  | 'CANCELLED'
+  | 'CONNECTION'
+  | 'EMPTY'
+  | 'HTTP_STATUS'
+  | 'MALFORMED'
+  | 'TIMEOUT';
+
+/** One request of a run, as the client timed it. */
+export type RequestSample = {
+  __typename?: 'RequestSample';
+  e2elMs?: Maybe<Scalars['Float']['output']>;
+  error?: Maybe<Scalars['String']['output']>;
+  failure?: Maybe<RequestFailureKind>;
+  index: Scalars['Int']['output'];
+  /** Gaps between its streamed tokens. */
+  itlMs: Array<Scalars['Float']['output']>;
+  ok: Scalars['Boolean']['output'];
+  outputTokens: Scalars['Int']['output'];
+  promptTokens: Scalars['Int']['output'];
+  /** From the run's start. */
+  sentAtSeconds: Scalars['Float']['output'];
+  ttftMs?: Maybe<Scalars['Float']['output']>;
+};
+
+/** A kind of node, chosen by node labels (e.g. the GPU product). */
+export type ResourceFlavor = {
+  __typename?: 'ResourceFlavor';
+  clusterId: Scalars['ID']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  name: Scalars['String']['output'];
+  nodeLabels: Array<NodeLabel>;
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+export type ResourceFlavorInput = {
+  clusterId: Scalars['ID']['input'];
+  /** A DNS-1123 label of at most 63 characters. */
+  name: Scalars['String']['input'];
+  /** The labels a node must carry to be of this flavor. */
+  nodeLabels?: Array<NodeLabelInput>;
+};
+
+export type ResourceFlavorResult = ConflictError | ForbiddenError | NotFoundError | ResourceFlavor | ValidationError;
+
+/** Resources whose quotas are given together, per flavor in order. */
+export type ResourceGroup = {
+  __typename?: 'ResourceGroup';
+  coveredResources: Array<Scalars['String']['output']>;
+  flavors: Array<FlavorQuotas>;
+};
+
+export type ResourceGroupInput = {
+  coveredResources: Array<Scalars['String']['input']>;
+  /** In order of preference; each flavor in at most one group of the queue. */
+  flavors: Array<FlavorQuotasInput>;
+};
+
+/** A resource quantity as Kubernetes reports it, e.g. cpu 96, memory 1Ti. */
+export type ResourceQuantity = {
+  __typename?: 'ResourceQuantity';
+  quantity: Scalars['String']['output'];
+  resource: Scalars['String']['output'];
+};
+
+/** A queue's quota of one resource in one flavor. */
+export type ResourceQuota = {
+  __typename?: 'ResourceQuota';
+  /** How much more it may borrow from its cohort; null: whatever is unused. */
+  borrowingLimit?: Maybe<Scalars['Float']['output']>;
+  /** How much of its unused quota its cohort may borrow; null: all of it. */
+  lendingLimit?: Maybe<Scalars['Float']['output']>;
+  name: Scalars['String']['output'];
+  nominalQuota: Scalars['Float']['output'];
+};
+
+export type ResourceQuotaInput = {
+  /** Only for a queue in a cohort. */
+  borrowingLimit?: InputMaybe<Scalars['Float']['input']>;
+  /** Only for a queue in a cohort; at most nominalQuota. */
+  lendingLimit?: InputMaybe<Scalars['Float']['input']>;
+  /** A resource: nvidia.com/gpu, cpu, memory (GB), ... */
+  name: Scalars['String']['input'];
+  nominalQuota: Scalars['Float']['input'];
+};
+
+export type Resources = {
+  __typename?: 'Resources';
+  /** Cores per pod. */
+  cpuCores: Scalars['Float']['output'];
+  /** GPUs per pod. */
+  gpuCount: Scalars['Int']['output'];
+  gpuType?: Maybe<Scalars['String']['output']>;
+  /** GB of memory per pod. */
+  memoryGb: Scalars['Float']['output'];
+  /** Pods of the job, each on one node, admitted all or nothing. */
+  podCount: Scalars['Int']['output'];
+  storageGb?: Maybe<Scalars['Int']['output']>;
+  /** gpuCount x podCount. */
+  totalGpus: Scalars['Int']['output'];
+};
+
+export type ResourcesInput = {
+  /** Cores per pod. */
+  cpuCores?: Scalars['Float']['input'];
+  /** GPUs per pod. */
+  gpuCount?: Scalars['Int']['input'];
+  /** GPU product, e.g. nvidia-a100-80gb; required with gpuCount. */
+  gpuType?: InputMaybe<Scalars['String']['input']>;
+  /** GB of memory per pod. */
+  memoryGb?: Scalars['Float']['input'];
+  /** Pods of the job (1 to 256), each asking gpuCount GPUs, cpuCores and memoryGb, each on one node, admitted all or nothing (a Kueue pod set: a training job wider than one node is podCount pods of the node's GPUs). BATCH and TRAINING only. */
+  podCount?: Scalars['Int']['input'];
+  storageGb?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type RunBenchmarkInput = {
+  api?: BenchmarkApi;
+  /** Where an endpointUrl's benchmark runs. */
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  /** Users (1-1024). */
+  concurrency?: InputMaybe<Scalars['Int']['input']>;
+  /** The deployment to load (or give endpointUrl). */
+  deploymentId?: InputMaybe<Scalars['ID']['input']>;
+  durationSeconds?: InputMaybe<Scalars['Float']['input']>;
+  /** An OpenAI-compatible base URL (ending in /v1); not link-local or a cloud metadata address. */
+  endpointUrl?: InputMaybe<Scalars['String']['input']>;
+  /** Required with endpointUrl; a deployment's served name else. */
+  model?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+  outputTokens?: InputMaybe<TokenLengthsInput>;
+  projectId: Scalars['ID']['input'];
+  promptTokens?: InputMaybe<TokenLengthsInput>;
+  /** A dataset of prompts, used in turn instead of generated ones. */
+  prompts?: InputMaybe<Array<Scalars['String']['input']>>;
+  requestCount?: InputMaybe<Scalars['Int']['input']>;
+  /** Requests per second, Poisson arrivals. */
+  requestRate?: InputMaybe<Scalars['Float']['input']>;
+  requestTimeoutSeconds?: Scalars['Float']['input'];
+  seed?: Scalars['Int']['input'];
+};
+
+/** A cluster's schedule in a time window, as of `sequence`. */
+export type Schedule = {
+  __typename?: 'Schedule';
+  computedAt: Scalars['DateTime']['output'];
+  end: Scalars['DateTime']['output'];
+  forecast: Array<GpuForecast>;
+  queue: Array<QueueEntry>;
+  /** For subscription snapshots: subscribed, or resync (history gone or behind). */
+  reason: Scalars['String']['output'];
+  /** One row per GPU and the CPU pool, each with its segments. */
+  rows: Array<TimelineRow>;
+  segments: Array<TimelineSegment>;
+  sequence: Scalars['Int']['output'];
+  start: Scalars['DateTime']['output'];
+};
+
+/** Changes to the schedule since the previous message. */
+export type ScheduleDiff = {
+  __typename?: 'ScheduleDiff';
+  added: Array<TimelineSegment>;
+  computedAt: Scalars['DateTime']['output'];
+  /** The whole new forecast, if it changed. */
+  forecastUpdate?: Maybe<Array<GpuForecast>>;
+  /** Changed segments that overlap your window: upsert them by id. */
+  moved: Array<TimelineSegment>;
+  /** The whole new queue, if it changed (named apart from Schedule.queue so one selection can ask for both). */
+  queueUpdate?: Maybe<Array<QueueEntry>>;
+  /** Ids that left the timeline or your window (unknown ids can be ignored). */
+  removed: Array<Scalars['String']['output']>;
+  sequence: Scalars['Int']['output'];
+};
+
+export type ScheduleFilter = {
+  kinds?: InputMaybe<Array<SegmentKind>>;
+  onlyMine?: Scalars['Boolean']['input'];
+  priorities?: InputMaybe<Array<JobPriority>>;
+};
+
+export type ScheduleUpdate = Schedule | ScheduleDiff;
+
+/** COMPLETED ran; RUNNING runs now; ESTIMATED is expected; RESERVED is booked capacity. */
+export type SegmentKind =
+  | 'COMPLETED'
+  | 'ESTIMATED'
+  | 'RESERVED'
+  | 'RUNNING';
+
+/** The inference engine a deployment runs. */
+export type ServingEngine =
+  | 'OPENAI_COMPATIBLE'
+  | 'VLLM';
+
+/** What created the job. */
+export type SourceKind =
+  | 'BENCHMARK'
+  | 'DEPLOYMENT'
+  | 'DIRECT'
+  | 'PIPELINE'
+  | 'USECASE';
+
+/** An interval that holds a job's start with the stated probability, calibrated on the cluster's recent record of estimates against real starts. */
+export type StartWindow = {
+  __typename?: 'StartWindow';
+  confidence: Scalars['Float']['output'];
+  earliest: Scalars['DateTime']['output'];
+  /** Null: the record is too short to bound the start at this confidence. */
+  latest?: Maybe<Scalars['DateTime']['output']>;
+};
+
+export type SubmitJobInput = {
+  /** The most the job may cost, in the unit of Job.estimatedCost (0 to 9999999999.9999). */
+  budgetLimit?: InputMaybe<Scalars['Decimal']['input']>;
+  clusterId: Scalars['ID']['input'];
+  deadline?: InputMaybe<Scalars['DateTime']['input']>;
+  /** At most 32 of your jobs on the same cluster that must complete first. */
+  dependsOn?: Array<Scalars['ID']['input']>;
+  deploymentType: DeploymentType;
+  estimatedDurationSeconds?: InputMaybe<Scalars['Int']['input']>;
+  /** Submitting again with the same key returns the first job, never a second. */
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  jobType: JobType;
+  maxDurationSeconds?: InputMaybe<Scalars['Int']['input']>;
+  maxRetries?: Scalars['Int']['input'];
+  /** A DNS-1123 label of at most 53 characters. */
+  name: Scalars['String']['input'];
+  preemptible?: Scalars['Boolean']['input'];
+  priority?: JobPriority;
+  projectId: Scalars['ID']['input'];
+  /** A LocalQueue in your namespace; "default" is made on first use. */
+  queueName?: Scalars['String']['input'];
+  /** One of your capacity reservations to run in. */
+  reservationId?: InputMaybe<Scalars['ID']['input']>;
+  resources?: ResourcesInput;
+  source?: JobSourceInput;
+  /** What to run, as a JSON object (e.g. image, command, env; simulation.runtime_seconds on a simulated cluster). Null or absent: {}. */
+  spec?: InputMaybe<Scalars['JSON']['input']>;
+  window?: InputMaybe<TimeWindowInput>;
+};
+
+export type SubmitJobResult = ConflictError | ForbiddenError | Job | NotFoundError | ValidationError;
+
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** A benchmark as it is, then about every second while it runs (progress), and once more when it ends (status and result); then the stream ends. */
+  benchmarkProgress: Benchmark;
+  /** A cluster's status and nodes: a snapshot, then every change in order, each with its sequence. Reconnect with `since` to get exactly the changes you missed. */
+  clusterUpdates: ClusterUpdate;
+  /** Your deployments on a cluster: a snapshot, then each change (status, workers, endpoint, replicas) in order. Reconnect with `since` to get exactly what you missed. */
+  deploymentUpdates: DeploymentUpdate;
+  /** A snapshot of your jobs on a cluster, then every change in order. Reconnect with `since` (the last sequence you hold) to get exactly what you missed. */
+  jobUpdates: JobUpdate;
+  /** A cluster's schedule in a window: a snapshot, then diffs (segments added, moved, removed; queue and forecast changes), each with its sequence. Reconnect with `since` to get exactly the changes you missed. The window is fixed when you subscribe (defaults as for Cluster.schedule); subscribe again to move it. */
+  scheduleTimeline: ScheduleUpdate;
+};
+
+
+export type SubscriptionBenchmarkProgressArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type SubscriptionClusterUpdatesArgs = {
+  clusterId: Scalars['ID']['input'];
+  since?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type SubscriptionDeploymentUpdatesArgs = {
+  clusterId: Scalars['ID']['input'];
+  since?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type SubscriptionJobUpdatesArgs = {
+  clusterId: Scalars['ID']['input'];
+  filter?: InputMaybe<JobFilter>;
+  since?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type SubscriptionScheduleTimelineArgs = {
+  clusterId: Scalars['ID']['input'];
+  from?: InputMaybe<Scalars['DateTime']['input']>;
+  since?: InputMaybe<Scalars['Int']['input']>;
+  to?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+/** A node taint: pods without a matching toleration stay off. */
+export type Taint = {
+  __typename?: 'Taint';
+  effect: Scalars['String']['output'];
+  key: Scalars['String']['output'];
+  value?: Maybe<Scalars['String']['output']>;
+};
+
+/** A daily window, in UTC, in which a job may start. */
+export type TimeWindow = {
+  __typename?: 'TimeWindow';
+  /** HH:MM, UTC; before start means across midnight. */
+  end: Scalars['String']['output'];
+  /** HH:MM, UTC. */
+  start: Scalars['String']['output'];
+};
+
+/** A daily window, in UTC, in which the job may start. */
+export type TimeWindowInput = {
+  /** HH:MM, UTC; before start means across midnight. */
+  end: Scalars['String']['input'];
+  /** HH:MM, UTC. */
+  start: Scalars['String']['input'];
+};
+
+/** A GPU of a node, or the CPU pool (id `cpu`). */
+export type TimelineRow = {
+  __typename?: 'TimelineRow';
+  gpuIndex?: Maybe<Scalars['Int']['output']>;
+  gpuType?: Maybe<Scalars['String']['output']>;
+  id: Scalars['String']['output'];
+  node?: Maybe<Scalars['String']['output']>;
+  segments: Array<TimelineSegment>;
+};
+
+/** One job attempt (or reservation) on the GPUs it holds. */
+export type TimelineSegment = {
+  __typename?: 'TimelineSegment';
+  /** A waiting job's start window at 80 % confidence (the band around its estimated segment): its earliest start; null without a window. */
+  earliestStart?: Maybe<Scalars['DateTime']['output']>;
+  /** Null: runs until stopped. */
+  end?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['String']['output'];
+  /** Null for other tenants' work (shown, not named). */
+  jobId?: Maybe<Scalars['ID']['output']>;
+  /** Null for reservations and other tenants' work. */
+  jobType?: Maybe<JobType>;
+  kind: SegmentKind;
+  /** The window's latest start; null without a window or a later bound. */
+  latestStart?: Maybe<Scalars['DateTime']['output']>;
+  mine: Scalars['Boolean']['output'];
+  name: Scalars['String']['output'];
+  priority?: Maybe<JobPriority>;
+  reservationId?: Maybe<Scalars['ID']['output']>;
+  /** Ids of the rows (GPUs) it occupies. */
+  rows: Array<Scalars['String']['output']>;
+  /** Where the end comes from: actual, estimate, history, default, service, reservation. */
+  source: Scalars['String']['output'];
+  start?: Maybe<Scalars['DateTime']['output']>;
+  status?: Maybe<JobStatus>;
+};
+
+/** Token counts: FIXED `mean`, UNIFORM in [low, high], NORMAL(mean, stddev) clamped to [low, high]. */
+export type TokenLengths = {
+  __typename?: 'TokenLengths';
+  distribution: LengthDistribution;
+  high: Scalars['Int']['output'];
+  low: Scalars['Int']['output'];
+  mean: Scalars['Int']['output'];
+  stddev: Scalars['Float']['output'];
+};
+
+/** Token counts: FIXED `mean`; UNIFORM [low, high]; NORMAL(mean, stddev) clamped to [low, high]. */
+export type TokenLengthsInput = {
+  distribution?: LengthDistribution;
+  high?: InputMaybe<Scalars['Int']['input']>;
+  low?: InputMaybe<Scalars['Int']['input']>;
+  mean?: Scalars['Int']['input'];
+  stddev?: Scalars['Float']['input'];
+};
+
+/** What to change; fields left out stay as they are. */
+export type UpdateClusterInput = {
+  context?: InputMaybe<Scalars['String']['input']>;
+  enableMasterNode?: InputMaybe<Scalars['Boolean']['input']>;
+  /** An empty string clears it. */
+  ingressUrl?: InputMaybe<Scalars['String']['input']>;
+  /** A new kubeconfig: the cluster connects again. */
+  kubeconfig?: InputMaybe<Scalars['String']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Something the caller can fix or act on. */
+export type UserError = {
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+/** The input was not acceptable; nothing was stored. */
+export type ValidationError = UserError & {
+  __typename?: 'ValidationError';
+  code: Scalars['String']['output'];
+  fields: Array<FieldError>;
+  message: Scalars['String']['output'];
+};
+
+/** How often starts fell in the windows shown at one confidence. */
+export type WindowCoverage = {
+  __typename?: 'WindowCoverage';
+  confidence: Scalars['Float']['output'];
+  /** Share (0 to 1) whose start fell inside. */
+  inside: Scalars['Float']['output'];
+  /** Jobs shown such a window at submission that started. */
+  jobs: Scalars['Int']['output'];
+  /** Null when most of the windows had no later bound. */
+  medianWidthSeconds?: Maybe<Scalars['Float']['output']>;
+};
+
+/** Which workloads of its own queue a pending workload may preempt. */
+export type WithinClusterQueue =
+  | 'LOWER_OR_NEWER_EQUAL_PRIORITY'
+  | 'LOWER_PRIORITY'
+  | 'NEVER';
+
+/** One replica's pod. */
+export type Worker = {
+  __typename?: 'Worker';
+  cpuCores: Scalars['Float']['output'];
+  /** GPU indices on its node. */
+  devices: Array<Scalars['Int']['output']>;
+  /** The SERVICE job that runs it. */
+  jobId: Scalars['ID']['output'];
+  lastRestartAt?: Maybe<Scalars['DateTime']['output']>;
+  memoryGb: Scalars['Float']['output'];
+  name: Scalars['String']['output'];
+  node?: Maybe<Scalars['String']['output']>;
+  reason?: Maybe<Scalars['String']['output']>;
+  replica: Scalars['Int']['output'];
+  /** Times it was started again after a failure. */
+  restarts: Scalars['Int']['output'];
+  /** When it last started running. */
+  startedAt?: Maybe<Scalars['DateTime']['output']>;
+  status: WorkerStatus;
+  /** Seconds since startedAt, when it runs (as of the read). */
+  uptimeSeconds?: Maybe<Scalars['Float']['output']>;
+  /** Share of its request slots (maxNumSeqs) in use now, 0 to 1, when the endpoint reports it. */
+  utilisation?: Maybe<Scalars['Float']['output']>;
+};
+
+/** PENDING: waiting for GPUs or starting; RUNNING: serving; ERROR: failed (it may be retried); TERMINATED: stopped, scaled away or preempted. */
+export type WorkerStatus =
+  | 'ERROR'
+  | 'PENDING'
+  | 'RUNNING'
+  | 'TERMINATED';
+
+/** The value a priority has for admission and preemption. */
+export type WorkloadPriorityClass = {
+  __typename?: 'WorkloadPriorityClass';
+  description: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  priority: JobPriority;
+  updatedAt: Scalars['DateTime']['output'];
+  value: Scalars['Int']['output'];
+};
+
+export type WorkloadPriorityClassResult = ConflictError | ForbiddenError | NotFoundError | ValidationError | WorkloadPriorityClass;
+
+export type LatencyFragment = { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number };
+
+export type BenchmarkViewFragment = { __typename?: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null };
+
+export type BenchmarkListQueryVariables = Exact<{
+  deploymentId?: InputMaybe<Scalars['ID']['input']>;
+  first?: Scalars['Int']['input'];
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type BenchmarkListQuery = { __typename?: 'Query', benchmarks: { __typename?: 'BenchmarkConnection', edges: Array<{ __typename?: 'BenchmarkEdge', cursor: string, node: { __typename?: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
+
+export type BenchmarkSamplesQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+  first?: Scalars['Int']['input'];
+  offset?: Scalars['Int']['input'];
+}>;
+
+
+export type BenchmarkSamplesQuery = { __typename?: 'Query', benchmark?: { __typename?: 'Benchmark', id: string, samples: Array<{ __typename?: 'RequestSample', index: number, sentAtSeconds: number, ok: boolean, promptTokens: number, outputTokens: number, ttftMs?: number | null, e2elMs?: number | null, itlMs: Array<number>, failure?: RequestFailureKind | null, error?: string | null }> } | null };
+
+export type RunBenchmarkMutationVariables = Exact<{
+  input: RunBenchmarkInput;
+}>;
+
+
+export type RunBenchmarkMutation = { __typename?: 'Mutation', runBenchmark: { __typename: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type CancelBenchmarkMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type CancelBenchmarkMutation = { __typename?: 'Mutation', cancelBenchmark: { __typename: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type BenchmarkProgressSubscriptionVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type BenchmarkProgressSubscription = { __typename?: 'Subscription', benchmarkProgress: { __typename?: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null } };
+
+export type CompareBenchmarksQueryVariables = Exact<{
+  ids: Array<Scalars['ID']['input']> | Scalars['ID']['input'];
+}>;
+
+
+export type CompareBenchmarksQuery = { __typename?: 'Query', compareBenchmarks: { __typename?: 'BenchmarkComparison', benchmarks: Array<{ __typename?: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null }>, differences: Array<{ __typename?: 'ConfigurationDifference', key: string, values: Array<string | null> }>, best: Array<{ __typename?: 'BestBenchmark', metric: string, benchmarkId: string, value: number }> } };
+
+export type ClusterListQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ClusterListQuery = { __typename?: 'Query', clusters: Array<{ __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }> }> };
+
+export type ClusterDetailQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
+
+export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
+
+export type DeploymentListQueryVariables = Exact<{
+  filter?: InputMaybe<DeploymentFilter>;
+  first?: Scalars['Int']['input'];
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type DeploymentListQuery = { __typename?: 'Query', deployments: { __typename?: 'DeploymentConnection', edges: Array<{ __typename?: 'DeploymentEdge', cursor: string, node: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
+
+export type DeploymentDetailQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type DeploymentDetailQuery = { __typename?: 'Query', deployment?: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, engineArgs: { __typename?: 'EngineArgs', tensorParallelSize: number, pipelineParallelSize: number, maxModelLen: number, maxNumSeqs: number, dtype: string, quantization?: string | null }, replicaJobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, estimatedStart?: string | null }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | null };
+
+export type DeployModelMutationVariables = Exact<{
+  input: DeployModelInput;
+}>;
+
+
+export type DeployModelMutation = { __typename?: 'Mutation', deployModel: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type ScaleDeploymentMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+  replicas: Scalars['Int']['input'];
+}>;
+
+
+export type ScaleDeploymentMutation = { __typename?: 'Mutation', scaleDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type StopDeploymentMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type StopDeploymentMutation = { __typename?: 'Mutation', stopDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type DeploymentUpdatesSubscriptionVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  since?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type DeploymentUpdatesSubscription = { __typename?: 'Subscription', deploymentUpdates: { __typename: 'DeploymentChange', sequence: number, deployment: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } } | { __typename: 'DeploymentSnapshot', sequence: number, reason: string, deployments: Array<{ __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }> } };
+
+export type JobUpdatesSubscriptionVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  filter?: InputMaybe<JobFilter>;
+  since?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type JobUpdatesSubscription = { __typename?: 'Subscription', jobUpdates: { __typename: 'JobChange', sequence: number, kind: JobChangeKind, matchesFilter: boolean, job: { __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority, attempt: number, estimatedStart?: string | null, estimatedEnd?: string | null }, transition?: { __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string } | null } | { __typename: 'JobSnapshot', sequence: number, reason: string, truncated: boolean, jobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority }> } };
+
+export type JobListQueryVariables = Exact<{
+  filter?: InputMaybe<JobFilter>;
+  first?: Scalars['Int']['input'];
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type JobListQuery = { __typename?: 'Query', jobs: { __typename?: 'JobConnection', edges: Array<{ __typename?: 'JobEdge', cursor: string, node: { __typename?: 'Job', id: string, name: string, clusterId: string, jobType: JobType, priority: JobPriority, status: JobStatus, statusMessage?: string | null, createdAt: string, estimatedStart?: string | null, estimatedEnd?: string | null, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, podCount: number, totalGpus: number } } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
+
+export type JobDetailQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
+
+export type SubmitJobMutationVariables = Exact<{
+  input: SubmitJobInput;
+}>;
+
+
+export type SubmitJobMutation = { __typename?: 'Mutation', submitJob: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, status: JobStatus } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type CancelJobMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type CancelJobMutation = { __typename?: 'Mutation', cancelJob: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, status: JobStatus } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type ClusterQuotasQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type ClusterQuotasQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, resourceFlavors: Array<{ __typename?: 'ResourceFlavor', name: string, nodeLabels: Array<{ __typename?: 'NodeLabel', key: string, value: string }> }>, clusterQueues: Array<{ __typename?: 'ClusterQueue', name: string, cohort?: string | null, queueingStrategy: QueueingStrategy, usage: Array<{ __typename?: 'FlavorUsage', flavor: string, resource: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null, used: number, borrowed: number, reserved: number, pendingWorkloads: number, admittedWorkloads: number }> }>, cohorts: Array<{ __typename?: 'Cohort', name: string, description?: string | null }>, localQueues: Array<{ __typename?: 'LocalQueue', name: string, namespace: string, clusterQueue: string }> } | null };
+
+export type SegmentFragment = { __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null };
+
+export type WaitingFragment = { __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null };
+
+export type ClusterScheduleQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+  from?: InputMaybe<Scalars['DateTime']['input']>;
+  to?: InputMaybe<Scalars['DateTime']['input']>;
+}>;
+
+
+export type ClusterScheduleQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, schedule: { __typename?: 'Schedule', sequence: number, computedAt: string, start: string, end: string, rows: Array<{ __typename?: 'TimelineRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }>, segments: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queue: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> } } | null };
+
+export type ScheduleTimelineSubscriptionVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  from?: InputMaybe<Scalars['DateTime']['input']>;
+  to?: InputMaybe<Scalars['DateTime']['input']>;
+  since?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type ScheduleTimelineSubscription = { __typename?: 'Subscription', scheduleTimeline: { __typename: 'Schedule', sequence: number, reason: string, computedAt: string, start: string, end: string, rows: Array<{ __typename?: 'TimelineRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }>, segments: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queue: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> } | { __typename: 'ScheduleDiff', sequence: number, computedAt: string, removed: Array<string>, added: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, moved: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queueUpdate?: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> | null } };
+
+export class TypedDocumentString<TResult, TVariables>
+  extends String
+  implements DocumentTypeDecoration<TResult, TVariables>
+{
+  __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
+  private value: string;
+  public __meta__?: Record<string, any> | undefined;
+
+  constructor(value: string, __meta__?: Record<string, any> | undefined) {
+    super(value);
+    this.value = value;
+    this.__meta__ = __meta__;
+  }
+
+  override toString(): string & DocumentTypeDecoration<TResult, TVariables> {
+    return this.value;
+  }
+}
+export const LatencyFragmentDoc = new TypedDocumentString(`
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}
+    `, {"fragmentName":"Latency"}) as unknown as TypedDocumentString<LatencyFragment, unknown>;
+export const BenchmarkViewFragmentDoc = new TypedDocumentString(`
+    fragment BenchmarkView on Benchmark {
+  id
+  name
+  deploymentId
+  jobId
+  status
+  statusMessage
+  createdAt
+  startedAt
+  finishedAt
+  configuration {
+    key
+    value
+  }
+  progress {
+    elapsedSeconds
+    requestsDone
+    requestsFailed
+    outputTokens
+    ttftMeanMs
+    outputThroughput
+  }
+  result {
+    durationSeconds
+    successfulRequests
+    failedRequests
+    inputTokens
+    outputTokens
+    requestThroughput
+    inputThroughput
+    outputThroughput
+    totalTokenThroughput
+    ttft {
+      ...Latency
+    }
+    tpot {
+      ...Latency
+    }
+    itl {
+      ...Latency
+    }
+    e2el {
+      ...Latency
+    }
+    failures {
+      reason
+      count
+    }
+  }
+}
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}`, {"fragmentName":"BenchmarkView"}) as unknown as TypedDocumentString<BenchmarkViewFragment, unknown>;
+export const DeploymentViewFragmentDoc = new TypedDocumentString(`
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}
+    `, {"fragmentName":"DeploymentView"}) as unknown as TypedDocumentString<DeploymentViewFragment, unknown>;
+export const SegmentFragmentDoc = new TypedDocumentString(`
+    fragment Segment on TimelineSegment {
+  id
+  rows
+  start
+  end
+  kind
+  source
+  jobId
+  name
+  status
+  priority
+  mine
+  earliestStart
+  latestStart
+  jobType
+}
+    `, {"fragmentName":"Segment"}) as unknown as TypedDocumentString<SegmentFragment, unknown>;
+export const WaitingFragmentDoc = new TypedDocumentString(`
+    fragment Waiting on QueueEntry {
+  position
+  jobId
+  name
+  estimatedStart
+  reason
+  warnings
+  priority
+  gpuType
+  gpuCount
+  podCount
+  mine
+  jobType
+  earliestStart
+  latestStart
+}
+    `, {"fragmentName":"Waiting"}) as unknown as TypedDocumentString<WaitingFragment, unknown>;
+export const BenchmarkListDocument = new TypedDocumentString(`
+    query BenchmarkList($deploymentId: ID, $first: Int! = 50, $after: String) {
+  benchmarks(deploymentId: $deploymentId, first: $first, after: $after) {
+    edges {
+      cursor
+      node {
+        ...BenchmarkView
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}
+fragment BenchmarkView on Benchmark {
+  id
+  name
+  deploymentId
+  jobId
+  status
+  statusMessage
+  createdAt
+  startedAt
+  finishedAt
+  configuration {
+    key
+    value
+  }
+  progress {
+    elapsedSeconds
+    requestsDone
+    requestsFailed
+    outputTokens
+    ttftMeanMs
+    outputThroughput
+  }
+  result {
+    durationSeconds
+    successfulRequests
+    failedRequests
+    inputTokens
+    outputTokens
+    requestThroughput
+    inputThroughput
+    outputThroughput
+    totalTokenThroughput
+    ttft {
+      ...Latency
+    }
+    tpot {
+      ...Latency
+    }
+    itl {
+      ...Latency
+    }
+    e2el {
+      ...Latency
+    }
+    failures {
+      reason
+      count
+    }
+  }
+}`, {"hash":"592bee73cad3f523bb1a9dd19be5354956e56c06ea92efcd858dd0b039388f8d"}) as unknown as TypedDocumentString<BenchmarkListQuery, BenchmarkListQueryVariables>;
+export const BenchmarkSamplesDocument = new TypedDocumentString(`
+    query BenchmarkSamples($id: ID!, $first: Int! = 1000, $offset: Int! = 0) {
+  benchmark(id: $id) {
+    id
+    samples(first: $first, offset: $offset) {
+      index
+      sentAtSeconds
+      ok
+      promptTokens
+      outputTokens
+      ttftMs
+      e2elMs
+      itlMs
+      failure
+      error
+    }
+  }
+}
+    `, {"hash":"ceda9d9489259f423d11f5f752da17d291fd8b37633eba00d0fb2b6569dc918b"}) as unknown as TypedDocumentString<BenchmarkSamplesQuery, BenchmarkSamplesQueryVariables>;
+export const RunBenchmarkDocument = new TypedDocumentString(`
+    mutation RunBenchmark($input: RunBenchmarkInput!) {
+  runBenchmark(input: $input) {
+    __typename
+    ... on Benchmark {
+      ...BenchmarkView
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}
+fragment BenchmarkView on Benchmark {
+  id
+  name
+  deploymentId
+  jobId
+  status
+  statusMessage
+  createdAt
+  startedAt
+  finishedAt
+  configuration {
+    key
+    value
+  }
+  progress {
+    elapsedSeconds
+    requestsDone
+    requestsFailed
+    outputTokens
+    ttftMeanMs
+    outputThroughput
+  }
+  result {
+    durationSeconds
+    successfulRequests
+    failedRequests
+    inputTokens
+    outputTokens
+    requestThroughput
+    inputThroughput
+    outputThroughput
+    totalTokenThroughput
+    ttft {
+      ...Latency
+    }
+    tpot {
+      ...Latency
+    }
+    itl {
+      ...Latency
+    }
+    e2el {
+      ...Latency
+    }
+    failures {
+      reason
+      count
+    }
+  }
+}`, {"hash":"f01376bd83037a3906983e30317d2e5ca35a953fdf0ae6b65a7491840aa2daab"}) as unknown as TypedDocumentString<RunBenchmarkMutation, RunBenchmarkMutationVariables>;
+export const CancelBenchmarkDocument = new TypedDocumentString(`
+    mutation CancelBenchmark($id: ID!) {
+  cancelBenchmark(id: $id) {
+    __typename
+    ... on Benchmark {
+      ...BenchmarkView
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}
+fragment BenchmarkView on Benchmark {
+  id
+  name
+  deploymentId
+  jobId
+  status
+  statusMessage
+  createdAt
+  startedAt
+  finishedAt
+  configuration {
+    key
+    value
+  }
+  progress {
+    elapsedSeconds
+    requestsDone
+    requestsFailed
+    outputTokens
+    ttftMeanMs
+    outputThroughput
+  }
+  result {
+    durationSeconds
+    successfulRequests
+    failedRequests
+    inputTokens
+    outputTokens
+    requestThroughput
+    inputThroughput
+    outputThroughput
+    totalTokenThroughput
+    ttft {
+      ...Latency
+    }
+    tpot {
+      ...Latency
+    }
+    itl {
+      ...Latency
+    }
+    e2el {
+      ...Latency
+    }
+    failures {
+      reason
+      count
+    }
+  }
+}`, {"hash":"58bfff400d1598aa8d7da3e24fd11d6c80344d0a9f71301c0c8d4e148b68dc28"}) as unknown as TypedDocumentString<CancelBenchmarkMutation, CancelBenchmarkMutationVariables>;
+export const BenchmarkProgressDocument = new TypedDocumentString(`
+    subscription BenchmarkProgress($id: ID!) {
+  benchmarkProgress(id: $id) {
+    ...BenchmarkView
+  }
+}
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}
+fragment BenchmarkView on Benchmark {
+  id
+  name
+  deploymentId
+  jobId
+  status
+  statusMessage
+  createdAt
+  startedAt
+  finishedAt
+  configuration {
+    key
+    value
+  }
+  progress {
+    elapsedSeconds
+    requestsDone
+    requestsFailed
+    outputTokens
+    ttftMeanMs
+    outputThroughput
+  }
+  result {
+    durationSeconds
+    successfulRequests
+    failedRequests
+    inputTokens
+    outputTokens
+    requestThroughput
+    inputThroughput
+    outputThroughput
+    totalTokenThroughput
+    ttft {
+      ...Latency
+    }
+    tpot {
+      ...Latency
+    }
+    itl {
+      ...Latency
+    }
+    e2el {
+      ...Latency
+    }
+    failures {
+      reason
+      count
+    }
+  }
+}`, {"hash":"917abf6b3eada0cf72a635af214ad08667ab7cd640e2f23e9b2a811f950908e5"}) as unknown as TypedDocumentString<BenchmarkProgressSubscription, BenchmarkProgressSubscriptionVariables>;
+export const CompareBenchmarksDocument = new TypedDocumentString(`
+    query CompareBenchmarks($ids: [ID!]!) {
+  compareBenchmarks(ids: $ids) {
+    benchmarks {
+      ...BenchmarkView
+    }
+    differences {
+      key
+      values
+    }
+    best {
+      metric
+      benchmarkId
+      value
+    }
+  }
+}
+    fragment Latency on LatencySummary {
+  meanMs
+  p50Ms
+  p90Ms
+  p99Ms
+  maxMs
+}
+fragment BenchmarkView on Benchmark {
+  id
+  name
+  deploymentId
+  jobId
+  status
+  statusMessage
+  createdAt
+  startedAt
+  finishedAt
+  configuration {
+    key
+    value
+  }
+  progress {
+    elapsedSeconds
+    requestsDone
+    requestsFailed
+    outputTokens
+    ttftMeanMs
+    outputThroughput
+  }
+  result {
+    durationSeconds
+    successfulRequests
+    failedRequests
+    inputTokens
+    outputTokens
+    requestThroughput
+    inputThroughput
+    outputThroughput
+    totalTokenThroughput
+    ttft {
+      ...Latency
+    }
+    tpot {
+      ...Latency
+    }
+    itl {
+      ...Latency
+    }
+    e2el {
+      ...Latency
+    }
+    failures {
+      reason
+      count
+    }
+  }
+}`, {"hash":"b2b785fbc45d251e5a28f77091f908212348b4b8e4ef4ff356754cbf67fab421"}) as unknown as TypedDocumentString<CompareBenchmarksQuery, CompareBenchmarksQueryVariables>;
+export const ClusterListDocument = new TypedDocumentString(`
+    query ClusterList {
+  clusters {
+    id
+    name
+    platform
+    status
+    reason
+    capacity {
+      gpuType
+      total
+      usable
+      largestNode
+    }
+  }
+}
+    `, {"hash":"41be55dbd16de5e87f18d2fe91e957d51a2c2c2eba21dd3dff63016844efaae1"}) as unknown as TypedDocumentString<ClusterListQuery, ClusterListQueryVariables>;
+export const ClusterDetailDocument = new TypedDocumentString(`
+    query ClusterDetail($id: ID!) {
+  cluster(id: $id) {
+    id
+    name
+    platform
+    status
+    reason
+    notAvailableSince
+    lastSyncAt
+    ingressUrl
+    capacity {
+      gpuType
+      total
+      usable
+      largestNode
+    }
+    health {
+      name
+      ok
+      detail
+    }
+    nodes {
+      id
+      name
+      nodeType
+      gpuType
+      gpuCount
+      cpuCores
+      memoryGb
+      ready
+      schedulable
+      excluded
+      detectionMethod
+      taints {
+        key
+        value
+        effect
+      }
+    }
+    estimateAccuracy {
+      startP50Seconds
+      startP95Seconds
+      startWithin10Minutes
+      endP50Seconds
+    }
+  }
+}
+    `, {"hash":"34c1057e4f5adca81340203ed61af832d9b14fb2252f17b9629fea77118ff531"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
+export const DeploymentListDocument = new TypedDocumentString(`
+    query DeploymentList($filter: DeploymentFilter, $first: Int! = 50, $after: String) {
+  deployments(filter: $filter, first: $first, after: $after) {
+    edges {
+      cursor
+      node {
+        ...DeploymentView
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"8d3a16fe000a6592100c5259a24b21db74e1c22634348f24bf18656a6468ac98"}) as unknown as TypedDocumentString<DeploymentListQuery, DeploymentListQueryVariables>;
+export const DeploymentDetailDocument = new TypedDocumentString(`
+    query DeploymentDetail($id: ID!) {
+  deployment(id: $id) {
+    ...DeploymentView
+    engineArgs {
+      tensorParallelSize
+      pipelineParallelSize
+      maxModelLen
+      maxNumSeqs
+      dtype
+      quantization
+    }
+    replicaJobs {
+      id
+      name
+      status
+      estimatedStart
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"830b1b3be156181b48b3f74cb95ee59a1d7c3d07dae0ae0a465cd888f197b598"}) as unknown as TypedDocumentString<DeploymentDetailQuery, DeploymentDetailQueryVariables>;
+export const DeployModelDocument = new TypedDocumentString(`
+    mutation DeployModel($input: DeployModelInput!) {
+  deployModel(input: $input) {
+    __typename
+    ... on Deployment {
+      ...DeploymentView
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"1727aea7826c29bbc69e10a7632f898326ad67bdb9ddab5229ca5562cf02c307"}) as unknown as TypedDocumentString<DeployModelMutation, DeployModelMutationVariables>;
+export const ScaleDeploymentDocument = new TypedDocumentString(`
+    mutation ScaleDeployment($id: ID!, $replicas: Int!) {
+  scaleDeployment(id: $id, replicas: $replicas) {
+    __typename
+    ... on Deployment {
+      ...DeploymentView
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"b697472cb0369f004ad385afd0cb3ee381c051a392657d5989ba43ce22cb6bdf"}) as unknown as TypedDocumentString<ScaleDeploymentMutation, ScaleDeploymentMutationVariables>;
+export const StopDeploymentDocument = new TypedDocumentString(`
+    mutation StopDeployment($id: ID!) {
+  stopDeployment(id: $id) {
+    __typename
+    ... on Deployment {
+      ...DeploymentView
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"85260ac7a1a6dbe5760c2bc7080c048bf70e427344d8271b74f7e9819b24d204"}) as unknown as TypedDocumentString<StopDeploymentMutation, StopDeploymentMutationVariables>;
+export const DeploymentUpdatesDocument = new TypedDocumentString(`
+    subscription DeploymentUpdates($clusterId: ID!, $since: Int) {
+  deploymentUpdates(clusterId: $clusterId, since: $since) {
+    __typename
+    ... on DeploymentSnapshot {
+      sequence
+      reason
+      deployments {
+        ...DeploymentView
+      }
+    }
+    ... on DeploymentChange {
+      sequence
+      deployment {
+        ...DeploymentView
+      }
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"38cfc68566480a38eb15128bb2810e2e3a88cbae7fd93b52334af53fc50c0f7f"}) as unknown as TypedDocumentString<DeploymentUpdatesSubscription, DeploymentUpdatesSubscriptionVariables>;
+export const JobUpdatesDocument = new TypedDocumentString(`
+    subscription JobUpdates($clusterId: ID!, $filter: JobFilter, $since: Int) {
+  jobUpdates(clusterId: $clusterId, filter: $filter, since: $since) {
+    __typename
+    ... on JobSnapshot {
+      sequence
+      reason
+      truncated
+      jobs {
+        id
+        name
+        status
+        priority
+      }
+    }
+    ... on JobChange {
+      sequence
+      kind
+      matchesFilter
+      job {
+        id
+        name
+        status
+        priority
+        attempt
+        estimatedStart
+        estimatedEnd
+      }
+      transition {
+        attempt
+        fromStatus
+        toStatus
+        reason
+        at
+      }
+    }
+  }
+}
+    `, {"hash":"d5e1b5263b9a906e69370e1263aa296ebed9c0b9a4d19fd01f869f40b3397145"}) as unknown as TypedDocumentString<JobUpdatesSubscription, JobUpdatesSubscriptionVariables>;
+export const JobListDocument = new TypedDocumentString(`
+    query JobList($filter: JobFilter, $first: Int! = 50, $after: String) {
+  jobs(filter: $filter, first: $first, after: $after) {
+    edges {
+      cursor
+      node {
+        id
+        name
+        clusterId
+        jobType
+        priority
+        status
+        statusMessage
+        createdAt
+        estimatedStart
+        estimatedEnd
+        resources {
+          gpuType
+          gpuCount
+          podCount
+          totalGpus
+        }
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    `, {"hash":"b51bbb0152cdb21c7e4ec5cb99bd816c2430d0d645c3312931c291b4d67157ae"}) as unknown as TypedDocumentString<JobListQuery, JobListQueryVariables>;
+export const JobDetailDocument = new TypedDocumentString(`
+    query JobDetail($id: ID!) {
+  job(id: $id) {
+    id
+    name
+    projectId
+    clusterId
+    jobType
+    deploymentType
+    priority
+    preemptible
+    status
+    statusMessage
+    attempt
+    retryCount
+    maxRetries
+    queueName
+    createdAt
+    actualStart
+    actualEnd
+    estimatedCost
+    actualCost
+    resources {
+      gpuType
+      gpuCount
+      cpuCores
+      memoryGb
+      podCount
+      totalGpus
+    }
+    placements {
+      node
+      gpuIndices
+      flavor
+    }
+    estimate {
+      start
+      end
+      reason
+      warnings
+      startWindow(confidence: 0.8) {
+        earliest
+        latest
+        confidence
+      }
+    }
+    submissionEstimate {
+      start
+      end
+      reason
+    }
+    kueuePosition {
+      localQueue
+      positionInLocalQueue
+      positionInClusterQueue
+      pendingInLocalQueue
+    }
+    events {
+      attempt
+      fromStatus
+      toStatus
+      reason
+      at
+    }
+  }
+}
+    `, {"hash":"942242a251d7007aaf57a8efbccec4a1bab5674cf90185fb506c1200b83ee4e1"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
+export const SubmitJobDocument = new TypedDocumentString(`
+    mutation SubmitJob($input: SubmitJobInput!) {
+  submitJob(input: $input) {
+    __typename
+    ... on Job {
+      id
+      status
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"07184caa680aa644e6c8c5f25d542bbb5645c023e15be7c89cfa1f57ce5eabbd"}) as unknown as TypedDocumentString<SubmitJobMutation, SubmitJobMutationVariables>;
+export const CancelJobDocument = new TypedDocumentString(`
+    mutation CancelJob($id: ID!, $reason: String) {
+  cancelJob(id: $id, reason: $reason) {
+    __typename
+    ... on Job {
+      id
+      status
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"406ffa22e697bc27ccc7994cb507d7a3978dad146082715c6a30d516b6df58c9"}) as unknown as TypedDocumentString<CancelJobMutation, CancelJobMutationVariables>;
+export const ClusterQuotasDocument = new TypedDocumentString(`
+    query ClusterQuotas($id: ID!) {
+  cluster(id: $id) {
+    id
+    resourceFlavors {
+      name
+      nodeLabels {
+        key
+        value
+      }
+    }
+    clusterQueues {
+      name
+      cohort
+      queueingStrategy
+      usage {
+        flavor
+        resource
+        nominalQuota
+        borrowingLimit
+        lendingLimit
+        used
+        borrowed
+        reserved
+        pendingWorkloads
+        admittedWorkloads
+      }
+    }
+    cohorts {
+      name
+      description
+    }
+    localQueues {
+      name
+      namespace
+      clusterQueue
+    }
+  }
+}
+    `, {"hash":"12bdbd7d1ff437a0452bee14174e079a0164123dbbebf1e7d4fc4d9c365830c0"}) as unknown as TypedDocumentString<ClusterQuotasQuery, ClusterQuotasQueryVariables>;
+export const ClusterScheduleDocument = new TypedDocumentString(`
+    query ClusterSchedule($id: ID!, $from: DateTime, $to: DateTime) {
+  cluster(id: $id) {
+    id
+    schedule(from: $from, to: $to) {
+      sequence
+      computedAt
+      start
+      end
+      rows {
+        id
+        node
+        gpuIndex
+        gpuType
+      }
+      segments {
+        ...Segment
+      }
+      queue {
+        ...Waiting
+      }
+    }
+  }
+}
+    fragment Segment on TimelineSegment {
+  id
+  rows
+  start
+  end
+  kind
+  source
+  jobId
+  name
+  status
+  priority
+  mine
+  earliestStart
+  latestStart
+  jobType
+}
+fragment Waiting on QueueEntry {
+  position
+  jobId
+  name
+  estimatedStart
+  reason
+  warnings
+  priority
+  gpuType
+  gpuCount
+  podCount
+  mine
+  jobType
+  earliestStart
+  latestStart
+}`, {"hash":"5cbaf29b71f3c975a3f5b72653569739e66494359dedd14ba85800be19228471"}) as unknown as TypedDocumentString<ClusterScheduleQuery, ClusterScheduleQueryVariables>;
+export const ScheduleTimelineDocument = new TypedDocumentString(`
+    subscription ScheduleTimeline($clusterId: ID!, $from: DateTime, $to: DateTime, $since: Int) {
+  scheduleTimeline(clusterId: $clusterId, from: $from, to: $to, since: $since) {
+    __typename
+    ... on Schedule {
+      sequence
+      reason
+      computedAt
+      start
+      end
+      rows {
+        id
+        node
+        gpuIndex
+        gpuType
+      }
+      segments {
+        ...Segment
+      }
+      queue {
+        ...Waiting
+      }
+    }
+    ... on ScheduleDiff {
+      sequence
+      computedAt
+      added {
+        ...Segment
+      }
+      moved {
+        ...Segment
+      }
+      removed
+      queueUpdate {
+        ...Waiting
+      }
+    }
+  }
+}
+    fragment Segment on TimelineSegment {
+  id
+  rows
+  start
+  end
+  kind
+  source
+  jobId
+  name
+  status
+  priority
+  mine
+  earliestStart
+  latestStart
+  jobType
+}
+fragment Waiting on QueueEntry {
+  position
+  jobId
+  name
+  estimatedStart
+  reason
+  warnings
+  priority
+  gpuType
+  gpuCount
+  podCount
+  mine
+  jobType
+  earliestStart
+  latestStart
+}`, {"hash":"3920256b5398b35f2ab3f0508a4bed62d2e184d25773b3b5cf6acbf9078cd66d"}) as unknown as TypedDocumentString<ScheduleTimelineSubscription, ScheduleTimelineSubscriptionVariables>;
