@@ -1,0 +1,445 @@
+"""The /schedule page in a real browser (Debian's headless Chromium, driven by Playwright),
+against `budcluster serve` on the embedded default that runs persisted documents only.
+
+Covers: the page and its assets are served by budcluster itself, with no reference off the
+machine; a wrong token shows an error naming the token, never a blank page; with a good token
+the page subscribes and, as jobs submitted through the API wait, run and finish, shows each job
+as estimated, then running, then completed, each within a second of the change reaching another
+subscriber; after its WebSocket is cut (a proxy between the browser and the service drops every
+connection and refuses new ones while the schedule changes) it says so, reconnects with `since`
+and ends with exactly the segments the service has, none missed; a screenshot of the page under
+load is saved under test-artifacts/. Every request the page makes is a persisted document of
+frontend-contract/operations (the service refuses anything else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from websockets.typing import Subprotocol
+
+from tests.e2e.conftest import (
+    A100,
+    PROJECT_ID,
+    Service,
+    ServiceFactory,
+    embedded_env,
+    printed_tokens,
+)
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+MANIFEST: dict[str, str] = json.loads(
+    (REPO / "budcluster" / "http" / "persisted-documents.json").read_text()
+)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SHOWN_WITHIN = 1.0
+"""Seconds from a change reaching a subscriber to the page showing it."""
+
+
+def document(name: str) -> str:
+    """The hash of the persisted document holding operation `name`."""
+    for digest, text in MANIFEST.items():
+        if any(f"{kind} {name}" in text for kind in ("query", "mutation", "subscription")):
+            return digest
+    raise AssertionError(f"no operation {name} in the persisted documents")
+
+
+def chromium() -> str:
+    found = os.environ.get("BUDCLUSTER_CHROMIUM") or next(
+        (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
+        None,
+    )
+    if not found:
+        pytest.fail("no Chromium: ./dev test installs Debian's (or set BUDCLUSTER_CHROMIUM)")
+    return found
+
+
+@pytest.fixture(scope="module")
+async def service(
+    services: ServiceFactory, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Service]:
+    env = embedded_env(
+        tmp_path_factory.mktemp("page-data"),
+        BUDCLUSTER_PERSISTED_DOCUMENTS="only",
+        BUDCLUSTER_SIM_NODES="1x2xnvidia-a100-80gb,1x4xnvidia-tesla-t4",
+        BUDCLUSTER_SIM_TIME_SCALE="1",
+        BUDCLUSTER_SIM_POLL_SECONDS="0.1",
+    )
+    started = await services.start("page", env)
+    [token] = printed_tokens(started.stdout())
+    started.admin_token = token
+    started.cluster_id = await _cluster_id(started, token)
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+async def _cluster_id(service: Service, token: str) -> str:
+    body = await call(service, token, "ClusterList", {})
+    [cluster] = [c for c in body["clusters"] if c["name"] == "local-sim"]
+    return str(cluster["id"])
+
+
+async def call(service: Service, token: str, name: str, variables: dict[str, Any]) -> Any:
+    """Runs a contract operation by hash, as a persisted-only service requires."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        response = await client.post(
+            service.url,
+            json={
+                "variables": variables,
+                "extensions": {"persistedQuery": {"version": 1, "sha256Hash": document(name)}},
+            },
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    body = response.json()
+    assert response.status_code == 200 and "errors" not in body, body
+    return body["data"]
+
+
+async def submit(
+    service: Service,
+    name: str,
+    *,
+    gpus: int,
+    runtime: float,
+    gpu_type: str = A100,
+    job_type: str = "BATCH",
+    priority: str = "NORMAL",
+) -> str:
+    job = {
+        "name": name,
+        "projectId": PROJECT_ID,
+        "clusterId": service.cluster_id,
+        "jobType": job_type,
+        "priority": priority,
+        "deploymentType": "DOCKER",
+        "spec": {"simulation": {"runtime_seconds": runtime}},
+        "resources": {"gpuType": gpu_type, "gpuCount": gpus},
+        "estimatedDurationSeconds": max(60, int(runtime)),
+    }
+    answer = (await call(service, str(service.admin_token), "SubmitJob", {"input": job}))[
+        "submitJob"
+    ]
+    assert answer["__typename"] == "Job", answer
+    return str(answer["id"])
+
+
+class Watcher:
+    """Another subscriber of the same schedule: when each job's segment of each kind first
+    reached it (epoch seconds), and the last sequence."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.seen: dict[tuple[str, str], float] = {}
+        self.sequence = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Watcher:
+        ready = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._run(ready))
+        await asyncio.wait_for(ready, 15)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        async with websockets.connect(
+            self.service.ws_url, subprotocols=[Subprotocol("graphql-transport-ws")], max_size=None
+        ) as ws:
+            token = self.service.admin_token
+            await ws.send(
+                json.dumps(
+                    {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}
+                )
+            )
+            assert json.loads(await ws.recv())["type"] == "connection_ack"
+            hash_ = document("ScheduleTimeline")
+            payload = {
+                "variables": {"clusterId": self.service.cluster_id},
+                "extensions": {"persistedQuery": {"version": 1, "sha256Hash": hash_}},
+            }
+            await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": payload}))
+            async for raw in ws:
+                message = json.loads(raw)
+                assert message["type"] == "next", message
+                update = message["payload"]["data"]["scheduleTimeline"]
+                now = time.time()
+                self.sequence = update["sequence"]
+                for seg in update.get("segments") or [
+                    *update.get("added", []),
+                    *update.get("moved", []),
+                ]:
+                    if seg["jobId"]:
+                        self.seen.setdefault((seg["jobId"], seg["kind"]), now)
+                if not ready.done():
+                    ready.set_result(None)
+
+
+# --- the browser --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+RECORDER = """
+() => {
+  window.__shown = {};
+  const record = () => {
+    for (const el of document.querySelectorAll('[data-job-id][data-kind]')) {
+      const key = el.dataset.jobId + '|' + el.dataset.kind;
+      if (el.dataset.jobId && !(key in window.__shown)) window.__shown[key] = Date.now() / 1000;
+    }
+  };
+  new MutationObserver(record).observe(document.body, {
+    subtree: true, childList: true, attributes: true, attributeFilter: ['data-kind', 'class'],
+  });
+  record();
+}
+"""
+
+
+async def open_page(browser: Any, base: str, token: str, cluster_id: str) -> Any:
+    page = await browser.new_page(viewport={"width": 1600, "height": 900})
+    failures: list[str] = []
+    page.on("pageerror", lambda exc: failures.append(str(exc)))
+    page.failures = failures
+    await page.goto(f"{base}/schedule?cluster={cluster_id}")
+    await page.fill("#token-form input[name=token]", token)
+    await page.press("#token-form input[name=token]", "Enter")
+    await page.wait_for_selector("#connection[data-state=live]", timeout=15_000)
+    return page
+
+
+async def test_the_page_and_its_assets_come_from_budcluster(service: Service) -> None:
+    async with httpx.AsyncClient(base_url=service.base, timeout=10) as client:
+        page = await client.get("/schedule")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        assert "http://" not in page.text and "https://" not in page.text
+        for asset in ("/schedule/assets/schedule.js", "/schedule/assets/schedule.css"):
+            served = await client.get(asset)
+            assert served.status_code == 200 and len(served.content) > 1000, asset
+
+
+async def test_a_wrong_token_shows_an_error_not_a_blank_page(
+    service: Service, browser: Any
+) -> None:
+    page = await browser.new_page()
+    try:
+        await page.goto(f"{service.base}/schedule")
+        await page.fill("#token-form input[name=token]", "bud_" + "0" * 32 + "_" + "x" * 40)
+        await page.press("#token-form input[name=token]", "Enter")
+        error = page.locator("#error")
+        await error.wait_for(state="visible", timeout=10_000)
+        assert "token" in (await error.inner_text()).lower()
+        assert await page.locator("#token-form").is_visible()
+    finally:
+        await page.close()
+
+
+async def test_jobs_move_from_estimated_to_running_to_completed_on_screen(
+    service: Service, browser: Any
+) -> None:
+    async with Watcher(service) as watcher:
+        page = await open_page(
+            browser, service.base, str(service.admin_token), str(service.cluster_id)
+        )
+        try:
+            await page.evaluate(RECORDER)
+            blocker = await submit(service, "blocker", gpus=2, runtime=4)
+            job = await submit(service, "follower", gpus=1, runtime=3)
+            deadline = time.monotonic() + 60
+            while (job, "COMPLETED") not in watcher.seen and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+            assert (job, "COMPLETED") in watcher.seen, watcher.seen
+            await asyncio.sleep(SHOWN_WITHIN)
+            shown: dict[str, float] = await page.evaluate("window.__shown")
+            for kind in ("ESTIMATED", "RUNNING", "COMPLETED"):
+                assert (job, kind) in watcher.seen, (kind, watcher.seen)
+                key = f"{job}|{kind}"
+                assert key in shown, (key, shown)
+                lag = shown[key] - watcher.seen[(job, kind)]
+                assert lag < SHOWN_WITHIN, f"{kind} shown {lag:.2f}s after the change"
+            assert f"{blocker}|COMPLETED" in shown
+            assert not page.failures, page.failures
+        finally:
+            await page.close()
+
+
+class Proxy:
+    """A TCP proxy to `port` that can cut every connection and refuse new ones for a while."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(
+            self._serve, "127.0.0.1", self.port, reuse_address=True
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+        for writer in list(self._open):
+            writer.transport.abort()
+        self._open.clear()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        self._open |= {writer, up_writer}
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(ConnectionError, OSError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            sink.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        self._open -= {writer, up_writer}
+
+
+async def page_segments(page: Any) -> dict[str, str]:
+    found: dict[str, str] = await page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('[data-segment-id]')]
+              .map(el => [el.dataset.segmentId, el.dataset.kind]))"""
+    )
+    return found
+
+
+async def test_a_dropped_connection_resumes_with_since_and_misses_nothing(
+    service: Service, browser: Any
+) -> None:
+    proxy = Proxy(service.port)
+    await proxy.start()
+    page = await open_page(browser, proxy.base, str(service.admin_token), str(service.cluster_id))
+    try:
+        await submit(service, "before-drop", gpus=1, runtime=2)
+        await page.wait_for_selector("[data-kind][data-job-id]", timeout=10_000)
+        before: int = await page.evaluate("window.budSchedule.sequence")
+        await proxy.cut()
+        await page.wait_for_selector("#connection[data-state=reconnecting]", timeout=10_000)
+        assert "reconnect" in (await page.locator("#connection").inner_text()).lower()
+        missed = [await submit(service, f"while-down-{i}", gpus=1, runtime=3 + i) for i in range(3)]
+        await asyncio.sleep(1.0)
+        await proxy.start()
+        await page.wait_for_selector("#connection[data-state=live]", timeout=20_000)
+        status = (await page.locator("#connection").inner_text()).lower()
+        assert "resumed" in status and "resynchronised" not in status, status
+        # The page ends with what the service has: every segment, in the kind it has now.
+        for _ in range(50):
+            schedule = (
+                await call(
+                    service, str(service.admin_token), "ClusterSchedule", {"id": service.cluster_id}
+                )
+            )["cluster"]["schedule"]
+            expected = {s["id"]: s["kind"] for s in schedule["segments"]}
+            if (
+                await page_segments(page) == expected
+                and await page.evaluate("window.budSchedule.sequence") == schedule["sequence"]
+            ):
+                break
+            await asyncio.sleep(0.2)
+        assert await page_segments(page) == expected
+        assert {s["jobId"] for s in schedule["segments"]} >= set(missed)
+        assert schedule["sequence"] > before
+    finally:
+        await page.close()
+        await proxy.cut()
+
+
+async def test_a_screenshot_of_the_page_under_load(service: Service, browser: Any) -> None:
+    kinds = [("TRAINING", "HIGH"), ("BATCH", "NORMAL"), ("BATCH", "LOW"), ("TRAINING", "NORMAL")]
+    for i in range(14):
+        job_type, priority = kinds[i % 4]
+        await submit(
+            service,
+            f"{job_type.lower()}-{i}",
+            gpus=1 + i % 2,
+            runtime=900 + 600 * (i % 5),
+            job_type=job_type,
+            priority=priority,
+        )
+    for i in range(8):
+        await submit(
+            service,
+            f"t4-eval-{i}",
+            gpus=1 + i % 4,
+            runtime=600 + 450 * i,
+            gpu_type="nvidia-tesla-t4",
+        )
+    page = await open_page(browser, service.base, str(service.admin_token), str(service.cluster_id))
+    try:
+        await page.select_option("#range", "-2,6")
+        await page.wait_for_selector("#connection[data-state=live]", timeout=15_000)
+        await page.wait_for_selector("#queue tr[data-job-id]", timeout=15_000)
+        await page.locator("[data-kind=ESTIMATED]").first.click()
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = ARTIFACTS / "schedule-page.png"
+        await page.screenshot(path=str(shot), full_page=False)
+        assert shot.stat().st_size > 20_000
+        assert await page.locator("[data-kind=ESTIMATED]").count() > 0
+        assert await page.locator("[data-kind=RUNNING]").count() > 0
+        assert "job" in (await page.locator("#details").inner_text()).lower()
+        # Filters hide what they should: only TRAINING blocks and queue rows stay.
+        await page.select_option("#filter-type", "TRAINING")
+        await page.wait_for_function(
+            """() => {
+                const rows = [...document.querySelectorAll('#queue tbody tr[data-job-id]')];
+                const blocks = [...document.querySelectorAll('[data-segment-id][data-job-id]')];
+                return rows.length > 0 && rows.every(tr => /training/.test(tr.textContent))
+                    && blocks.length > 0
+                    && blocks.every(b => /^training-/.test(b.textContent.trim()));
+            }"""
+        )
+        assert not page.failures, page.failures
+    finally:
+        await page.close()

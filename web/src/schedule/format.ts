@@ -1,0 +1,54 @@
+// Small formatting helpers: escaping, times relative to now, absolute times.
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+export function esc(text: string | null | undefined): string {
+  return text == null ? "" : String(text).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+export function ms(iso: string | null | undefined): number | null {
+  if (iso == null) return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
+}
+
+const ABSOLUTE = new Intl.DateTimeFormat(undefined, {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+});
+const SHORT = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+
+export function absolute(t: number | null): string {
+  return t == null ? "—" : ABSOLUTE.format(t);
+}
+
+export function shortTime(t: number | null): string {
+  if (t == null) return "—";
+  const sameDay = new Date(t).toDateString() === new Date().toDateString();
+  return sameDay ? SHORT.format(t) : ABSOLUTE.format(t).replace(/:\d\d$/, "");
+}
+
+export function relative(t: number | null, now = Date.now()): string {
+  if (t == null) return "unknown";
+  const delta = t - now;
+  const abs = Math.abs(delta);
+  let text: string;
+  if (abs < 45_000) return delta >= 0 ? "now" : "just now";
+  if (abs < 90 * 60_000) text = `${Math.round(abs / 60_000)} min`;
+  else if (abs < 48 * 3_600_000) text = `${(abs / 3_600_000).toFixed(abs < 10 * 3_600_000 ? 1 : 0)} h`;
+  else text = `${Math.round(abs / 86_400_000)} d`;
+  return delta >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+export function windowText(earliest: number | null, latest: number | null): string {
+  if (earliest == null) return "—";
+  return `${shortTime(earliest)} – ${latest == null ? "open" : shortTime(latest)}`;
+}
+
+export function lower(text: string | null | undefined): string {
+  return text == null ? "—" : text.toLowerCase();
+}

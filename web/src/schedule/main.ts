@@ -1,0 +1,525 @@
+// The live schedule page: token → cluster list (HTTP) → ScheduleTimeline subscription (WS),
+// drawn with vis-timeline, with the queue, filters, details and connection state beside it.
+import type { Client } from "graphql-ws";
+import {
+  ClusterListDocument,
+  ScheduleTimelineDocument,
+  type ClusterListQuery,
+  type ScheduleTimelineSubscriptionVariables,
+} from "../../../frontend-contract/types/graphql";
+import { AuthError, NetworkError, graphqlBody, isAuthClose, openSocket, query } from "./api";
+import { absolute, esc, lower, ms, relative, windowText } from "./format";
+import { ScheduleModel, type QueueEntry, type Segment, type Update } from "./model";
+import { gpusText, renderQueue } from "./queue";
+import { TimelineView, segmentOf, type Filters } from "./timeline";
+
+type ConnectionState = "idle" | "connecting" | "live" | "reconnecting" | "error";
+type Cluster = ClusterListQuery["clusters"][number];
+type Payload = ReturnType<typeof graphqlBody<unknown, ScheduleTimelineSubscriptionVariables>>;
+
+const TOKEN_KEY = "budcluster.schedule.token";
+const HOUR = 3_600_000;
+
+function el<T extends HTMLElement = HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`#${id} is missing from the page`);
+  return found as T;
+}
+
+const ui = {
+  login: el("login"),
+  form: el<HTMLFormElement>("token-form"),
+  error: el("error"),
+  app: el("app"),
+  controls: el("controls"),
+  cluster: el<HTMLSelectElement>("cluster"),
+  range: el<HTMLSelectElement>("range"),
+  filterType: el<HTMLSelectElement>("filter-type"),
+  filterPriority: el<HTMLSelectElement>("filter-priority"),
+  filterGpu: el<HTMLSelectElement>("filter-gpu"),
+  connection: el("connection"),
+  forget: el<HTMLButtonElement>("forget-token"),
+  timeline: el("timeline"),
+  queue: el<HTMLTableElement>("queue"),
+  queueEmpty: el("queue-empty"),
+  queueCount: el("queue-count"),
+  details: el("details"),
+  tooltip: el("tooltip"),
+};
+
+const model = new ScheduleModel();
+let view: TimelineView | null = null;
+let token: string | null = null;
+let client: Client | null = null;
+let disposeSubscription: (() => void) | null = null;
+let payload: Payload | null = null;
+let generation = 0;
+let connection: ConnectionState = "idle";
+let dropped = false;
+let resumedNote = 0;
+let snapshotRequested = false;
+let queueFrame = 0;
+let selectedSegment: string | null = null;
+let selectedJob: string | null = null;
+let filters: Filters = { jobType: "", priority: "", gpuType: "" };
+
+const hooks = {
+  get state(): ConnectionState {
+    return connection;
+  },
+  get sequence(): number | null {
+    return model.sequence;
+  },
+  get segmentCount(): number {
+    return model.segments.size;
+  },
+  get itemCount(): number {
+    return view?.itemCount ?? 0;
+  },
+  lastApplyMs: 0,
+  lastFlushMs: 0,
+  renderedAt: 0,
+  applyMessage: (message: Update): void => applyMessage(message),
+};
+(window as unknown as { budSchedule: typeof hooks }).budSchedule = hooks;
+
+// ---------------------------------------------------------------- status and errors
+
+function setConnection(state: ConnectionState, text: string): void {
+  connection = state;
+  ui.connection.dataset.state = state;
+  ui.connection.textContent = text;
+}
+
+function showError(message: string, retry?: () => void): void {
+  ui.error.textContent = message;
+  if (retry) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Retry";
+    button.addEventListener("click", () => {
+      hideError();
+      retry();
+    });
+    ui.error.append(" ", button);
+  }
+  ui.error.hidden = false;
+}
+
+function hideError(): void {
+  ui.error.hidden = true;
+  ui.error.textContent = "";
+}
+
+// ---------------------------------------------------------------- token
+
+function showLogin(message?: string): void {
+  stopStreaming();
+  ui.app.hidden = true;
+  ui.controls.hidden = true;
+  ui.forget.hidden = true;
+  ui.login.hidden = false;
+  if (message) showError(message);
+  const input = ui.form.elements.namedItem("token") as HTMLInputElement;
+  input.value = "";
+  input.focus();
+}
+
+function forgetToken(message?: string): void {
+  token = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  showLogin(message);
+  setConnection(message ? "error" : "idle", message ? "Not signed in" : "Not connected");
+}
+
+ui.form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const input = ui.form.elements.namedItem("token") as HTMLInputElement;
+  const value = input.value.trim().replace(/^Bearer\s+/i, "");
+  if (!value) return;
+  sessionStorage.setItem(TOKEN_KEY, value);
+  hideError();
+  void start(value);
+});
+ui.forget.addEventListener("click", () => forgetToken());
+
+// ---------------------------------------------------------------- start: clusters over HTTP
+
+async function start(value: string): Promise<void> {
+  token = value;
+  ui.login.hidden = true;
+  ui.forget.hidden = false;
+  setConnection("connecting", "Loading clusters…");
+  let clusters: Cluster[];
+  try {
+    clusters = (await query(value, ClusterListDocument)).clusters;
+  } catch (error) {
+    if (error instanceof AuthError) return forgetToken(error.message);
+    setConnection("error", error instanceof NetworkError ? "Server unreachable" : "Error");
+    showError(error instanceof Error ? error.message : String(error), () => void start(value));
+    return;
+  }
+  if (token !== value) return;
+  if (clusters.length === 0) {
+    setConnection("error", "No clusters");
+    showError("This token sees no clusters.", () => void start(value));
+    return;
+  }
+  ui.cluster.innerHTML = clusters
+    .map((c) => `<option value="${esc(c.id)}">${esc(c.name)}${c.status === "AVAILABLE" ? "" : ` (${esc(lower(c.status))})`}</option>`)
+    .join("");
+  const wanted = new URLSearchParams(location.search).get("cluster");
+  const chosen = clusters.find((c) => c.id === wanted || c.name === wanted) ?? clusters[0];
+  ui.cluster.value = chosen.id;
+  rememberCluster(chosen.id);
+  ui.controls.hidden = false;
+  ui.app.hidden = false;
+  if (!view) createView();
+  client = openSocket(value, {
+    connecting: (reconnect) => {
+      if (reconnect || dropped) setConnection("reconnecting", "Connection lost — reconnecting…");
+      else setConnection("connecting", "Connecting…");
+    },
+    connected: () => {
+      if (dropped) {
+        dropped = false;
+        const since = payload?.variables?.since;
+        noteReconnected(since != null ? `Reconnected — resumed after #${since}` : "Reconnected");
+      }
+    },
+    closed: (event) => {
+      if (client == null || isAuthClose(event)) return;
+      if (connection === "live" || connection === "connecting") {
+        dropped = true;
+        setConnection("reconnecting", "Connection lost — reconnecting…");
+      }
+    },
+    fatal: (error) => socketFailed(error),
+  });
+  subscribe(false);
+}
+
+function rememberCluster(id: string): void {
+  const url = new URL(location.href);
+  if (url.searchParams.get("cluster") === id) return;
+  url.searchParams.set("cluster", id);
+  history.replaceState(null, "", url.pathname + url.search + url.hash);
+}
+
+function socketFailed(error: unknown): void {
+  if (client == null) return;
+  if (isAuthClose(error)) {
+    const reason = (error as { reason?: string }).reason;
+    forgetToken(`The API token was refused by the server${reason ? ` (${reason})` : ""}. Enter a valid token.`);
+    return;
+  }
+  stopStreaming();
+  setConnection("error", "Disconnected");
+  const code = (error as { code?: number } | null)?.code;
+  showError(`The live connection failed${code ? ` (close ${code})` : ""}.`, () => token && void start(token));
+}
+
+function stopStreaming(): void {
+  generation++;
+  disposeSubscription?.();
+  disposeSubscription = null;
+  payload = null;
+  const old = client;
+  client = null;
+  void old?.dispose();
+  dropped = false;
+}
+
+// ---------------------------------------------------------------- the subscription
+
+function rangeHours(): [number, number] {
+  const [from, to] = ui.range.value.split(",").map(Number);
+  return [from ?? -6, to ?? 24];
+}
+
+/** (Re)subscribes. `keep`: keep what is drawn and the window (a snapshot will replace it). */
+function subscribe(keep: boolean): void {
+  if (!client) return;
+  disposeSubscription?.();
+  const mine = ++generation;
+  if (!keep) {
+    model.reset();
+    model.rangeStart = 0;
+    model.rangeEnd = 0;
+    view?.apply({ snapshot: true, rowsChanged: true, upserted: [], removed: [], queueChanged: true, unknownRows: [] });
+    scheduleQueue();
+    showDetails(null);
+    setConnection("connecting", "Connecting…");
+  }
+  const previous = payload?.variables;
+  let from: string;
+  let to: string;
+  if (keep && previous?.from && previous?.to) {
+    from = previous.from;
+    to = previous.to;
+  } else {
+    const [fromH, toH] = rangeHours();
+    const now = Date.now();
+    from = new Date(now + fromH * HOUR).toISOString();
+    to = new Date(now + toH * HOUR).toISOString();
+  }
+  const variables: ScheduleTimelineSubscriptionVariables = { clusterId: ui.cluster.value, from, to };
+  payload = graphqlBody(ScheduleTimelineDocument, variables);
+  snapshotRequested = keep;
+  disposeSubscription = client.subscribe<{ scheduleTimeline: Update }>(payload, {
+    next: (result) => {
+      if (mine !== generation) return;
+      if (result.errors?.length) {
+        streamError(result.errors.map((e) => e.message).join("; "));
+        return;
+      }
+      if (result.data?.scheduleTimeline) applyMessage(result.data.scheduleTimeline);
+    },
+    error: (error) => {
+      if (mine !== generation) return;
+      if (isAuthClose(error)) return socketFailed(error);
+      if (Array.isArray(error)) {
+        streamError(error.map((e: { message?: string }) => e.message ?? String(e)).join("; "));
+        return;
+      }
+      socketFailed(error);
+    },
+    complete: () => {
+      // The server ended the stream (it should not); pick it up again where we were.
+      if (mine !== generation) return;
+      setTimeout(() => mine === generation && subscribe(true), 1000);
+    },
+  });
+}
+
+function streamError(message: string): void {
+  setConnection("error", "Subscription failed");
+  showError(`The schedule stream failed: ${message}`, () => subscribe(false));
+}
+
+function noteReconnected(text: string): void {
+  setConnection("live", text);
+  window.clearTimeout(resumedNote);
+  resumedNote = window.setTimeout(() => {
+    if (connection === "live") setConnection("live", liveText());
+  }, 15_000);
+}
+
+function liveText(): string {
+  return `Live · #${model.sequence ?? "–"}`;
+}
+
+// ---------------------------------------------------------------- applying a message
+
+function applyMessage(message: Update): void {
+  const t0 = performance.now();
+  const change = model.apply(message);
+  view?.apply(change);
+  if (payload?.variables) payload.variables.since = model.sequence;
+  if (change.queueChanged) scheduleQueue();
+  if (change.rowsChanged) fillGpuFilter();
+  if (message.__typename === "Schedule") {
+    const wasReconnect = resumedNote !== 0 && connection === "live" && ui.connection.textContent?.startsWith("Reconnected");
+    snapshotRequested = false;
+    if (message.reason === "resync" || message.reason === "history-gone" || message.reason === "unknown-since" || wasReconnect) {
+      noteReconnected(wasReconnect ? "Reconnected — resynchronised" : `Resynchronised (${message.reason})`);
+    } else if (connection !== "live" || !ui.connection.textContent?.startsWith("Re")) {
+      setConnection("live", liveText());
+    }
+    hideErrorIfStream();
+  } else if (connection === "live" && ui.connection.textContent?.startsWith("Live")) {
+    ui.connection.textContent = liveText();
+  }
+  if (selectedSegment && (change.snapshot || change.removed.includes(selectedSegment) || change.upserted.some((s) => s.id === selectedSegment))) {
+    const segment = model.segments.get(selectedSegment);
+    if (segment) showDetails(segment);
+  }
+  if (change.unknownRows.length && !change.snapshot && !snapshotRequested) {
+    // A node joined after our snapshot: ask for a fresh one (subscribe again without since).
+    subscribe(true);
+  }
+  hooks.lastApplyMs = performance.now() - t0;
+}
+
+function hideErrorIfStream(): void {
+  if (!ui.error.hidden && ui.error.textContent?.startsWith("The schedule stream")) hideError();
+}
+
+// ---------------------------------------------------------------- views
+
+function createView(): void {
+  const created = new TimelineView(ui.timeline, model);
+  view = created;
+  created.onFlush = (took) => {
+    hooks.lastFlushMs = took;
+  };
+  created.onRedraw = () => {
+    hooks.renderedAt = performance.now();
+  };
+  const timeline = created.timeline;
+  timeline.on("itemover", (props: { item: string; event: MouseEvent }) => showTooltip(segmentOf(String(props.item)), props.event));
+  timeline.on("itemout", () => {
+    ui.tooltip.hidden = true;
+  });
+  timeline.on("select", (props: { items: string[] }) => {
+    const first = props.items[0];
+    if (first == null) {
+      showDetails(null);
+      return;
+    }
+    const segment = model.segments.get(segmentOf(String(first)));
+    if (!segment) return;
+    if (segment.jobId) {
+      const ids = created.itemsOfJob(segment.jobId);
+      if (ids.length > 1) timeline.setSelection(ids);
+    }
+    selectedJob = segment.jobId ?? null;
+    showDetails(segment);
+    scheduleQueue();
+  });
+}
+
+function showTooltip(segmentId: string, event: MouseEvent): void {
+  const segment = model.segments.get(segmentId);
+  if (!segment) return;
+  const start = ms(segment.start);
+  const end = ms(segment.end);
+  const name = segment.mine ? segment.name : "another tenant";
+  const lines = [
+    `<strong>${esc(name)}</strong>`,
+    `${esc(lower(segment.kind))}${segment.status ? ` · ${esc(lower(segment.status))}` : ""}${segment.priority ? ` · ${esc(lower(segment.priority))}` : ""}${segment.jobType ? ` · ${esc(lower(segment.jobType))}` : ""}`,
+    `${esc(absolute(start))} → ${end == null ? "until stopped" : esc(absolute(end))} <span class="muted">(end: ${esc(segment.source)})</span>`,
+  ];
+  if (segment.earliestStart) lines.push(`window ${esc(windowText(ms(segment.earliestStart), ms(segment.latestStart)))}`);
+  lines.push(`${segment.rows.length} row${segment.rows.length === 1 ? "" : "s"}`);
+  ui.tooltip.innerHTML = lines.join("<br>");
+  ui.tooltip.hidden = false;
+  const x = Math.min(event.clientX + 14, window.innerWidth - ui.tooltip.offsetWidth - 8);
+  const y = event.clientY + 16 + ui.tooltip.offsetHeight > window.innerHeight ? event.clientY - ui.tooltip.offsetHeight - 8 : event.clientY + 16;
+  ui.tooltip.style.left = `${Math.max(4, x)}px`;
+  ui.tooltip.style.top = `${Math.max(4, y)}px`;
+}
+
+function row(label: string, value: string): string {
+  return `<dt>${esc(label)}</dt><dd>${value}</dd>`;
+}
+
+function showDetails(segment: Segment | null, entry?: QueueEntry): void {
+  selectedSegment = segment?.id ?? null;
+  if (!segment && !entry) {
+    selectedJob = null;
+    ui.details.innerHTML = '<p class="empty">Click a block or a queue row for details.</p>';
+    return;
+  }
+  if (segment) {
+    const name = segment.mine ? segment.name : "another tenant";
+    const start = ms(segment.start);
+    const end = ms(segment.end);
+    ui.details.innerHTML =
+      `<h2>${esc(name)}</h2><dl data-segment-id="${esc(segment.id)}">` +
+      row("Job id", segment.jobId ? `<code>${esc(segment.jobId)}</code>` : "—") +
+      row("Kind", esc(lower(segment.kind))) +
+      row("Status", esc(lower(segment.status))) +
+      row("Priority", esc(lower(segment.priority))) +
+      row("Job type", esc(lower(segment.jobType))) +
+      row("Start", `${esc(absolute(start))} <span class="muted">${esc(relative(start))}</span>`) +
+      row("End", end == null ? "until stopped" : `${esc(absolute(end))} <span class="muted">${esc(relative(end))}</span>`) +
+      row("End source", esc(segment.source)) +
+      row("Window", esc(windowText(ms(segment.earliestStart), ms(segment.latestStart)))) +
+      row("Rows", esc(segment.rows.join(", "))) +
+      "</dl>";
+    return;
+  }
+  if (entry) {
+    const start = ms(entry.estimatedStart);
+    ui.details.innerHTML =
+      `<h2>${esc(entry.mine ? entry.name : "another tenant")}</h2><dl>` +
+      row("Job id", entry.jobId && entry.mine ? `<code>${esc(entry.jobId)}</code>` : "—") +
+      row("Queue position", String(entry.position)) +
+      row("Priority", esc(lower(entry.priority))) +
+      row("Job type", esc(lower(entry.jobType))) +
+      row("GPUs", esc(gpusText(entry))) +
+      row("Estimated start", `${esc(absolute(start))} <span class="muted">${esc(relative(start))}</span>`) +
+      row("Window", esc(windowText(ms(entry.earliestStart), ms(entry.latestStart)))) +
+      row("Why it waits", esc(entry.reason)) +
+      (entry.warnings.length ? row("Warnings", entry.warnings.map(esc).join("<br>")) : "") +
+      "</dl>";
+  }
+}
+
+function scheduleQueue(): void {
+  if (!queueFrame) queueFrame = requestAnimationFrame(drawQueue);
+}
+
+function drawQueue(): void {
+  queueFrame = 0;
+  const body = ui.queue.tBodies[0];
+  if (!body) return;
+  const shown = renderQueue(body, model.queue, filters, selectedJob);
+  ui.queueEmpty.hidden = shown > 0;
+  ui.queueCount.textContent = shown === model.queue.length ? `${shown}` : `${shown} of ${model.queue.length}`;
+}
+
+function onQueueActivate(event: Event): void {
+  const tr = (event.target as HTMLElement).closest("tr[data-position]") as HTMLTableRowElement | null;
+  if (!tr) return;
+  const position = Number(tr.dataset.position);
+  const entry = model.queue.find((e) => e.position === position);
+  const jobId = tr.dataset.jobId || null;
+  selectedJob = jobId;
+  const ids = jobId && view ? view.itemsOfJob(jobId) : [];
+  if (view && ids.length) {
+    view.timeline.setSelection(ids, { focus: true, animation: { duration: 300, easingFunction: "easeInOutQuad" } } as never);
+    const segment = model.segments.get(segmentOf(ids[0]));
+    showDetails(segment ?? null, entry);
+  } else {
+    view?.timeline.setSelection([]);
+    showDetails(null, entry);
+    selectedJob = jobId;
+  }
+  scheduleQueue();
+}
+
+ui.queue.addEventListener("click", onQueueActivate);
+ui.queue.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    onQueueActivate(event);
+  }
+});
+
+// ---------------------------------------------------------------- controls
+
+function fillGpuFilter(): void {
+  const types = [...new Set(model.rows.map((r) => r.gpuType).filter((t): t is string => !!t))].sort();
+  const current = ui.filterGpu.value;
+  ui.filterGpu.innerHTML = '<option value="">all</option>' + types.map((t) => `<option value="${esc(t)}">${esc(t)}</option>`).join("");
+  ui.filterGpu.value = types.includes(current) ? current : "";
+  if (ui.filterGpu.value !== filters.gpuType) onFilters();
+}
+
+function onFilters(): void {
+  filters = { jobType: ui.filterType.value, priority: ui.filterPriority.value, gpuType: ui.filterGpu.value };
+  view?.setFilters(filters);
+  scheduleQueue();
+}
+
+ui.filterType.addEventListener("change", onFilters);
+ui.filterPriority.addEventListener("change", onFilters);
+ui.filterGpu.addEventListener("change", onFilters);
+ui.range.addEventListener("change", () => subscribe(false));
+ui.cluster.addEventListener("change", () => {
+  rememberCluster(ui.cluster.value);
+  subscribe(false);
+});
+
+// Relative times in the queue age; refresh them.
+window.setInterval(() => {
+  if (!ui.app.hidden) scheduleQueue();
+}, 30_000);
+
+// ---------------------------------------------------------------- boot
+
+const saved = sessionStorage.getItem(TOKEN_KEY);
+if (saved) void start(saved);
+else showLogin();

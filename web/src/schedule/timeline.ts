@@ -1,0 +1,316 @@
+// The Gantt view on vis-timeline: one row (group) per GPU, nested under its node, plus the CPU
+// pool; one item per (segment, row). Changes are queued and written to the DataSets once per
+// animation frame (one remove + one update), so a burst of diffs costs one redraw.
+import { DataSet } from "vis-data/esnext";
+import { Timeline, type DataGroup, type DataItem, type TimelineOptions } from "vis-timeline/esnext";
+import { esc } from "./format";
+import { batchItemChanges, invalidateRowLayout, patchVisTimeline } from "./vis-patches";
+import type { Change, Row, ScheduleModel, Segment } from "./model";
+
+export interface Filters {
+  jobType: string;
+  priority: string;
+  gpuType: string;
+}
+
+interface Group extends DataGroup {
+  order: number;
+  treeLevel: number;
+}
+
+interface Item extends DataItem {
+  id: string;
+  group: string;
+  start: number;
+  end: number;
+  "segment-id"?: string;
+  "job-id"?: string;
+  kind?: string;
+}
+
+const SEP = "\u001f";
+const MINUTE = 60_000;
+const CPU_ROW = "cpu";
+
+export function segmentOf(itemId: string): string {
+  const cut = itemId.indexOf(SEP);
+  return cut < 0 ? itemId : itemId.slice(0, cut);
+}
+
+export function passesFilters(segment: { jobType?: string | null; priority?: string | null }, filters: Filters): boolean {
+  if (filters.jobType && segment.jobType !== filters.jobType) return false;
+  if (filters.priority && segment.priority !== filters.priority) return false;
+  return true;
+}
+
+export class TimelineView {
+  readonly timeline: Timeline;
+  private readonly items = new DataSet<Item, "id">();
+  private readonly groups = new DataSet<Group, "id">();
+  /** The item ids each segment has (as they will be once pending changes are written). */
+  private readonly segmentItems = new Map<string, string[]>();
+  private pending = new Map<string, Item | null>();
+  private clearPending = false;
+  private frame = 0;
+  private rangeKey = "";
+  private filters: Filters = { jobType: "", priority: "", gpuType: "" };
+  /** Called after pending changes were written (the redraw follows in vis-timeline's own tick). */
+  onFlush: (writtenMs: number) => void = () => {};
+  /** Called after a redraw that includes every change applied so far. */
+  onRedraw: () => void = () => {};
+
+  constructor(container: HTMLElement, private readonly model: ScheduleModel) {
+    patchVisTimeline();
+    const now = Date.now();
+    const options: TimelineOptions = {
+      stack: false,
+      groupHeightMode: "auto",
+      orientation: { axis: "top", item: "top" },
+      margin: { item: { horizontal: 0, vertical: 2 }, axis: 2 },
+      verticalScroll: true,
+      horizontalScroll: false,
+      zoomKey: "ctrlKey",
+      maxHeight: Math.max(300, container.clientHeight || 600),
+      height: Math.max(300, container.clientHeight || 600),
+      zoomMin: 5 * MINUTE,
+      zoomMax: 8 * 24 * 60 * MINUTE,
+      showCurrentTime: true,
+      selectable: true,
+      multiselect: true,
+      editable: false,
+      showTooltips: false,
+      groupOrder: "order",
+      xss: { disabled: true },
+      dataAttributes: ["segment-id", "job-id", "kind"],
+      tooltip: { followMouse: false },
+    } as TimelineOptions;
+    this.timeline = new Timeline(container, this.items as never, this.groups as never, options);
+    this.groups.on("*", () => invalidateRowLayout());
+    this.timeline.on("changed", () => {
+      // A redraw that shows everything applied so far (none waiting for the next frame).
+      if (!this.frame && !this.clearPending && this.pending.size === 0) this.onRedraw();
+    });
+    // Not via the start/end options: with those, vis-timeline stays hidden until a range change.
+    this.timeline.setWindow(now - 6 * 60 * MINUTE, now + 24 * 60 * MINUTE, { animation: false });
+    const resize = new ResizeObserver(() => {
+      const h = Math.max(300, container.clientHeight);
+      this.timeline.setOptions({ maxHeight: h, height: h } as TimelineOptions);
+    });
+    resize.observe(container);
+  }
+
+  get itemCount(): number {
+    return this.items.length;
+  }
+
+  /** A new subscription window: fit the view to it and bound zooming and panning. */
+  setRange(start: number, end: number): void {
+    const key = `${start}:${end}`;
+    if (key === this.rangeKey || !(end > start)) return;
+    this.rangeKey = key;
+    const span = end - start;
+    this.timeline.setOptions({ min: start - span * 0.05, max: end + span * 0.05, zoomMax: span * 1.1 } as TimelineOptions);
+    this.timeline.setWindow(start, end, { animation: false });
+  }
+
+  setFilters(filters: Filters): void {
+    const gpuChanged = filters.gpuType !== this.filters.gpuType;
+    const blocksChanged = filters.jobType !== this.filters.jobType || filters.priority !== this.filters.priority;
+    this.filters = { ...filters };
+    if (gpuChanged) this.applyRowVisibility();
+    if (blocksChanged) this.rebuildAll();
+  }
+
+  /** Applies what the model changed; DataSet writes happen on the next animation frame. */
+  apply(change: Change): void {
+    if (change.rowsChanged) this.rebuildGroups();
+    if (change.snapshot) {
+      this.setRange(this.model.rangeStart, this.model.rangeEnd);
+      this.rebuildAll();
+      return;
+    }
+    for (const id of change.removed) this.dropSegment(id);
+    for (const segment of change.upserted) this.putSegment(segment);
+    this.schedule();
+  }
+
+  /** The item ids of a job's segments (those currently drawn). */
+  itemsOfJob(jobId: string): string[] {
+    const ids: string[] = [];
+    for (const segment of this.model.segments.values()) {
+      if (segment.jobId === jobId) {
+        for (const id of this.segmentItems.get(segment.id) ?? []) if (!id.endsWith(`${SEP}w`)) ids.push(id);
+      }
+    }
+    return ids;
+  }
+
+  /** Writes pending changes now (the benchmark and tests may call it; normally rAF does). */
+  flush(): void {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    const t0 = performance.now();
+    if (this.clearPending) {
+      this.clearPending = false;
+      const all: Item[] = [];
+      for (const item of this.pending.values()) if (item) all.push(item);
+      this.pending = new Map();
+      batchItemChanges(() => {
+        this.items.clear();
+        this.items.add(all);
+      });
+    } else if (this.pending.size) {
+      const removes: string[] = [];
+      const updates: Item[] = [];
+      for (const [id, item] of this.pending) {
+        if (item) updates.push(item);
+        else removes.push(id);
+      }
+      this.pending = new Map();
+      batchItemChanges(() => {
+        if (removes.length) this.items.remove(removes);
+        if (updates.length) this.items.update(updates);
+      });
+    }
+    this.onFlush(performance.now() - t0);
+  }
+
+  private schedule(): void {
+    if (!this.frame) this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.flush();
+    });
+  }
+
+  private rebuildAll(): void {
+    this.segmentItems.clear();
+    this.pending = new Map();
+    this.clearPending = true;
+    for (const segment of this.model.segments.values()) this.putSegment(segment);
+    this.schedule();
+  }
+
+  private dropSegment(segmentId: string): void {
+    const old = this.segmentItems.get(segmentId);
+    if (!old) return;
+    this.segmentItems.delete(segmentId);
+    for (const id of old) this.setPending(id, null);
+  }
+
+  private setPending(id: string, item: Item | null): void {
+    if (this.clearPending) {
+      if (item) this.pending.set(id, item);
+      else this.pending.delete(id);
+    } else {
+      this.pending.set(id, item);
+    }
+  }
+
+  private putSegment(segment: Segment): void {
+    const old = this.segmentItems.get(segment.id);
+    const next = passesFilters(segment, this.filters) ? this.itemsFor(segment) : [];
+    const ids = next.map((item) => item.id);
+    if (old) {
+      for (const id of old) if (!ids.includes(id)) this.setPending(id, null);
+    }
+    if (ids.length) this.segmentItems.set(segment.id, ids);
+    else this.segmentItems.delete(segment.id);
+    for (const item of next) this.setPending(item.id, item);
+  }
+
+  private itemsFor(segment: Segment): Item[] {
+    const rangeEnd = this.model.rangeEnd;
+    const start = segment.start != null ? Date.parse(segment.start) : this.model.rangeStart;
+    const open = segment.end == null;
+    let end = open ? Math.max(rangeEnd, start + MINUTE) : Date.parse(segment.end as string);
+    if (Number.isNaN(start) || Number.isNaN(end)) return [];
+    if (end <= start) end = start + MINUTE;
+    const kind = segment.kind.toLowerCase();
+    let className = `k-${kind}`;
+    if (!segment.mine) className += " other";
+    if (open) className += " open";
+    if (segment.priority) className += ` p-${segment.priority.toLowerCase()}`;
+    const name = segment.mine ? segment.name : "another tenant";
+    const content = esc(name);
+    const jobId = segment.mine ? segment.jobId ?? "" : "";
+    const earliest = segment.kind === "ESTIMATED" && segment.earliestStart != null ? Date.parse(segment.earliestStart) : NaN;
+    let latest = NaN;
+    if (!Number.isNaN(earliest)) latest = segment.latestStart != null ? Date.parse(segment.latestStart) : Math.max(rangeEnd, earliest + MINUTE);
+    const items: Item[] = [];
+    for (const row of segment.rows) {
+      if (!this.model.rowIds.has(row)) continue;
+      items.push({
+        id: `${segment.id}${SEP}${row}`,
+        group: row,
+        start,
+        end,
+        content,
+        className,
+        type: "range",
+        "segment-id": segment.id,
+        "job-id": jobId,
+        kind: segment.kind,
+      });
+      if (!Number.isNaN(earliest) && latest > earliest) {
+        items.push({
+          id: `${segment.id}${SEP}${row}${SEP}w`,
+          group: row,
+          start: earliest,
+          end: latest,
+          content: "",
+          className: segment.latestStart == null ? "window open-window" : "window",
+          type: "background",
+        });
+      }
+    }
+    return items;
+  }
+
+  private rebuildGroups(): void {
+    const groups: Group[] = [];
+    const byNode = new Map<string, Group & { nestedGroups: string[] }>();
+    let order = 0;
+    let cpuRows: Row[] = [];
+    for (const row of this.model.rows) {
+      if (row.id === CPU_ROW || row.node == null) {
+        cpuRows.push(row);
+        continue;
+      }
+      let node = byNode.get(row.node);
+      if (node === undefined) {
+        node = { id: `node${SEP}${row.node}`, content: `<span class="node-name">${esc(row.node)}</span>`, nestedGroups: [], showNested: true, order: order++, treeLevel: 1, className: "node" };
+        byNode.set(row.node, node);
+        groups.push(node);
+      }
+      node.nestedGroups.push(row.id);
+      const label = `gpu ${row.gpuIndex ?? "?"} · ${esc(row.gpuType ?? "unknown")}`;
+      groups.push({ id: row.id, content: label, order: order++, treeLevel: 2, className: "gpu" });
+    }
+    if (cpuRows.length) {
+      groups.push({ id: `pool${SEP}cpu`, content: '<span class="node-name">CPU pool</span>', nestedGroups: cpuRows.map((r) => r.id), showNested: true, order: order++, treeLevel: 1, className: "node" });
+      for (const row of cpuRows) groups.push({ id: row.id, content: row.id === CPU_ROW ? "cpu" : esc(row.id), order: order++, treeLevel: 2, className: "cpu" });
+    }
+    cpuRows = [];
+    this.groups.clear();
+    this.groups.add(groups);
+    this.applyRowVisibility();
+  }
+
+  private applyRowVisibility(): void {
+    const wanted = this.filters.gpuType;
+    const updates: Array<{ id: string; visible: boolean }> = [];
+    const nodeVisible = new Map<string, boolean>();
+    for (const row of this.model.rows) {
+      const visible = !wanted || row.gpuType === wanted;
+      updates.push({ id: row.id, visible });
+      const parent = row.id === CPU_ROW || row.node == null ? `pool${SEP}cpu` : `node${SEP}${row.node}`;
+      nodeVisible.set(parent, (nodeVisible.get(parent) ?? false) || visible);
+    }
+    for (const [id, visible] of nodeVisible) updates.push({ id, visible });
+    const changed = updates.filter((g) => {
+      const current = this.groups.get(g.id);
+      return current != null && (current.visible ?? true) !== g.visible;
+    });
+    if (changed.length) this.groups.update(changed as Partial<Group>[] as Group[]);
+  }
+}
