@@ -89,19 +89,17 @@ class PersistedDocuments:
 
 
 def _requested_hash(extensions: object, document_id: object) -> str | None:
-    candidates: list[object] = [document_id]
-    if isinstance(extensions, dict):
-        persisted = extensions.get("persistedQuery")
-        if isinstance(persisted, dict):
-            candidates.append(persisted.get("sha256Hash"))
+    candidates: list[object] = [] if document_id is None else [document_id]
+    if isinstance(extensions, dict) and extensions.get("persistedQuery") is not None:
+        persisted = extensions["persistedQuery"]
+        candidates.append(persisted.get("sha256Hash") if isinstance(persisted, dict) else None)
     for value in candidates:
-        if value is None:
-            continue
         match = _HASH.fullmatch(value) if isinstance(value, str) else None
         if match is None:
             raise Refused(
                 "BAD_REQUEST",
-                "a persisted document's hash must be 64 lowercase hex digits (sha256)",
+                "a persisted document's hash (`extensions.persistedQuery.sha256Hash` or "
+                "`documentId`) must be 64 lowercase hex digits (sha256)",
             )
         return match.group(1)
     return None

@@ -96,6 +96,8 @@ class _TransportWS(GraphQLTransportWSHandler[Context, None]):
             payload["query"] = self.view.persisted.resolve(
                 payload.get("query"), payload.get("extensions"), payload.get("documentId")
             )
+            if payload["query"] is None:
+                raise Refused("BAD_REQUEST", "`payload` must have a `query` string")
         except Refused as refused:
             await self.send_message(
                 {

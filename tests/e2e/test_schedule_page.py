@@ -203,6 +203,40 @@ class Watcher:
                     ready.set_result(None)
 
 
+async def test_a_persisted_only_socket_refuses_free_text_and_stays_open(service: Service) -> None:
+    async with websockets.connect(
+        service.ws_url, subprotocols=[Subprotocol("graphql-transport-ws")]
+    ) as ws:
+        init = {"Authorization": f"Bearer {service.admin_token}"}
+        await ws.send(json.dumps({"type": "connection_init", "payload": init}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        cluster = {"clusterId": service.cluster_id}
+        refusals = {
+            "free": {"query": 'subscription { jobUpdates(clusterId: "x") { __typename } }'},
+            "unknown": {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "b" * 64}}},
+            "shapeless": {"extensions": {"persistedQuery": {"version": 1}}},
+        }
+        codes = {
+            "free": "PERSISTED_DOCUMENT_REQUIRED",
+            "unknown": "PERSISTED_DOCUMENT_NOT_FOUND",
+            "shapeless": "BAD_REQUEST",
+        }
+        for op, payload in refusals.items():
+            await ws.send(json.dumps({"id": op, "type": "subscribe", "payload": payload}))
+            answer = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert answer["type"] == "error" and answer["id"] == op, answer
+            assert answer["payload"][0]["extensions"]["code"] == codes[op], answer
+        hash_ = document("ScheduleTimeline")
+        payload = {
+            "variables": cluster,
+            "extensions": {"persistedQuery": {"version": 1, "sha256Hash": hash_}},
+        }
+        await ws.send(json.dumps({"id": "ok", "type": "subscribe", "payload": payload}))
+        answer = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert answer["type"] == "next", answer
+        assert answer["payload"]["data"]["scheduleTimeline"]["__typename"] == "Schedule"
+
+
 # --- the browser --------------------------------------------------------------------------------
 
 

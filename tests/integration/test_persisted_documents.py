@@ -93,8 +93,16 @@ async def test_only_mode_runs_stored_documents_alone(only_api: Api) -> None:
     assert await post(only_api, {"query": DOCUMENTS[CLUSTER_LIST]}, token) == answer
     unknown = await only_api.client.post("/graphql", json=persisted("a" * 64), headers=headers)
     assert_json_error(unknown, 400, "PERSISTED_DOCUMENT_NOT_FOUND")
-    malformed = await only_api.client.post("/graphql", json=persisted("xyz"), headers=headers)
-    assert_json_error(malformed, 400, "BAD_REQUEST")
+    for malformed in (
+        persisted("xyz"),
+        persisted("A" * 64),
+        {"extensions": {"persistedQuery": "abc"}},
+        {"extensions": {"persistedQuery": {"version": 1}}},
+        {"documentId": 5},
+        {"documentId": "md5:" + "a" * 32},
+    ):
+        refused = await only_api.client.post("/graphql", json=malformed, headers=headers)
+        assert_json_error(refused, 400, "BAD_REQUEST")
     mutation = await only_api.client.post(
         "/graphql",
         json={
