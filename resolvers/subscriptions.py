@@ -27,6 +27,7 @@ from schema.types.job import Job, JobEvent
 from schema.types.timeline import (
     QueueEntry,
     ScheduleDiff,
+    ScheduleRow,
     ScheduleUpdate,
     TimelineSegment,
     forecast_of,
@@ -149,6 +150,9 @@ def _diff(change: ScheduleChange, principal: Principal) -> ScheduleDiff:
         if change.queue is None
         else [QueueEntry.from_domain(e, principal) for e in change.queue],
         forecast_update=None if change.forecast is None else forecast_of(change.forecast),
+        rows_update=None
+        if change.rows is None
+        else [ScheduleRow.from_domain(r) for r in change.rows],
         shared=True,
     )
     _diffs[key] = (change, diff)

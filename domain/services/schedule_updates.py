@@ -22,7 +22,7 @@ from datetime import datetime
 from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
-from domain.model.timeline import QueueEntry, Segment, Timeline, TimelineDiff
+from domain.model.timeline import QueueEntry, Row, Segment, Timeline, TimelineDiff
 from domain.ports import EventHub, EventLog, StoredEvent
 from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
 from domain.services.timeline import TimelineService, anonymous, anonymous_entry, visible_to
@@ -44,6 +44,8 @@ class ScheduleChange:
     removed: tuple[str, ...]
     queue: tuple[QueueEntry, ...] | None
     forecast: dict[str, tuple[tuple[datetime, int], ...]] | None
+    rows: tuple[Row, ...] | None = None
+    """The whole new list of rows when a node joined, left or changed its GPUs."""
 
 
 ScheduleUpdate = ScheduleSnapshot | ScheduleChange
@@ -67,7 +69,14 @@ def cut_change(
     )
     forecast = None if change.forecast is None else dict(change.forecast)
     return ScheduleChange(
-        sequence, change.computed_at, added, moved, (*change.removed, *left), queue, forecast
+        sequence,
+        change.computed_at,
+        added,
+        moved,
+        (*change.removed, *left),
+        queue,
+        forecast,
+        change.rows,
     )
 
 

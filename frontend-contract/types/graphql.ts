@@ -1435,6 +1435,8 @@ export type ScheduleDiff = {
   queueUpdate?: Maybe<Array<QueueEntry>>;
   /** Ids that left the timeline or your window (unknown ids can be ignored). */
   removed: Array<Scalars['String']['output']>;
+  /** The whole new list of rows, if a node joined, left or changed its GPUs. Completed work may still name rows that are gone. */
+  rowsUpdate?: Maybe<Array<ScheduleRow>>;
   sequence: Scalars['Int']['output'];
 };
 
@@ -1442,6 +1444,15 @@ export type ScheduleFilter = {
   kinds?: InputMaybe<Array<SegmentKind>>;
   onlyMine?: Scalars['Boolean']['input'];
   priorities?: InputMaybe<Array<JobPriority>>;
+};
+
+/** A row of the schedule without its segments: a GPU of a node, or the CPU pool (id `cpu`). */
+export type ScheduleRow = {
+  __typename?: 'ScheduleRow';
+  gpuIndex?: Maybe<Scalars['Int']['output']>;
+  gpuType?: Maybe<Scalars['String']['output']>;
+  id: Scalars['String']['output'];
+  node?: Maybe<Scalars['String']['output']>;
 };
 
 export type ScheduleUpdate = Schedule | ScheduleDiff;
@@ -1899,7 +1910,7 @@ export type ScheduleTimelineSubscriptionVariables = Exact<{
 }>;
 
 
-export type ScheduleTimelineSubscription = { __typename?: 'Subscription', scheduleTimeline: { __typename: 'Schedule', sequence: number, reason: string, computedAt: string, start: string, end: string, rows: Array<{ __typename?: 'TimelineRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }>, segments: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queue: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> } | { __typename: 'ScheduleDiff', sequence: number, computedAt: string, removed: Array<string>, added: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, moved: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queueUpdate?: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> | null } };
+export type ScheduleTimelineSubscription = { __typename?: 'Subscription', scheduleTimeline: { __typename: 'Schedule', sequence: number, reason: string, computedAt: string, start: string, end: string, rows: Array<{ __typename?: 'TimelineRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }>, segments: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queue: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> } | { __typename: 'ScheduleDiff', sequence: number, computedAt: string, removed: Array<string>, added: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, moved: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queueUpdate?: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> | null, rowsUpdate?: Array<{ __typename?: 'ScheduleRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }> | null } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -3073,6 +3084,12 @@ export const ScheduleTimelineDocument = new TypedDocumentString(`
       queueUpdate {
         ...Waiting
       }
+      rowsUpdate {
+        id
+        node
+        gpuIndex
+        gpuType
+      }
     }
   }
 }
@@ -3107,4 +3124,4 @@ fragment Waiting on QueueEntry {
   jobType
   earliestStart
   latestStart
-}`, {"hash":"3920256b5398b35f2ab3f0508a4bed62d2e184d25773b3b5cf6acbf9078cd66d"}) as unknown as TypedDocumentString<ScheduleTimelineSubscription, ScheduleTimelineSubscriptionVariables>;
+}`, {"hash":"6bcf83a8badc0aa4888fc1db52b18dc8e4a43f68d40dbeb43fae9b12e079d268"}) as unknown as TypedDocumentString<ScheduleTimelineSubscription, ScheduleTimelineSubscriptionVariables>;

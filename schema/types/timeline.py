@@ -79,6 +79,21 @@ class TimelineRow:
     segments: list[TimelineSegment]
 
 
+@strawberry.type(
+    description="A row of the schedule without its segments: a GPU of a node, or the CPU pool "
+    "(id `cpu`)."
+)
+class ScheduleRow:
+    id: str
+    node: str | None
+    gpu_index: int | None
+    gpu_type: str | None
+
+    @classmethod
+    def from_domain(cls, row: model.Row) -> ScheduleRow:
+        return cls(id=row.id, node=row.node, gpu_index=row.gpu_index, gpu_type=row.gpu_type)
+
+
 @strawberry.type(description="A waiting job, in the order the estimator expects them to start.")
 class QueueEntry:
     position: int
@@ -211,6 +226,11 @@ class ScheduleDiff:
     )
     forecast_update: list[GpuForecast] | None = strawberry.field(
         description="The whole new forecast, if it changed."
+    )
+    rows_update: list[ScheduleRow] | None = strawberry.field(
+        default=None,
+        description="The whole new list of rows, if a node joined, left or changed its GPUs. "
+        "Completed work may still name rows that are gone.",
     )
     shared: strawberry.Private[bool] = False  # the same for every subscriber of a tenant
 

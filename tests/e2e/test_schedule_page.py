@@ -430,6 +430,62 @@ async def test_a_dropped_connection_resumes_with_since_and_misses_nothing(
         await proxy.cut()
 
 
+async def test_a_node_that_joins_gets_its_rows_without_a_reload(
+    service: Service, browser: Any
+) -> None:
+    """A diff's `rowsUpdate` (the whole new list of rows) goes through the page's own message
+    path: the new node's GPUs appear as rows, and a block on them is drawn."""
+    token, cluster_id = str(service.admin_token), str(service.cluster_id)
+    page = await open_page(browser, service.base, token, cluster_id)
+    try:
+        schedule = (await call(service, token, "ClusterSchedule", {"id": cluster_id}))["cluster"][
+            "schedule"
+        ]
+        rows = [*schedule["rows"][:-1]]
+        rows += [
+            {"id": f"sim-new/{i}", "node": "sim-new", "gpuIndex": i, "gpuType": "nvidia-h100-80gb"}
+            for i in range(2)
+        ]
+        rows.append(schedule["rows"][-1])
+        now = time.time()
+        start = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now - 600))
+        end = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now + 1800))
+        segment = {
+            "id": "joined-node-block",
+            "rows": ["sim-new/0", "sim-new/1"],
+            "start": start,
+            "end": end,
+            "kind": "RUNNING",
+            "source": "estimate",
+            "jobId": "00000000-0000-4000-8000-000000000001",
+            "name": "on-the-new-node",
+            "status": "RUNNING",
+            "priority": "NORMAL",
+            "mine": True,
+            "earliestStart": None,
+            "latestStart": None,
+            "jobType": "TRAINING",
+        }
+        diff = {
+            "__typename": "ScheduleDiff",
+            "sequence": await page.evaluate("() => window.budSchedule.sequence") + 1,
+            "computedAt": start,
+            "added": [segment],
+            "moved": [],
+            "removed": [],
+            "queueUpdate": None,
+            "rowsUpdate": rows,
+        }
+        await page.evaluate("(diff) => window.budSchedule.applyMessage(diff)", diff)
+        await page.wait_for_function(
+            """() => document.querySelectorAll('[data-segment-id="joined-node-block"]').length == 2
+                 && document.body.innerText.includes('sim-new')"""
+        )
+        assert not page.failures, page.failures
+    finally:
+        await page.close()
+
+
 async def test_a_screenshot_of_the_page_under_load(service: Service, browser: Any) -> None:
     kinds = [("TRAINING", "HIGH"), ("BATCH", "NORMAL"), ("BATCH", "LOW"), ("TRAINING", "NORMAL")]
     for i in range(14):

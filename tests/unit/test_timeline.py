@@ -51,6 +51,7 @@ from domain.services.schedule_updates import (
     ScheduleChange,
     ScheduleSnapshot,
     ScheduleUpdatesService,
+    cut_change,
 )
 from domain.services.timeline import TimelineService, cut
 from tests.support.admission_tables import A100, CLUSTER, NOW, TENANT, Scenario, W, q
@@ -206,6 +207,22 @@ def test_diff_apply_and_documents() -> None:
     round_trip = diff_from_document(json.loads(json.dumps(diff_to_document(change))))
     assert round_trip == change
     assert timeline_from_document(json.loads(json.dumps(timeline_to_document(after)))) == after
+
+
+def test_a_node_joining_reaches_subscribers_as_the_new_rows() -> None:
+    _, before = built()
+    grown = replace(SCENARIO, nodes=[*SCENARIO.nodes, ("n3", A100, 4)])
+    _, after = built(grown)
+    change = timelines.diff(before, after)
+    assert change.rows is not None and [r.id for r in change.rows][-5:] == [
+        *(f"n3/{i}" for i in range(4)),
+        CPU_ROW,
+    ]
+    owner = Principal(TenantId(TENANT), frozenset({Scope.JOBS_READ}))
+    cut_one = cut_change(7, change, owner, NOW - timedelta(hours=1), NOW + timedelta(days=1))
+    assert cut_one.rows == change.rows
+    same = cut_change(8, timelines.diff(after, after), owner, NOW, NOW + timedelta(days=1))
+    assert same.rows is None
 
 
 def test_cut_anonymises_other_tenants_and_keeps_the_window() -> None:

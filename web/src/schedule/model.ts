@@ -56,14 +56,18 @@ export class ScheduleModel {
     return message.__typename === "Schedule" ? this.applySnapshot(message) : this.applyDiff(message);
   }
 
+  /** Replaces the rows when they differ from the ones held; true when they did. */
+  private setRows(rows: readonly Row[]): boolean {
+    const signature = rows.map((r) => `${r.id}\u0001${r.node ?? ""}\u0001${r.gpuIndex ?? ""}\u0001${r.gpuType ?? ""}`).join("\u0002");
+    if (signature === this.rowSignature) return false;
+    this.rowSignature = signature;
+    this.rows = rows.map((r) => ({ id: r.id, node: r.node, gpuIndex: r.gpuIndex, gpuType: r.gpuType }));
+    this.rowIds = new Set(this.rows.map((r) => r.id));
+    return true;
+  }
+
   private applySnapshot(message: ScheduleMessage): Change {
-    const signature = message.rows.map((r) => `${r.id}\u0001${r.node ?? ""}\u0001${r.gpuIndex ?? ""}\u0001${r.gpuType ?? ""}`).join("\u0002");
-    const rowsChanged = signature !== this.rowSignature;
-    if (rowsChanged) {
-      this.rowSignature = signature;
-      this.rows = message.rows.map((r) => ({ id: r.id, node: r.node, gpuIndex: r.gpuIndex, gpuType: r.gpuType }));
-      this.rowIds = new Set(this.rows.map((r) => r.id));
-    }
+    const rowsChanged = this.setRows(message.rows);
     this.segments = new Map();
     for (const segment of message.segments) this.segments.set(segment.id, segment);
     this.queue = message.queue;
@@ -92,9 +96,11 @@ export class ScheduleModel {
     const queueChanged = message.queueUpdate != null;
     if (message.queueUpdate != null) this.queue = message.queueUpdate;
     if (this.sequence == null || message.sequence > this.sequence) this.sequence = message.sequence;
+    // A node joined, left or changed its GPUs: the whole new list of rows.
+    const rowsChanged = message.rowsUpdate != null && this.setRows(message.rowsUpdate);
     return {
       snapshot: false,
-      rowsChanged: false,
+      rowsChanged,
       upserted,
       removed,
       queueChanged,

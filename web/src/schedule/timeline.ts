@@ -124,8 +124,9 @@ export class TimelineView {
   /** Applies what the model changed; DataSet writes happen on the next animation frame. */
   apply(change: Change): void {
     if (change.rowsChanged) this.rebuildGroups();
-    if (change.snapshot) {
-      this.setRange(this.model.rangeStart, this.model.rangeEnd);
+    if (change.snapshot || change.rowsChanged) {
+      // New rows (a node joined or left) re-attach every item to the rebuilt groups.
+      if (change.snapshot) this.setRange(this.model.rangeStart, this.model.rangeEnd);
       this.rebuildAll();
       return;
     }
