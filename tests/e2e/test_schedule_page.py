@@ -7,8 +7,10 @@ the page subscribes and, as jobs submitted through the API wait, run and finish,
 as estimated, then running, then completed, each within a second of the change reaching another
 subscriber; after its WebSocket is cut (a proxy between the browser and the service drops every
 connection and refuses new ones while the schedule changes) it says so, reconnects with `since`
-and ends with exactly the segments the service has, none missed; a screenshot of the page under
-load is saved under test-artifacts/. Every request the page makes is a persisted document of
+and ends with exactly the segments the service has, none missed; a diff's `rowsUpdate` (a node
+joined) draws the new rows without a reload; the time window moves with the browser's clock (a
+fresh subscription once now has moved by 5 % of the range); a screenshot of the page under load
+is saved under test-artifacts/, after which the filters leave only the chosen job type. Every request the page makes is a persisted document of
 frontend-contract/operations (the service refuses anything else).
 """
 
@@ -21,6 +23,7 @@ import os
 import shutil
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -482,6 +485,40 @@ async def test_a_node_that_joins_gets_its_rows_without_a_reload(
                  && document.body.innerText.includes('sim-new')"""
         )
         assert not page.failures, page.failures
+    finally:
+        await page.close()
+
+
+async def test_the_window_moves_with_the_clock(service: Service, browser: Any) -> None:
+    """A page left open subscribes again around the new now (the browser's clock is driven by
+    Playwright: no waiting)."""
+    page = await browser.new_page()
+    sent: list[dict[str, Any]] = []
+
+    def on_socket(ws: Any) -> None:
+        def on_frame(frame: Any) -> None:
+            message = json.loads(frame if isinstance(frame, str) else frame["payload"])
+            if message.get("type") == "subscribe":
+                sent.append(message["payload"]["variables"])
+
+        ws.on("framesent", on_frame)
+
+    page.on("websocket", on_socket)
+    try:
+        await page.clock.install()
+        await page.goto(f"{service.base}/schedule?cluster={service.cluster_id}")
+        await page.fill("#token-form input[name=token]", str(service.admin_token))
+        await page.press("#token-form input[name=token]", "Enter")
+        await page.wait_for_selector("#connection[data-state=live]", timeout=15_000)
+        assert len(sent) == 1, sent
+        await page.clock.run_for(30 * 60 * 1000)  # 30 min: under 5 % of the 30 h range
+        assert len(sent) == 1, sent
+        await page.clock.run_for(75 * 60 * 1000)  # 1 h 45 min in all
+        await page.wait_for_selector("#connection[data-state=live]", timeout=15_000)
+        assert len(sent) == 2, sent
+        moved = datetime.fromisoformat(sent[1]["from"]) - datetime.fromisoformat(sent[0]["from"])
+        assert timedelta(hours=1, minutes=30) <= moved <= timedelta(hours=1, minutes=50), moved
+        assert sent[1].get("since") is None
     finally:
         await page.close()
 

@@ -238,7 +238,19 @@ function rangeHours(): [number, number] {
 }
 
 /** (Re)subscribes. `keep`: keep what is drawn and the window (a snapshot will replace it). */
-function subscribe(keep: boolean): void {
+/** When the window was last placed around now (ms since the epoch). */
+let placedAt = 0;
+
+/** Moves the window with the clock: a page left open for hours subscribes again (a fresh
+ * snapshot, drawn over the old one) once now has moved by 5 % of the range, 10 minutes at least. */
+function slideWindow(): void {
+  if (!client || connection !== "live" || !payload?.variables?.from) return;
+  const [fromH, toH] = rangeHours();
+  if (Date.now() - placedAt >= Math.max(10 * 60e3, 0.05 * (toH - fromH) * HOUR)) subscribe(true, true);
+}
+setInterval(slideWindow, 60e3);
+
+function subscribe(keep: boolean, slide = false): void {
   if (!client) return;
   disposeSubscription?.();
   const mine = ++generation;
@@ -254,12 +266,13 @@ function subscribe(keep: boolean): void {
   const previous = payload?.variables;
   let from: string;
   let to: string;
-  if (keep && previous?.from && previous?.to) {
+  if (keep && !slide && previous?.from && previous?.to) {
     from = previous.from;
     to = previous.to;
   } else {
     const [fromH, toH] = rangeHours();
     const now = Date.now();
+    placedAt = now;
     from = new Date(now + fromH * HOUR).toISOString();
     to = new Date(now + toH * HOUR).toISOString();
   }
