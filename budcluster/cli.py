@@ -59,8 +59,14 @@ def _announce_token(secret: str, settings: Settings) -> None:
 
 async def serve(settings: Settings) -> int:
     from budcluster.http import create_app
+    from budcluster.http.persisted import InvalidManifest, PersistedDocuments
     from budcluster.http.server import listen, protocol
 
+    try:
+        PersistedDocuments.load(settings.persisted_documents_file)
+    except InvalidManifest as exc:
+        print(f"budcluster: {exc}", file=sys.stderr)
+        return 2
     try:  # before anything is printed: a port in use must not look like a start
         sock = listen(settings.host, settings.port)
     except OSError as exc:

@@ -296,3 +296,24 @@ async def test_headers_sent_too_slowly_are_cut_off(
         writer.close()
     finally:
         await service.stop()
+
+
+async def test_serve_refuses_a_persisted_document_setting_it_cannot_use(tmp_path: Path) -> None:
+    """Each says why in one line and exits 2 before listening: no traceback, no token."""
+    forged = tmp_path / "forged.json"
+    forged.write_text('{"' + "0" * 64 + '": "{ clusters { id } }"}')
+    cases = {
+        "BUDCLUSTER_PERSISTED_DOCUMENTS": ("maybe", "must be off or only"),
+        "BUDCLUSTER_PERSISTED_DOCUMENTS_FILE": (str(forged), "is not its document's sha256"),
+    }
+    for name, (value, said) in cases.items():
+        env = embedded_env(tmp_path / name, **{name: value, "BUDCLUSTER_PORT": "1"})
+        refused = await run_cli(env, "serve", check=False)
+        assert refused.returncode == 2, refused
+        assert said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+        assert printed_tokens(refused.stdout) == []
+    missing = embedded_env(
+        tmp_path / "missing", BUDCLUSTER_PERSISTED_DOCUMENTS_FILE=str(tmp_path / "nope.json")
+    )
+    refused = await run_cli(missing, "serve", check=False)
+    assert refused.returncode == 2 and "nope.json" in refused.stderr, refused.stderr
