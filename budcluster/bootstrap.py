@@ -250,7 +250,8 @@ class App:
         await self.db.dispose()
 
     async def readiness(self) -> dict[str, bool]:
-        """Whether each store this process needs answers (within two seconds)."""
+        """Whether each store this process needs answers (within two seconds), and the database
+        has this release's migrations (at head, or ahead during a rolling upgrade)."""
         checks: dict[str, bool] = {}
 
         async def database() -> None:
@@ -260,7 +261,15 @@ class App:
             assert self.redis is not None
             await self.redis.ping()
 
-        probes = {"database": database} | ({"redis": redis} if self.redis is not None else {})
+        async def migrations() -> None:
+            from budcluster import migrate
+
+            if not await migrate.serves_this_code(self.db.engine):
+                raise LookupError("the database is behind this release's migrations")
+
+        probes = {"database": database, "migrations": migrations} | (
+            {"redis": redis} if self.redis is not None else {}
+        )
         for name, probe in probes.items():
             try:
                 async with asyncio.timeout(2):

@@ -69,6 +69,22 @@ async def is_current(engine: AsyncEngine) -> bool:
     return current == heads
 
 
+async def serves_this_code(engine: AsyncEngine) -> bool:
+    """Whether the database has this code's migrations: at its head, or ahead of it (a newer
+    release migrated it during a rolling upgrade: revisions this code does not know). Behind
+    (or empty) is False."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    async with engine.connect() as conn:
+        current = await conn.run_sync(
+            lambda sync: set(MigrationContext.configure(sync).get_current_heads())
+        )
+    known = {rev.revision for rev in script.walk_revisions()}
+    return bool(current) and (current == set(script.get_heads()) or not current <= known)
+
+
 async def check(engine: AsyncEngine) -> None:
     """Raise if the tables in the code and the migrated database differ (`alembic check`)."""
     async with engine.connect() as conn:

@@ -97,6 +97,8 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
                 name="schedule-assets",
             ),
             Route("/schedule", _schedule),
+            Route("/health", health),
+            Route("/ready", ready),
             Route("/healthz", health),
             Route("/readyz", ready),
         ],

@@ -144,11 +144,14 @@ async def test_graphiql_is_served_from_local_assets_only(embedded: Service) -> N
             response = await client.get(f"{embedded.base}{asset}")
             assert response.status_code == 200, asset
             assert len(response.content) > 1000, asset
-        ready = await client.get(f"{embedded.base}/readyz")
-        assert (ready.status_code, ready.json()) == (
-            200,
-            {"status": "ready", "checks": {"database": "ok"}},
-        )
+        for path in ("/ready", "/readyz"):
+            ready = await client.get(f"{embedded.base}{path}")
+            assert (ready.status_code, ready.json()) == (
+                200,
+                {"status": "ready", "checks": {"database": "ok", "migrations": "ok"}},
+            )
+        health = await client.get(f"{embedded.base}/health")
+        assert (health.status_code, health.json()) == (200, {"status": "ok"})
 
 
 # --- (b) the update stream ---------------------------------------------------------------------

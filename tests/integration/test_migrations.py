@@ -45,6 +45,23 @@ async def test_history_builds_from_empty_without_drift(backend: str, tmp_path: P
             await drop_database(url)
 
 
+async def test_readiness_wants_this_releases_migrations(tmp_path: Path) -> None:
+    """Empty or behind: not ready. At head, or ahead (a newer release migrated it during a
+    rolling upgrade): ready, so old pods keep serving until the new ones are up."""
+    db = Database(f"sqlite:///{tmp_path / 'ready.db'}")
+    try:
+        assert not await migrate.serves_this_code(db.engine)
+        await migrate.upgrade(db.engine, "0001")
+        assert not await migrate.serves_this_code(db.engine)
+        await migrate.upgrade(db.engine)
+        assert await migrate.serves_this_code(db.engine)
+        async with db.engine.begin() as conn:
+            await conn.execute(sa.text("UPDATE alembic_version SET version_num = 'f00dfacef00d'"))
+        assert await migrate.serves_this_code(db.engine)
+    finally:
+        await db.dispose()
+
+
 async def test_check_detects_drift(tmp_path: Path) -> None:
     db = Database(f"sqlite:///{tmp_path / 'drift.db'}")
     try:
