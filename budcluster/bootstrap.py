@@ -14,7 +14,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -38,6 +38,7 @@ from adapters.kubernetes.serving import KubeEndpoints
 from adapters.leases import LocalLease, RedisLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.loadgen.client import StreamingLoadGenerator
+from adapters.metrics import ClusterGauges, PrometheusMetrics
 from adapters.secrets.envelope import LazySecretBox
 from adapters.secrets.keyring import directory_stamp, load_or_create
 from adapters.simulated.config import parse_node_groups, settings_for
@@ -53,7 +54,7 @@ from domain.model.cluster import Cluster, Platform
 from domain.model.deployment import Deployment, EndpointState
 from domain.model.ids import ClusterId, DeploymentId, JobId, TenantId
 from domain.model.job import JobStatus
-from domain.model.principal import Scope
+from domain.model.principal import Principal, Scope
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports import (
@@ -90,6 +91,10 @@ from workers.tasks import TASKS
 log = logging.getLogger(__name__)
 
 DEFAULT_CLUSTER = "local-sim"
+GAUGES_SECONDS = 10.0
+OPERATOR = Principal(TenantId(uuid.UUID(int=0)), frozenset({Scope.ADMIN}))
+"""Who reads the cluster gauges: every tenant's queues."""
+HOLDING = frozenset({JobStatus.ADMITTED, JobStatus.RUNNING})
 
 
 class GatewayRouter:
@@ -163,10 +168,12 @@ class App:
     serving: SimulatedServing
     limiter: RateLimiter
     compute: Compute
+    metrics: PrometheusMetrics
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
     background: list[asyncio.Task[Any]] = field(default_factory=list)
+    _gauges_at: datetime | None = None
 
     @property
     def task_context(self) -> dict[str, Any]:
@@ -201,6 +208,61 @@ class App:
                 self.background.append(
                     asyncio.create_task(self._sync_clusters(), name="cluster-sync")
                 )
+
+    async def metrics_text(self) -> tuple[bytes, str]:
+        """What a scrape of /metrics gets. The cluster gauges are read again when the last read
+        is older than GAUGES_SECONDS (scrapes come every 15 to 60 s); a failed read keeps the
+        last one."""
+        now = self.clock.now()
+        if self._gauges_at is None or (now - self._gauges_at).total_seconds() >= GAUGES_SECONDS:
+            self._gauges_at = now
+            try:
+                async with asyncio.timeout(5):
+                    self.metrics.clusters = await self.cluster_gauges()
+            except Exception as exc:
+                _log_failure("reading the cluster gauges", exc)
+        return self.metrics.exposition()
+
+    async def cluster_gauges(self) -> ClusterGauges:
+        """GPUs per cluster and type (total, usable, used), each cluster's status, every
+        ClusterQueue's quota and use, and the active jobs by source, type and status."""
+        clusters = await self.clusters.all()
+        ids = [c.id for c in clusters]
+        overview = await self.quotas.overview(OPERATOR, ids) if ids else {}
+        active = await self.jobs.active_on(ids)
+        gpus: dict[tuple[str, str, str], float] = {}
+        quota: dict[tuple[str, str, str, str, str], float] = {}
+        for cluster in clusters:
+            usable = cluster.gpu_capacity(usable_only=True)
+            for gpu_type, total in cluster.gpu_capacity().items():
+                gpus[(cluster.name, gpu_type, "total")] = total
+                gpus[(cluster.name, gpu_type, "usable")] = usable.get(gpu_type, 0)
+                gpus[(cluster.name, gpu_type, "used")] = 0
+            for queue, rows in (
+                overview[cluster.id].usage if cluster.id in overview else {}
+            ).items():
+                for row in rows:
+                    key = (cluster.name, queue, row.flavor, row.resource)
+                    quota[(*key, "nominal")] = row.nominal_quota
+                    quota[(*key, "used")] = row.used
+                    quota[(*key, "borrowed")] = row.borrowed
+                    if row.borrowing_limit is not None:
+                        quota[(*key, "borrowing_limit")] = row.borrowing_limit
+        names = {c.id: c.name for c in clusters}
+        jobs: dict[tuple[str, str, str], int] = {}
+        for job in active:
+            kind = (job.source.kind.value, job.job_type.value, job.status.value)
+            jobs[kind] = jobs.get(kind, 0) + 1
+            if job.status in HOLDING and job.resources.gpu_type:
+                used = (names[job.cluster_id], job.resources.gpu_type, "used")
+                if used in gpus:
+                    gpus[used] += job.resources.gpu_count * job.resources.pod_count
+        return ClusterGauges(
+            gpus=gpus,
+            status={c.name: c.status.value for c in clusters},
+            quota=quota,
+            jobs=jobs,
+        )
 
     async def _serve(self) -> None:
         """Deployments learn where this process serves their endpoints (a new port after a
@@ -380,7 +442,13 @@ async def build(
             benchmark_image=settings.benchmark_image,
         ),
     )
-    reactions = Reactions(publisher=publisher, tasks=backlog, uow=uow)
+    from budcluster.http.persisted import operation_names  # the package imports this module
+
+    metrics = PrometheusMetrics(
+        known_operations=operation_names(), subscriber_count=lambda: hub.subscriber_count
+    )
+    hub.on_overflow = metrics.subscriber_overflowed
+    reactions = Reactions(publisher=publisher, tasks=backlog, uow=uow, observe=metrics.record)
     db.after_commit = reactions
     jobs = JobService(uow=uow, clock=clock, tasks=backlog, check_workload=check_workload)
     workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways)
@@ -399,6 +467,7 @@ async def build(
         segment_key=hmac.new(settings.pepper(), b"timeline segment ids", hashlib.sha256).digest(),
         compute=compute,
     )
+    timeline.on_refreshed = metrics.reestimated
     refresher = TimelineRefresher(
         timeline,
         hub,
@@ -508,6 +577,7 @@ async def build(
         serving=serving,
         limiter=limiter,
         compute=compute,
+        metrics=metrics,
         redis=redis,
         arq=arq,
         relay=relay,

@@ -105,9 +105,18 @@ async def worker(settings: Settings) -> None:
 
     app = await _prepared(settings, migrate_first=False)
     await app.start()
+    server = None
     try:
+        if settings.worker_metrics_port:
+            from budcluster.http import worker_server
+
+            server = await worker_server.start(
+                app, settings.worker_metrics_host, settings.worker_metrics_port
+            )
         await run_worker(lambda: worker_for(app), app.clock)
     finally:
+        if server is not None:
+            await server.cleanup()
         await app.close()
 
 

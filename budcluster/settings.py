@@ -50,6 +50,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_origins: tuple[str, ...] = ()
+    worker_metrics_host: str = "0.0.0.0"
+    worker_metrics_port: int = 0
+    """A worker's /metrics, /health and /ready (the Helm chart uses 9100); 0: none."""
     persisted_documents: str = "off"
     """`off`: any document, and persisted ones by hash; `only`: persisted documents alone."""
     persisted_documents_file: Path | None = None
@@ -162,6 +165,8 @@ class Settings:
             host=_env("HOST", "127.0.0.1") or "127.0.0.1",
             port=int(_env("PORT", "8000") or 8000),
             allowed_origins=origins,
+            worker_metrics_host=_env("WORKER_METRICS_HOST", "0.0.0.0") or "0.0.0.0",
+            worker_metrics_port=int(_env("WORKER_METRICS_PORT", "0") or 0),
             persisted_documents=persisted,
             persisted_documents_file=Path(persisted_file) if persisted_file else None,
             redis_prefix=_env("REDIS_PREFIX", "budcluster") or "budcluster",

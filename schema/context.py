@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -41,6 +41,10 @@ class RequestLimits:
     budget: int
 
 
+OperationObserver = Callable[[str | None, str, float, Sequence[str]], None]
+"""(operation name, query or mutation, seconds, the error codes it answered with)."""
+
+
 @dataclass(frozen=True)
 class ApiServices:
     jobs: JobService
@@ -58,6 +62,8 @@ class ApiServices:
     benchmarks: BenchmarkService
     serving_updates: ServingUpdatesService
     limits: RequestLimits
+    observe_operation: OperationObserver | None = None
+    """Told of each query and mutation when it ends (the wiring records metrics)."""
 
 
 K = TypeVar("K")

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import math
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -219,6 +220,34 @@ def code_of(error: GraphQLError) -> str:
     return "INTERNAL_SERVER_ERROR"
 
 
+class Observed(SchemaExtension):
+    """Each query and mutation, when it ends: its name, how long it took and its error codes
+    (after ShapeErrors gave every error one), to `ApiServices.observe_operation`."""
+
+    def on_operation(self) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            ctx = self.execution_context
+            services = getattr(ctx.context, "services", None)
+            observe = getattr(services, "observe_operation", None)
+            kind = ctx.operation_type.value if _has_operation(ctx) else "invalid"
+            if observe is not None and kind != "subscription":
+                errors = getattr(ctx.result, "errors", None) or ()
+                codes = [
+                    str((e.extensions or {}).get("code", "INTERNAL_SERVER_ERROR")) for e in errors
+                ]
+                observe(ctx.operation_name, kind, time.perf_counter() - started, codes)
+
+
+def _has_operation(ctx: Any) -> bool:
+    try:
+        return ctx.graphql_document is not None and ctx.operation_type is not None
+    except Exception:  # no operation to name (a syntax error, an unknown operationName)
+        return False
+
+
 class ShapeErrors(SchemaExtension):
     """Every error leaves masked if it is a fault (is_fault) and with an `extensions.code`:
     at the end of an operation, and for each result a subscription (or an operation on the
@@ -291,6 +320,7 @@ def is_fault(error: GraphQLError) -> bool:
 def extensions() -> list[Any]:
     """Factories, so each operation gets fresh extension instances (limits read at that time)."""
     return [
+        Observed,
         CachedParse,
         ShapeErrors,
         RequireAuthentication,

@@ -17,7 +17,7 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
 from domain.model.ids import ClusterId
 from domain.ports import EventLog, Overflowed, StoredEvent
@@ -37,6 +37,8 @@ class HubSubscription:
 
     def push(self, event: StoredEvent) -> None:
         if len(self._queue) >= self._buffer:
+            if not self._overflowed:
+                self._topic.hub.on_overflow()
             self._queue.clear()
             self._overflowed = True
         else:
@@ -44,6 +46,8 @@ class HubSubscription:
         self._ready.set()
 
     def push_overflow(self) -> None:
+        if not self._overflowed:
+            self._topic.hub.on_overflow()
         self._queue.clear()
         self._overflowed = True
         self._ready.set()
@@ -124,6 +128,8 @@ class _Topic:
 class EventHubImpl:
     def __init__(self, event_log: EventLog) -> None:
         self.log = event_log
+        self.on_overflow: Callable[[], None] = lambda: None
+        """Called when a subscriber falls behind its buffer (the wiring counts it)."""
         self._topics: dict[ClusterId, _Topic] = {}
         self._creating: dict[ClusterId, asyncio.Lock] = collections.defaultdict(asyncio.Lock)
 

@@ -59,6 +59,12 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
             headers=None if ready else {"Retry-After": "5"},
         )
 
+    async def metrics(_: Request) -> Response:
+        """Prometheus' text format (see adapters/metrics); no token: scrape it from inside the
+        cluster network (the Helm chart's ServiceMonitor), never expose it publicly."""
+        body, content_type = await app.metrics_text()
+        return Response(body, media_type=content_type)
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         if manage_lifecycle:
@@ -97,6 +103,7 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
                 name="schedule-assets",
             ),
             Route("/schedule", _schedule),
+            Route("/metrics", metrics),
             Route("/health", health),
             Route("/ready", ready),
             Route("/healthz", health),

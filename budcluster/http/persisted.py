@@ -105,6 +105,18 @@ def _requested_hash(extensions: object, document_id: object) -> str | None:
     return None
 
 
+_OPERATION = re.compile(r"\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)")
+
+
+def operation_names(path: Path | None = None) -> frozenset[str]:
+    """The names of the operations in a manifest (the contract's by default)."""
+    try:
+        texts = json.loads((path or MANIFEST).read_text(encoding="utf-8")).values()
+    except (OSError, ValueError, AttributeError):
+        return frozenset()
+    return frozenset(name for text in texts for name in _OPERATION.findall(str(text)))
+
+
 def has_document_reference(payload: Mapping[str, object]) -> bool:
     """The request names a persisted document (so it may leave `query` out)."""
     extensions = payload.get("extensions")

@@ -148,6 +148,7 @@ class GraphQLView(GraphQL[Context, None]):
             benchmarks=app.benchmarks,
             serving_updates=app.serving_updates,
             limits=RequestLimits(app.limiter, app.settings.operation_budget),
+            observe_operation=app.metrics.operation,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

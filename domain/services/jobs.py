@@ -20,7 +20,7 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model.cluster import ClusterStatus
-from domain.model.ids import JobId, new_job_id
+from domain.model.ids import ClusterId, JobId, new_job_id
 from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus
 from domain.model.principal import Principal
 from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
@@ -305,6 +305,13 @@ class JobService:
         return len(ready)
 
     # --- queries ----------------------------------------------------------------------------
+
+    async def active_on(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
+        """Every tenant's active jobs on these clusters (for the operators' gauges)."""
+        if not cluster_ids:
+            return []
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.jobs.active_on_clusters(cluster_ids)
 
     async def get(self, principal: Principal, job_id: JobId) -> Job | None:
         async with self._uow(TenantScope(principal.tenant_id)) as uow:

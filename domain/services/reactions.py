@@ -6,7 +6,9 @@ publishes or queues follow-up work by hand (none can forget to), and no commit h
 connection while it notifies (found under load: 50 tasks on a pool of 20 timed out waiting).
 
   every event                         notify subscribers (the publisher: this process's hub,
-                                      and other processes through the broker)
+                                      and other processes through the broker); then the
+                                      metrics (`observe`: each event once, in the process
+                                      that committed it)
   job SUBMITTED                       hand it over to its cluster (when due)
   job PENDING again after FAILED or   hand the next attempt over, after its backoff
   PREEMPTED (a retry)
@@ -73,8 +75,10 @@ class Reactions:
         tasks: TaskQueue,
         uow: UnitOfWorkFactory,
         quotas_changed: Callable[[ClusterId], Awaitable[None]] | None = None,
+        observe: Callable[[Sequence[StoredEvent]], None] | None = None,
     ) -> None:
         self._publisher = publisher
+        self._observe = observe
         self._tasks = tasks
         self._uow = uow
         self.quotas_changed = quotas_changed
@@ -84,6 +88,11 @@ class Reactions:
         if not events:
             return
         await self._publisher.publish(events)
+        if self._observe is not None:
+            try:
+                self._observe(events)
+            except Exception:
+                log.exception("recording metrics of %d events failed", len(events))
         for event in events:
             change = event.change
             try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -224,6 +225,8 @@ class TimelineService:
         self._actives: dict[ClusterId, _Active] = {}
         self.active_reads = 0
         """Whole reads of a cluster's active jobs (the rest were folded from events)."""
+        self.on_refreshed: Callable[[float], None] = lambda seconds: None
+        """Called with the seconds each recompute took (the wiring records them as a metric)."""
 
     def now(self) -> datetime:
         return self._clock.now()
@@ -363,6 +366,13 @@ class TimelineService:
 
     async def refresh(self, cluster_id: ClusterId) -> bool:
         """Recompute the cluster's timeline and estimates; True if the timeline changed."""
+        started = time.perf_counter()
+        try:
+            return await self._refresh(cluster_id)
+        finally:
+            self.on_refreshed(time.perf_counter() - started)
+
+    async def _refresh(self, cluster_id: ClusterId) -> bool:
         async with self._uow(TenantScope.system(), consistent_read=True) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None:
