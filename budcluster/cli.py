@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 import uuid
 from datetime import timedelta
@@ -20,7 +19,7 @@ from adapters.secrets.keyring import (
     retire_key,
     write_new_key,
 )
-from budcluster import migrate
+from budcluster import logs, migrate
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.errors import DomainError
@@ -31,10 +30,7 @@ SCHEMA_PATH = Path("frontend-contract/schema.graphql")
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logs.configure(settings.log_level, settings.log_format)
 
 
 async def _prepared(settings: Settings, *, migrate_first: bool) -> App:
@@ -87,6 +83,8 @@ async def serve(settings: Settings) -> int:
                 host=settings.host,
                 port=settings.port,
                 log_level=settings.log_level.lower(),
+                log_config=None,
+                access_log=settings.access_log,
                 http=protocol(settings.header_timeout_seconds),
                 ws="websockets-sansio",
                 ws_max_size=settings.max_body_bytes,

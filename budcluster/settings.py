@@ -50,6 +50,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_origins: tuple[str, ...] = ()
+    log_format: str = "text"
+    """`text` (a person at a terminal) or `json` (one object per line, for log pipelines)."""
+    access_log: bool = False
+    """uvicorn's line per request."""
     worker_metrics_host: str = "0.0.0.0"
     worker_metrics_port: int = 0
     """A worker's /metrics, /health and /ready (the Helm chart uses 9100); 0: none."""
@@ -149,6 +153,9 @@ class Settings:
             o.strip() for o in (_env("ALLOWED_ORIGINS", "") or "").split(",") if o.strip()
         )
         keys_dir = _env("KEYS_DIR")
+        log_format = (_env("LOG_FORMAT", "text") or "text").lower()
+        if log_format not in ("text", "json"):
+            raise ValueError("BUDCLUSTER_LOG_FORMAT must be text or json")
         persisted = (_env("PERSISTED_DOCUMENTS", "off") or "off").lower()
         if persisted not in ("off", "only"):
             raise ValueError("BUDCLUSTER_PERSISTED_DOCUMENTS must be off or only")
@@ -165,6 +172,8 @@ class Settings:
             host=_env("HOST", "127.0.0.1") or "127.0.0.1",
             port=int(_env("PORT", "8000") or 8000),
             allowed_origins=origins,
+            log_format=log_format,
+            access_log=_flag("ACCESS_LOG", False),
             worker_metrics_host=_env("WORKER_METRICS_HOST", "0.0.0.0") or "0.0.0.0",
             worker_metrics_port=int(_env("WORKER_METRICS_PORT", "0") or 0),
             persisted_documents=persisted,

@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from budcluster import graphiql, schedule_page
 from budcluster.bootstrap import App
-from budcluster.http.guards import BodyLimit, json_error
+from budcluster.http.guards import BodyLimit, RequestIds, json_error
 from budcluster.http.view import GraphQLView
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,10 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
             if manage_lifecycle:
                 await app.close()
 
-    middleware = [Middleware(BodyLimit, max_bytes=app.settings.max_body_bytes)]
+    middleware = [
+        Middleware(RequestIds),
+        Middleware(BodyLimit, max_bytes=app.settings.max_body_bytes),
+    ]
     if app.settings.allowed_origins:
         middleware.insert(
             0,

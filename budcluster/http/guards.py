@@ -12,12 +12,15 @@ so a client has one format to read whatever went wrong.
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from budcluster import logs
 from budcluster.http.persisted import has_document_reference
 from domain.documents import Flaw, document_problem
 from domain.errors import Unavailable
@@ -196,3 +199,36 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+class RequestIds:
+    """ASGI middleware: each HTTP request and WebSocket connection gets an id, the caller's
+    `X-Request-ID` when it is a plain token of at most 64 characters, else a new one; logs of
+    its handling carry it (budcluster.logs), and HTTP responses send it back."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers", ())).get(b"x-request-id", b"").decode("latin-1")
+        rid = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        token = logs.request_id.set(rid)
+
+        async def stamped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"
+                ]
+                message = {**message, "headers": [*headers, (b"x-request-id", rid.encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, stamped)
+        finally:
+            logs.request_id.reset(token)

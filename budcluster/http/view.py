@@ -35,7 +35,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
     SubscribeMessage,
 )
 
-from budcluster import graphiql
+from budcluster import graphiql, logs
 from budcluster.bootstrap import App
 from budcluster.http.guards import (
     UnacceptableJson,
@@ -92,6 +92,7 @@ class _TransportWS(GraphQLTransportWSHandler[Context, None]):
         `error` message for that operation (the connection stays open)."""
         assert isinstance(self.view, GraphQLView)
         payload: dict[str, Any] = dict(message["payload"])
+        _name_operation(payload.get("operationName"))  # the operation's task inherits it
         try:
             payload["query"] = self.view.persisted.resolve(
                 payload.get("query"), payload.get("extensions"), payload.get("documentId")
@@ -196,6 +197,7 @@ class GraphQLView(GraphQL[Context, None]):
 
     def _persisted(self, request: dict[str, Any]) -> dict[str, Any]:
         """Puts the document a request names (or may run) in its `query`; raises Refused."""
+        _name_operation(request.get("operationName"))
         extensions = request.get("extensions")
         query = self.persisted.resolve(request.get("query"), extensions, request.get("documentId"))
         if query is not None:
@@ -232,6 +234,8 @@ class GraphQLView(GraphQL[Context, None]):
             context.principal = await self.app.tokens.authenticate(context.bearer)
         except Unauthenticated as exc:
             context.auth_error = exc.message
+        else:
+            logs.principal_id.set(_principal_label(context.principal))
         context.refresh_loaders()
         return context
 
@@ -243,12 +247,23 @@ class GraphQLView(GraphQL[Context, None]):
             context.principal = await self.app.tokens.authenticate(context.bearer)
         except Unauthenticated as exc:
             raise ConnectionRejectionError({"message": exc.message}) from None
+        logs.principal_id.set(_principal_label(context.principal))
         if context.principal.token_id is not None and isinstance(context.response, WebSocket):
             started = self.sessions.add(context.principal.token_id, context.response)
             if started is not None:
                 self.app.background.append(started)
         context.refresh_loaders()
         return None
+
+
+def _principal_label(principal: Any) -> str | None:
+    """What logs say of the caller: the token's id (never the token), or the tenant's."""
+    token_id = getattr(principal, "token_id", None)
+    return f"token:{token_id}" if token_id else f"tenant:{principal.tenant_id}"
+
+
+def _name_operation(name: object) -> None:
+    logs.operation.set(name[:100] if isinstance(name, str) and name else None)
 
 
 class _Encoded:
