@@ -66,6 +66,7 @@ from domain.ports import (
     TaskQueue,
     TenantScope,
 )
+from domain.services.audit import AuditService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
@@ -169,6 +170,7 @@ class App:
     limiter: RateLimiter
     compute: Compute
     metrics: PrometheusMetrics
+    audit: AuditService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -292,6 +294,7 @@ class App:
             try:
                 for cluster in await self.clusters.all():
                     await self.event_log.prune(cluster.id, keep=self.settings.event_retention)
+                await self.audit.prune()
             except Exception as exc:
                 _log_failure("pruning events", exc)
 
@@ -578,6 +581,9 @@ async def build(
         limiter=limiter,
         compute=compute,
         metrics=metrics,
+        audit=AuditService(
+            uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
+        ),
         redis=redis,
         arq=arq,
         relay=relay,

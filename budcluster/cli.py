@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import getpass
+import os
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -23,6 +27,8 @@ from budcluster import logs, migrate
 from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.errors import DomainError
+from domain.model.audit import OK, AuditedOperation, without_secrets
+from domain.model.audit import current as audit_context
 from domain.model.ids import ProjectId, TenantId, TokenId
 from domain.model.principal import TENANT_DEFAULT_SCOPES, Scope
 
@@ -174,6 +180,40 @@ def _shown(settings: Settings) -> str:
     return make_url(settings.database_url).render_as_string(hide_password=True)
 
 
+@contextlib.asynccontextmanager
+async def _audited(
+    app: App, command: str, given: dict[str, object], tenant: TenantId | None = None
+) -> AsyncIterator[AuditedOperation]:
+    """A command's audit event: written with its change (or, if it changed nothing, at the
+    end), with the machine user who ran it and its outcome."""
+    operation = AuditedOperation(
+        tenant_id=tenant,
+        actor=f"cli:{_user()}",
+        token_id=None,
+        operation=command,
+        input=without_secrets(given),
+        source="cli",
+    )
+    token = audit_context.set(operation)
+    outcome = "ERROR"
+    try:
+        yield operation
+        outcome = OK
+    except CliError:
+        outcome = "REFUSED"
+        raise
+    finally:
+        audit_context.reset(token)
+        await app.audit.finish(operation, outcome)
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's)
+        return str(os.getuid())
+
+
 async def create_token(settings: Settings, args: argparse.Namespace) -> None:
     scopes = frozenset(Scope(s) for s in args.scope)
     projects = (
@@ -183,15 +223,26 @@ async def create_token(settings: Settings, args: argparse.Namespace) -> None:
     tenant = TenantId(uuid.uuid4()) if new_tenant else TenantId(_uuid(args.tenant, "--tenant"))
     lifetime = _duration(args.expires_in) if args.expires_in else None
     app = await _existing(settings)
+    given = {
+        "name": args.name,
+        "tenant": str(tenant),
+        "new_tenant": new_tenant,
+        "operator": args.operator,
+        "scopes": sorted(s.value for s in scopes),
+        "projects": None if projects is None else sorted(map(str, projects)),
+        "expires_in": args.expires_in,
+    }
     try:
-        issued = await app.tokens.issue(
-            tenant_id=tenant,
-            name=args.name,
-            scopes=scopes,
-            project_ids=projects,
-            operator=args.operator,
-            expires_at=app.clock.now() + lifetime if lifetime else None,
-        )
+        async with _audited(app, "token create", given, tenant) as audited:
+            issued = await app.tokens.issue(
+                tenant_id=tenant,
+                name=args.name,
+                scopes=scopes,
+                project_ids=projects,
+                operator=args.operator,
+                expires_at=app.clock.now() + lifetime if lifetime else None,
+            )
+            audited.target(issued.token.id)
     finally:
         await app.close()
     token = issued.token
@@ -212,7 +263,9 @@ async def revoke_token(settings: Settings, args: argparse.Namespace) -> None:
     token_id = TokenId(_uuid(args.token_id, "token id"))
     app = await _existing(settings)
     try:
-        await app.tokens.revoke(token_id)
+        async with _audited(app, "token revoke", {"token_id": str(token_id)}) as audited:
+            audited.target(token_id)
+            await app.tokens.revoke(token_id)
     finally:
         await app.close()
     print(f"revoked {args.token_id} in {_shown(settings)}")
@@ -260,7 +313,8 @@ async def rotate_keys(settings: Settings) -> int:
     """Re-wrap every stored kubeconfig to the active key; safe while the service runs."""
     app = await _prepared(settings, migrate_first=False)
     try:
-        rotation = await app.registry.rewrap_secrets()
+        async with _audited(app, "keys rotate", {}):
+            rotation = await app.registry.rewrap_secrets()
     finally:
         await app.close()
     print(

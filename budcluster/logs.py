@@ -110,3 +110,16 @@ def configure(level: str, fmt: str = "text") -> None:
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+    # What Python itself would print to stderr goes through the same lines: warnings, and
+    # exceptions it cannot raise (a finaliser's, a task's left unawaited).
+    logging.captureWarnings(True)
+    sys.unraisablehook = _unraisable
+
+
+def _unraisable(unraisable: Any) -> None:
+    logging.getLogger("python").error(
+        "%s: %s",
+        unraisable.err_msg or "Exception ignored",
+        repr(unraisable.object),
+        exc_info=(unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback),
+    )

@@ -50,6 +50,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     allowed_origins: tuple[str, ...] = ()
+    audit_retention_days: int = 365
+    """Audit events older than this are deleted."""
     log_format: str = "text"
     """`text` (a person at a terminal) or `json` (one object per line, for log pipelines)."""
     access_log: bool = False
@@ -172,6 +174,7 @@ class Settings:
             host=_env("HOST", "127.0.0.1") or "127.0.0.1",
             port=int(_env("PORT", "8000") or 8000),
             allowed_origins=origins,
+            audit_retention_days=int(_env("AUDIT_RETENTION_DAYS", "365") or 365),
             log_format=log_format,
             access_log=_flag("ACCESS_LOG", False),
             worker_metrics_host=_env("WORKER_METRICS_HOST", "0.0.0.0") or "0.0.0.0",
@@ -208,6 +211,8 @@ class Settings:
             keys_pem=_env("KEYS_PEM", "") or "",
             active_key=_env("ACTIVE_KEY"),
         )
+        if settings.audit_retention_days < 1:
+            raise ValueError("BUDCLUSTER_AUDIT_RETENTION_DAYS must be at least 1")
         if settings.rate_burst < settings.operation_budget:
             raise ValueError("BUDCLUSTER_RATE_BURST must be at least BUDCLUSTER_OPERATION_BUDGET")
         if min(settings.operation_budget, settings.rate_points_per_minute) <= 0:

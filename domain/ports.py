@@ -19,6 +19,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
+from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark, BenchmarkChanged
 from domain.model.cluster import Cluster, HealthCheck, Node
 from domain.model.deployment import Deployment, DeploymentChanged, EndpointState
@@ -89,6 +90,27 @@ class Clock(Protocol):
 
 
 # --- persistence ----------------------------------------------------------------------------
+
+
+class AuditRepository(Protocol):
+    async def add(self, event: AuditEvent) -> None: ...
+
+    async def settle(self, event_id: uuid.UUID, outcome: str, targets: Sequence[str]) -> None:
+        """The outcome and the targets of an event written before its mutation ended."""
+        ...
+
+    async def page(
+        self,
+        audit_filter: AuditFilter,
+        *,
+        tenant_id: TenantId | None,
+        first: int,
+        after: AuditCursor | None = None,
+    ) -> AuditPage:
+        """Newest first; only `tenant_id`'s events unless it is None (an administrator)."""
+        ...
+
+    async def prune(self, before: datetime) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -450,6 +472,9 @@ class UnitOfWork(Protocol):
 
     @property
     def benchmarks(self) -> BenchmarkRepository: ...
+
+    @property
+    def audit(self) -> AuditRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

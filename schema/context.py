@@ -16,6 +16,7 @@ from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobEvent
 from domain.model.principal import Principal
 from domain.ports import RateLimiter
+from domain.services.audit import AuditService
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
@@ -62,6 +63,7 @@ class ApiServices:
     benchmarks: BenchmarkService
     serving_updates: ServingUpdatesService
     limits: RequestLimits
+    audit: AuditService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
 

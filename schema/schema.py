@@ -11,6 +11,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from domain.errors import Unavailable
+from resolvers import audit as audit_resolvers
 from resolvers import clusters as cluster_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
@@ -20,6 +21,7 @@ from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
 from schema.execution import ExecutionContext as SharingExecutionContext
 from schema.extensions import extensions, is_fault
+from schema.types.audit import AuditEventConnection
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.job import Job, JobEvent
@@ -37,6 +39,11 @@ log = logging.getLogger(__name__)
 
 @strawberry.type
 class Query:
+    audit_events: AuditEventConnection = strawberry.field(
+        resolver=audit_resolvers.audit_events,
+        description="The audit trail, newest first: an administrator sees every tenant's "
+        "events, a tenant its own.",
+    )
     job: Job | None = strawberry.field(resolver=job_resolvers.job, description="A job you may see.")
     jobs: JobConnection = strawberry.field(
         resolver=job_resolvers.jobs, description="Your jobs, newest first (at most 100 per page)."

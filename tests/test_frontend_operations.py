@@ -24,6 +24,7 @@ SCREENS = {
     "quotas",
     "deployments",
     "benchmarks",
+    "audit",
 }
 
 

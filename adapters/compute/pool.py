@@ -42,6 +42,9 @@ class ProcessCompute:
         return await loop.run_in_executor(self._executor(), fn, *args)
 
     def close(self) -> None:
+        """Waits for the workers to stop (what runs is at most one recompute): a pool left
+        behind leaks its semaphores, which Python's resource tracker reports on stderr at
+        exit, outside the service's logs."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None

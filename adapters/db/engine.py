@@ -17,7 +17,9 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adapters.db.audit import WROTE
 from adapters.db.uow import SqlUnitOfWork
+from domain.model import audit
 from domain.ports import StoredEvent, TenantScope
 
 
@@ -44,6 +46,7 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(self.url, **options)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(self.engine.sync_engine, "before_cursor_execute", _note_audited_writes)
         self._lock: asyncio.Lock | None = None
         self.after_commit: Callable[[Sequence[StoredEvent]], Awaitable[None]] | None = None
         """What every unit of work's committed events are handed to (the reactions), set by
@@ -70,6 +73,14 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def _note_audited_writes(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+    if audit.current.get() is not None and statement.lstrip()[:6].upper() in _WRITES:
+        conn.info[WROTE] = True
+
+
+_WRITES = frozenset({"INSERT", "UPDATE", "DELETE"})
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -339,3 +339,22 @@ benchmark_samples = sa.Table(
     sa.Column("count", sa.Integer, nullable=False),
     sa.Column("samples", JSONDocument, nullable=False),  # one compact list per request
 )
+
+# --- the audit trail ------------------------------------------------------------------------
+
+audit_events = sa.Table(
+    "audit_event",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("tenant_id", sa.Uuid),
+    sa.Column("actor", sa.String(120), nullable=False),
+    sa.Column("token_id", sa.Uuid),
+    sa.Column("operation", sa.String(100), nullable=False),
+    sa.Column("targets", JSONDocument, nullable=False),
+    sa.Column("input", JSONDocument, nullable=False),
+    sa.Column("outcome", sa.String(60), nullable=False),
+    sa.Column("source", sa.String(20), nullable=False),
+    sa.Index(None, "tenant_id", "at", "id"),
+    sa.Index(None, "at", "id"),
+)

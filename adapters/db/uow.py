@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import defaultdict
 from datetime import UTC, datetime
 from types import TracebackType
@@ -25,12 +26,15 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
+from adapters.db.audit import WROTE, SqlAuditRepository
 from adapters.db.eventlog import events_after
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
 from adapters.db.serving import SqlBenchmarkRepository, SqlDeploymentRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
 from domain.errors import Conflict, Unavailable
+from domain.model.audit import AuditedOperation
+from domain.model.audit import current as audited_operation
 from domain.model.codec import change_to_document
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import ClusterId, JobId
@@ -90,6 +94,7 @@ class SqlUnitOfWork:
     quotas: SqlQuotaRepository
     deployments: SqlDeploymentRepository
     benchmarks: SqlBenchmarkRepository
+    audit: SqlAuditRepository
 
     def __init__(self, db: Database, scope: TenantScope, *, consistent_read: bool = False) -> None:
         self._db = db
@@ -124,6 +129,9 @@ class SqlUnitOfWork:
         self.quotas = SqlQuotaRepository(conn)
         self.deployments = SqlDeploymentRepository(conn, self._scope, self)
         self.benchmarks = SqlBenchmarkRepository(conn, self._scope, self)
+        self.audit = SqlAuditRepository(conn)
+        if conn.sync_connection is not None:
+            conn.sync_connection.info.pop(WROTE, None)
         return self
 
     async def __aexit__(
@@ -269,12 +277,35 @@ class SqlUnitOfWork:
                 ],
             )
         stored = await self._write_outbox(conn, changes)
+        audited = await self._audited(conn, changes)
         await conn.commit()
+        if audited is not None:
+            audited[0].recorded = audited[1]
         for job, _ in self._seen.values():
             job.changes.clear()
         self._seen = {job.id: (job, mapping.job_to_row(job)) for job, _ in self._seen.values()}
         self._committed.extend(stored)
         return stored
+
+    async def _audited(
+        self, conn: AsyncConnection, changes: list[Change]
+    ) -> tuple[AuditedOperation, uuid.UUID] | None:
+        """The audited mutation's event, in the transaction of its first change (a commit
+        that wrote nothing records nothing); marked recorded once that transaction commits."""
+        operation = audited_operation.get()
+        info = conn.sync_connection.info if conn.sync_connection is not None else {}
+        if (
+            operation is None
+            or operation.recorded
+            or operation.closed
+            or not (changes or info.pop(WROTE, False))
+        ):
+            return None
+        for change in changes:
+            operation.target(*_targets(change))
+        event = operation.event(uuid.uuid4(), datetime.now(UTC))
+        await self.audit.add(event)
+        return operation, event.id
 
     async def _write_outbox(
         self, conn: AsyncConnection, changes: list[Change]
@@ -346,3 +377,15 @@ def _occurred(change: Change) -> datetime:
     if not isinstance(change, JobChanged):
         return change.at
     return change.transition.at if change.transition else change.job.updated_at
+
+
+def _targets(change: Change) -> tuple[object, ...]:
+    """The ids an event names: its job, deployment or benchmark, and its cluster."""
+    if isinstance(change, JobChanged):
+        return (change.job.id, change.job.cluster_id)
+    found = [getattr(change, "cluster_id", None)]
+    for attribute in ("deployment", "benchmark"):
+        thing = getattr(change, attribute, None)
+        if thing is not None:
+            found.insert(0, thing.id)
+    return tuple(f for f in found if f is not None)

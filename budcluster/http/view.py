@@ -149,6 +149,7 @@ class GraphQLView(GraphQL[Context, None]):
             benchmarks=app.benchmarks,
             serving_updates=app.serving_updates,
             limits=RequestLimits(app.limiter, app.settings.operation_budget),
+            audit=app.audit,
             observe_operation=app.metrics.operation,
         )
 

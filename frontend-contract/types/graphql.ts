@@ -22,6 +22,51 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
+/** One mutation (or command-line token or key operation): who, what, when, and how it ended. */
+export type AuditEvent = {
+  __typename?: 'AuditEvent';
+  /** `token:<token id>` for an API token, `cli:<user>` for the command line. */
+  actor: Scalars['String']['output'];
+  at: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  /** What was asked, secrets removed (kubeconfigs, tokens, keys: <removed>). */
+  input: Scalars['JSON']['output'];
+  /** The mutation (`submitJob`) or the command (`token create`). */
+  operation: Scalars['String']['output'];
+  /** OK, or the code it was refused with (VALIDATION_FAILED, NOT_FOUND, ...). */
+  outcome: Scalars['String']['output'];
+  /** graphql or cli. */
+  source: Scalars['String']['output'];
+  /** Ids of the objects it changed or named. */
+  targets: Array<Scalars['String']['output']>;
+  /** The tenant it acted for; null for the command line's operator. */
+  tenantId?: Maybe<Scalars['ID']['output']>;
+  tokenId?: Maybe<Scalars['ID']['output']>;
+};
+
+export type AuditEventConnection = {
+  __typename?: 'AuditEventConnection';
+  edges: Array<AuditEventEdge>;
+  pageInfo: PageInfo;
+};
+
+export type AuditEventEdge = {
+  __typename?: 'AuditEventEdge';
+  cursor: Scalars['String']['output'];
+  node: AuditEvent;
+};
+
+/** Every field given must match. */
+export type AuditFilter = {
+  actor?: InputMaybe<Scalars['String']['input']>;
+  operations?: InputMaybe<Array<Scalars['String']['input']>>;
+  outcome?: InputMaybe<Scalars['String']['input']>;
+  since?: InputMaybe<Scalars['DateTime']['input']>;
+  /** An object's id. */
+  target?: InputMaybe<Scalars['String']['input']>;
+  until?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
 /** A load test of a model endpoint, run as a job without GPUs. */
 export type Benchmark = {
   __typename?: 'Benchmark';
@@ -1133,6 +1178,8 @@ export type PreviewJobResult = ForbiddenError | JobPreview | NotFoundError | Val
 
 export type Query = {
   __typename?: 'Query';
+  /** The audit trail, newest first: an administrator sees every tenant's events, a tenant its own. */
+  auditEvents: AuditEventConnection;
   /** A benchmark you may see. */
   benchmark?: Maybe<Benchmark>;
   /** Your benchmarks (of one deployment, if given), newest first. */
@@ -1155,6 +1202,13 @@ export type Query = {
   previewJob: PreviewJobResult;
   /** The value of each priority, highest first (global, as Kueue's are). */
   workloadPriorityClasses: Array<WorkloadPriorityClass>;
+};
+
+
+export type QueryAuditEventsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<AuditFilter>;
+  first?: Scalars['Int']['input'];
 };
 
 
@@ -1732,6 +1786,15 @@ export type WorkloadPriorityClass = {
 
 export type WorkloadPriorityClassResult = ConflictError | ForbiddenError | NotFoundError | ValidationError | WorkloadPriorityClass;
 
+export type AuditEventsQueryVariables = Exact<{
+  filter?: InputMaybe<AuditFilter>;
+  first?: Scalars['Int']['input'];
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type AuditEventsQuery = { __typename?: 'Query', auditEvents: { __typename?: 'AuditEventConnection', edges: Array<{ __typename?: 'AuditEventEdge', cursor: string, node: { __typename?: 'AuditEvent', id: string, at: string, actor: string, tokenId?: string | null, tenantId?: string | null, operation: string, targets: Array<string>, input: unknown, outcome: string, source: string } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
+
 export type LatencyFragment = { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number };
 
 export type BenchmarkViewFragment = { __typename?: 'Benchmark', id: string, name: string, deploymentId?: string | null, jobId: string, status: BenchmarkStatus, statusMessage?: string | null, createdAt: string, startedAt?: string | null, finishedAt?: string | null, configuration: Array<{ __typename?: 'ConfigurationEntry', key: string, value?: string | null }>, progress?: { __typename?: 'BenchmarkProgress', elapsedSeconds: number, requestsDone: number, requestsFailed: number, outputTokens: number, ttftMeanMs?: number | null, outputThroughput: number } | null, result?: { __typename?: 'BenchmarkResult', durationSeconds: number, successfulRequests: number, failedRequests: number, inputTokens: number, outputTokens: number, requestThroughput: number, inputThroughput: number, outputThroughput: number, totalTokenThroughput: number, ttft?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, tpot?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, itl?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, e2el?: { __typename?: 'LatencySummary', meanMs: number, p50Ms: number, p90Ms: number, p99Ms: number, maxMs: number } | null, failures: Array<{ __typename?: 'FailureCount', reason: string, count: number }> } | null };
@@ -2063,6 +2126,31 @@ export const WaitingFragmentDoc = new TypedDocumentString(`
   latestStart
 }
     `, {"fragmentName":"Waiting"}) as unknown as TypedDocumentString<WaitingFragment, unknown>;
+export const AuditEventsDocument = new TypedDocumentString(`
+    query AuditEvents($filter: AuditFilter, $first: Int! = 50, $after: String) {
+  auditEvents(filter: $filter, first: $first, after: $after) {
+    edges {
+      cursor
+      node {
+        id
+        at
+        actor
+        tokenId
+        tenantId
+        operation
+        targets
+        input
+        outcome
+        source
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    `, {"hash":"530c13772485c198fa4e2cbcc8a53ee6cfa3519ab60794134f835153b7b27387"}) as unknown as TypedDocumentString<AuditEventsQuery, AuditEventsQueryVariables>;
 export const BenchmarkListDocument = new TypedDocumentString(`
     query BenchmarkList($deploymentId: ID, $first: Int! = 50, $after: String) {
   benchmarks(deploymentId: $deploymentId, first: $first, after: $after) {

@@ -55,7 +55,13 @@ async def test_json_lines_with_request_ids_and_no_token(
         await service.stop()
     _, stderr_path = service._paths()
     lines = [line for line in stderr_path.read_text().splitlines() if line.strip()]
-    events = [json.loads(line) for line in lines]  # every line is one JSON object
+    events, not_json = [], []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            not_json.append(line)
+    assert not not_json, not_json  # every line is one JSON object
     assert all({"ts", "level", "logger", "msg"} <= set(e) for e in events)
     probe = [e for e in events if e.get("request_id") == "probe-7f3a"]
     assert probe, lines[-20:]

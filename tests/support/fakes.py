@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import copy
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from domain.errors import Conflict, DuplicateIdempotencyKey
+from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
 from domain.model.codec import job_to_document
@@ -148,6 +150,7 @@ class Store:
     history: list[JobEvent] = field(default_factory=list)
     clusters: dict[ClusterId, Cluster] = field(default_factory=dict)
     tokens: dict[TokenId, ApiToken] = field(default_factory=dict)
+    audit: list[AuditEvent] = field(default_factory=list)
     events: dict[ClusterId, list[StoredEvent]] = field(
         default_factory=lambda: collections.defaultdict(list)
     )
@@ -378,6 +381,44 @@ class FakeClusterRepository:
         self._store.clusters.pop(cluster_id, None)
         for job_id in [j for j, job in self._store.jobs.items() if job.cluster_id == cluster_id]:
             del self._store.jobs[job_id]
+
+
+class FakeAuditRepository:
+    """The audit trail in a list (written at once: the fakes have no transactions)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def add(self, event: AuditEvent) -> None:
+        self._store.audit.append(event)
+
+    async def settle(self, event_id: uuid.UUID, outcome: str, targets: Sequence[str]) -> None:
+        self._store.audit = [
+            replace(e, outcome=outcome, targets=tuple(targets)) if e.id == event_id else e
+            for e in self._store.audit
+        ]
+
+    async def page(
+        self,
+        audit_filter: AuditFilter,
+        *,
+        tenant_id: TenantId | None,
+        first: int,
+        after: AuditCursor | None = None,
+    ) -> AuditPage:
+        events = sorted(self._store.audit, key=lambda e: (e.at, e.id), reverse=True)
+        shown = [
+            e
+            for e in events
+            if (tenant_id is None or e.tenant_id == tenant_id)
+            and (after is None or (e.at, e.id) < (after.at, after.event_id))
+        ]
+        return AuditPage(tuple(shown[:first]), len(shown) > first)
+
+    async def prune(self, before: datetime) -> int:
+        kept = [e for e in self._store.audit if e.at >= before]
+        pruned, self._store.audit = len(self._store.audit) - len(kept), kept
+        return pruned
 
 
 class FakeTokenRepository:
@@ -679,6 +720,7 @@ class FakeUnitOfWork:
         self.jobs = FakeJobRepository(self)
         self.clusters = FakeClusterRepository(store)
         self.tokens = FakeTokenRepository(store)
+        self.audit = FakeAuditRepository(store)
         self.quotas = FakeQuotaRepository(self)
         self.deployments = FakeDeploymentRepository(self)
         self.benchmarks = FakeBenchmarkRepository(self)

@@ -10,9 +10,11 @@ refused.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import logging
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -26,7 +28,7 @@ PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END P
 @pytest.fixture
 def captured() -> Iterator[tuple[io.StringIO, logging.Logger]]:
     root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
+    saved = (list(root.handlers), root.level, sys.unraisablehook)
     out = io.StringIO()
     yield out, logging.getLogger("budcluster.test")
     for handler in list(root.handlers):
@@ -34,6 +36,8 @@ def captured() -> Iterator[tuple[io.StringIO, logging.Logger]]:
     for handler in saved[0]:
         root.addHandler(handler)
     root.setLevel(saved[1])
+    sys.unraisablehook = saved[2]
+    logging.captureWarnings(False)
 
 
 def _to(out: io.StringIO, fmt: str) -> None:
@@ -112,3 +116,24 @@ def test_secrets_never_reach_a_line(captured: tuple[io.StringIO, logging.Logger]
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="text or json"):
         logs.configure("INFO", "xml")
+
+
+def test_what_python_prints_itself_comes_as_log_lines(
+    captured: tuple[io.StringIO, logging.Logger],
+) -> None:
+    out, _ = captured
+    _to(out, "json")
+    import warnings
+
+    warnings.warn("an old API", DeprecationWarning, stacklevel=1)
+
+    class Leaky:
+        def __del__(self) -> None:
+            raise OSError("closing failed")
+
+    leaky: Leaky | None = Leaky()
+    del leaky  # Python cannot raise from __del__: it hands the error to sys.unraisablehook
+    gc.collect()
+    warned, ignored = (json.loads(line) for line in out.getvalue().splitlines())
+    assert warned["logger"] == "py.warnings" and "an old API" in warned["msg"]
+    assert ignored["logger"] == "python" and "OSError: closing failed" in ignored["exc"]

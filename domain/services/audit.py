@@ -1,0 +1,56 @@
+"""The audit trail: ending an audited mutation, reading the trail, keeping it bounded."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from domain.errors import DomainError
+from domain.model.audit import OK, AuditCursor, AuditedOperation, AuditFilter, AuditPage
+from domain.model.principal import Principal, Scope
+from domain.ports import Clock, TenantScope, UnitOfWorkFactory
+from domain.services.quota_rules import require
+
+MAX_PAGE = 100
+
+
+class AuditService:
+    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock, retention: timedelta) -> None:
+        self._uow = uow
+        self._clock = clock
+        self.retention = retention
+
+    async def finish(self, operation: AuditedOperation, outcome: str = OK) -> None:
+        """The mutation ended. Its event was written with its first change, which now gets
+        the outcome and every target; a mutation that changed nothing (a refusal, or nothing
+        to do) is recorded now."""
+        operation.closed = True
+        async with self._uow(TenantScope.system()) as uow:
+            if operation.recorded is not None:
+                await uow.audit.settle(operation.recorded, outcome, operation.targets)
+            else:
+                await uow.audit.add(operation.event(uuid.uuid4(), self._clock.now(), outcome))
+            await uow.commit()
+
+    async def page(
+        self,
+        principal: Principal,
+        audit_filter: AuditFilter,
+        *,
+        first: int,
+        after: AuditCursor | None = None,
+    ) -> AuditPage:
+        """Newest first. An administrator sees every tenant's events, a tenant its own."""
+        require(principal, Scope.JOBS_READ)
+        if not 0 < first <= MAX_PAGE:
+            raise DomainError(f"first must be 1 to {MAX_PAGE}")
+        tenant = None if principal.has(Scope.ADMIN) else principal.tenant_id
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.audit.page(audit_filter, tenant_id=tenant, first=first, after=after)
+
+    async def prune(self) -> int:
+        """Events older than the retention period are deleted; how many."""
+        async with self._uow(TenantScope.system()) as uow:
+            pruned = await uow.audit.prune(self._clock.now() - self.retention)
+            await uow.commit()
+        return pruned

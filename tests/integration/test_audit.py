@@ -1,0 +1,158 @@
+"""The audit trail over GraphQL, in-process, on SQLite and PostgreSQL.
+
+Covers: a mutation that changes something leaves one event, written in the transaction of its
+change (a commit that fails leaves neither the change nor the event, and the refusal is then
+recorded on its own), naming the token that did it, the operation, the objects (the job and its
+cluster), the input and OK; a refused mutation (a ValidationError) leaves an event with its code
+and changes nothing; a kubeconfig never reaches the trail; `auditEvents` shows an administrator
+every tenant's events and a tenant only its own, newest first, with filters and Relay paging;
+old events are pruned after the retention period.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from adapters.db.tables import audit_events
+from domain.model.ids import TenantId
+from domain.model.principal import Scope
+from tests.integration.test_graphql_api import SUBMIT, Api
+from tests.integration.test_request_limits import serving
+
+AUDIT = """
+query($filter: AuditFilter, $first: Int! = 50, $after: String) {
+  auditEvents(filter: $filter, first: $first, after: $after) {
+    edges { cursor node { id at actor tokenId tenantId operation targets input outcome source } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+"""
+CANCEL = 'mutation($id: ID!) { cancelJob(id: $id, reason: "no longer needed") { __typename } }'
+REGISTER = """
+mutation($input: RegisterClusterInput!) {
+  registerCluster(input: $input) { __typename ... on UserError { code } }
+}
+"""
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: s3cr3t-kube-token\n"
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
+    async with serving(sqlite_url if request.param == "sqlite" else pg_url) as made:
+        yield made
+
+
+async def events(api: Api, token: str, **filters: Any) -> list[dict[str, Any]]:
+    data = await api.ok(AUDIT, {"filter": filters or None}, token=token)
+    return [edge["node"] for edge in data["auditEvents"]["edges"]]
+
+
+async def test_a_change_and_a_refusal_each_leave_one_event(api: Api) -> None:
+    tenant = TenantId(uuid.uuid4())
+    alice = await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE, tenant=tenant)
+    job = (await api.ok(SUBMIT, {"input": api.job_input(name="audited")}, token=alice))["submitJob"]
+    assert job["__typename"] == "Job"
+    refused = await api.ok(
+        SUBMIT, {"input": api.job_input(name="BAD NAME!", resources={"gpuCount": -1})}, token=alice
+    )
+    assert refused["submitJob"]["__typename"] == "ValidationError"
+    await api.ok(CANCEL, {"id": job["id"]}, token=alice)
+
+    cancelled, failed, submitted = await events(api, alice)
+    assert submitted["operation"] == "submitJob" and submitted["outcome"] == "OK"
+    assert (
+        submitted["actor"] == f"token:{submitted['tokenId']}" and submitted["source"] == "graphql"
+    )
+    assert submitted["tenantId"] == str(tenant)
+    assert {job["id"], api.cluster_id} <= set(submitted["targets"])
+    assert submitted["input"]["input"]["name"] == "audited"
+    assert failed["operation"] == "submitJob" and failed["outcome"] == "VALIDATION_FAILED"
+    assert cancelled["operation"] == "cancelJob" and cancelled["outcome"] == "OK"
+    assert cancelled["targets"][0] == job["id"]
+    assert cancelled["input"] == {"id": job["id"], "reason": "no longer needed"}
+    assert await api.count_jobs() == 1  # the refusal stored nothing else
+
+
+async def test_the_event_is_written_with_the_change_or_not_at_all(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.db import uow as uow_module
+
+    alice = await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE)
+    original = uow_module.SqlUnitOfWork._write_outbox
+
+    async def broken(self: Any, conn: Any, changes: Any) -> Any:
+        stored = await original(self, conn, changes)
+        if changes:
+            raise ConnectionResetError("the database went away mid-commit")
+        return stored
+
+    monkeypatch.setattr(uow_module.SqlUnitOfWork, "_write_outbox", broken)
+    answer = await api.call(SUBMIT, {"input": api.job_input(name="lost")}, token=alice)
+    assert answer.json().get("errors"), answer.text
+    monkeypatch.undo()
+    assert await api.count_jobs() == 0
+    async with api.app.db.engine.connect() as conn:
+        rows = (await conn.execute(sa.select(audit_events))).mappings().all()
+    assert [(r["operation"], r["outcome"]) for r in rows] == [("submitJob", "ERROR")]
+
+
+async def test_kubeconfigs_never_reach_the_trail(api: Api) -> None:
+    admin = await api.token()
+    await api.ok(
+        REGISTER,
+        {"input": {"name": "prod-1", "platform": "ON_PREM", "kubeconfig": KUBECONFIG}},
+        token=admin,
+    )
+    [event] = await events(api, admin, operations=["registerCluster"])
+    assert event["input"]["input"]["kubeconfig"] == "<removed>"
+    async with api.app.db.engine.connect() as conn:
+        text = str((await conn.execute(sa.select(audit_events))).mappings().all())
+    assert "s3cr3t-kube-token" not in text
+
+
+async def test_administrators_see_all_and_tenants_their_own(api: Api) -> None:
+    admin = await api.token()
+    tenants = [TenantId(uuid.uuid4()) for _ in range(2)]
+    writers = [await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE, tenant=t) for t in tenants]
+    for i in range(3):
+        for n, writer in enumerate(writers):
+            await api.ok(SUBMIT, {"input": api.job_input(name=f"t{n}-{i}")}, token=writer)
+    mine = await events(api, writers[0])
+    assert len(mine) == 3 and {e["tenantId"] for e in mine} == {str(tenants[0])}
+    everything = await events(api, admin)
+    assert len(everything) == 6
+    assert [e["at"] for e in everything] == sorted((e["at"] for e in everything), reverse=True)
+    page = (await api.ok(AUDIT, {"first": 4}, token=admin))["auditEvents"]
+    assert len(page["edges"]) == 4 and page["pageInfo"]["hasNextPage"]
+    rest = (await api.ok(AUDIT, {"first": 4, "after": page["pageInfo"]["endCursor"]}, token=admin))[
+        "auditEvents"
+    ]
+    seen = [e["node"]["id"] for e in page["edges"] + rest["edges"]]
+    assert len(seen) == len(set(seen)) == 6 and not rest["pageInfo"]["hasNextPage"]
+    one_job = everything[0]["targets"][0]
+    assert [e["id"] for e in await events(api, admin, target=one_job)] == [everything[0]["id"]]
+    stranger = writers[0] if everything[0]["tenantId"] == str(tenants[1]) else writers[1]
+    assert await events(api, stranger, target=one_job) == []
+    bad = (await api.call(AUDIT, {"first": 1000}, token=admin)).json()
+    assert bad["errors"][0]["extensions"]["field"] == "first"
+
+
+async def test_old_events_are_pruned(api: Api) -> None:
+    admin = await api.token()
+    await api.ok(SUBMIT, {"input": api.job_input()}, token=admin)
+    audit = api.app.audit
+    assert await audit.prune() == 0
+    async with api.app.db.engine.begin() as conn:
+        old = datetime.now(UTC) - audit.retention - timedelta(days=1)
+        await conn.execute(audit_events.update().values(at=old))
+    assert await audit.prune() == 1
+    assert await events(api, admin) == []
