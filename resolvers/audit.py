@@ -1,20 +1,111 @@
-"""The audit trail: `auditEvents` (an administrator sees every tenant's, a tenant its own)."""
+"""The audit trail: every mutation resolver is `audited`, and `auditEvents` reads the trail (an
+administrator sees every tenant's events, a tenant its own).
+
+`audited` wraps the resolver rather than hooking every field (a schema extension's `resolve`
+would run for each field of every result: graphql-core middleware)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import enum
+import functools
+import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Any, ParamSpec, TypeVar, cast
+
+from strawberry.types.unset import UNSET
 
 from domain.errors import DomainError
-from domain.model.audit import AuditCursor
+from domain.model.audit import OK, AuditCursor, AuditedOperation, current, without_secrets
 from domain.model.principal import Scope
 from resolvers.common import query_caller
 from schema.context import Info
 from schema.types.audit import AuditEvent, AuditEventConnection, AuditEventEdge, AuditFilter
 from schema.types.connection import PageInfo
-from schema.types.errors import UserInputError
+from schema.types.errors import UserError, UserInputError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+log = logging.getLogger(__name__)
+
+
+def audited(resolver: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """A mutation as an audited operation (domain.model.audit): current while it runs, so the
+    unit of work that commits its first change writes its event in that transaction; ended
+    with its outcome (OK, or the code of the typed error or refusal it answered with) and the
+    id of what it returned."""
+
+    @functools.wraps(resolver)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        info = cast(Info, kwargs.get("info", args[0] if args else None))
+        principal = info.context.authenticated()
+        given = {k: _plain(v) for k, v in kwargs.items() if k != "info"}
+        operation = AuditedOperation(
+            tenant_id=principal.tenant_id,
+            actor=f"token:{principal.token_id}"
+            if principal.token_id
+            else f"tenant:{principal.tenant_id}",
+            token_id=principal.token_id,
+            operation=info.field_name,
+            input=without_secrets(given),
+        )
+        operation.target(*_ids_in(given))
+        token = current.set(operation)
+        outcome = "ERROR"
+        try:
+            result = await resolver(*args, **kwargs)
+            outcome = str(result.code) if isinstance(result, UserError) else OK
+            operation.target(getattr(result, "id", None))
+            return result
+        except UserInputError as exc:
+            outcome = str(exc.extensions.get("code", "BAD_USER_INPUT"))
+            raise
+        except Exception as exc:
+            outcome = str(getattr(exc, "code", "ERROR"))
+            raise
+        finally:
+            current.reset(token)
+            try:
+                await info.context.services.audit.finish(operation, outcome)
+            except Exception:
+                log.exception("the audit event of %s could not be written", info.field_name)
+
+    return run
+
+
+def _plain(value: Any) -> Any:
+    """An argument as JSON-like data (Strawberry's inputs are dataclasses)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if getattr(value, f.name) is not UNSET
+        }
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items() if v is not UNSET}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _ids_in(value: Any, key: str = "") -> list[str]:
+    """The ids an input names: fields called id, ids, or ending in _id / _ids."""
+    named = key in ("id", "ids") or key.endswith(("_id", "_ids"))
+    if isinstance(value, dict):
+        return [i for k, v in value.items() for i in _ids_in(v, k)]
+    if isinstance(value, list):
+        return [i for v in value for i in _ids_in(v, key)] if named else []
+    return [str(value)] if named and isinstance(value, str) else []
 
 
 def _cursor(at: datetime, event_id: uuid.UUID) -> str:

@@ -13,16 +13,12 @@ per-operation budget (a refused one is charged the budget). Every error that lea
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import enum
 import functools
-import inspect
 import logging
 import math
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
-from datetime import datetime
 from typing import Any
 
 from graphql import (
@@ -45,12 +41,10 @@ from strawberry.extensions import (
 )
 from strawberry.extensions.max_aliases import create_validator as alias_limit
 from strawberry.extensions.query_depth_limiter import create_validator as depth_limit
-from strawberry.types.unset import UNSET
 
 from domain.errors import Unauthenticated, Unavailable
-from domain.model import audit
 from schema.cost import operation_cost
-from schema.types.errors import UserError, UserInputError
+from schema.types.errors import UserInputError
 
 log = logging.getLogger(__name__)
 
@@ -229,91 +223,6 @@ def code_of(error: GraphQLError) -> str:
     return "INTERNAL_SERVER_ERROR"
 
 
-class Audited(SchemaExtension):
-    """Each root mutation field is an audited operation (domain.model.audit): current while
-    it runs, so the unit of work that commits its first change writes its event in that
-    transaction; ended with its outcome (OK, or the code of the typed error or the refusal it
-    answered with) and the id of what it returned."""
-
-    def resolve(self, _next: Any, root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
-        if info.parent_type.name != "Mutation" or info.path.prev is not None:
-            return _next(root, info, *args, **kwargs)
-        return self._audited(_next, root, info, args, kwargs)
-
-    async def _audited(
-        self, _next: Any, root: Any, info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        context = info.context
-        principal = context.principal
-        plain = {k: _plain(v) for k, v in kwargs.items()}
-        operation = audit.AuditedOperation(
-            tenant_id=principal.tenant_id,
-            actor=f"token:{principal.token_id}"
-            if principal.token_id
-            else f"tenant:{principal.tenant_id}",
-            token_id=principal.token_id,
-            operation=info.field_name,
-            input=audit.without_secrets(plain),
-        )
-        operation.target(*_ids_in(plain))
-        token = audit.current.set(operation)
-        outcome = "ERROR"
-        try:
-            result = _next(root, info, *args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-            outcome = str(getattr(result, "code", audit.OK)) if _is_error(result) else audit.OK
-            operation.target(getattr(result, "id", None))
-            return result
-        except UserInputError as exc:
-            outcome = str(exc.extensions.get("code", "BAD_USER_INPUT"))
-            raise
-        except Exception as exc:
-            outcome = str(getattr(exc, "code", "ERROR"))
-            raise
-        finally:
-            audit.current.reset(token)
-            try:
-                await context.services.audit.finish(operation, outcome)
-            except Exception:
-                log.exception("the audit event of %s could not be written", info.field_name)
-
-
-def _is_error(result: Any) -> bool:
-    return isinstance(result, UserError)
-
-
-def _plain(value: Any) -> Any:
-    """An argument as JSON-like data (Strawberry's inputs are dataclasses)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: _plain(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if getattr(value, f.name) is not UNSET
-        }
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items() if v is not UNSET}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-def _ids_in(value: Any, key: str = "") -> list[str]:
-    """The ids an input names: fields called id, ids, or ending in _id / _ids."""
-    named = key in ("id", "ids") or key.endswith(("_id", "_ids"))
-    if isinstance(value, dict):
-        return [i for k, v in value.items() for i in _ids_in(v, k)]
-    if isinstance(value, list):
-        return [i for v in value for i in _ids_in(v, key)] if named else []
-    return [str(value)] if named and isinstance(value, str) else []
-
-
 class Observed(SchemaExtension):
     """Each query and mutation, when it ends: its name, how long it took and its error codes
     (after ShapeErrors gave every error one), to `ApiServices.observe_operation`."""
@@ -415,7 +324,6 @@ def extensions() -> list[Any]:
     """Factories, so each operation gets fresh extension instances (limits read at that time)."""
     return [
         Observed,
-        Audited,
         CachedParse,
         ShapeErrors,
         RequireAuthentication,

@@ -19,6 +19,7 @@ from resolvers import reservations as reservation_resolvers
 from resolvers import serving as serving_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
+from resolvers.audit import audited
 from schema.execution import ExecutionContext as SharingExecutionContext
 from schema.extensions import extensions, is_fault
 from schema.types.audit import AuditEventConnection
@@ -86,97 +87,101 @@ class Query:
 @strawberry.type
 class Mutation:
     submit_job = strawberry.mutation(
-        resolver=job_resolvers.submit_job,
+        resolver=audited(job_resolvers.submit_job),
         description="Submit a job to a cluster. With an idempotencyKey, a repeat returns the "
         "first job.",
     )
-    cancel_job = strawberry.mutation(resolver=job_resolvers.cancel_job)
+    cancel_job = strawberry.mutation(resolver=audited(job_resolvers.cancel_job))
     retry_job = strawberry.mutation(
-        resolver=job_resolvers.retry_job,
+        resolver=audited(job_resolvers.retry_job),
         description="Start the next attempt of a FAILED or PREEMPTED job, after backoff.",
     )
-    update_job_priority = strawberry.mutation(resolver=job_resolvers.update_job_priority)
+    update_job_priority = strawberry.mutation(resolver=audited(job_resolvers.update_job_priority))
 
-    create_resource_flavor = strawberry.mutation(resolver=quota_resolvers.create_resource_flavor)
+    create_resource_flavor = strawberry.mutation(
+        resolver=audited(quota_resolvers.create_resource_flavor)
+    )
     update_resource_flavor = strawberry.mutation(
-        resolver=quota_resolvers.update_resource_flavor,
+        resolver=audited(quota_resolvers.update_resource_flavor),
         description="Replace a flavor's node labels.",
     )
     delete_resource_flavor = strawberry.mutation(
-        resolver=quota_resolvers.delete_resource_flavor,
+        resolver=audited(quota_resolvers.delete_resource_flavor),
         description="Refused while a ClusterQueue names the flavor.",
     )
-    create_cluster_queue = strawberry.mutation(resolver=quota_resolvers.create_cluster_queue)
+    create_cluster_queue = strawberry.mutation(
+        resolver=audited(quota_resolvers.create_cluster_queue)
+    )
     update_cluster_queue = strawberry.mutation(
-        resolver=quota_resolvers.update_cluster_queue,
+        resolver=audited(quota_resolvers.update_cluster_queue),
         description="Replace a ClusterQueue's cohort, strategy, quotas and preemption.",
     )
     delete_cluster_queue = strawberry.mutation(
-        resolver=quota_resolvers.delete_cluster_queue,
+        resolver=audited(quota_resolvers.delete_cluster_queue),
         description="Refused while a LocalQueue points at it.",
     )
     create_local_queue = strawberry.mutation(
-        resolver=quota_resolvers.create_local_queue,
+        resolver=audited(quota_resolvers.create_local_queue),
         description="A LocalQueue in your tenant's namespace.",
     )
     delete_local_queue = strawberry.mutation(
-        resolver=quota_resolvers.delete_local_queue,
+        resolver=audited(quota_resolvers.delete_local_queue),
         description="Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs.",
     )
-    create_cohort = strawberry.mutation(resolver=quota_resolvers.create_cohort)
+    create_cohort = strawberry.mutation(resolver=audited(quota_resolvers.create_cohort))
     delete_cohort = strawberry.mutation(
-        resolver=quota_resolvers.delete_cohort,
+        resolver=audited(quota_resolvers.delete_cohort),
         description="Refused while ClusterQueues are in it.",
     )
     update_workload_priority_class = strawberry.mutation(
-        resolver=quota_resolvers.update_workload_priority_class,
+        resolver=audited(quota_resolvers.update_workload_priority_class),
         description="Values must keep CRITICAL > HIGH > NORMAL > LOW > SPOT.",
     )
     create_capacity_reservation = strawberry.mutation(
-        resolver=reservation_resolvers.create_capacity_reservation,
+        resolver=audited(reservation_resolvers.create_capacity_reservation),
         description="Book GPUs of a flavor for your tenant, paid from a ClusterQueue's quota.",
     )
     cancel_capacity_reservation = strawberry.mutation(
-        resolver=reservation_resolvers.cancel_capacity_reservation
+        resolver=audited(reservation_resolvers.cancel_capacity_reservation)
     )
     register_cluster = strawberry.mutation(
-        resolver=cluster_resolvers.register_cluster,
+        resolver=audited(cluster_resolvers.register_cluster),
         description="Register a Kubernetes or OpenShift cluster: REGISTERING at once, then "
         "AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs "
         "clusters:write.",
     )
     update_cluster = strawberry.mutation(
-        resolver=cluster_resolvers.update_cluster,
+        resolver=audited(cluster_resolvers.update_cluster),
         description="Change a registered cluster; a new kubeconfig or context connects again.",
     )
     delete_cluster = strawberry.mutation(
-        resolver=cluster_resolvers.delete_cluster,
+        resolver=audited(cluster_resolvers.delete_cluster),
         description="DELETING, then gone, with its jobs. Refused while jobs are active unless "
         "`force`.",
     )
     refresh_cluster = strawberry.mutation(
-        resolver=cluster_resolvers.refresh_cluster,
+        resolver=audited(cluster_resolvers.refresh_cluster),
         description="Reach the cluster now: its nodes and health checks are read again.",
     )
     deploy_model = strawberry.mutation(
-        resolver=serving_resolvers.deploy_model,
+        resolver=audited(serving_resolvers.deploy_model),
         description="Serve a model on a cluster: one SERVICE job per replica (each queued, "
         "estimated and drawn like every job). DEPLOYING, then RUNNING with an endpoint.",
     )
     scale_deployment = strawberry.mutation(
-        resolver=serving_resolvers.scale_deployment,
+        resolver=audited(serving_resolvers.scale_deployment),
         description="Change the replicas (0 to 64): new replica jobs, or the newest cancelled.",
     )
     stop_deployment = strawberry.mutation(
-        resolver=serving_resolvers.stop_deployment,
+        resolver=audited(serving_resolvers.stop_deployment),
         description="Stop every replica; the deployment stays, STOPPED.",
     )
     run_benchmark = strawberry.mutation(
-        resolver=serving_resolvers.run_benchmark,
+        resolver=audited(serving_resolvers.run_benchmark),
         description="Load-test a deployment or an endpoint URL, as a job without GPUs.",
     )
     cancel_benchmark = strawberry.mutation(
-        resolver=serving_resolvers.cancel_benchmark,
+        resolver=audited(serving_resolvers.cancel_benchmark),
         description="Stop a benchmark; what it measured so far is kept.",
     )
 
