@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import math
 import re
 import time
@@ -45,8 +44,6 @@ from strawberry.extensions.query_depth_limiter import create_validator as depth_
 from domain.errors import Unauthenticated, Unavailable
 from schema.cost import operation_cost
 from schema.types.errors import UserInputError
-
-log = logging.getLogger(__name__)
 
 MAX_DEPTH = 10
 MAX_ALIASES = 20

@@ -230,10 +230,20 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
         job = long_job(live, f"quick-{i}", gpus=8, runtime=0.5)
         ids.append((await live.ok(SUBMIT, {"input": job}, token=token))["submitJob"]["id"])
     count = """query($id: ID!) { cluster(id: $id) { estimateAccuracy { jobs } } }"""
+    status = """query($id: ID!) { job(id: $id) { status } }"""
 
     async def recorded() -> bool | None:
+        """All 16 ended, and the record holds most of them. Those that start at once may start
+        before any estimate reached them (a loaded machine is slower to estimate than the
+        simulated cluster is to start a job): they then have no start estimated at submission.
+        The window below needs the waiting ones: at least 10 scores (windows.MIN_SCORES)."""
+        for job_id in ids:
+            if (await live.ok(status, {"id": job_id}, token=token))["job"]["status"] != (
+                "COMPLETED"
+            ):
+                return None
         data = await live.ok(count, {"id": live.cluster_id}, token=token)
-        return True if data["cluster"]["estimateAccuracy"]["jobs"] == 16 else None
+        return True if data["cluster"]["estimateAccuracy"]["jobs"] >= 12 else None
 
     await eventually(recorded, within=30)
     running = [
