@@ -6,13 +6,10 @@ would run for each field of every result: graphql-core middleware)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import enum
 import functools
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar, cast
@@ -22,7 +19,7 @@ from strawberry.types.unset import UNSET
 from domain.errors import DomainError
 from domain.model.audit import OK, AuditCursor, AuditedOperation, current, without_secrets
 from domain.model.principal import Scope
-from resolvers.common import query_caller
+from resolvers.common import decode_time_cursor, encode_cursor, query_caller
 from schema.context import Info
 from schema.types.audit import AuditEvent, AuditEventConnection, AuditEventEdge, AuditFilter
 from schema.types.connection import PageInfo
@@ -108,34 +105,18 @@ def _ids_in(value: Any, key: str = "") -> list[str]:
     return [str(value)] if named and isinstance(value, str) else []
 
 
-def _cursor(at: datetime, event_id: uuid.UUID) -> str:
-    return base64.urlsafe_b64encode(f"{at.isoformat()}|{event_id}".encode()).decode().rstrip("=")
-
-
-def _decode(cursor: str) -> AuditCursor:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        at, event_id = base64.urlsafe_b64decode(padded.encode()).decode().split("|")
-        when = datetime.fromisoformat(at)
-        if when.tzinfo is None:
-            raise ValueError("naive")
-        return AuditCursor(when, uuid.UUID(event_id))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise UserInputError("after is not a cursor this API issued", field="after") from None
-
-
 async def audit_events(
     info: Info, filter: AuditFilter | None = None, first: int = 50, after: str | None = None
 ) -> AuditEventConnection:
     principal = query_caller(info, Scope.JOBS_READ)
-    cursor = _decode(after) if after else None
+    cursor = AuditCursor(*decode_time_cursor(after)) if after else None
     wanted = (filter or AuditFilter()).to_domain()
     try:
         page = await info.context.services.audit.page(principal, wanted, first=first, after=cursor)
     except DomainError as exc:
         raise UserInputError(exc.message, field="first") from None
     edges = [
-        AuditEventEdge(cursor=_cursor(e.at, e.id), node=AuditEvent.from_domain(e))
+        AuditEventEdge(cursor=encode_cursor(e.at, e.id), node=AuditEvent.from_domain(e))
         for e in page.events
     ]
     return AuditEventConnection(

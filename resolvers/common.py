@@ -57,12 +57,18 @@ def encode_cursor(created_at: datetime, job_id: uuid.UUID) -> str:
 
 
 def decode_cursor(cursor: str) -> JobCursor:
+    when, key = decode_time_cursor(cursor)
+    return JobCursor(when, JobId(key))
+
+
+def decode_time_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    """A cursor of `encode_cursor`: the time and the id it was made of."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        created, job_id = base64.urlsafe_b64decode(padded.encode()).decode().split("|")
+        created, key = base64.urlsafe_b64decode(padded.encode()).decode().split("|")
         when = datetime.fromisoformat(created)
         if when.tzinfo is None:
             raise ValueError("naive")
-        return JobCursor(when, JobId(uuid.UUID(job_id)))
+        return when, uuid.UUID(key)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise UserInputError("after is not a cursor this API issued", field="after") from None
