@@ -47,6 +47,7 @@ from adapters.simulated.gateway import SimulatedClusters
 from adapters.simulated.serving import ServedModel, SimulatedServing
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
+from adapters.tracing import Tracing, install_otlp
 from budcluster.settings import Settings
 from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import Conflict, Unavailable
@@ -174,6 +175,7 @@ class App:
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
+    tracing: Tracing | None = None
     background: list[asyncio.Task[Any]] = field(default_factory=list)
     _gauges_at: datetime | None = None
 
@@ -313,6 +315,9 @@ class App:
         if self.redis is not None:
             await self.redis.aclose()
         await self.db.dispose()
+        if self.tracing is not None:
+            self.tracing.close()
+            self.tracing = None
 
     async def readiness(self) -> dict[str, bool]:
         """Whether each store this process needs answers (within two seconds), and the database
@@ -375,11 +380,21 @@ class App:
 
 
 async def build(
-    settings: Settings, *, clock: Clock | None = None, connector: KubeConnector | None = None
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    connector: KubeConnector | None = None,
+    role: str = "api",
 ) -> App:
+    """The App. `role` names the process in its traces (api or worker)."""
     clock = clock or SystemClock()
     kube = connector or KubeConnector()
     db = Database(settings.database_url)
+    tracing: Tracing | None = None
+    if settings.tracing:
+        if settings.otlp_traces_url:
+            install_otlp(settings.otlp_traces_url, role=role)
+        tracing = Tracing.instrument(db.engine)  # before the clients below are made
     event_log = SqlEventLog(db)
     hub = EventHubImpl(event_log)
     redis: Redis | None = None
@@ -587,4 +602,5 @@ async def build(
         redis=redis,
         arq=arq,
         relay=relay,
+        tracing=tracing,
     )

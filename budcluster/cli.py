@@ -39,9 +39,9 @@ def _configure_logging(settings: Settings) -> None:
     logs.configure(settings.log_level, settings.log_format)
 
 
-async def _prepared(settings: Settings, *, migrate_first: bool) -> App:
+async def _prepared(settings: Settings, *, migrate_first: bool, role: str = "cli") -> App:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    app = await build(settings)
+    app = await build(settings, role=role)
     if migrate_first:
         await migrate.upgrade(app.db.engine)
     return app
@@ -78,7 +78,7 @@ async def serve(settings: Settings) -> int:
         )
         return 1
     try:
-        app = await _prepared(settings, migrate_first=settings.auto_migrate)
+        app = await _prepared(settings, migrate_first=settings.auto_migrate, role="api")
         try:
             if settings.create_defaults:
                 issued = await app.ensure_defaults()
@@ -107,7 +107,7 @@ async def serve(settings: Settings) -> int:
 async def worker(settings: Settings) -> None:
     from workers.settings import run_worker, worker_for
 
-    app = await _prepared(settings, migrate_first=False)
+    app = await _prepared(settings, migrate_first=False, role="worker")
     await app.start()
     server = None
     try:
@@ -166,7 +166,7 @@ async def _existing(settings: Settings) -> App:
                 f"no budcluster database at {path}: run this where the service runs, or set "
                 "BUDCLUSTER_DATA_DIR (or DATABASE_URL) to the service's"
             )
-    app = await build(settings)
+    app = await build(settings, role="cli")
     if not await migrate.is_current(app.db.engine):
         await app.close()
         raise CliError(

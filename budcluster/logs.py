@@ -4,8 +4,9 @@
 `time LEVEL logger [request principal operation]: message`; `json` prints one JSON object per
 line with `ts`, `level`, `logger`, `msg`, and, when known, `request_id` (the caller's
 X-Request-ID or one made for the request, sent back in the response), `principal_id` (the
-token's id, never the token), `operation` (the GraphQL operation's name), and `exc` (the
-traceback). uvicorn's access log is off unless BUDCLUSTER_ACCESS_LOG is set.
+token's id, never the token), `operation` (the GraphQL operation's name), `trace_id` and
+`span_id` (when traces are on: the span the line was written in, to find the line's trace), and
+`exc` (the traceback). uvicorn's access log is off unless BUDCLUSTER_ACCESS_LOG is set.
 
 Nothing logged may carry a secret: every message passes through `redact`, which masks bearer
 tokens, budcluster tokens, PEM blocks and the key material of kubeconfigs, as a second line of
@@ -21,6 +22,8 @@ import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
+
+from opentelemetry import trace
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 principal_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -58,6 +61,9 @@ class _Context(logging.Filter):
         record.request_id = request_id.get()
         record.principal_id = principal_id.get()
         record.operation = operation.get()
+        span = trace.get_current_span().get_span_context()
+        record.trace_id = format(span.trace_id, "032x") if span.is_valid else None
+        record.span_id = format(span.span_id, "016x") if span.is_valid else None
         message = record.getMessage()
         cleaned = redact(message)
         if cleaned != message:
@@ -73,7 +79,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        for key in ("request_id", "principal_id", "operation"):
+        for key in ("request_id", "principal_id", "operation", "trace_id", "span_id"):
             value = getattr(record, key, None)
             if value:
                 event[key] = value

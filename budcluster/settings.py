@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,12 @@ class Settings:
     """`text` (a person at a terminal) or `json` (one object per line, for log pipelines)."""
     access_log: bool = False
     """uvicorn's line per request."""
+    otlp_traces_url: str | None = None
+    """Where spans go (OTLP over HTTP); None: no traces. From BUDCLUSTER_OTLP_ENDPOINT or
+    OpenTelemetry's OTEL_EXPORTER_OTLP_ENDPOINT (a collector's base URL: /v1/traces is added)
+    or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL)."""
+    tracing: bool = False
+    """Instrument this process (on with an OTLP URL; tests turn it on with their own provider)."""
     worker_metrics_host: str = "0.0.0.0"
     worker_metrics_port: int = 0
     """A worker's /metrics, /health and /ready (the Helm chart uses 9100); 0: none."""
@@ -162,6 +169,7 @@ class Settings:
         if persisted not in ("off", "only"):
             raise ValueError("BUDCLUSTER_PERSISTED_DOCUMENTS must be off or only")
         persisted_file = _env("PERSISTED_DOCUMENTS_FILE")
+        traces_url = otlp_traces_url(os.environ)
         settings = cls(
             data_dir=data_dir,
             database_url=database_url,
@@ -177,6 +185,8 @@ class Settings:
             audit_retention_days=int(_env("AUDIT_RETENTION_DAYS", "365") or 365),
             log_format=log_format,
             access_log=_flag("ACCESS_LOG", False),
+            otlp_traces_url=traces_url,
+            tracing=traces_url is not None,
             worker_metrics_host=_env("WORKER_METRICS_HOST", "0.0.0.0") or "0.0.0.0",
             worker_metrics_port=int(_env("WORKER_METRICS_PORT", "0") or 0),
             persisted_documents=persisted,
@@ -218,6 +228,34 @@ class Settings:
         if min(settings.operation_budget, settings.rate_points_per_minute) <= 0:
             raise ValueError("the operation budget and the rate limit must be positive")
         return settings
+
+
+def otlp_traces_url(env: Mapping[str, str]) -> str | None:
+    """The OTLP/HTTP URL spans are sent to, from the environment, or None (no traces: nothing
+    configured, OTEL_SDK_DISABLED, or OTEL_TRACES_EXPORTER=none)."""
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    exporter = env.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
+    if exporter == "none":
+        return None
+    if exporter != "otlp":
+        raise ValueError("OTEL_TRACES_EXPORTER: budcluster exports traces over otlp, or none")
+    protocol = (
+        env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+    ) or "http/protobuf"
+    full = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    base = env.get("BUDCLUSTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
+    url = full or (f"{base.strip().rstrip('/')}/v1/traces" if base.strip() else "")
+    if not url:
+        return None
+    if protocol.strip().lower() != "http/protobuf":
+        raise ValueError(
+            "OTEL_EXPORTER_OTLP_PROTOCOL: budcluster sends OTLP over http/protobuf "
+            "(a collector's port 4318)"
+        )
+    if not url.startswith(("http://", "https://")):
+        raise ValueError("the OTLP endpoint must be a URL starting with http:// or https://")
+    return url
 
 
 def _pepper_file(data_dir: Path) -> bytes:

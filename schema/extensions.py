@@ -17,7 +17,8 @@ import functools
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from inspect import isawaitable
 from typing import Any
 
 from graphql import (
@@ -25,6 +26,7 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     GraphQLError,
+    GraphQLResolveInfo,
     GraphQLSyntaxError,
     OperationDefinitionNode,
     OperationType,
@@ -32,16 +34,21 @@ from graphql import (
 )
 from graphql.language.parser import parse
 from graphql.validation import ASTValidationRule
+from opentelemetry.trace import SpanKind, Status, StatusCode
 from strawberry.extensions import (
     AddValidationRules,
+    LifecycleStep,
     MaxTokensLimiter,
     SchemaExtension,
     ValidationCache,
 )
 from strawberry.extensions.max_aliases import create_validator as alias_limit
 from strawberry.extensions.query_depth_limiter import create_validator as depth_limit
+from strawberry.extensions.tracing import OpenTelemetryExtension
+from strawberry.types.execution import ExecutionContext
 
 from domain.errors import Unauthenticated, Unavailable
+from domain.model.audit import without_secrets
 from schema.cost import operation_cost
 from schema.types.errors import UserInputError
 
@@ -317,9 +324,86 @@ def is_fault(error: GraphQLError) -> bool:
     return error.path is not None or original is not None
 
 
+class TracingSwitch:
+    """Whether operations are traced: on while a process that exports traces runs (its App
+    turns it on and off); off, an operation has no tracing extension at all (its `resolve` hook
+    would otherwise run as middleware for every field of every result)."""
+
+    def __init__(self) -> None:
+        self._holders = 0
+
+    @property
+    def on(self) -> bool:
+        return self._holders > 0
+
+    def hold(self) -> None:
+        self._holders += 1
+
+    def release(self) -> None:
+        self._holders = max(0, self._holders - 1)
+
+
+tracing = TracingSwitch()
+
+
+class Traced(OpenTelemetryExtension):
+    """Strawberry's OpenTelemetry extension as budcluster runs it: the operation's span is named
+    `<type> <name>` (OpenTelemetry's GraphQL conventions) and carries its type, name and error
+    codes, never the document's text (a client may write a kubeconfig into it); resolvers'
+    arguments are kept without secrets (as the audit trail keeps inputs); the fields of results
+    a subscription streams get no spans of their own (one per subscriber per event would be
+    the whole of the traffic), the subscription one span for its life."""
+
+    def __init__(self, *, execution_context: ExecutionContext | None = None) -> None:
+        super().__init__(execution_context=execution_context, arg_filter=_arguments_for_spans)
+
+    def on_operation(self) -> Generator[None, None, None]:
+        span = self._tracer.start_span("GraphQL operation", kind=SpanKind.INTERNAL)
+        self._span_holder[LifecycleStep.OPERATION] = span
+        try:
+            yield
+        finally:
+            ctx = self.execution_context
+            if _has_operation(ctx):
+                kind, name = ctx.operation_type.value, ctx.operation_name
+                span.update_name(f"{kind} {name}" if name else kind)
+                span.set_attribute("graphql.operation.type", kind)
+                if name:
+                    span.set_attribute("graphql.operation.name", name)
+            errors = getattr(ctx.result, "errors", None) or ()
+            if errors:
+                codes = sorted({str((e.extensions or {}).get("code", "")) for e in errors})
+                span.set_attribute("graphql.error.codes", codes)
+                span.set_status(Status(StatusCode.ERROR, ", ".join(codes)))
+            span.end()
+
+    async def resolve(
+        self,
+        _next: Callable[..., Any],
+        root: Any,
+        info: GraphQLResolveInfo[Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        if info.operation.operation is OperationType.SUBSCRIPTION:
+            result = _next(root, info, *args, **kwargs)
+            return await result if isawaitable(result) else result
+        return await super().resolve(_next, root, info, *args, **kwargs)
+
+
+def _arguments_for_spans(arguments: dict[str, Any], _: GraphQLResolveInfo[Any]) -> dict[str, Any]:
+    cleaned: dict[str, Any] = without_secrets(arguments)
+    return cleaned
+
+
+def _traced() -> SchemaExtension:
+    return Traced() if tracing.on else SchemaExtension()
+
+
 def extensions() -> list[Any]:
     """Factories, so each operation gets fresh extension instances (limits read at that time)."""
     return [
+        _traced,
         Observed,
         CachedParse,
         ShapeErrors,

@@ -63,7 +63,7 @@ async def run_worker(make: Callable[[], Worker], clock: Clock) -> None:
 
 async def startup(ctx: dict[str, Any]) -> None:
     settings = Settings.from_env()
-    app = await build(settings)
+    app = await build(settings, role="worker")
     await app.start()
     ctx.update(app.task_context)
 

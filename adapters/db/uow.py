@@ -18,11 +18,13 @@ import asyncio
 import logging
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 import sqlalchemy as sa
+from opentelemetry import trace
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
@@ -46,6 +48,9 @@ if TYPE_CHECKING:
     from adapters.db.engine import Database
 
 log = logging.getLogger(__name__)
+_tracer = trace.get_tracer("budcluster.db")
+SPAN_EVENTS = 20
+"""At most this many events are named in a span (the count is always there)."""
 
 
 class ChangeWithoutEvent(RuntimeError):
@@ -145,10 +150,11 @@ class SqlUnitOfWork:
         committed, self._committed = self._committed, []
         if committed and self._db.after_commit is not None:
             # with the connection given back: reacting never holds two of them
-            try:
-                await asyncio.shield(self._db.after_commit(committed))
-            except Exception:  # the commit stands; what reacts has its own safety nets
-                log.exception("reacting to %d committed events failed", len(committed))
+            with _tracer.start_as_current_span("react", attributes=_event_attributes(committed)):
+                try:
+                    await asyncio.shield(self._db.after_commit(committed))
+                except Exception:  # the commit stands; what reacts has its own safety nets
+                    log.exception("reacting to %d committed events failed", len(committed))
         if exc is not None and unanswered(exc):
             raise Unavailable("the database") from exc
 
@@ -234,6 +240,14 @@ class SqlUnitOfWork:
         return None if found is None else int(found)
 
     async def commit(self) -> list[StoredEvent]:
+        """Write what changed, its history and its events (the outbox), in one transaction."""
+        with _tracer.start_as_current_span("commit") as span:
+            stored = await self._commit()
+            if stored and span.is_recording():
+                span.set_attributes(_event_attributes(stored))
+            return stored
+
+    async def _commit(self) -> list[StoredEvent]:
         conn = self.connection
         job_changes: list[JobChanged] = []
         for job, original in self._seen.values():
@@ -369,6 +383,17 @@ class SqlUnitOfWork:
         )
         if not updated.rowcount:
             await conn.execute(cluster_timelines.insert().values(cluster_id=cluster_id, **values))
+
+
+def _event_attributes(events: Sequence[StoredEvent]) -> dict[str, int | list[str]]:
+    """A span's account of committed events: how many, and which (cluster#sequence kind), the
+    first few (what subscribers and the event log know them by)."""
+    return {
+        "budcluster.outbox.events": len(events),
+        "budcluster.outbox.written": [
+            f"{e.cluster_id}#{e.sequence} {e.change.kind.value}" for e in events[:SPAN_EVENTS]
+        ],
+    }
 
 
 def _occurred(change: Change) -> datetime:

@@ -32,7 +32,11 @@ import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.trace import Span
 
 from adapters.kubernetes.api import WorkloadApi
 from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE, samples_from_log
@@ -91,6 +95,7 @@ from domain.ports import (
 )
 
 log = logging.getLogger(__name__)
+_tracer = trace.get_tracer("budcluster.kubernetes")
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -163,7 +168,23 @@ class KueueGateway:
             raise ReleaseRejected("SERVICE jobs need Helm, and this service runs without it")
         return self._releases
 
+    def _span(self, operation: str, job_id: JobId, attempt: int) -> AbstractContextManager[Span]:
+        """A command's span: the cluster, the job and its attempt (its HTTP calls, and Helm's,
+        are its children)."""
+        return _tracer.start_as_current_span(
+            f"cluster {operation}",
+            attributes={
+                "budcluster.cluster_id": str(self._cluster_id),
+                "budcluster.job_id": str(job_id),
+                "budcluster.attempt": attempt,
+            },
+        )
+
     async def submit(self, workload: Workload) -> None:
+        with self._span("submit", workload.job_id, workload.attempt):
+            await self._submit(workload)
+
+    async def _submit(self, workload: Workload) -> None:
         if workload.job_type is JobType.SERVICE:
             try:
                 release = service_release(workload, cluster_id=self._cluster_id)
@@ -197,6 +218,10 @@ class KueueGateway:
     async def cancel(self, job_id: JobId, attempt: int) -> None:
         """Delete the attempt's batch Jobs, and uninstall its Helm releases (named by its pods;
         or, with no Job and no pod yet, by the releases Helm lists)."""
+        with self._span("cancel", job_id, attempt):
+            await self._cancel(job_id, attempt)
+
+    async def _cancel(self, job_id: JobId, attempt: int) -> None:
 
         async def delete(api: WorkloadApi) -> tuple[int, set[tuple[str, str]]]:
             jobs = await self._owned(api, JOBS, job_id, attempt)
@@ -224,6 +249,10 @@ class KueueGateway:
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
         """Relabel the attempt's Jobs and pods (what Kueue reads when it makes a Workload) and
         set the priority of their Kueue Workloads, to the WorkloadPriorityClass's value."""
+        with self._span("set priority", job_id, attempt):
+            await self._set_priority(job_id, attempt, priority)
+
+    async def _set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
         name = priority_class_name(priority)
         patch = {"metadata": {"labels": {PRIORITY_CLASS_LABEL: name}}}
 

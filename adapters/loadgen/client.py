@@ -27,6 +27,7 @@ from time import perf_counter
 from typing import Any
 
 import aiohttp
+from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
 
 from domain.aio import cancel_and_wait
 from domain.model.load import (
@@ -277,6 +278,9 @@ class StreamingLoadGenerator:
         async with aiohttp.ClientSession(
             connector=connector, timeout=timeout, headers=self._headers
         ) as session:
+            # the measured requests get no spans, whether traces are on or not: the same
+            # work per request, however the service is run
+            AioHttpClientInstrumentor.uninstrument_session(session)
             await _preflight(session, plan)
             run = _Run(session, plan, self._requests(plan), self._trace, on_sample)
             return await run.execute(stop or asyncio.Event())

@@ -18,7 +18,7 @@ from arq.connections import ArqRedis
 from arq.worker import Function, func
 from redis.exceptions import RedisError
 
-from adapters.tasks import TaskSpec
+from adapters.tasks import TaskSpec, processing, received, sending
 from domain.errors import Unavailable
 from domain.ports import RetryTask
 
@@ -40,17 +40,18 @@ class ArqTaskQueue:
     async def enqueue(
         self, task: str, *, key: str, defer_until: datetime | None = None, **kwargs: Any
     ) -> bool:
-        try:
-            job = await self._pool.enqueue_job(
-                task,
-                _job_id=job_id(self._queue, key),
-                _queue_name=self._queue,
-                _defer_until=defer_until,
-                **kwargs,
-            )
-        except (RedisError, OSError) as exc:
-            raise Unavailable(f"the task queue ({type(exc).__name__})") from exc
-        return job is not None
+        with sending("arq", self._queue, task, key, kwargs) as payload:
+            try:
+                job = await self._pool.enqueue_job(
+                    task,
+                    _job_id=job_id(self._queue, key),
+                    _queue_name=self._queue,
+                    _defer_until=defer_until,
+                    **payload,
+                )
+            except (RedisError, OSError) as exc:
+                raise Unavailable(f"the task queue ({type(exc).__name__})") from exc
+            return job is not None
 
 
 def job_id(queue_name: str, key: str) -> str:
@@ -58,10 +59,19 @@ def job_id(queue_name: str, key: str) -> str:
     return f"{queue_name}:{key}"
 
 
+def _queue_and_key(arq_job_id: str) -> tuple[str, str]:
+    """The queue and task key of an arq job id (`job_id`'s inverse; queues end in ":queue")."""
+    queue, found, key = arq_job_id.rpartition(":queue:")
+    return (f"{queue}:queue", key) if found else ("", arq_job_id)
+
+
 def _arq_function(spec: TaskSpec) -> Function:
     async def run(ctx: dict[str, Any], **kwargs: Any) -> Any:
+        parent, arguments = received(kwargs)
+        queue, key = _queue_and_key(str(ctx.get("job_id", "")))
         try:
-            return await spec.function(ctx, **kwargs)
+            with processing("arq", queue, spec.name, key, parent, int(ctx.get("job_try", 1))):
+                return await spec.function(ctx, **arguments)
         except RetryTask as retry:
             raise Retry(defer=retry.defer_seconds) from retry
 

@@ -9,11 +9,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from adapters.tasks import TaskSpec
+from adapters.tasks import TaskSpec, processing, received, sending
 from domain.aio import cancel_and_wait
 from domain.ports import Clock, RetryTask
 
 log = logging.getLogger(__name__)
+SYSTEM = "inprocess"
 
 
 class InProcessTaskQueue:
@@ -43,7 +44,8 @@ class InProcessTaskQueue:
         if key in self._active or key in self._finished:
             return False
         delay = 0.0 if defer_until is None else (defer_until - self._clock.now()).total_seconds()
-        self._active[key] = asyncio.create_task(self._run(spec, key, delay, kwargs), name=key)
+        with sending(SYSTEM, SYSTEM, task, key, kwargs) as payload:
+            self._active[key] = asyncio.create_task(self._run(spec, key, delay, payload), name=key)
         return True
 
     def _forget_old(self) -> None:
@@ -52,6 +54,7 @@ class InProcessTaskQueue:
             del self._finished[key]
 
     async def _run(self, spec: TaskSpec, key: str, delay: float, kwargs: dict[str, Any]) -> None:
+        parent, arguments = received(kwargs)
         try:
             try_number = 1
             while True:
@@ -59,8 +62,9 @@ class InProcessTaskQueue:
                     await self._clock.sleep(delay)
                 ctx = {**self.context, "job_try": try_number, "job_id": key}
                 try:
-                    async with asyncio.timeout(spec.timeout_seconds):
-                        await spec.function(ctx, **kwargs)
+                    with processing(SYSTEM, SYSTEM, spec.name, key, parent, try_number):
+                        async with asyncio.timeout(spec.timeout_seconds):
+                            await spec.function(ctx, **arguments)
                     return
                 except RetryTask as retry:
                     if try_number >= spec.max_tries:

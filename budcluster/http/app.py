@@ -10,6 +10,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
+from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+from opentelemetry.trace import TracerProvider
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -18,11 +20,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from budcluster import graphiql, schedule_page
 from budcluster.bootstrap import App
 from budcluster.http.guards import BodyLimit, RequestIds, json_error
 from budcluster.http.view import GraphQLView
+from schema.extensions import tracing as traced_operations
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +83,10 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
         Middleware(RequestIds),
         Middleware(BodyLimit, max_bytes=app.settings.max_body_bytes),
     ]
+    if app.tracing is not None:
+        middleware.insert(0, Middleware(TracedRequests, provider=app.tracing.provider))
+        traced_operations.hold()
+        app.tracing.on_close.append(traced_operations.release)
     if app.settings.allowed_origins:
         middleware.insert(
             0,
@@ -118,6 +126,31 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
     )
     starlette.state.view = view
     return starlette
+
+
+class TracedRequests:
+    """ASGI middleware: each HTTP request is a server span (continuing the caller's trace when
+    it sends `traceparent`), the parent of its GraphQL operation's span. WebSocket connections
+    get none (a connection lives for hours: each operation on it has its own span), nor probes,
+    scrapes and static assets."""
+
+    def __init__(self, app: ASGIApp, provider: TracerProvider) -> None:
+        self._app = app
+        self._traced = OpenTelemetryMiddleware(
+            app,
+            excluded_urls=",".join(UNTRACED_PATHS),
+            exclude_spans=["receive", "send"],
+            tracer_provider=provider,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._traced(scope, receive, send)
+        else:
+            await self._app(scope, receive, send)
+
+
+UNTRACED_PATHS = ("/health", "/ready", "/metrics", "/graphiql/assets/", "/schedule/assets/")
 
 
 async def _ide(_: Request) -> HTMLResponse:

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry import trace
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -219,6 +220,7 @@ class RequestIds:
         given = dict(scope.get("headers", ())).get(b"x-request-id", b"").decode("latin-1")
         rid = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         token = logs.request_id.set(rid)
+        trace.get_current_span().set_attribute("budcluster.request_id", rid)
 
         async def stamped(message: Message) -> None:
             if message["type"] == "http.response.start":

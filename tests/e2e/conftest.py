@@ -61,11 +61,12 @@ def redis_url() -> str:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without anything that configures budcluster, plus `extra`."""
+    """This process's environment without anything that configures budcluster (or its
+    traces), plus `extra`."""
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("BUDCLUSTER_") and k not in ("DATABASE_URL", "REDIS_URL")
+        if not k.startswith(("BUDCLUSTER_", "OTEL_")) and k not in ("DATABASE_URL", "REDIS_URL")
     }
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra)

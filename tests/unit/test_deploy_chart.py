@@ -42,7 +42,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from budcluster.cli import parser
-from budcluster.settings import Settings
+from budcluster.settings import Settings, otlp_traces_url
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "deploy" / "helm" / "budcluster"
@@ -305,6 +305,23 @@ def test_the_environment_gives_production_settings(monkeypatch: pytest.MonkeyPat
         assert settings.keys_pem == values["keyring"]["keysPem"]
         assert not settings.is_embedded
         assert settings.data_dir == Path("/tmp/budcluster")  # the emptyDir
+
+
+def test_traces_go_to_the_collector_when_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    values = ci_values("default-values.yaml")
+    assert all(
+        "OTEL_EXPORTER_OTLP_ENDPOINT" not in env_of(c) for _, c in containers(render(values))
+    )
+    values["tracing"] = {
+        "otlpEndpoint": "http://otel-collector.observability:4318",
+        "sampler": "parentbased_traceidratio",
+        "samplerArg": 0.25,
+    }
+    for component, container in containers(render(values)):
+        env = {name: str(e["value"]) for name, e in env_of(container).items() if "value" in e}
+        assert env["OTEL_TRACES_SAMPLER"] == "parentbased_traceidratio", component
+        assert env["OTEL_TRACES_SAMPLER_ARG"] == "0.25"
+        assert otlp_traces_url(env) == "http://otel-collector.observability:4318/v1/traces"
 
 
 @pytest.mark.parametrize("values_file", [p.name for p in CI])

@@ -18,8 +18,10 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry import trace
 
 from budcluster import logs
+from tests.support.tracing import capture
 
 TOKEN = "bud_" + "0123456789abcdef" * 2 + "_" + "S3cretS3cretS3cretS3cret"
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"
@@ -75,6 +77,26 @@ def test_json_lines_carry_the_requests_context(
         "SubmitJob",
     )
     assert "request_id" not in second and "RuntimeError: boom" in second["exc"]
+
+
+def test_json_lines_written_in_a_span_carry_its_trace(
+    captured: tuple[io.StringIO, logging.Logger],
+) -> None:
+    out, log = captured
+    _to(out, "json")
+    spans = capture()
+    spans.start()
+    try:
+        with trace.get_tracer("test").start_as_current_span("work") as span:
+            log.info("inside")
+        log.info("outside")
+    finally:
+        spans.stop()
+    inside, outside = (json.loads(line) for line in out.getvalue().splitlines())
+    context = span.get_span_context()
+    assert inside["trace_id"] == format(context.trace_id, "032x")
+    assert inside["span_id"] == format(context.span_id, "016x")
+    assert "trace_id" not in outside and "span_id" not in outside
 
 
 def test_text_lines_show_the_context_in_brackets(

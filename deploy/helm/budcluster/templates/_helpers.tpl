@@ -98,7 +98,8 @@ A secretKeyRef for one secret setting: the existing Secret's key, else the chart
 
 {{/*
 The environment of every container (API, worker, migration): production mode's fixed settings,
-`settings`, the secrets by reference, then `extraEnv` and the component's own `extraEnv`.
+`settings`, the secrets by reference, the traces' collector, then `extraEnv` and the component's
+own `extraEnv`.
 Call with (dict "root" $ "secretName" <name> "extra" <component extraEnv>).
 */}}
 {{- define "budcluster.env" -}}
@@ -121,6 +122,18 @@ Call with (dict "root" $ "secretName" <name> "extra" <component extraEnv>).
   value: {{ $v.keyring.activeKey | quote }}
 {{- else if $v.keyring.existingSecret }}
 {{ include "budcluster.secretEnv" (dict "env" "BUDCLUSTER_ACTIVE_KEY" "existing" $v.keyring.existingSecret "existingKey" $v.keyring.activeKeyKey "optional" true) }}
+{{- end }}
+{{- with $v.tracing }}
+{{- if .otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .otlpEndpoint | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .sampler | default "parentbased_always_on" | quote }}
+{{- if .samplerArg }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .samplerArg | toString | quote }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- with $v.extraEnv }}
 {{ toYaml . }}
