@@ -51,6 +51,8 @@ from adapters.tracing import Tracing, install_otlp
 from budcluster.settings import Settings
 from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import Conflict, Unavailable
+from domain.model.audit import OK, AuditedOperation
+from domain.model.audit import current as audit_context
 from domain.model.cluster import Cluster, Platform
 from domain.model.deployment import Deployment, EndpointState
 from domain.model.ids import ClusterId, DeploymentId, JobId, TenantId
@@ -316,8 +318,9 @@ class App:
             await self.redis.aclose()
         await self.db.dispose()
         if self.tracing is not None:
-            self.tracing.close()
-            self.tracing = None
+            tracing, self.tracing = self.tracing, None
+            tracing.close()
+            await asyncio.to_thread(tracing.flush)
 
     async def readiness(self) -> dict[str, bool]:
         """Whether each store this process needs answers (within two seconds), and the database
@@ -350,10 +353,11 @@ class App:
                 checks[name] = False
         return checks
 
-    async def ensure_defaults(self) -> IssuedToken | None:
+    async def ensure_defaults(self, actor: str = "cli:budcluster") -> IssuedToken | None:
         """First start: a simulated cluster if there is none, default quotas for clusters that
         have no ClusterQueue (ones registered before quotas existed), and an admin token if there
-        is none (returned so the caller can show it once)."""
+        is none (returned so the caller can show it once; audited as a `token create` by
+        `actor`, the machine user who started the service, in the token's transaction)."""
         clusters = await self.clusters.all()
         if not clusters:
             groups = parse_node_groups(self.settings.sim_nodes)
@@ -371,12 +375,27 @@ class App:
                 pass  # another process did it at the same time
         if await self.tokens.any_issued():
             return None
-        return await self.tokens.issue(
-            tenant_id=TenantId(uuid.uuid4()),
-            name="admin (first start)",
-            scopes=frozenset({Scope.ADMIN}),
-            operator=True,
+        tenant, name = TenantId(uuid.uuid4()), "admin (first start)"
+        operation = AuditedOperation(
+            tenant_id=tenant,
+            actor=actor,
+            token_id=None,
+            operation="token create",
+            input={"name": name, "first_start": True, "operator": True, "scopes": ["admin"]},
+            source="cli",
         )
+        audited = audit_context.set(operation)
+        outcome = "ERROR"
+        try:
+            issued = await self.tokens.issue(
+                tenant_id=tenant, name=name, scopes=frozenset({Scope.ADMIN}), operator=True
+            )
+            operation.target(issued.token.id)
+            outcome = OK
+        finally:
+            audit_context.reset(audited)
+            await self.audit.finish(operation, outcome)
+        return issued
 
 
 async def build(

@@ -81,7 +81,7 @@ async def serve(settings: Settings) -> int:
         app = await _prepared(settings, migrate_first=settings.auto_migrate, role="api")
         try:
             if settings.create_defaults:
-                issued = await app.ensure_defaults()
+                issued = await app.ensure_defaults(actor=f"cli:{_user()}")
                 if issued is not None:
                     _announce_token(issued.secret, settings)
             config = uvicorn.Config(

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from adapters.db.tables import audit_events
+from adapters.db.tables import audit_event_targets, audit_events
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.ids import TenantId
 
@@ -37,13 +37,31 @@ class SqlAuditRepository:
                 source=event.source,
             )
         )
+        await self._targets(event.id, event.at, event.targets)
+
+    async def _targets(self, event_id: uuid.UUID, at: datetime, targets: Sequence[str]) -> None:
+        rows = [
+            {"event_id": event_id, "target": target, "at": at}
+            for target in dict.fromkeys(str(t)[:255] for t in targets)
+        ]
+        if rows:
+            await self._conn.execute(audit_event_targets.insert(), rows)
 
     async def settle(self, event_id: uuid.UUID, outcome: str, targets: Sequence[str]) -> None:
+        at = (
+            await self._conn.execute(
+                audit_events.update()
+                .where(audit_events.c.id == event_id)
+                .values(outcome=outcome, targets=list(targets))
+                .returning(audit_events.c.at)
+            )
+        ).scalar_one_or_none()
+        if at is None:
+            return
         await self._conn.execute(
-            audit_events.update()
-            .where(audit_events.c.id == event_id)
-            .values(outcome=outcome, targets=list(targets))
+            audit_event_targets.delete().where(audit_event_targets.c.event_id == event_id)
         )
+        await self._targets(event_id, at, targets)
 
     async def page(
         self,
@@ -55,6 +73,15 @@ class SqlAuditRepository:
     ) -> AuditPage:
         t = audit_events.c
         stmt = sa.select(audit_events)
+        # newest first, by (at, id): of the events, or, for one target, of its rows (whose
+        # index is in that order, so a page of a rare target's events reads only them)
+        at, event_id = t.at, t.id
+        if audit_filter.target:
+            named = audit_event_targets.c
+            stmt = stmt.join(audit_event_targets, named.event_id == t.id).where(
+                named.target == audit_filter.target
+            )
+            at, event_id = named.at, named.event_id
         if tenant_id is not None:
             stmt = stmt.where(t.tenant_id == tenant_id)
         if audit_filter.operations:
@@ -64,35 +91,22 @@ class SqlAuditRepository:
         if audit_filter.outcome:
             stmt = stmt.where(t.outcome == audit_filter.outcome)
         if audit_filter.since:
-            stmt = stmt.where(t.at >= audit_filter.since)
+            stmt = stmt.where(at >= audit_filter.since)
         if audit_filter.until:
-            stmt = stmt.where(t.at < audit_filter.until)
+            stmt = stmt.where(at < audit_filter.until)
         if after is not None:
             stmt = stmt.where(
-                sa.or_(t.at < after.at, sa.and_(t.at == after.at, t.id < after.event_id))
+                sa.or_(at < after.at, sa.and_(at == after.at, event_id < after.event_id))
             )
-        stmt = stmt.order_by(t.at.desc(), t.id.desc())
-        wanted = audit_filter.target
-        events: list[AuditEvent] = []
-        has_next = False
-        # A target is matched in Python (JSON arrays differ between SQLite and PostgreSQL):
-        # read in pages until `first` matched or the rows ran out.
-        offset, batch = 0, max(first + 1, 100) if wanted else first + 1
-        while True:
-            rows = (await self._conn.execute(stmt.limit(batch).offset(offset))).mappings().all()
-            for row in rows:
-                if wanted and wanted not in row["targets"]:
-                    continue
-                if len(events) == first:
-                    has_next = True
-                    break
-                events.append(_event(row))
-            if has_next or len(rows) < batch or not wanted:
-                break
-            offset += batch
-        return AuditPage(tuple(events), has_next)
+        stmt = stmt.order_by(at.desc(), event_id.desc()).limit(first + 1)
+        rows = (await self._conn.execute(stmt)).mappings().all()
+        return AuditPage(tuple(_event(row) for row in rows[:first]), len(rows) > first)
 
     async def prune(self, before: datetime) -> int:
+        old = sa.select(audit_events.c.id).where(audit_events.c.at < before)
+        await self._conn.execute(
+            audit_event_targets.delete().where(audit_event_targets.c.event_id.in_(old))
+        )
         result = await self._conn.execute(audit_events.delete().where(audit_events.c.at < before))
         return int(result.rowcount or 0)
 

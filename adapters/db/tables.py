@@ -358,3 +358,14 @@ audit_events = sa.Table(
     sa.Index(None, "tenant_id", "at", "id"),
     sa.Index(None, "at", "id"),
 )
+
+audit_event_targets = sa.Table(
+    "audit_event_target",
+    metadata,
+    sa.Column("event_id", sa.Uuid, primary_key=True),
+    sa.Column("target", sa.String(255), primary_key=True),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Index(None, "target", "at", "event_id"),
+)
+"""Each event's targets, one row each: `auditEvents(filter: {target})` is an indexed lookup
+(the event's own `targets` column is what is read back)."""

@@ -96,13 +96,17 @@ class Tracing:
         return tracing
 
     def close(self) -> None:
-        """Take the instrumentation off and export what is buffered."""
+        """Take the instrumentation off."""
         for callback in self.on_close:
             callback()
         self.on_close.clear()
         for instrumentor in reversed(self._instrumentors):
             instrumentor.uninstrument()
         self._instrumentors.clear()
+
+    def flush(self) -> None:
+        """Export what is buffered: blocking, up to 5 s when the collector does not answer
+        (call it off the event loop)."""
         flush = getattr(self.provider, "force_flush", None)
         if flush is not None:
             flush(5_000)

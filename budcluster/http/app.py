@@ -11,7 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
-from opentelemetry.trace import TracerProvider
+from opentelemetry.trace import Span, TracerProvider
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -141,6 +141,7 @@ class TracedRequests:
             excluded_urls=",".join(UNTRACED_PATHS),
             exclude_spans=["receive", "send"],
             tracer_provider=provider,
+            server_request_hook=_without_query,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -148,6 +149,18 @@ class TracedRequests:
             await self._traced(scope, receive, send)
         else:
             await self._app(scope, receive, send)
+
+
+def _without_query(span: Span, scope: Scope) -> None:
+    """A GET request's query string is a GraphQL document and its variables: its span keeps
+    the path alone."""
+    if not scope.get("query_string") or not span.is_recording():
+        return
+    path = scope.get("path", "")
+    host, port = (scope.get("server") or ("", None))[:2]
+    span.set_attribute("http.target", path)
+    span.set_attribute("url.query", "")
+    span.set_attribute("http.url", f"{scope.get('scheme', 'http')}://{host}:{port}{path}")
 
 
 UNTRACED_PATHS = ("/health", "/ready", "/metrics", "/graphiql/assets/", "/schedule/assets/")

@@ -1,6 +1,7 @@
 """The audit trail of the running service, with the command line's token operations in it.
 
-Covers: `budcluster token create` and `token revoke`, run beside the service, each leave an
+Covers: the admin token made at the first start, and `budcluster token create` and `token
+revoke`, run beside the service, each leave an
 event (source cli, the machine user as actor, the token's id as target, OK) that an
 administrator reads with `auditEvents`; the new token's mutation names that token; the
 secret is in no event.
@@ -72,12 +73,20 @@ async def test_command_line_token_operations_are_audited(service: Service) -> No
         for e in (await post(service, str(service.admin_token), AUDIT))["auditEvents"]["edges"]
     ]
     by_operation = {e["operation"]: e for e in events}
-    create, revoke = by_operation["token create"], by_operation["token revoke"]
+    [first_start, create] = sorted(
+        (e for e in events if e["operation"] == "token create"),
+        key=lambda e: e["input"]["name"] == "ci",
+    )
+    revoke = by_operation["token revoke"]
     for event in (create, revoke):
         assert event["source"] == "cli" and event["actor"].startswith("cli:")
         assert event["outcome"] == "OK" and token_id.group(1) in event["targets"]
         assert event["tokenId"] is None
     assert create["input"]["name"] == "ci" and create["input"]["new_tenant"] is True
+    # the admin token the service made at its first start, by the user who started it
+    assert first_start["input"]["first_start"] is True and first_start["outcome"] == "OK"
+    assert first_start["actor"].startswith("cli:") and len(first_start["targets"]) == 1
+    assert str(service.admin_token) not in str(events)
     submitted = by_operation["submitJob"]
     assert submitted["tokenId"] == token_id.group(1) and job["id"] in submitted["targets"]
     assert secret not in str(events)

@@ -145,6 +145,16 @@ async def test_administrators_see_all_and_tenants_their_own(api: Api) -> None:
     assert [e["id"] for e in await events(api, admin, target=one_job)] == [everything[0]["id"]]
     stranger = writers[0] if everything[0]["tenantId"] == str(tenants[1]) else writers[1]
     assert await events(api, stranger, target=one_job) == []
+    cluster = {"target": api.cluster_id}  # every event names it: pages of a target's events
+    first = (await api.ok(AUDIT, {"filter": cluster, "first": 4}, token=admin))["auditEvents"]
+    after = first["pageInfo"]["endCursor"]
+    second = (await api.ok(AUDIT, {"filter": cluster, "first": 4, "after": after}, token=admin))[
+        "auditEvents"
+    ]
+    assert first["pageInfo"]["hasNextPage"] and not second["pageInfo"]["hasNextPage"]
+    assert [e["node"]["id"] for e in first["edges"] + second["edges"]] == [
+        e["id"] for e in everything
+    ]
     bad = (await api.call(AUDIT, {"first": 1000}, token=admin)).json()
     assert bad["errors"][0]["extensions"]["field"] == "first"
 

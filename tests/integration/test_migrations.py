@@ -13,7 +13,9 @@ import sqlalchemy as sa
 from alembic.util.exc import CommandError
 
 from adapters.db.engine import Database
+from adapters.db.tables import audit_events
 from budcluster import migrate
+from domain.model.audit import AuditFilter
 from domain.model.quota import DEFAULT_PRIORITY_VALUES, GPU_LABEL
 from domain.ports import TenantScope
 from tests.integration.conftest import TABLES, create_database, drop_database
@@ -126,6 +128,49 @@ async def test_upgrading_a_database_with_data(backend: str, tmp_path: Path) -> N
             "gpu-0": {"kubernetes.io/hostname": "gpu-0", GPU_LABEL: "nvidia-tesla-t4"},
         }
         assert {pc.priority: pc.value for pc in classes} == DEFAULT_PRIORITY_VALUES
+    finally:
+        await db.dispose()
+        if backend == "postgresql":
+            await drop_database(url)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_the_audit_trails_targets_are_indexed_when_upgrading(
+    backend: str, tmp_path: Path
+) -> None:
+    """Events recorded before 0012 are found by target after it, as new ones are."""
+    url = f"sqlite:///{tmp_path / 'audit.db'}" if backend == "sqlite" else await create_database()
+    db = Database(url)
+    job, cluster = str(uuid.uuid4()), str(uuid.uuid4())
+    old = [uuid.uuid4(), uuid.uuid4()]
+    try:
+        await migrate.upgrade(db.engine, "0011")
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                audit_events.insert(),
+                [
+                    {
+                        "id": event_id,
+                        "at": datetime(2026, 11, 20, 12, n, tzinfo=UTC),
+                        "actor": "token:1",
+                        "operation": "submitJob",
+                        "targets": targets,
+                        "input": {},
+                        "outcome": "OK",
+                        "source": "graphql",
+                    }
+                    for n, (event_id, targets) in enumerate(
+                        zip(old, [[job, cluster], [cluster, cluster]], strict=True)
+                    )
+                ],
+            )
+        await migrate.upgrade(db.engine)
+        await migrate.check(db.engine)
+        async with db.unit_of_work(TenantScope.system()) as uow:
+            by_job = await uow.audit.page(AuditFilter(target=job), tenant_id=None, first=10)
+            by_cluster = await uow.audit.page(AuditFilter(target=cluster), tenant_id=None, first=10)
+        assert [e.id for e in by_job.events] == [old[0]]
+        assert [e.id for e in by_cluster.events] == [old[1], old[0]]  # newest first
     finally:
         await db.dispose()
         if backend == "postgresql":

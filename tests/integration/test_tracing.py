@@ -12,6 +12,7 @@ queued while nothing records carries no trace context, and one that carries it r
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -235,20 +236,37 @@ async def test_a_task_carries_the_trace_only_when_it_is_recorded(
     assert json.dumps(carried)  # plain JSON, as every arq payload
 
 
-async def test_a_tenant_token_is_kept_out_of_spans(traced: App, spans: Capture) -> None:
-    """A tenant's request, traced: its token and principal appear nowhere but as the token's
-    id in logs (budcluster.logs), never in a span."""
+async def test_tokens_and_query_strings_are_kept_out_of_spans(traced: App, spans: Capture) -> None:
+    """A tenant's requests, traced: its token appears in no span, nor does a GET request's
+    query string (the document and its variables)."""
     app = traced
     cluster = await sim_cluster(app)
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         api = Api(app, client, str(cluster.id))
         tenant = await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE)
+        marker = str(uuid.uuid4())
         spans.start()
         try:
             answer = await api.ok(SUBMIT, {"input": api.job_input(name="t1")}, token=tenant)
+            got = await client.get(
+                "/graphql",
+                params={
+                    "query": "query Find($id: ID!) { job(id: $id) { id } }",
+                    "variables": json.dumps({"id": marker}),
+                },
+                headers={"Authorization": f"Bearer {tenant}"},
+            )
         finally:
             captured = Trace(spans.stop())
     assert answer["submitJob"]["__typename"] == "Job"
-    assert captured.named("mutation SubmitTraining")
-    assert tenant not in captured.text() and tenant.split("_")[1] not in captured.text()
+    assert got.status_code == 200 and got.json()["data"] == {"job": None}, got.text
+    assert captured.named("mutation SubmitTraining") and captured.named("query Find")
+    text = captured.text()
+    assert tenant not in text and tenant.split("_")[1] not in text
+    assert "job(id" not in text  # a GET's query string is left out of its request's span
+    [get] = captured.named("GET /graphql")
+    assert str(attribute(get, "http.target")) == "/graphql"
+    assert marker not in repr(dict(get.attributes or {}))
+    # (the resolver's span keeps its arguments, as the audit trail keeps inputs)
+    assert attribute(captured.one("GraphQL Resolving: job"), "graphql.param.id") == marker
