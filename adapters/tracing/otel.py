@@ -20,11 +20,12 @@ import importlib.util
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
 from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
@@ -33,6 +34,9 @@ from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+from opentelemetry.trace import Link, SpanKind, TraceState
+from opentelemetry.util.types import Attributes
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 log = logging.getLogger(__name__)
@@ -53,11 +57,42 @@ def install_otlp(traces_url: str, *, role: str) -> TracerProvider:
             "budcluster.role": role,
         }
     )
-    provider = TracerProvider(resource=resource)
+    configured = TracerProvider(shutdown_on_exit=False).sampler  # OTEL_TRACES_SAMPLER's
+    provider = TracerProvider(resource=resource, sampler=WithinOperations(configured))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url)))
     trace.set_tracer_provider(provider)
     log.info("tracing: spans are exported over OTLP to %s", _without_credentials(traces_url))
     return provider
+
+
+class WithinOperations(Sampler):
+    """The configured sampler, except that a client call outside any trace is not one of its
+    own: the SQL, Redis and Kubernetes calls of the background loops (the simulated clusters'
+    clock, the supervisor's sweeps and watches, the refresher's reads) would otherwise each be
+    a trace of one span, several a second, burying the traces of what people and tasks did."""
+
+    def __init__(self, inner: Sampler) -> None:
+        self._inner = inner
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        parent = trace.get_current_span(parent_context).get_span_context()
+        if kind is SpanKind.CLIENT and not parent.is_valid:
+            return SamplingResult(Decision.DROP)
+        return self._inner.should_sample(
+            parent_context, trace_id, name, kind, attributes, links, trace_state
+        )
+
+    def get_description(self) -> str:
+        return f"WithinOperations{{{self._inner.get_description()}}}"
 
 
 def _without_credentials(url: str) -> str:

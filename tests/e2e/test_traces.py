@@ -29,6 +29,7 @@ from tests.e2e.conftest import ServiceFactory, embedded_env, free_port, printed_
 
 pytestmark = pytest.mark.e2e
 
+SQL = {"SELECT", "INSERT", "UPDATE", "DELETE", "connect"}
 CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
 CALLER = f"00-{CALLER_TRACE}-b7ad6b7169203331-01"
 SUBMIT = """
@@ -144,6 +145,10 @@ async def test_spans_reach_a_collector_over_otlp(
     assert server["resource"]["service.name"] == "budcluster"
     assert server["resource"]["budcluster.role"] == "api"
     assert token.encode() not in received.raw
+    # the background loops' SQL (the simulated cluster's clock, the supervisor) is no trace
+    orphans = [s for s in received.spans if not s["parent"] and s["name"].split()[0] in SQL]
+    assert not orphans, orphans[:5]
+    assert any(s["name"].startswith("SELECT") for s in caller)  # (the request's are there)
 
     _, stderr_path = service._paths()
     lines = [json.loads(line) for line in stderr_path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,170 @@
+"""What tracing costs a mutation: `submitJob` through the ASGI app, with traces off and on.
+
+An embedded App (SQLite, in-process tasks, a simulated cluster) serves `submitJob` over the ASGI
+app (httpx's ASGI transport: no sockets); the same number of mutations runs with tracing off
+(no provider: the API's no-op spans) and on (an SDK provider with a batch processor exporting
+to memory: the spans are made, recorded and queued for export as with a collector, without the
+network; sampled as `install_otlp` samples: background loops' client calls are no traces).
+Printed per configuration: the median and p90 wall time of a mutation, and, traced, the spans
+recorded per mutation (its own trace with its hand-over task, and the timeline refreshes it
+sets off). Rounds alternate off/on so the machine's drift falls on both.
+
+    .venv/bin/python -m benchmarks.tracing_overhead [--mutations 200] [--rounds 3]
+
+In one process OpenTelemetry's global provider can be set once; the "off" rounds therefore run
+with that provider sampling nothing (what a process without a provider pays is no more).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import Decision, ParentBased, Sampler, SamplingResult
+from opentelemetry.trace import Link, SpanKind, TraceState
+from opentelemetry.util.types import Attributes
+
+from adapters.simulated.config import parse_node_groups, settings_for
+from adapters.tracing.otel import WithinOperations
+from budcluster import migrate
+from budcluster.bootstrap import App, build
+from budcluster.http import create_app
+from budcluster.settings import Settings
+from domain.model.ids import TenantId
+from domain.model.principal import Scope
+
+SUBMIT = """
+mutation Submit($input: SubmitJobInput!) {
+  submitJob(input: $input) { __typename ... on Job { id } ... on UserError { code } }
+}
+"""
+
+
+class Switchable(Sampler):
+    """Samples new traces while `on` (under ParentBased: a sampled trace stays sampled)."""
+
+    def __init__(self) -> None:
+        self.on = False
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        decision = Decision.RECORD_AND_SAMPLE if self.on else Decision.DROP
+        return SamplingResult(decision, attributes)
+
+    def get_description(self) -> str:
+        return "switchable"
+
+
+async def run(app: App, token: str, cluster_id: str, count: int) -> list[float]:
+    transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
+    times: list[float] = []
+    project = str(uuid.uuid4())
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+        for n in range(count):
+            job = {
+                "name": f"bench-{uuid.uuid4().hex[:8]}",
+                "projectId": project,
+                "clusterId": cluster_id,
+                "jobType": "BATCH",
+                "deploymentType": "DOCKER",
+                "resources": {"gpuType": "nvidia-a100-80gb", "gpuCount": 1},
+                "spec": {"simulation": {"runtime_seconds": 3600}},
+                "estimatedDurationSeconds": 3600,
+            }
+            started = time.perf_counter()
+            answer = await client.post(
+                "/graphql",
+                json={"query": SUBMIT, "variables": {"input": job}},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            times.append(time.perf_counter() - started)
+            assert answer.json()["data"]["submitJob"]["__typename"] == "Job", (n, answer.text)
+    return times
+
+
+async def main(mutations: int, rounds: int) -> None:
+    sampler = Switchable()
+    exporter = InMemorySpanExporter()
+    # as a process exporting traces samples (adapters.tracing.install_otlp), new traces on or off
+    provider = TracerProvider(sampler=WithinOperations(ParentBased(root=sampler)))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    results: dict[str, list[float]] = {"off": [], "on": []}
+    spans_per_mutation: list[float] = []
+    with tempfile.TemporaryDirectory() as data:
+        for r in range(rounds):
+            for mode in ("off", "on"):
+                url = f"sqlite:///{Path(data) / f'{mode}-{r}.db'}"
+                app = await build(
+                    Settings(
+                        database_url=url,
+                        token_pepper=b"p" * 32,
+                        tracing=mode == "on",
+                        compute_workers=0,
+                    )
+                )
+                await migrate.upgrade(app.db.engine)
+                await app.start()
+                try:
+                    cluster = await app.clusters.create_simulated(
+                        f"bench-{mode}-{r}",
+                        settings_for(parse_node_groups("64x8xnvidia-a100-80gb")),
+                    )
+                    issued = await app.tokens.issue(
+                        tenant_id=TenantId(uuid.uuid4()),
+                        name="bench",
+                        scopes=frozenset({Scope.ADMIN}),
+                        operator=True,
+                    )
+                    await run(app, issued.secret, str(cluster.id), 10)  # warm up
+                    provider.force_flush()
+                    exporter.clear()
+                    sampler.on = mode == "on"
+                    times = await run(app, issued.secret, str(cluster.id), mutations)
+                    sampler.on = False
+                    provider.force_flush()
+                    if mode == "on":
+                        spans_per_mutation.append(len(exporter.get_finished_spans()) / mutations)
+                    exporter.clear()
+                    results[mode].extend(times)
+                finally:
+                    await app.close()
+    print(f"submitJob over ASGI, embedded (SQLite), {mutations} mutations x {rounds} rounds")
+    for mode, times in results.items():
+        ordered = sorted(times)
+        p90 = ordered[int(0.9 * (len(ordered) - 1))]
+        print(
+            f"  tracing {mode:3}: median {statistics.median(times) * 1000:6.2f} ms, "
+            f"p90 {p90 * 1000:6.2f} ms"
+        )
+    off, on = statistics.median(results["off"]), statistics.median(results["on"])
+    print(f"  traced: {statistics.mean(spans_per_mutation):.1f} spans recorded a mutation")
+    print(f"  median cost of tracing: {(on - off) * 1000:+.2f} ms ({(on / off - 1):+.0%})")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mutations", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    asyncio.run(main(args.mutations, args.rounds))
