@@ -20,6 +20,7 @@ import importlib.util
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,9 @@ def install_otlp(traces_url: str, *, role: str) -> TracerProvider:
     provider = TracerProvider(resource=resource, sampler=WithinOperations(configured))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url)))
     trace.set_tracer_provider(provider)
+    exporter_log = logging.getLogger("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    exporter_log.setLevel(logging.ERROR)  # not each retry: what was lost, once a minute
+    exporter_log.addFilter(Throttled(60.0))
     log.info("tracing: spans are exported over OTLP to %s", _without_credentials(traces_url))
     return provider
 
@@ -93,6 +97,28 @@ class WithinOperations(Sampler):
 
     def get_description(self) -> str:
         return f"WithinOperations{{{self._inner.get_description()}}}"
+
+
+class Throttled(logging.Filter):
+    """At most one line every `seconds`, saying how many were held back since the last (a
+    collector that is down must not fill the service's log: the exporter logs every batch)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self._seconds = seconds
+        self._last: float | None = None
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if self._last is not None and now - self._last < self._seconds:
+            self._held += 1
+            return False
+        if self._held:
+            record.msg = f"{record.getMessage()} ({self._held} more such since the last line)"
+            record.args = None
+        self._last, self._held = now, 0
+        return True
 
 
 def _without_credentials(url: str) -> str:

@@ -4,7 +4,8 @@ Covers: with OTEL_EXPORTER_OTLP_ENDPOINT set, `budcluster serve` sends its spans
 to `<endpoint>/v1/traces`, under service.name budcluster and role api; a request sent with a
 `traceparent` is one trace from the HTTP request through the mutation, its commit, the task it
 queued and that task's run against the simulated cluster; the JSON log lines written in the
-request carry its trace id; the token is in no span. Without an endpoint nothing is sent (every
+request carry its trace id; the token is in no span; a subscription streams as usual and is one
+span for its life; the background loops' SQL makes no traces. Without an endpoint nothing is sent (every
 other end-to-end test runs so, with OTEL_* removed from the environment).
 """
 
@@ -25,7 +26,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from tests.e2e.conftest import ServiceFactory, embedded_env, free_port, printed_tokens
+from tests.e2e.conftest import (
+    ServiceFactory,
+    embedded_env,
+    free_port,
+    printed_tokens,
+    subscribed,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -117,12 +124,23 @@ async def test_spans_reach_a_collector_over_otlp(
                 "resources": {"gpuType": "nvidia-a100-80gb", "gpuCount": 1},
                 "spec": {"simulation": {"runtime_seconds": 1}},
             }
-            submitted = await client.post(
-                service.url, json={"query": SUBMIT, "variables": {"input": job}}, headers=headers
-            )
-        assert submitted.json()["data"]["submitJob"]["__typename"] == "Job", submitted.text
+            async with subscribed(service, token, cluster_id) as updates:
+                await updates.wait_for(lambda got: len(got) >= 1)  # its snapshot
+                submitted = await client.post(
+                    service.url,
+                    json={"query": SUBMIT, "variables": {"input": job}},
+                    headers=headers,
+                )
+                assert submitted.json()["data"]["submitJob"]["__typename"] == "Job", submitted.text
+                job_id = submitted.json()["data"]["submitJob"]["id"]
+                await updates.wait_for(  # a traced service streams as any other
+                    lambda got: any(u.get("job", {}).get("id") == job_id for u in got)
+                )
 
         wanted = {"mutation Submit", "commit", "send submit_workload", "process submit_workload"}
+        async with asyncio.timeout(20):  # the subscription's span ends when it does
+            while not any(s["name"] == "subscription Updates" for s in received.spans):
+                await asyncio.sleep(0.1)
         async with asyncio.timeout(20):  # the batch processor sends every 100 ms
             while not wanted <= {
                 s["name"] for s in received.spans if s["trace_id"] == CALLER_TRACE
@@ -145,6 +163,9 @@ async def test_spans_reach_a_collector_over_otlp(
     assert server["resource"]["service.name"] == "budcluster"
     assert server["resource"]["budcluster.role"] == "api"
     assert token.encode() not in received.raw
+    every_name = {s["name"] for s in received.spans}
+    assert "subscription Updates" in every_name
+    assert "GraphQL Resolving: jobUpdates" not in every_name
     # the background loops' SQL (the simulated cluster's clock, the supervisor) is no trace
     orphans = [s for s in received.spans if not s["parent"] and s["name"].split()[0] in SQL]
     assert not orphans, orphans[:5]
