@@ -11,30 +11,29 @@ sets off). Rounds alternate off/on so the machine's drift falls on both.
 
     .venv/bin/python -m benchmarks.tracing_overhead [--mutations 200] [--rounds 3]
 
-In one process OpenTelemetry's global provider can be set once; the "off" rounds therefore run
-with that provider sampling nothing (what a process without a provider pays is no more).
+Each round runs in a process of its own (OpenTelemetry's global provider is set once a process):
+an untraced round has no provider at all, as a service without a collector.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 from opentelemetry import trace
-from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import Decision, ParentBased, Sampler, SamplingResult
-from opentelemetry.trace import Link, SpanKind, TraceState
-from opentelemetry.util.types import Attributes
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 
 from adapters.simulated.config import parse_node_groups, settings_for
 from adapters.tracing.otel import WithinOperations
@@ -50,29 +49,6 @@ mutation Submit($input: SubmitJobInput!) {
   submitJob(input: $input) { __typename ... on Job { id } ... on UserError { code } }
 }
 """
-
-
-class Switchable(Sampler):
-    """Samples new traces while `on` (under ParentBased: a sampled trace stays sampled)."""
-
-    def __init__(self) -> None:
-        self.on = False
-
-    def should_sample(
-        self,
-        parent_context: Context | None,
-        trace_id: int,
-        name: str,
-        kind: SpanKind | None = None,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        trace_state: TraceState | None = None,
-    ) -> SamplingResult:
-        decision = Decision.RECORD_AND_SAMPLE if self.on else Decision.DROP
-        return SamplingResult(decision, attributes)
-
-    def get_description(self) -> str:
-        return "switchable"
 
 
 async def run(app: App, token: str, cluster_id: str, count: int) -> list[float]:
@@ -102,53 +78,72 @@ async def run(app: App, token: str, cluster_id: str, count: int) -> list[float]:
     return times
 
 
-async def main(mutations: int, rounds: int) -> None:
-    sampler = Switchable()
+async def measure(traced: bool, mutations: int) -> dict[str, list[float] | float]:
+    """One round in this process: `mutations` timed after a warm-up; traced or not."""
     exporter = InMemorySpanExporter()
-    # as a process exporting traces samples (adapters.tracing.install_otlp), new traces on or off
-    provider = TracerProvider(sampler=WithinOperations(ParentBased(root=sampler)))
-    provider.add_span_processor(BatchSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
+    provider: TracerProvider | None = None
+    if traced:  # as a process exporting traces samples (adapters.tracing.install_otlp)
+        provider = TracerProvider(sampler=WithinOperations(ParentBased(ALWAYS_ON)))
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+    with tempfile.TemporaryDirectory() as data:
+        app = await build(
+            Settings(
+                database_url=f"sqlite:///{Path(data) / 'bench.db'}",
+                token_pepper=b"p" * 32,
+                tracing=traced,
+                compute_workers=0,
+            )
+        )
+        await migrate.upgrade(app.db.engine)
+        await app.start()
+        try:
+            cluster = await app.clusters.create_simulated(
+                "bench", settings_for(parse_node_groups("64x8xnvidia-a100-80gb"))
+            )
+            issued = await app.tokens.issue(
+                tenant_id=TenantId(uuid.uuid4()),
+                name="bench",
+                scopes=frozenset({Scope.ADMIN}),
+                operator=True,
+            )
+            await run(app, issued.secret, str(cluster.id), 10)  # warm up
+            if provider is not None:
+                provider.force_flush()
+                exporter.clear()
+            times = await run(app, issued.secret, str(cluster.id), mutations)
+            if provider is not None:
+                provider.force_flush()
+        finally:
+            await app.close()
+    return {"times": times, "spans": len(exporter.get_finished_spans()) / mutations}
+
+
+def main(mutations: int, rounds: int) -> None:
+    """Each round in a process of its own, untraced and traced alternately: an untraced one
+    has no provider at all, as a service without a collector."""
     results: dict[str, list[float]] = {"off": [], "on": []}
     spans_per_mutation: list[float] = []
-    with tempfile.TemporaryDirectory() as data:
-        for r in range(rounds):
-            for mode in ("off", "on"):
-                url = f"sqlite:///{Path(data) / f'{mode}-{r}.db'}"
-                app = await build(
-                    Settings(
-                        database_url=url,
-                        token_pepper=b"p" * 32,
-                        tracing=mode == "on",
-                        compute_workers=0,
-                    )
-                )
-                await migrate.upgrade(app.db.engine)
-                await app.start()
-                try:
-                    cluster = await app.clusters.create_simulated(
-                        f"bench-{mode}-{r}",
-                        settings_for(parse_node_groups("64x8xnvidia-a100-80gb")),
-                    )
-                    issued = await app.tokens.issue(
-                        tenant_id=TenantId(uuid.uuid4()),
-                        name="bench",
-                        scopes=frozenset({Scope.ADMIN}),
-                        operator=True,
-                    )
-                    await run(app, issued.secret, str(cluster.id), 10)  # warm up
-                    provider.force_flush()
-                    exporter.clear()
-                    sampler.on = mode == "on"
-                    times = await run(app, issued.secret, str(cluster.id), mutations)
-                    sampler.on = False
-                    provider.force_flush()
-                    if mode == "on":
-                        spans_per_mutation.append(len(exporter.get_finished_spans()) / mutations)
-                    exporter.clear()
-                    results[mode].extend(times)
-                finally:
-                    await app.close()
+    for _ in range(rounds):
+        for mode in ("off", "on"):
+            child = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.tracing_overhead",
+                    "--round",
+                    mode,
+                    "--mutations",
+                    str(mutations),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            measured = json.loads(child.stdout.strip().splitlines()[-1])
+            results[mode].extend(measured["times"])
+            if mode == "on":
+                spans_per_mutation.append(measured["spans"])
     print(f"submitJob over ASGI, embedded (SQLite), {mutations} mutations x {rounds} rounds")
     for mode, times in results.items():
         ordered = sorted(times)
@@ -166,5 +161,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mutations", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--round", choices=["off", "on"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(main(args.mutations, args.rounds))
+    if args.round:
+        print(json.dumps(asyncio.run(measure(args.round == "on", args.mutations))))
+    else:
+        main(args.mutations, args.rounds)
