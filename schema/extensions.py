@@ -325,9 +325,10 @@ def is_fault(error: GraphQLError) -> bool:
 
 
 class TracingSwitch:
-    """Whether operations are traced: on while a process that exports traces runs (its App
-    turns it on and off); off, an operation has no tracing extension at all (its `resolve` hook
-    would otherwise run as middleware for every field of every result)."""
+    """Whether operations are traced: on while a traced App's ASGI app exists (made by
+    `budcluster.http.create_app`, released when the App closes); off, an operation has no
+    tracing extension at all (its `resolve` hook would otherwise run as middleware for every
+    field of every result)."""
 
     def __init__(self) -> None:
         self._holders = 0

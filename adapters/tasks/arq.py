@@ -61,7 +61,7 @@ def job_id(queue_name: str, key: str) -> str:
 
 def _queue_and_key(arq_job_id: str) -> tuple[str, str]:
     """The queue and task key of an arq job id (`job_id`'s inverse; queues end in ":queue")."""
-    queue, found, key = arq_job_id.rpartition(":queue:")
+    queue, found, key = arq_job_id.partition(":queue:")
     return (f"{queue}:queue", key) if found else ("", arq_job_id)
 
 

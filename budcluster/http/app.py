@@ -158,9 +158,10 @@ def _without_query(span: Span, scope: Scope) -> None:
         return
     path = scope.get("path", "")
     host, port = (scope.get("server") or ("", None))[:2]
+    where = f"{host}:{port}" if port else str(host)
     span.set_attribute("http.target", path)
     span.set_attribute("url.query", "")
-    span.set_attribute("http.url", f"{scope.get('scheme', 'http')}://{host}:{port}{path}")
+    span.set_attribute("http.url", f"{scope.get('scheme', 'http')}://{where}{path}")
 
 
 UNTRACED_PATHS = ("/health", "/ready", "/metrics", "/graphiql/assets/", "/schedule/assets/")
