@@ -39,6 +39,7 @@ from adapters.leases import LocalLease, RedisLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.loadgen.client import StreamingLoadGenerator
 from adapters.metrics import ClusterGauges, PrometheusMetrics
+from adapters.outbound import ResolvingOutboundPolicy
 from adapters.secrets.envelope import LazySecretBox
 from adapters.secrets.keyring import directory_stamp, load_or_create
 from adapters.simulated.config import parse_node_groups, settings_for
@@ -48,6 +49,7 @@ from adapters.simulated.serving import ServedModel, SimulatedServing
 from adapters.tasks.arq import ArqTaskQueue, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
 from adapters.tracing import Tracing, install_otlp
+from budcluster import datadir
 from budcluster.settings import Settings
 from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import Conflict, Unavailable
@@ -57,6 +59,7 @@ from domain.model.cluster import Cluster, Platform
 from domain.model.deployment import Deployment, EndpointState
 from domain.model.ids import ClusterId, DeploymentId, JobId, TenantId
 from domain.model.job import JobStatus
+from domain.model.outbound import AllowList, OutboundRules
 from domain.model.principal import Principal, Scope
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
@@ -81,7 +84,7 @@ from domain.services.queue_positions import QueuePositionService
 from domain.services.quotas import QuotaService
 from domain.services.reactions import Reactions
 from domain.services.registry import ClusterRegistry
-from domain.services.reservations import ReservationService
+from domain.services.reservations import ReservationLimits, ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
 from domain.services.serving_updates import ServingUpdatesService
 from domain.services.task_names import TaskBacklog
@@ -407,7 +410,9 @@ async def build(
 ) -> App:
     """The App. `role` names the process in its traces (api or worker)."""
     clock = clock or SystemClock()
-    kube = connector or KubeConnector()
+    kube = connector or KubeConnector(allow_plain_http=settings.kube_plain_http)
+    if settings.is_embedded:
+        datadir.secure(settings.data_dir, settings.database_url)
     db = Database(settings.database_url)
     tracing: Tracing | None = None
     if settings.tracing:
@@ -450,6 +455,8 @@ async def build(
     )
 
     uow = db.unit_of_work
+    rules = OutboundRules(AllowList.parse(settings.outbound_allow))
+    outbound = ResolvingOutboundPolicy(rules)  # every URL a caller gives: one policy
     compute: Compute = (
         ProcessCompute(settings.compute_workers) if settings.compute_workers > 0 else InThread()
     )
@@ -487,7 +494,9 @@ async def build(
     hub.on_overflow = metrics.subscriber_overflowed
     reactions = Reactions(publisher=publisher, tasks=backlog, uow=uow, observe=metrics.record)
     db.after_commit = reactions
-    jobs = JobService(uow=uow, clock=clock, tasks=backlog, check_workload=check_workload)
+    jobs = JobService(
+        uow=uow, clock=clock, tasks=backlog, check_workload=check_workload, outbound=outbound
+    )
     workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways)
     observations = ObservationService(
         uow=uow,
@@ -496,7 +505,15 @@ async def build(
         orphan_grace=timedelta(seconds=settings.orphan_grace_seconds),
     )
     quotas = QuotaService(uow=uow, clock=clock)
-    reservations = ReservationService(uow=uow, clock=clock)
+    reservations = ReservationService(
+        uow=uow,
+        clock=clock,
+        limits=ReservationLimits(
+            max_length=timedelta(hours=settings.reservation_max_hours),
+            max_lead=timedelta(days=settings.reservation_max_lead_days),
+            max_share=settings.reservation_max_share,
+        ),
+    )
     timeline = TimelineService(
         uow=uow,
         clock=clock,
@@ -604,9 +621,9 @@ async def build(
         ),
         queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
         deployments=deployments,
-        benchmarks=BenchmarkService(uow=uow, clock=clock, jobs=jobs),
+        benchmarks=BenchmarkService(uow=uow, clock=clock, jobs=jobs, outbound=outbound),
         benchmark_runner=BenchmarkRunner(
-            uow=uow, clock=clock, gateways=gateways, loadgen=StreamingLoadGenerator()
+            uow=uow, clock=clock, gateways=gateways, loadgen=StreamingLoadGenerator(rules=rules)
         ),
         serving_updates=ServingUpdatesService(
             uow=uow, hub=hub, log=event_log, buffer=settings.subscriber_buffer

@@ -193,6 +193,7 @@ async def _audited(
         operation=command,
         input=without_secrets(given),
         source="cli",
+        operator=True,  # its event is the tenant's whose objects it acted on
     )
     token = audit_context.set(operation)
     outcome = "ERROR"

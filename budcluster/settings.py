@@ -20,6 +20,7 @@ from pathlib import Path
 
 from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE
 from adapters.simulated.config import DEFAULT_NODES
+from domain.model.outbound import AllowList
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -80,6 +81,9 @@ class Settings:
     """Where the simulated clusters' model endpoints listen (this machine only, by default)."""
     serving_port: int = 0
     """0: any free port (a deployment's endpoint URL follows it after a restart)."""
+    outbound_allow: tuple[str, ...] = ()
+    """Hosts (`vllm.internal`, `*.svc.example`) and address ranges (`10.0.0.0/8`) that callers'
+    URLs may reach besides public addresses (domain.model.outbound); metadata services never."""
     supervisor_poll_seconds: float = 5.0
     catch_up_seconds: float = 2.0
     event_retention: int = 10_000
@@ -91,6 +95,9 @@ class Settings:
     """The full sync of every real cluster (nodes and health), beside the node watch."""
     orphan_grace_seconds: float = 600.0
     """How long objects of budcluster's with no job stay on a real cluster before removal."""
+    kube_plain_http: bool = False
+    """Whether a kubeconfig may send its credentials to an http:// API server (refused by
+    default: they would cross the network in clear)."""
     helm_executable: str = "helm"
     """The helm binary SERVICE jobs on real clusters are installed with (through pyhelm3)."""
     helm_timeout: str = "5m"
@@ -112,6 +119,28 @@ class Settings:
     """What each token (or address, without one) may spend a minute, on average..."""
     rate_burst: int = 50_000
     """...and at once. At least the operation budget."""
+    tenant_rate_points_per_minute: int = 180_000
+    """What all of one tenant's tokens together may spend a minute, on average (each
+    operation is paid from its token's bucket and its tenant's)..."""
+    tenant_rate_burst: int = 150_000
+    """...and at once. At least a token's: one client alone meets its token's limit first."""
+    max_response_bytes: int = 8 << 20
+    """An answer (or a WebSocket `next`) longer than this is replaced by RESPONSE_TOO_LARGE."""
+    anonymous_introspection: bool | None = None
+    """Whether callers without a token may introspect the schema; None: embedded yes,
+    production no (`allows_anonymous_introspection`)."""
+    tenant_heavy_concurrency: int = 2
+    """Heavy operations (previews, long schedules, big pages, subscription snapshots) one
+    tenant may run at once in an API process; more wait their turn (schema/fairness.py)."""
+    tenant_subscriptions: int = 1000
+    """Subscriptions one tenant may hold open in an API process."""
+    reservation_max_hours: float = 168.0
+    """How long one tenant's capacity reservation may last..."""
+    reservation_max_lead_days: float = 30.0
+    """...how far ahead it may start..."""
+    reservation_max_share: float = 0.5
+    """...and the share of a ClusterQueue's GPU quota in a flavor a tenant may hold reserved
+    at once (the operator's reservations are not bounded)."""
     keys_dir: Path | None = None
     keys_pem: str = field(default="", repr=False)
     """PEM private keys: never in a repr."""
@@ -121,6 +150,12 @@ class Settings:
     @property
     def is_embedded(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def allows_anonymous_introspection(self) -> bool:
+        if self.anonymous_introspection is None:
+            return self.is_embedded
+        return self.anonymous_introspection
 
     @property
     def generated_keys_dir(self) -> Path | None:
@@ -162,6 +197,13 @@ class Settings:
             o.strip() for o in (_env("ALLOWED_ORIGINS", "") or "").split(",") if o.strip()
         )
         keys_dir = _env("KEYS_DIR")
+        outbound_allow = tuple(
+            e.strip() for e in (_env("OUTBOUND_ALLOW", "") or "").split(",") if e.strip()
+        )
+        try:
+            AllowList.parse(outbound_allow)
+        except ValueError as exc:
+            raise ValueError(f"BUDCLUSTER_OUTBOUND_ALLOW: {exc}") from None
         log_format = (_env("LOG_FORMAT", "text") or "text").lower()
         if log_format not in ("text", "json"):
             raise ValueError("BUDCLUSTER_LOG_FORMAT must be text or json")
@@ -198,6 +240,7 @@ class Settings:
             sim_poll_seconds=float(_env("SIM_POLL_SECONDS", "0.5") or 0.5),
             serving_host=_env("SERVING_HOST", "127.0.0.1") or "127.0.0.1",
             serving_port=int(_env("SERVING_PORT", "0") or 0),
+            outbound_allow=outbound_allow,
             supervisor_poll_seconds=float(_env("SUPERVISOR_POLL_SECONDS", "5") or 5),
             catch_up_seconds=float(_env("CATCH_UP_SECONDS", "2") or 2),
             event_retention=int(_env("EVENT_RETENTION", "10000") or 10000),
@@ -206,6 +249,7 @@ class Settings:
             timeline_period_seconds=float(_env("TIMELINE_PERIOD_SECONDS", "30") or 30),
             cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),
             orphan_grace_seconds=float(_env("ORPHAN_GRACE_SECONDS", "600") or 600),
+            kube_plain_http=_flag("KUBE_PLAIN_HTTP", False),
             helm_executable=_env("HELM", "helm") or "helm",
             helm_timeout=_env("HELM_TIMEOUT", "5m") or "5m",
             benchmark_image=_env("BENCHMARK_IMAGE", BENCHMARK_IMAGE) or BENCHMARK_IMAGE,
@@ -217,6 +261,17 @@ class Settings:
             operation_budget=int(_env("OPERATION_BUDGET", "10000") or 10000),
             rate_points_per_minute=int(_env("RATE_POINTS_PER_MINUTE", "60000") or 60000),
             rate_burst=int(_env("RATE_BURST", "50000") or 50000),
+            tenant_rate_points_per_minute=int(
+                _env("TENANT_RATE_POINTS_PER_MINUTE", "180000") or 180000
+            ),
+            tenant_rate_burst=int(_env("TENANT_RATE_BURST", "150000") or 150000),
+            max_response_bytes=int(_env("MAX_RESPONSE_BYTES", str(8 << 20)) or 8 << 20),
+            anonymous_introspection=_flag("ANONYMOUS_INTROSPECTION", embedded),
+            tenant_heavy_concurrency=int(_env("TENANT_HEAVY_CONCURRENCY", "2") or 2),
+            tenant_subscriptions=int(_env("TENANT_SUBSCRIPTIONS", "1000") or 1000),
+            reservation_max_hours=float(_env("RESERVATION_MAX_HOURS", "168") or 168),
+            reservation_max_lead_days=float(_env("RESERVATION_MAX_LEAD_DAYS", "30") or 30),
+            reservation_max_share=float(_env("RESERVATION_MAX_SHARE", "0.5") or 0.5),
             keys_dir=Path(keys_dir) if keys_dir else None,
             keys_pem=_env("KEYS_PEM", "") or "",
             active_key=_env("ACTIVE_KEY"),
@@ -227,6 +282,26 @@ class Settings:
             raise ValueError("BUDCLUSTER_RATE_BURST must be at least BUDCLUSTER_OPERATION_BUDGET")
         if min(settings.operation_budget, settings.rate_points_per_minute) <= 0:
             raise ValueError("the operation budget and the rate limit must be positive")
+        if (
+            settings.tenant_rate_burst < settings.rate_burst
+            or settings.tenant_rate_points_per_minute < settings.rate_points_per_minute
+        ):
+            raise ValueError(
+                "BUDCLUSTER_TENANT_RATE_BURST and _TENANT_RATE_POINTS_PER_MINUTE must be at "
+                "least BUDCLUSTER_RATE_BURST and _RATE_POINTS_PER_MINUTE"
+            )
+        if settings.max_response_bytes < 64 * 1024:
+            raise ValueError("BUDCLUSTER_MAX_RESPONSE_BYTES must be at least 65536")
+        if min(settings.tenant_heavy_concurrency, settings.tenant_subscriptions) < 1:
+            raise ValueError(
+                "BUDCLUSTER_TENANT_HEAVY_CONCURRENCY and _TENANT_SUBSCRIPTIONS must be at least 1"
+            )
+        if not 0 < settings.reservation_max_share <= 1:
+            raise ValueError("BUDCLUSTER_RESERVATION_MAX_SHARE must be more than 0 and at most 1")
+        if min(settings.reservation_max_hours, settings.reservation_max_lead_days) <= 0:
+            raise ValueError(
+                "reservations need a positive BUDCLUSTER_RESERVATION_MAX_HOURS and _LEAD_DAYS"
+            )
         return settings
 
 

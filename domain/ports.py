@@ -46,7 +46,8 @@ from domain.model.job import (
     RunRecord,
 )
 from domain.model.load import LoadPlan, LoadRun, RequestSample
-from domain.model.principal import ApiToken
+from domain.model.outbound import OutboundUrl, Verdict
+from domain.model.principal import ApiToken, Principal
 from domain.model.quota import (
     ClusterQueue,
     Cohort,
@@ -73,12 +74,26 @@ class Compute(Protocol):
     async def run(self, fn: Callable[..., T], *args: Any) -> T: ...
 
 
+@dataclass(frozen=True)
+class Bucket:
+    """A token bucket: holds up to `capacity` points and gains `per_second` a second."""
+
+    key: str
+    capacity: float
+    per_second: float
+
+
 class RateLimiter(Protocol):
     """Token buckets by key, shared by every process that uses the same store."""
 
     async def take(self, key: str, amount: float) -> float:
-        """Take `amount` from `key`'s bucket: 0.0 if taken, else the seconds until it could be
-        (and nothing is taken)."""
+        """Take `amount` from `key`'s bucket (of the limiter's own capacity and rate): 0.0 if
+        taken, else the seconds until it could be (and nothing is taken)."""
+        ...
+
+    async def take_each(self, buckets: Sequence[Bucket], amount: float) -> float:
+        """Take `amount` from every one of `buckets`, or from none: 0.0 if taken, else the
+        seconds until all could give it (infinite when one never can)."""
         ...
 
 
@@ -95,8 +110,9 @@ class Clock(Protocol):
 class AuditRepository(Protocol):
     async def add(self, event: AuditEvent) -> None: ...
 
-    async def settle(self, event_id: uuid.UUID, outcome: str, targets: Sequence[str]) -> None:
-        """The outcome and the targets of an event written before its mutation ended."""
+    async def settle(self, event: AuditEvent) -> None:
+        """The outcome, targets, tenant and project of an event written before its mutation
+        ended (its `at` stays)."""
         ...
 
     async def page(
@@ -106,8 +122,12 @@ class AuditRepository(Protocol):
         tenant_id: TenantId | None,
         first: int,
         after: AuditCursor | None = None,
+        project_ids: frozenset[ProjectId] | None = None,
+        token_id: uuid.UUID | None = None,
     ) -> AuditPage:
-        """Newest first; only `tenant_id`'s events unless it is None (an administrator)."""
+        """Newest first; only `tenant_id`'s events unless it is None (an administrator); with
+        `project_ids`, only those of them in one of these projects, or made by `token_id`
+        (`AuditEvent.seen_by`)."""
         ...
 
     async def prune(self, before: datetime) -> int: ...
@@ -122,6 +142,12 @@ class TenantScope:
     @classmethod
     def system(cls) -> TenantScope:
         return cls(None)
+
+    @classmethod
+    def of(cls, principal: Principal) -> TenantScope:
+        """What `principal` may read: its tenant's data, or, for the operator, every tenant's
+        (a read still checks the projects: `Principal.may_see`)."""
+        return cls.system() if principal.sees_every_tenant else cls(principal.tenant_id)
 
 
 @dataclass(frozen=True)
@@ -158,7 +184,8 @@ class JobPage:
 
 class JobRepository(Protocol):
     async def add(self, job: Job) -> None:
-        """Insert a new job; raises DuplicateIdempotencyKey if its key is taken."""
+        """Insert a new job; raises DuplicateIdempotencyKey if its key is taken in its tenant's
+        project."""
 
     async def get(self, job_id: JobId, *, for_update: bool = False) -> Job | None: ...
 
@@ -168,7 +195,11 @@ class JobRepository(Protocol):
         """The jobs among `job_ids` that exist and are visible; missing ones are left out.
         `for_update` locks them until the commit (in id order: two callers cannot deadlock)."""
 
-    async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None: ...
+    async def get_by_idempotency_key(
+        self, tenant_id: TenantId, project_id: ProjectId, key: str
+    ) -> Job | None:
+        """Keys are the submitter's: one tenant's, in one of its projects."""
+        ...
 
     async def page(
         self, job_filter: JobFilter, *, first: int, after: JobCursor | None = None
@@ -351,6 +382,11 @@ class DeploymentRepository(Protocol):
 
     async def on_cluster(self, cluster_id: ClusterId, *, limit: int) -> list[Deployment]:
         """Newest first."""
+        ...
+
+    async def with_endpoints(self) -> list[Deployment]:
+        """Those not stopped that have an endpoint URL (under the system scope, every
+        tenant's: a URL is recognised as a deployment's whoever gives it)."""
         ...
 
     async def page(
@@ -927,7 +963,19 @@ class LoadGenerator(Protocol):
         *,
         on_sample: Callable[[RequestSample], None] | None = None,
         stop: asyncio.Event | None = None,
+        own_endpoint: bool = False,
     ) -> LoadRun:
         """Raises `domain.model.load.EndpointUnreachable` when the endpoint does not answer at
-        all; a request that fails is a failed sample, never an exception."""
+        all; a request that fails is a failed sample, never an exception. Connections go only
+        to addresses the outbound rules allow, unless `own_endpoint`: the plan's endpoint is a
+        deployment's that this service serves."""
+        ...
+
+
+class OutboundPolicy(Protocol):
+    """Whether a caller's URL may be reached from here (domain.model.outbound): resolves its
+    host and judges every address."""
+
+    async def check(self, url: OutboundUrl) -> Verdict:
+        """Never raises: a name that does not resolve is a refusal like any other."""
         ...

@@ -1,5 +1,6 @@
 """The audit trail: every mutation resolver is `audited`, and `auditEvents` reads the trail (an
-administrator sees every tenant's events, a tenant its own).
+administrator sees every tenant's events, a tenant its own, a token limited to projects those of
+its projects and its own).
 
 `audited` wraps the resolver rather than hooking every field (a schema extension's `resolve`
 would run for each field of every result: graphql-core middleware)."""
@@ -49,6 +50,7 @@ def audited(resolver: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             token_id=principal.token_id,
             operation=info.field_name,
             input=without_secrets(given),
+            operator=principal.sees_every_tenant,
         )
         operation.target(*_ids_in(given))
         token = current.set(operation)

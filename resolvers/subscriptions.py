@@ -19,7 +19,9 @@ from domain.services.updates import Snapshot
 from resolvers.common import query_caller, query_uuid
 from resolvers.jobs import to_domain_filter
 from schema.context import Info
+from schema.fairness import heavy_work
 from schema.schedule import window
+from schema.types.cluster import operator_text
 from schema.types.cluster_inputs import ClusterChange, ClusterSnapshot, ClusterUpdate, nodes_of
 from schema.types.errors import UserInputError
 from schema.types.inputs import JobFilter
@@ -47,9 +49,10 @@ async def job_updates(
     if since is not None and since < 0:
         raise UserInputError("since must not be negative", field="since")
     try:
-        stream = await info.context.services.updates.job_updates(
-            principal, key, to_domain_filter(filter), since
-        )
+        async with heavy_work(info.context):  # the snapshot, or what was missed
+            stream = await info.context.services.updates.job_updates(
+                principal, key, to_domain_filter(filter), since
+            )
     except NotFound:
         raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
     try:
@@ -113,7 +116,8 @@ async def schedule_timeline(
     services = info.context.services
     start, end = window(services.timeline.now(), from_, to)
     try:
-        stream = await services.schedule_updates.updates(principal, key, start, end, since)
+        async with heavy_work(info.context):  # the snapshot, or what was missed
+            stream = await services.schedule_updates.updates(principal, key, start, end, since)
     except NotFound:
         raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
     try:
@@ -178,7 +182,7 @@ async def cluster_updates(
                 yield ClusterSnapshot(
                     sequence=update.sequence,
                     status=update.state.status,
-                    reason=update.state.reason,
+                    reason=operator_text(info, update.state.reason),
                     nodes=nodes_of(update.state),
                     snapshot_reason=update.reason or "subscribed",
                 )
@@ -187,7 +191,7 @@ async def cluster_updates(
                     sequence=update.sequence,
                     kind=update.kind.value,
                     status=update.state.status,
-                    reason=update.state.reason,
+                    reason=operator_text(info, update.state.reason),
                     nodes=nodes_of(update.state),
                 )
     finally:

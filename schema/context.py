@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -15,7 +16,7 @@ from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobEvent
 from domain.model.principal import Principal
-from domain.ports import RateLimiter
+from domain.ports import Bucket, Clock, RateLimiter
 from domain.services.audit import AuditService
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
@@ -24,6 +25,7 @@ from domain.services.deployments import DeploymentService
 from domain.services.jobs import JobService
 from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
 from domain.services.quotas import ClusterQuotas, QuotaService
+from domain.services.refusals import RefusalRecords
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
@@ -31,15 +33,60 @@ from domain.services.serving_updates import ServingUpdatesService
 from domain.services.timeline import TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
+from schema.fairness import TenantShares
 from schema.types.errors import UserInputError
 
 
 @dataclass(frozen=True)
+class Rate:
+    capacity: float
+    per_minute: float
+
+    def bucket(self, key: str) -> Bucket:
+        return Bucket(key, self.capacity, self.per_minute / 60)
+
+
+class Waiting:
+    """Callers told to wait (RATE_LIMITED), until when, in this process: refused again before
+    their next document is even parsed. At most MAX_KEYS, the longest known first to go."""
+
+    MAX_KEYS = 10_000
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._until: OrderedDict[str, float] = OrderedDict()
+
+    def tell(self, key: str, seconds: float) -> None:
+        self._until.pop(key, None)
+        self._until[key] = self._clock.now().timestamp() + min(seconds, 3600.0)
+        while len(self._until) > self.MAX_KEYS:
+            self._until.popitem(last=False)
+
+    def remaining(self, key: str) -> float:
+        """Seconds `key` still has to wait (0.0: none)."""
+        until = self._until.get(key)
+        if until is None:
+            return 0.0
+        left = until - self._clock.now().timestamp()
+        if left <= 0:
+            del self._until[key]
+            return 0.0
+        return left
+
+
+@dataclass(frozen=True)
 class RequestLimits:
-    """What one operation may cost (schema/cost.py), and the buckets callers pay it from."""
+    """What one operation may cost (schema/cost.py), the buckets callers pay it from (their
+    token's, or their address's without one, and their tenant's), and what is refused
+    before it runs is recorded in (`refusals`)."""
 
     limiter: RateLimiter
     budget: int
+    caller: Rate = Rate(50_000, 60_000)
+    tenant: Rate = Rate(150_000, 180_000)
+    anonymous_introspection: bool = True
+    waiting: Waiting | None = None
+    refusals: RefusalRecords | None = None
 
 
 OperationObserver = Callable[[str | None, str, float, Sequence[str]], None]
@@ -66,6 +113,8 @@ class ApiServices:
     audit: AuditService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
+    shares: TenantShares | None = None
+    """Each tenant's share of this process: heavy operations at once, open subscriptions."""
 
 
 K = TypeVar("K")
@@ -138,6 +187,8 @@ class Context:
     """What a WebSocket client sent in connection_init (set by Strawberry)."""
     bearer: str | None = field(default=None, repr=False)
     """The token the caller presented: a WebSocket's is checked again for every operation."""
+    cost: int | None = None
+    """What the operation under way costs (schema/cost.py), once Admission has priced it."""
     loaders: Loaders = field(init=False)
 
     def __post_init__(self) -> None:
@@ -160,8 +211,20 @@ class Context:
         """Whose bucket an operation is paid from: the token's, else the client address's."""
         if self.principal is not None and self.principal.token_id is not None:
             return f"token:{self.principal.token_id}"
+        return f"address:{self.client_address()}"
+
+    def rate_buckets(self) -> list[Bucket]:
+        """Every bucket an operation is paid from: the caller's (`rate_key`) and, for an
+        authenticated caller, its tenant's."""
+        limits = self.services.limits
+        buckets = [limits.caller.bucket(self.rate_key())]
+        if self.principal is not None:
+            buckets.append(limits.tenant.bucket(f"tenant:{self.principal.tenant_id}"))
+        return buckets
+
+    def client_address(self) -> str:
         client = getattr(self.request, "client", None)
-        return f"address:{client.host if client else 'unknown'}"
+        return str(client.host) if client and client.host else "unknown"
 
     def authenticated(self) -> Principal:
         if self.principal is None:

@@ -1,13 +1,18 @@
-"""What an operation costs, worked out from its document before anything runs.
+"""What an operation costs, worked out from its document before it is validated or run.
 
-A point is roughly one object the server reads or builds. Every operation costs BASE; an
-object-valued field costs 1 (scalars cost nothing) plus what it selects; a list multiplies what
-it selects by its size: the `first` a connection asks for (its default otherwise), else the size
-named in LIST_SIZES, else DEFAULT_LIST_SIZE. Some fields cost more than the objects they return
-(FIELD_COSTS): a schedule costs by the length of its window (it cuts every segment of the
-cluster's timeline), a preview runs the estimator, a registration parses and seals a kubeconfig.
-What such a field returns is paid by that cost, so the types under it (FLAT_TYPES) add nothing.
-Introspection costs INTROSPECTION, whatever it selects.
+A point is roughly one object the server reads or builds. Every operation costs BASE, and one
+point per KiB of its text (parsing it is work too); an object-valued field costs 1 (scalars cost
+nothing) plus what it selects; a list of objects costs 1 for each item and what the item selects,
+times its size (a connection's page multiplies what it selects likewise). Every list field of
+the schema has a rule here (a test walks the schema for any without): a page (PAGES: a
+connection, or a list with a `first` argument) is as long as its `first` asks, its argument's
+default otherwise, and never longer than its maximum (the resolver refuses a longer one, naming
+the argument); another list is as long as LIST_SIZES expects (a list of scalars costs a point per
+LEAVES_PER_POINT of its items). Some fields cost more than the objects they return (FIELD_COSTS):
+a schedule costs by the length of its window (it cuts every segment of the cluster's timeline), a
+preview runs the estimator, a registration parses and seals a kubeconfig. What such a field
+returns is paid by that cost, so the types under it (FLAT_TYPES) add nothing. Introspection costs
+INTROSPECTION, whatever it selects.
 
 The cost is an upper bound from the document alone (a list may turn out shorter), so a client can
 work it out too; `extensions.cost` of every response says what was charged.
@@ -16,6 +21,7 @@ work it out too; `extensions.cost` of every response says what was charged.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,10 +42,14 @@ from graphql import (
     value_from_ast_untyped,
 )
 
+from domain.services import audit, benchmarks, deployments, jobs
+
 BASE = 10
-DEFAULT_LIST_SIZE = 10
 INTROSPECTION = 50
-MAX_PAGE = 100
+TEXT_BYTES_PER_POINT = 1024
+LEAVES_PER_POINT = 50
+UNRULED_LIST_SIZE = 100
+"""A list without a rule (the schema test refuses one) is priced as a long page."""
 
 Arguments = Mapping[str, Any]
 
@@ -96,18 +106,85 @@ FLAT_TYPES = frozenset(
 )
 """Types whose fields are paid for by the field that returned them."""
 
-PAGES: dict[str, int] = {"Query.jobs": 50}
-"""Connections sized by their `first` argument, with its default."""
+
+@dataclass(frozen=True)
+class Page:
+    """A list as long as its `argument` asks (or that argument's default), at most `maximum`."""
+
+    maximum: int
+    argument: str = "first"
+
+
+SAMPLES_PAGE = 1000
+"""The most samples one `Benchmark.samples` page holds."""
+
+PAGES: dict[str, Page] = {
+    "Query.jobs": Page(jobs.MAX_PAGE),
+    "Query.auditEvents": Page(audit.MAX_PAGE),
+    "Query.deployments": Page(deployments.MAX_PAGE),
+    "Query.benchmarks": Page(benchmarks.MAX_PAGE),
+    "Benchmark.samples": Page(SAMPLES_PAGE),
+}
+"""Pages: connections and lists with a size argument, by `Type.field`."""
 
 LIST_SIZES: dict[str, int] = {
-    "JobConnection.edges": 1,  # the connection's `first` multiplies already
+    # a connection's edges: its page multiplies already
+    "AuditEventConnection.edges": 1,
+    "BenchmarkConnection.edges": 1,
+    "DeploymentConnection.edges": 1,
+    "JobConnection.edges": 1,
+    # lists of objects, by how long they are expected to be
     "Query.clusters": 10,
+    "Query.jobEvents": 50,
+    "Query.workloadPriorityClasses": 5,
     "Cluster.nodes": 50,
+    "Cluster.capacity": 5,
+    "Cluster.resourceFlavors": 5,
+    "Cluster.clusterQueues": 10,
+    "Cluster.cohorts": 5,
+    "Cluster.localQueues": 20,
+    "Cluster.reservations": 10,
+    "ClusterQueue.resourceGroups": 3,
+    "ClusterQueue.usage": 10,
+    "ResourceGroup.flavors": 5,
+    "FlavorQuotas.resources": 4,
+    "ResourceFlavor.nodeLabels": 5,
+    "Node.taints": 3,
+    "Node.conditions": 5,
+    "Node.allocatable": 6,
+    "Node.capacity": 6,
+    "Job.placements": 8,
+    "Job.events": 20,
     "JobSnapshot.jobs": 200,
     "ClusterSnapshot.nodes": 50,
     "ClusterChange.nodes": 50,
-    "Query.workloadPriorityClasses": 5,
+    "Deployment.workers": 8,
+    "Deployment.replicaJobs": 4,
+    "DeploymentSnapshot.deployments": 50,
+    "Benchmark.configuration": 15,
+    "BenchmarkResult.failures": 5,
+    "BenchmarkComparison.benchmarks": benchmarks.MAX_COMPARED,
+    "BenchmarkComparison.differences": 10,
+    "BenchmarkComparison.best": 10,
+    "ValidationError.fields": 5,
+    # lists of scalars (LEAVES_PER_POINT of them to a point)
+    "AuditEvent.targets": 5,
+    "ConfigurationDifference.values": benchmarks.MAX_COMPARED,
+    "Deployment.endpoints": 2,
+    "EngineArgs.extraArgs": 10,
+    "Estimate.warnings": 3,
+    "Job.dependsOn": 5,
+    "Placement.gpuIndices": 8,
+    "RequestSample.itlMs": 128,
+    "ResourceGroup.coveredResources": 4,
+    "Worker.devices": 8,
 }
+"""Lists that are no page, by `Type.field`: how many items they are expected to hold."""
+
+
+def text_cost(text: str | None) -> int:
+    """What parsing a document's text costs: a point per KiB."""
+    return len(text or "") // TEXT_BYTES_PER_POINT
 
 
 def _unwrap(field: GraphQLField) -> tuple[bool, GraphQLNamedType]:
@@ -170,24 +247,36 @@ class _Costing:
         field = fields[name]
         is_list, target = _unwrap(field)
         key = f"{parent.name}.{name}"
-        arguments = self.arguments(node)
         if parent.name in FLAT_TYPES:
             return 0.0
+        arguments = self.arguments(node)
+        if key in PAGES:
+            size = _page_size(PAGES[key], field, arguments)
+        elif is_list:
+            size = float(LIST_SIZES.get(key, UNRULED_LIST_SIZE))
+        else:
+            size = 1.0
         if key in FIELD_COSTS:
             own = FIELD_COSTS[key](arguments)
+            if node.selection_set is None or target.name in FLAT_TYPES:
+                return own
         elif is_leaf_type(target):
-            return 0.0
+            return size / LEAVES_PER_POINT if is_list else 0.0
         else:
-            own = 1.0
-        if node.selection_set is None or target.name in FLAT_TYPES:
-            return own
-        size = 1.0
-        if key in PAGES:
-            first = arguments.get("first", PAGES[key])
-            size = float(min(max(first, 0), MAX_PAGE)) if isinstance(first, int) else PAGES[key]
-        elif is_list:
-            size = float(LIST_SIZES.get(key, DEFAULT_LIST_SIZE))
-        return own + size * self.selection(target, node.selection_set, depth + 1)
+            own = 0.0 if is_list else 1.0  # a list's items are its objects
+        below = self.selection(target, node.selection_set, depth + 1) if node.selection_set else 0.0
+        return own + size * (1.0 + below if is_list else below)
+
+
+def _page_size(page: Page, field: GraphQLField, arguments: Arguments) -> float:
+    """How long a page asks to be: its argument, else that argument's default; at most its
+    maximum (a longer one is refused by its resolver, having cost the maximum)."""
+    asked = arguments.get(page.argument)
+    if not isinstance(asked, int) or isinstance(asked, bool):
+        declared = field.args.get(page.argument)
+        default = declared.default_value if declared is not None else None
+        asked = default if isinstance(default, int) else page.maximum
+    return float(min(max(asked, 0), page.maximum))
 
 
 def operation_cost(
@@ -195,9 +284,12 @@ def operation_cost(
     operation: OperationDefinitionNode,
     fragments: Mapping[str, FragmentDefinitionNode],
     variables: Mapping[str, Any] | None,
+    text: str | None = None,
 ) -> int:
+    """The operation's cost; its document's `text`, when given, is charged too. Walks the
+    fragments out: only for a document within the bounds of schema/bounds.py."""
     root = schema.get_root_type(operation.operation)
     if root is None:
-        return BASE
+        return BASE + text_cost(text)
     costing = _Costing(schema, fragments, variables or {})
-    return BASE + round(costing.selection(root, operation.selection_set, 0))
+    return BASE + text_cost(text) + round(costing.selection(root, operation.selection_set, 0))

@@ -1,204 +1,72 @@
-"""Guards every operation passes: authentication, limits of size and cost, error codes, masking.
+"""Guards every operation passes: limits of size, cost and rate, authentication, error codes,
+masking.
 
-In order: the document is parsed (at most MAX_TOKENS tokens; one AST per distinct text) and
-validated (at most MAX_DEPTH deep, MAX_ALIASES aliases; results cached per AST); the caller is
-authenticated (on a WebSocket the token is checked again for each operation, so a revoked token
-stops working at once); the operation's cost (schema/cost.py) is taken from the caller's
-rate-limit bucket (by token, or by client address for callers without one) and must fit the
-per-operation budget (a refused one is charged the budget). Every error that leaves carries
+In order: the document is parsed (at most MAX_TOKENS tokens; one AST per distinct text), then
+admitted (schema/admission.py: measured, priced, paid for from the caller's buckets, the caller
+authenticated; refused before graphql-core validates it, which is not linear in a document's
+size) and only then validated (results cached per AST). Every error that leaves carries
 `extensions.code`; what a resolver raised unexpectedly is masked as "Internal error."
 (INTERNAL_SERVER_ERROR), after Schema.process_errors has logged it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import math
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterator
 from inspect import isawaitable
 from typing import Any
 
 from graphql import (
     DocumentNode,
-    FieldNode,
-    FragmentDefinitionNode,
     GraphQLError,
     GraphQLResolveInfo,
     GraphQLSyntaxError,
-    OperationDefinitionNode,
     OperationType,
-    get_operation_ast,
 )
-from graphql.language.parser import parse
-from graphql.validation import ASTValidationRule
 from opentelemetry.trace import SpanKind, Status, StatusCode
-from strawberry.extensions import (
-    AddValidationRules,
-    LifecycleStep,
-    MaxTokensLimiter,
-    SchemaExtension,
-    ValidationCache,
-)
-from strawberry.extensions.max_aliases import create_validator as alias_limit
-from strawberry.extensions.query_depth_limiter import create_validator as depth_limit
+from strawberry.extensions import LifecycleStep, MaxTokensLimiter, SchemaExtension
 from strawberry.extensions.tracing import OpenTelemetryExtension
 from strawberry.types.execution import ExecutionContext
 
 from domain.errors import Unauthenticated, Unavailable
 from domain.model.audit import without_secrets
-from schema.cost import operation_cost
+from schema.admission import Admission, CachedValidation, parse_error_code
+from schema.fairness import HeavyOperations
 from schema.types.errors import UserInputError
 
-MAX_DEPTH = 10
-MAX_ALIASES = 20
 MAX_TOKENS = 4000
 INTERNAL_ERROR = "Internal error."
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed(query: str, max_tokens: int) -> DocumentNode:
-    return parse(query, max_tokens=max_tokens)
+CACHED_DOCUMENTS = 256
+CACHED_TEXT = 64 * 1024
 
 
 class CachedParse(SchemaExtension):
-    """One AST per distinct document text (subscribers sending the same document share
-    results, and validation is cached per AST). A document that does not parse is left to
-    Strawberry, which reports it as the request's error: raised from this hook it would escape
-    the WebSocket handler (Strawberry's ParserCache does that: the client got "complete" and
-    the server logged a traceback)."""
+    """One AST per distinct document text up to CACHED_TEXT characters (subscribers sending
+    the same document share results, and validation is cached per AST). Strawberry parses a
+    text it has not seen (a document that does not parse is reported as the request's error:
+    raised from this hook it would escape the WebSocket handler), and what it parsed is kept."""
 
     def on_parse(self) -> Iterator[None]:
         ctx = self.execution_context
-        if isinstance(ctx.query, str) and ctx.query:
-            with contextlib.suppress(GraphQLError):
-                ctx.graphql_document = _parsed(ctx.query, MAX_TOKENS)
+        key = (ctx.query, ctx.parse_options.get("max_tokens"))
+        parsing = ctx.graphql_document is None and isinstance(ctx.query, str)
+        if parsing and key in _parsed:
+            _parsed.move_to_end(key)
+            ctx.graphql_document, parsing = _parsed[key], False
         yield
-
-
-@functools.cache
-def _limit_rules(max_depth: int, max_aliases: int) -> tuple[type[ASTValidationRule], ...]:
-    """The same rule classes for the same limits, so ValidationCache can reuse results."""
-    return (depth_limit(max_depth, None), alias_limit(max_aliases))
-
-
-class Limits(AddValidationRules):
-    """At most MAX_DEPTH deep and MAX_ALIASES aliases (read per operation)."""
-
-    def __init__(self) -> None:
-        super().__init__(list(_limit_rules(MAX_DEPTH, MAX_ALIASES)))
-
-
-def _introspection_only(operation: OperationDefinitionNode | None) -> bool:
-    if operation is None:
-        return False
-    return all(
-        isinstance(sel, FieldNode) and sel.name.value.startswith("__")
-        for sel in operation.selection_set.selections
-    )
-
-
-def _refuse(context: Any, message: str, code: str, status: int | None = None, **extra: Any) -> None:
-    """Raise a request error; where there is an HTTP response, set its status (and headers)."""
-    response = getattr(context, "response", None)
-    if status is not None and response is not None and hasattr(response, "status_code"):
-        response.status_code = status
-        if status == 401:
-            response.headers["WWW-Authenticate"] = 'Bearer realm="budcluster"'
-        if "retryAfter" in extra:
-            response.headers["Retry-After"] = str(extra["retryAfter"])
-    raise GraphQLError(message, extensions={"code": code, **extra})
-
-
-class RequireAuthentication(SchemaExtension):
-    """Operations other than pure introspection need a principal; a WebSocket's token is checked
-    again for every operation. Subscriptions must come over the WebSocket."""
-
-    async def on_execute(self) -> AsyncIterator[None]:
-        ctx = self.execution_context
-        context = ctx.context
         document = ctx.graphql_document
-        operation = (
-            get_operation_ast(document, ctx.operation_name) if document is not None else None
-        )
-        websocket = getattr(context, "transport", "http") == "websocket"
-        subscription = operation is not None and operation.operation is OperationType.SUBSCRIPTION
-        if subscription and not websocket:
-            _refuse(
-                context,
-                "subscriptions are served over WebSocket (graphql-transport-ws) only",
-                "BAD_REQUEST",
-            )
-        if websocket and getattr(context, "principal", None) is not None:
-            try:
-                await context.recheck()
-            except Unauthenticated as exc:
-                _refuse(context, exc.message, "UNAUTHENTICATED")
-        if getattr(context, "principal", None) is None and not _introspection_only(operation):
-            message = getattr(context, "auth_error", None) or "a valid bearer token is required"
-            _refuse(context, message, "UNAUTHENTICATED", 401)
-        yield
+        if parsing and document is not None and len(ctx.query or "") <= CACHED_TEXT:
+            _parsed[key] = document
+            while len(_parsed) > CACHED_DOCUMENTS:
+                _parsed.popitem(last=False)
 
 
-class CostLimit(SchemaExtension):
-    """Refuse an operation over the budget; take its cost from the caller's bucket."""
-
-    def __init__(self) -> None:
-        self.cost: int | None = None
-        self.budget: int | None = None
-
-    async def on_execute(self) -> AsyncIterator[None]:
-        ctx = self.execution_context
-        context = ctx.context
-        document = ctx.graphql_document
-        limits = context.services.limits
-        operation = (
-            get_operation_ast(document, ctx.operation_name) if document is not None else None
-        )
-        if operation is not None and document is not None:
-            fragments = {
-                d.name.value: d
-                for d in document.definitions
-                if isinstance(d, FragmentDefinitionNode)
-            }
-            self.budget = limits.budget
-            self.cost = operation_cost(ctx.schema._schema, operation, fragments, ctx.variables)
-            # A refused operation is charged the whole budget: refusing is not free, and a
-            # client sending them in a loop must run out of points like any other.
-            wait = await limits.limiter.take(context.rate_key(), min(self.cost, limits.budget))
-            if wait > 0:
-                _refuse(
-                    context,
-                    f"rate limit reached: try again in {math.ceil(wait)} s",
-                    "RATE_LIMITED",
-                    429,
-                    retryAfter=math.ceil(wait),
-                )
-            if self.cost > limits.budget:
-                _refuse(
-                    context,
-                    f"the operation costs {self.cost} points; at most {limits.budget} are "
-                    "allowed per operation (ask for fewer items, or a shorter window)",
-                    "COST_LIMIT_EXCEEDED",
-                    cost=self.cost,
-                    budget=limits.budget,
-                )
-        yield
-
-    def get_results(self) -> dict[str, Any]:
-        if self.cost is None:
-            return {}
-        return {"cost": {"requested": self.cost, "budget": self.budget}}
+_parsed: OrderedDict[tuple[str | None, Any], DocumentNode] = OrderedDict()
 
 
-LIMIT_CODES = (
-    (re.compile(r"exceeds maximum operation depth"), "DEPTH_LIMIT_EXCEEDED"),
-    (re.compile(r"aliases found\. Allowed"), "ALIAS_LIMIT_EXCEEDED"),
-    (re.compile(r"more than \d+ tokens"), "TOKEN_LIMIT_EXCEEDED"),
-    (re.compile(r"^Variable '\$"), "BAD_USER_INPUT"),
-)
+LIMIT_CODES = ((re.compile(r"^Variable '\$"), "BAD_USER_INPUT"),)
 
 
 def code_of(error: GraphQLError) -> str:
@@ -213,10 +81,7 @@ def code_of(error: GraphQLError) -> str:
     if isinstance(error.original_error, Unavailable):
         return "UNAVAILABLE"
     if isinstance(error, GraphQLSyntaxError):
-        for pattern, code in LIMIT_CODES:
-            if pattern.search(error.message):
-                return code
-        return "GRAPHQL_PARSE_FAILED"
+        return parse_error_code(error)
     if error.message == INTERNAL_ERROR:
         return "INTERNAL_SERVER_ERROR"
     if error.path is None:
@@ -406,11 +271,10 @@ def extensions() -> list[Any]:
     return [
         _traced,
         Observed,
-        CachedParse,
         ShapeErrors,
-        RequireAuthentication,
-        CostLimit,
-        Limits,
-        lambda: ValidationCache(maxsize=256),
+        Admission,  # before CachedParse: it may refuse a document before it is parsed
+        HeavyOperations,  # after Admission, which prices the operation
+        CachedParse,
+        lambda: CachedValidation(maxsize=256),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
     ]

@@ -22,6 +22,7 @@ from resolvers import timeline as timeline_resolvers
 from resolvers.audit import audited
 from schema.execution import ExecutionContext as SharingExecutionContext
 from schema.extensions import extensions, is_fault
+from schema.fairness import capped
 from schema.types.audit import AuditEventConnection
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
@@ -189,30 +190,30 @@ class Mutation:
 @strawberry.type
 class Subscription:
     job_updates = strawberry.subscription(
-        resolver=subscription_resolvers.job_updates,
+        resolver=capped(subscription_resolvers.job_updates),
         description="A snapshot of your jobs on a cluster, then every change in order. "
         "Reconnect with `since` (the last sequence you hold) to get exactly what you missed.",
     )
     schedule_timeline = strawberry.subscription(
-        resolver=subscription_resolvers.schedule_timeline,
+        resolver=capped(subscription_resolvers.schedule_timeline),
         description="A cluster's schedule in a window: a snapshot, then diffs (segments added, "
         "moved, removed; queue and forecast changes), each with its sequence. Reconnect with "
         "`since` to get exactly the changes you missed. The window is fixed when you subscribe "
         "(defaults as for Cluster.schedule); subscribe again to move it.",
     )
     deployment_updates = strawberry.subscription(
-        resolver=serving_resolvers.deployment_updates,
+        resolver=capped(serving_resolvers.deployment_updates),
         description="Your deployments on a cluster: a snapshot, then each change (status, "
         "workers, endpoint, replicas) in order. Reconnect with `since` to get exactly what "
         "you missed.",
     )
     benchmark_progress = strawberry.subscription(
-        resolver=serving_resolvers.benchmark_progress,
+        resolver=capped(serving_resolvers.benchmark_progress),
         description="A benchmark as it is, then about every second while it runs (progress), "
         "and once more when it ends (status and result); then the stream ends.",
     )
     cluster_updates = strawberry.subscription(
-        resolver=subscription_resolvers.cluster_updates,
+        resolver=capped(subscription_resolvers.cluster_updates),
         description="A cluster's status and nodes: a snapshot, then every change in order, each "
         "with its sequence. Reconnect with `since` to get exactly the changes you missed.",
     )

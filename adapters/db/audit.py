@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db.tables import audit_event_targets, audit_events
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
-from domain.model.ids import TenantId
+from domain.model.ids import ProjectId, TenantId
 
 WROTE = "budcluster_audited_write"
 """Set in a connection's info when it wrote while an audited mutation was current."""
@@ -28,6 +28,7 @@ class SqlAuditRepository:
                 id=event.id,
                 at=event.at,
                 tenant_id=event.tenant_id,
+                project_id=event.project_id,
                 actor=event.actor,
                 token_id=event.token_id,
                 operation=event.operation,
@@ -47,21 +48,26 @@ class SqlAuditRepository:
         if rows:
             await self._conn.execute(audit_event_targets.insert(), rows)
 
-    async def settle(self, event_id: uuid.UUID, outcome: str, targets: Sequence[str]) -> None:
+    async def settle(self, event: AuditEvent) -> None:
         at = (
             await self._conn.execute(
                 audit_events.update()
-                .where(audit_events.c.id == event_id)
-                .values(outcome=outcome, targets=list(targets))
+                .where(audit_events.c.id == event.id)
+                .values(
+                    outcome=event.outcome,
+                    targets=list(event.targets),
+                    tenant_id=event.tenant_id,
+                    project_id=event.project_id,
+                )
                 .returning(audit_events.c.at)
             )
         ).scalar_one_or_none()
         if at is None:
             return
         await self._conn.execute(
-            audit_event_targets.delete().where(audit_event_targets.c.event_id == event_id)
+            audit_event_targets.delete().where(audit_event_targets.c.event_id == event.id)
         )
-        await self._targets(event_id, at, targets)
+        await self._targets(event.id, at, event.targets)
 
     async def page(
         self,
@@ -70,6 +76,8 @@ class SqlAuditRepository:
         tenant_id: TenantId | None,
         first: int,
         after: AuditCursor | None = None,
+        project_ids: frozenset[ProjectId] | None = None,
+        token_id: uuid.UUID | None = None,
     ) -> AuditPage:
         t = audit_events.c
         stmt = sa.select(audit_events)
@@ -84,6 +92,9 @@ class SqlAuditRepository:
             at, event_id = named.at, named.event_id
         if tenant_id is not None:
             stmt = stmt.where(t.tenant_id == tenant_id)
+            if project_ids is not None:  # as AuditEvent.seen_by
+                own = [t.token_id == token_id] if token_id is not None else []
+                stmt = stmt.where(sa.or_(t.project_id.in_(list(project_ids)), *own))
         if audit_filter.operations:
             stmt = stmt.where(t.operation.in_(list(audit_filter.operations)))
         if audit_filter.actor:
@@ -123,4 +134,5 @@ def _event(row: Any) -> AuditEvent:
         input=dict(row["input"]),
         outcome=row["outcome"],
         source=row["source"],
+        project_id=ProjectId(row["project_id"]) if row["project_id"] else None,
     )

@@ -25,7 +25,7 @@ from adapters.db.tables import (
 )
 from domain.errors import DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, Node
-from domain.model.ids import ClusterId, JobId, NodeId, TenantId, TokenId
+from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId, TokenId
 from domain.model.job import Job, JobEvent, JobStatus, JobType, RunRecord
 from domain.model.principal import ApiToken
 from domain.model.secrets import Envelope
@@ -92,9 +92,15 @@ class SqlJobRepository:
         rows = (await self._conn.execute(stmt)).mappings().all()
         return {job.id: job for job in self._track(rows)}
 
-    async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None:
+    async def get_by_idempotency_key(
+        self, tenant_id: TenantId, project_id: ProjectId, key: str
+    ) -> Job | None:
         stmt = self._scoped(
-            sa.select(jobs).where(jobs.c.tenant_id == tenant_id, jobs.c.idempotency_key == key)
+            sa.select(jobs).where(
+                jobs.c.tenant_id == tenant_id,
+                jobs.c.project_id == project_id,
+                jobs.c.idempotency_key == key,
+            )
         )
         row = (await self._conn.execute(stmt)).mappings().first()
         return None if row is None else self._track([row])[0]

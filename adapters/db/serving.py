@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.db.tables import benchmark_samples, benchmarks, deployments
 from domain.errors import Conflict
 from domain.model.benchmark import Benchmark, BenchmarkStatus
-from domain.model.deployment import Deployment
+from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
 from domain.model.load import RequestSample
 from domain.model.serving_codec import (
@@ -140,6 +140,15 @@ class SqlDeploymentRepository(_DocumentRepository[Deployment]):
             .where(deployments.c.cluster_id == cluster_id)
             .order_by(deployments.c.created_at.desc(), deployments.c.id.desc())
             .limit(limit)
+        )
+        return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+
+    async def with_endpoints(self) -> list[Deployment]:
+        stmt = self._scoped(
+            sa.select(deployments).where(
+                deployments.c.status != DeploymentStatus.STOPPED.value,
+                deployments.c.document["endpoint_url"].as_string().is_not(None),
+            )
         )
         return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
 

@@ -128,8 +128,9 @@ jobs = sa.Table(
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
-    sa.UniqueConstraint("tenant_id", "idempotency_key"),
+    sa.UniqueConstraint("tenant_id", "project_id", "idempotency_key"),
     sa.Index("ix_job_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
+    sa.Index("ix_job_created_at_id", "created_at", "id"),
     sa.Index("ix_job_cluster_id_status", "cluster_id", "status"),
     sa.Index("ix_job_status_next_attempt_at", "status", "next_attempt_at"),
 )
@@ -348,6 +349,7 @@ audit_events = sa.Table(
     sa.Column("id", sa.Uuid, primary_key=True),
     sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("tenant_id", sa.Uuid),
+    sa.Column("project_id", sa.Uuid),
     sa.Column("actor", sa.String(120), nullable=False),
     sa.Column("token_id", sa.Uuid),
     sa.Column("operation", sa.String(100), nullable=False),

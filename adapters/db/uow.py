@@ -37,7 +37,9 @@ from adapters.db.tables import cluster_timelines, event_sequences, job_events, j
 from domain.errors import Conflict, Unavailable
 from domain.model.audit import AuditedOperation
 from domain.model.audit import current as audited_operation
+from domain.model.benchmark import Benchmark
 from domain.model.codec import change_to_document
+from domain.model.deployment import Deployment, DeploymentChanged
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobChanged
@@ -305,15 +307,17 @@ class SqlUnitOfWork:
         self, conn: AsyncConnection, changes: list[Change]
     ) -> tuple[AuditedOperation, uuid.UUID] | None:
         """The audited mutation's event, in the transaction of its first change (a commit
-        that wrote nothing records nothing); marked recorded once that transaction commits."""
+        that wrote nothing records nothing); marked recorded once that transaction commits.
+        Whose objects every commit changed is noted (the event's tenant and project)."""
         operation = audited_operation.get()
         info = conn.sync_connection.info if conn.sync_connection is not None else {}
-        if (
-            operation is None
-            or operation.recorded
-            or operation.closed
-            or not (changes or info.pop(WROTE, False))
-        ):
+        if operation is None or operation.closed:
+            return None
+        for change in changes:
+            if not isinstance(change, ClusterChanged):
+                owned = change.job if isinstance(change, JobChanged) else _owned(change)
+                operation.concerns(owned.tenant_id, owned.project_id)
+        if operation.recorded or not (changes or info.pop(WROTE, False)):
             return None
         for change in changes:
             operation.target(*_targets(change))
@@ -402,6 +406,10 @@ def _occurred(change: Change) -> datetime:
     if not isinstance(change, JobChanged):
         return change.at
     return change.transition.at if change.transition else change.job.updated_at
+
+
+def _owned(change: ServingChange) -> Deployment | Benchmark:
+    return change.deployment if isinstance(change, DeploymentChanged) else change.benchmark
 
 
 def _targets(change: Change) -> tuple[object, ...]:

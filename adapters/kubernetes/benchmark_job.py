@@ -321,7 +321,7 @@ def _sample(
             e2el=latency if latency > 0 else first_token + math.fsum(itl),
             itl=itl,
         )
-    failure, reason = _failure(error)
+    failure, reason = _failure(error, streamed=first_token is not None)
     return RequestSample(
         index,
         sent_at,
@@ -339,10 +339,12 @@ _HTTP_REASONS = {status.phrase: status.value for status in http.HTTPStatus}
 _CONNECTION_ERRORS = ("Connect", "Disconnected", "ClientOSError", "Payload", "Reset", "OSError")
 
 
-def _failure(error: str) -> tuple[FailureKind, str]:
+def _failure(error: str, *, streamed: bool = False) -> tuple[FailureKind, str]:
     """What vLLM's client recorded of a failed request, as a failure and a line. It records an
     HTTP error as the status's reason phrase, an exception as its traceback, and a stream
-    without a token as a sentence."""
+    without a token as a sentence. As the embedded client's, the line names a status or a class,
+    never what the server said: a reason phrase of the server's own, or an exception's message
+    (which may quote the response), is left out. `streamed`: a token had come."""
     text = error.strip()
     if not text:
         return FailureKind.HTTP_STATUS, "HTTP error: no reason given"
@@ -350,15 +352,14 @@ def _failure(error: str) -> tuple[FailureKind, str]:
         return FailureKind.EMPTY, "no tokens: the stream ended without content"
     if text.startswith("Traceback"):
         last = text.splitlines()[-1].strip()
-        kind, _, detail = last.partition(": ")
-        kind = kind.rsplit(".", 1)[-1]
-        line = f"{kind}: {detail}"[:300] if detail else kind
+        kind = last.partition(": ")[0].rsplit(".", 1)[-1][:100]
         if "Timeout" in kind:
-            return FailureKind.TIMEOUT, line
+            return FailureKind.TIMEOUT, kind
         if any(name in kind for name in _CONNECTION_ERRORS):
-            return FailureKind.CONNECTION, line
-        return FailureKind.MALFORMED, line
+            head = "connection lost" if streamed else "connection failed"
+            return FailureKind.CONNECTION, f"{head}: {kind}"
+        return FailureKind.MALFORMED, f"unexpected: {kind}"
     status = _HTTP_REASONS.get(text)
     if status is not None:
         return FailureKind.HTTP_STATUS, f"HTTP {status}: {text}"
-    return FailureKind.HTTP_STATUS, f"HTTP error: {text[:300]}"
+    return FailureKind.HTTP_STATUS, "HTTP error: a reason phrase of the server's own"

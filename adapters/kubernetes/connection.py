@@ -456,9 +456,12 @@ class KubeConnector:
     KubeClusterApi for the gateway."""
 
     timeouts: KubeTimeouts = KubeTimeouts()
+    allow_plain_http: bool = False
+    """Whether a kubeconfig may send credentials to an http:// API server (the operator's
+    BUDCLUSTER_KUBE_PLAIN_HTTP, for a test cluster on a trusted network)."""
 
     def inspect(self, kubeconfig: str, context: str | None) -> KubeconfigSummary:
-        return parse_kubeconfig(kubeconfig, context).summary
+        return self._checked(kubeconfig, context).summary
 
     async def connect(
         self, kubeconfig: str, context: str | None, *, cluster_id: ClusterId
@@ -466,6 +469,13 @@ class KubeConnector:
         return KubeCluster(await self.open(kubeconfig, context), cluster_id=cluster_id)
 
     async def open(self, kubeconfig: str, context: str | None) -> KubeClusterApi:
+        self._checked(kubeconfig, context)  # a kubeconfig stored before the rule, too
         return await KubeClusterApi.from_kubeconfig(
             kubeconfig, context=context, timeouts=self.timeouts
         )
+
+    def _checked(self, kubeconfig: str, context: str | None) -> Kubeconfig:
+        parsed = parse_kubeconfig(kubeconfig, context)
+        if not self.allow_plain_http and (problem := parsed.credentials_in_clear):
+            raise ClusterConnectionError("invalid_kubeconfig", problem, field="kubeconfig")
+        return parsed

@@ -8,10 +8,12 @@ Helm release (kueue/services.py says what to install; the HelmReleases port inst
 Names are deterministic per attempt, so a retried hand-over finds its object there and changes
 nothing; a later hand-over of a SERVICE job first uninstalls the job's earlier releases still
 there (a model replica's Service is named after its job: one release holds it at a time).
-`cancel` deletes the attempt's Jobs (their pods and Kueue Workload go with them) and
-uninstalls its releases; `set_priority` relabels the Jobs and pods and sets their Workloads'
-priority. What runs is read back from the Jobs, budcluster's pods and Kueue's Workloads:
-`list_workloads` lists them and reports each attempt's whole state (`observe` for a Job,
+A benchmark's Job comes with the NetworkPolicy that limits where its pod may connect
+(kueue/benchmarks.py), made first and then owned by the Job. `cancel` deletes the attempt's
+Jobs (their pods and Kueue Workload go with them) and NetworkPolicies, and uninstalls its
+releases; `set_priority` relabels the Jobs and pods and sets their Workloads' priority. What
+runs is read back from the Jobs, budcluster's pods and Kueue's Workloads: `list_workloads` lists
+them and reports each attempt's whole state (`observe` for a Job,
 `observe_service` for a release's pods), `watch` follows the collections from the lists'
 resourceVersions and reports an attempt again whenever one of its objects changes (it starts
 with a list of its own, and reports that first: what changed since the caller's list is not
@@ -42,7 +44,14 @@ from adapters.kubernetes.api import WorkloadApi
 from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE, samples_from_log
 from adapters.kubernetes.errors import ObjectConflict
 from adapters.kubernetes.inventory import node_from_k8s
-from adapters.kubernetes.kueue.benchmarks import JOB_NAME_LABEL, job_manifest, result_pod
+from adapters.kubernetes.kueue.benchmarks import (
+    JOB_NAME_LABEL,
+    NETWORKING_API,
+    egress_policy,
+    job_manifest,
+    policies_path,
+    result_pod,
+)
 from adapters.kubernetes.kueue.jobs import (
     CONTAINER_NAME,
     job_identity,
@@ -101,6 +110,7 @@ Json = dict[str, Any]
 T = TypeVar("T")
 JOBS = "/apis/batch/v1/jobs"
 PODS = "/api/v1/pods"
+POLICIES = f"/apis/{NETWORKING_API}/networkpolicies"
 RELIST_SECONDS = 300.0
 LOG_LIMIT_BYTES = 16 << 20
 """The most of a pod's log read back: more than the kubelet keeps of a container (10 MiB)."""
@@ -202,11 +212,24 @@ class KueueGateway:
         manifest = job_manifest(
             workload, cluster_id=self._cluster_id, benchmark_image=self._benchmark_image
         )
+        policy = egress_policy(workload, cluster_id=self._cluster_id)
         path = f"/apis/batch/v1/namespaces/{workload.namespace}/jobs"
 
         async def create(api: WorkloadApi) -> None:
-            with contextlib.suppress(ObjectConflict):  # handed over before: nothing to change
-                await api.create_object(path, manifest)
+            if policy is not None:  # first: the Job's pod never runs without it
+                with contextlib.suppress(ObjectConflict):
+                    await api.create_object(policies_path(workload.namespace), policy)
+            try:
+                job = await api.create_object(path, manifest)
+            except ObjectConflict:  # handed over before: nothing to change
+                job = await api.get_object(f"{path}/{workload.name}") or {}
+            uid = (job.get("metadata") or {}).get("uid")
+            if policy is not None and uid:  # it goes with the Job (its TTL too)
+                owner = {"apiVersion": "batch/v1", "kind": "Job", "name": workload.name}
+                await api.patch_object(
+                    f"{policies_path(workload.namespace)}/{workload.name}",
+                    {"metadata": {"ownerReferences": [{**owner, "uid": uid}]}},
+                )
 
         await self._call(create)
 
@@ -227,6 +250,15 @@ class KueueGateway:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             for job in jobs:
                 await api.delete_object(_path(job))
+            try:
+                policies = await self._owned(api, POLICIES, job_id, attempt)
+            except ClusterConnectionError as exc:  # not to be read here: none was made here
+                if exc.kind != "forbidden":
+                    raise
+                policies = []
+            for policy in policies:
+                namespace, name = _key(policy)
+                await api.delete_object(f"{policies_path(namespace)}/{name}")
             pods = await self._owned(api, PODS, job_id, attempt)
             releases = {
                 (_key(p)[0], str(_labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)

@@ -38,6 +38,7 @@ from domain.documents import Flaw, document_problem
 from domain.errors import ClusterConnectionError
 from domain.ports import KubeconfigSummary
 
+CLEAR_TEXT_CREDENTIALS = ("token", "password", "client-key-data")
 LOCAL_FILE_FIELDS = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
 PROGRAM_FIELDS = ("exec", "auth-provider")
 MAX_DEPTH = 16
@@ -61,6 +62,22 @@ class Kubeconfig:
     @property
     def summary(self) -> KubeconfigSummary:
         return KubeconfigSummary(context=self.context, server_url=self.server_url)
+
+    @property
+    def credentials_in_clear(self) -> str | None:
+        """Why connecting would send the user's credentials unencrypted (an http:// server
+        and a token, password or client key), or None."""
+        if urlsplit(self.server_url).scheme != "http":
+            return None
+        users = self.document.get("users") or []
+        user = users[0].get("user") if users and isinstance(users[0], dict) else None
+        held = [k for k in CLEAR_TEXT_CREDENTIALS if isinstance(user, dict) and user.get(k)]
+        if not held:
+            return None
+        return (
+            f"the API server is http://, which would send the user's {held[0]} in clear: use "
+            "https:// (an operator may allow plain HTTP with BUDCLUSTER_KUBE_PLAIN_HTTP)"
+        )
 
 
 def _invalid(message: str, *, field: str = "kubeconfig") -> ClusterConnectionError:

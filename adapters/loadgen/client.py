@@ -13,16 +13,30 @@ lines once, each event's JSON decoded once by the C scanner, and stalls found by
 run instead of a timer re-armed on every read. A request never raises: whatever goes wrong
 becomes a sample whose error reads "<head>: <detail>", the head grouping failures in
 `domain.serving.metrics.failure_reason`.
+
+The endpoint may be anyone's server, so the client gives nothing of it back but a status and a
+fixed reason: an error status is its code and standard phrase (never the body, nor the server's
+own phrase), a stream's error event or broken event is named, not quoted, and every way of not
+getting an HTTP response (refused, reset, no such name, timed out connecting, not HTTP, refused
+by the rules) reads "connection failed", so a run can't tell a closed port from an open one.
+No redirect is followed (a 3xx is a failed request with its status), and, given the outbound
+rules (`domain.model.outbound`), each address the connector is about to connect to is judged
+first, whichever name led to it: the address checked is the address connected to. A run
+against a deployment this service serves (`own_endpoint`) is not held to them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import itertools
 import json
 import random
+import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from http import HTTPStatus
+from ipaddress import ip_address
 from time import perf_counter
 from typing import Any
 
@@ -38,6 +52,7 @@ from domain.model.load import (
     LoadRun,
     RequestSample,
 )
+from domain.model.outbound import OutboundRules, parse_url
 
 _WORDS = (
     "time year people way day man thing woman life child world school state family student "
@@ -50,16 +65,12 @@ _WORDS = (
 VOCABULARY = tuple(_WORDS.split())
 """Words of generated prompts: common single-token words, so N words are about N tokens."""
 
-ERROR_BODY_CHARS = 200
-"""How much of an error response's body a failed sample keeps."""
+CONNECTION_FAILED = "connection failed"
+"""The reason of every request (and run) that got no HTTP response, however it failed."""
 
 Trace = Callable[[float, str], None]
-
-
-def _line(text: str | bytes, limit: int = ERROR_BODY_CHARS) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return " ".join(text.split())[:limit]
+SocketFactory = Callable[[tuple[Any, ...]], socket.socket]
+_LOST = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError)
 
 
 _scan = json.JSONDecoder().raw_decode
@@ -77,9 +88,29 @@ def _decode(data: bytes) -> Any:
     return value if end == len(text) else json.loads(text)
 
 
-def _describe(exc: BaseException) -> str:
-    detail = _line(str(exc))
-    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+def _status(code: int) -> str:
+    """An error status as a failure's reason: its code and standard phrase."""
+    try:
+        return f"HTTP {code}: {HTTPStatus(code).phrase}"
+    except ValueError:
+        return f"HTTP {code}"
+
+
+def _guard(rules: OutboundRules, *, named: bool) -> SocketFactory:
+    """The connector's socket factory: refuses (OSError) an address the rules do not allow, at
+    the moment it would be connected to. `named`: the operator allowed the host by name."""
+
+    def connect(addr_info: tuple[Any, ...]) -> socket.socket:
+        family, kind, proto, _, sockaddr = addr_info
+        try:
+            address = ip_address(str(sockaddr[0]).partition("%")[0])
+        except ValueError:
+            raise OSError(errno.EACCES, "not an IP address") from None
+        if rules.refusal(address, named=named) is not None:
+            raise OSError(errno.EACCES, "refused by the outbound rules")
+        return socket.socket(family, kind, proto)
+
+    return connect
 
 
 class EventStream:
@@ -172,7 +203,7 @@ class _Stream:
         try:
             event = _decode(data)
         except ValueError:
-            return f"not JSON: {_line(data, 80)}"
+            return "not JSON: an event's data is not JSON"
         try:
             text = None
             if choices := event.get("choices"):
@@ -190,13 +221,12 @@ class _Stream:
                 self.chunks += 1
                 if self.trace is not None:
                     self.trace(now, text)
-            elif (error := event.get("error")) is not None or event.get("object") == "error":
-                message = error.get("message", error) if isinstance(error, dict) else error
-                return f"error event: {_line(str(message or event.get('message')))}"
+            elif event.get("error") is not None or event.get("object") == "error":
+                return "error event: the server sent an error in the stream"
             if usage := event.get("usage"):
                 self.usage = usage
         except (AttributeError, TypeError, KeyError, IndexError):
-            return f"unexpected event: {_line(data, 80)}"
+            return "unexpected event: not a completion chunk"
         return None
 
     def _count(self, key: str, fallback: int) -> int:
@@ -245,7 +275,8 @@ class StreamingLoadGenerator:
 
     `ignore_eos` adds vLLM's `min_tokens` (= `max_tokens`) and `ignore_eos`, so every request
     produces exactly its sampled output length. `trace`, for benchmarks.loadgen_overhead only, is
-    called with the `perf_counter()` of the read and the text of every content chunk."""
+    called with the `perf_counter()` of the read and the text of every content chunk. `rules`:
+    where its connections may go (None: anywhere, for the tools in benchmarks/)."""
 
     def __init__(
         self,
@@ -253,12 +284,14 @@ class StreamingLoadGenerator:
         api_key: str | None = None,
         ignore_eos: bool = True,
         trace: Trace | None = None,
+        rules: OutboundRules | None = None,
     ) -> None:
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._ignore_eos = ignore_eos
         self._trace = trace
+        self._rules = rules
 
     async def run(
         self,
@@ -266,14 +299,19 @@ class StreamingLoadGenerator:
         *,
         on_sample: Callable[[RequestSample], None] | None = None,
         stop: asyncio.Event | None = None,
+        own_endpoint: bool = False,
     ) -> LoadRun:
         """Runs the plan. Raises EndpointUnreachable when nothing answers at the endpoint before
         the run; afterwards every failure is a sample. `on_sample` is called (synchronously: keep
         it cheap) as each request ends. Setting `stop` cancels the requests in flight: they
-        become CANCELLED samples and the run comes back `cancelled`."""
+        become CANCELLED samples and the run comes back `cancelled`. `own_endpoint`: the
+        endpoint is a deployment this service serves, not held to the outbound rules."""
         if plan.request_count is None and plan.duration_seconds is None and stop is None:
             raise ValueError("a load plan needs a request_count, a duration or a stop event")
-        connector = aiohttp.TCPConnector(limit=_connection_limit(plan))
+        guard = None
+        if self._rules is not None and not own_endpoint:
+            guard = _guard(self._rules, named=self._named(plan.endpoint))
+        connector = aiohttp.TCPConnector(limit=_connection_limit(plan), socket_factory=guard)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=plan.request_timeout_seconds)
         async with aiohttp.ClientSession(
             connector=connector, timeout=timeout, headers=self._headers
@@ -284,6 +322,14 @@ class StreamingLoadGenerator:
             await _preflight(session, plan)
             run = _Run(session, plan, self._requests(plan), self._trace, on_sample)
             return await run.execute(stop or asyncio.Event())
+
+    def _named(self, endpoint: str) -> bool:
+        """Whether the operator allowed the endpoint's host by its name."""
+        assert self._rules is not None
+        try:
+            return self._rules.allow.admits_host(parse_url(endpoint).host)
+        except ValueError:
+            return False
 
     def _requests(self, plan: LoadPlan) -> Iterator[_Request]:
         """The plan's requests in order, the same for the same seed: each draws its prompt
@@ -419,37 +465,32 @@ class _Run:
                     task.cancel()
 
     async def exchange(self, stream: _Stream) -> RequestSample:
-        """One request, start to end; whatever goes wrong becomes the sample's failure."""
+        """One request, start to end; whatever goes wrong becomes the sample's failure, named
+        by its class only (the module docstring says why)."""
         try:
             return await self.stream(stream)
-        except aiohttp.ConnectionTimeoutError:
-            return stream.sample(
-                FailureKind.TIMEOUT, f"stalled: no connection within {self.timeout:g}s"
-            )
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
-            if stream.done:
-                return stream.finished()
-            head = "connection lost" if stream.responded else "connection failed"
-            return stream.sample(
-                FailureKind.CONNECTION, f"{head}: after {stream.chunks} tokens ({_describe(exc)})"
-            )
-        except aiohttp.ClientError as exc:
-            return stream.sample(FailureKind.MALFORMED, f"bad response: {_describe(exc)}")
         except Exception as exc:
-            return stream.sample(FailureKind.MALFORMED, f"unexpected: {_describe(exc)}")
+            if not stream.responded:
+                return stream.sample(FailureKind.CONNECTION, CONNECTION_FAILED)
+            name = type(exc).__name__
+            if isinstance(exc, _LOST):
+                if stream.done:
+                    return stream.finished()
+                lost = f"connection lost: after {stream.chunks} tokens ({name})"
+                return stream.sample(FailureKind.CONNECTION, lost)
+            if isinstance(exc, aiohttp.ClientError):
+                return stream.sample(FailureKind.MALFORMED, f"bad response: {name}")
+            return stream.sample(FailureKind.MALFORMED, f"unexpected: {name}")
 
     async def stream(self, stream: _Stream) -> RequestSample:
         stream.sent = stream.heard = perf_counter()
-        async with self.session.post(self.url, data=stream.request.body) as response:
+        post = self.session.post(self.url, data=stream.request.body, allow_redirects=False)
+        async with post as response:
             stream.responded = True
             stream.heard = perf_counter()
             content = response.content
-            if response.status >= 400:
-                body = b""
-                while len(body) < 4 * ERROR_BODY_CHARS and (chunk := await content.readany()):
-                    body += chunk
-                reason = _line(body) or response.reason or ""
-                return stream.sample(FailureKind.HTTP_STATUS, f"HTTP {response.status}: {reason}")
+            if response.status >= 300:
+                return stream.sample(FailureKind.HTTP_STATUS, _status(response.status))
             events = EventStream()
             take = stream.take
             while chunk := await content.readany():
@@ -473,13 +514,17 @@ def _connection_limit(plan: LoadPlan) -> int:
 
 
 async def _preflight(session: aiohttp.ClientSession, plan: LoadPlan) -> None:
-    """GET /models: only a failure to reach the server stops the run (an error status does not:
-    some servers lack the route)."""
+    """GET /models: only getting no HTTP response stops the run, whatever the reason (an error
+    status does not: some servers lack the route)."""
+    timeout = aiohttp.ClientTimeout(total=plan.request_timeout_seconds)
     try:
-        timeout = aiohttp.ClientTimeout(total=plan.request_timeout_seconds)
-        async with session.get(f"{plan.endpoint}/models", timeout=timeout) as response:
+        response = await session.get(
+            f"{plan.endpoint}/models", timeout=timeout, allow_redirects=False
+        )
+    except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
+        raise EndpointUnreachable(plan.endpoint, CONNECTION_FAILED) from None
+    async with response:
+        try:
             await response.read()
-    except (aiohttp.ClientConnectionError, aiohttp.InvalidURL, TimeoutError, OSError) as exc:
-        raise EndpointUnreachable(plan.endpoint, _describe(exc)) from exc
-    except aiohttp.ClientError:
-        return
+        except (aiohttp.ClientError, TimeoutError, OSError):
+            return

@@ -8,11 +8,18 @@ revoked or expiring (sessions.py). Only graphql-transport-ws is spoken (the lega
 protocol is refused). Cross-origin browsers are limited to `allowed_origins`, for HTTP by CORS and
 for WebSockets by checking Origin on the handshake. Bodies and WebSocket messages are decoded by
 guards.decode_json; every refusal of the transport is a JSON error with a code.
+
+A connection_init is paid for from the client address's rate bucket before its token is checked
+(a caller out of points is closed with 1013 and when to come back), and a refused token leaves
+an audit record (schema/admission.py). An answer longer than `max_response_bytes` (HTTP, or a
+WebSocket `next`) is replaced by a RESPONSE_TOO_LARGE error: each answer is encoded once, and
+its length checked before it is sent.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from datetime import timedelta
@@ -41,15 +48,21 @@ from budcluster.http.guards import (
     UnacceptableJson,
     check_ws_message,
     decode_json,
+    error_body,
     json_error,
     unavailable,
 )
 from budcluster.http.persisted import PersistedDocuments, Refused
 from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated, Unavailable
-from schema.context import ApiServices, Context, RequestLimits
+from domain.services.refusals import RefusalRecords
+from schema.admission import pay_for_connection, record, seconds_to_wait
+from schema.context import ApiServices, Context, Rate, RequestLimits, Waiting
 from schema.execution import is_shared_data
+from schema.fairness import TenantShares
 from schema.schema import schema
+
+log = logging.getLogger(__name__)
 
 
 def bearer(value: object) -> str | None:
@@ -78,14 +91,23 @@ class _Socket(ASGIWebSocketAdapter):
             await source.aclose()
 
 
+class _RateLimited(Exception):
+    def __init__(self, seconds: int) -> None:
+        super().__init__(f"rate limited: try again in {seconds} s")
+        self.seconds = seconds
+
+
 class _TransportWS(GraphQLTransportWSHandler[Context, None]):
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
-        """A connection_init that cannot be checked now (the database does not answer) closes
-        with 1013, "try again later", not 4403: the client's token may well be good."""
+        """A connection_init that cannot be checked now (the database does not answer, or the
+        client's address is out of points) closes with 1013, "try again later", not 4403: the
+        client's token may well be good."""
         try:
             await super().handle_connection_init(message)
         except Unavailable:
             await self.websocket.close(code=1013, reason="unavailable: try again later")
+        except _RateLimited as limited:
+            await self.websocket.close(code=1013, reason=str(limited))
 
     async def handle_subscribe(self, message: SubscribeMessage) -> None:
         """A persisted document named by hash replaces the payload's `query`; a refusal is an
@@ -133,6 +155,7 @@ class GraphQLView(GraphQL[Context, None]):
         )
         self.sessions = Sessions(app.tokens, app.clock, interval=app.settings.token_check_seconds)
         self._encoded = _Encoded(256)
+        self.max_response_bytes = app.settings.max_response_bytes
         self.services = ApiServices(
             jobs=app.jobs,
             clusters=app.clusters,
@@ -148,9 +171,27 @@ class GraphQLView(GraphQL[Context, None]):
             deployments=app.deployments,
             benchmarks=app.benchmarks,
             serving_updates=app.serving_updates,
-            limits=RequestLimits(app.limiter, app.settings.operation_budget),
+            limits=RequestLimits(
+                app.limiter,
+                app.settings.operation_budget,
+                caller=Rate(app.settings.rate_burst, app.settings.rate_points_per_minute),
+                tenant=Rate(  # never smaller than a token's (settings refuse that)
+                    max(app.settings.tenant_rate_burst, app.settings.rate_burst),
+                    max(
+                        app.settings.tenant_rate_points_per_minute,
+                        app.settings.rate_points_per_minute,
+                    ),
+                ),
+                anonymous_introspection=app.settings.allows_anonymous_introspection,
+                waiting=Waiting(app.clock),
+                refusals=RefusalRecords(uow=app.db.unit_of_work, clock=app.clock),
+            ),
             audit=app.audit,
             observe_operation=app.metrics.operation,
+            shares=TenantShares(
+                heavy_per_tenant=app.settings.tenant_heavy_concurrency,
+                subscriptions_per_tenant=app.settings.tenant_subscriptions,
+            ),
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -206,8 +247,25 @@ class GraphQLView(GraphQL[Context, None]):
         return request
 
     def encode_json(self, data: object) -> str:
-        """A subscription result shared by many watchers (see schema/execution.py) is serialised
-        once: its `data` is encoded the first time and reused by identity after."""
+        """An answer, or a WebSocket message, as JSON, at most `max_response_bytes` long (a
+        longer answer becomes RESPONSE_TOO_LARGE). A subscription result shared by many
+        watchers (see schema/execution.py) is serialised once: its `data` is encoded the first
+        time and reused by identity after."""
+        text = self._encode(data)
+        if len(text) <= self.max_response_bytes:  # ASCII (json.dumps escapes the rest)
+            return text
+        log.warning("an answer of %d bytes was refused (RESPONSE_TOO_LARGE)", len(text))
+        error = error_body(
+            f"the answer is {len(text)} bytes long; at most {self.max_response_bytes} are "
+            "sent (ask for fewer items or fields)",
+            "RESPONSE_TOO_LARGE",
+            limit=self.max_response_bytes,
+        )
+        if isinstance(data, dict) and data.get("type") == "next":
+            return json.dumps({"id": data.get("id"), "type": "next", "payload": error})
+        return json.dumps(error)
+
+    def _encode(self, data: object) -> str:
         if isinstance(data, dict) and data.get("type") == "next":
             payload = data.get("payload")
             if (
@@ -244,9 +302,14 @@ class GraphQLView(GraphQL[Context, None]):
         params: Any = context.connection_params
         params = params if isinstance(params, dict) else {}
         context.bearer = bearer(params.get("Authorization") or params.get("authorization"))
+        wait = await pay_for_connection(context)
+        if wait > 0:
+            await record(context, "RATE_LIMITED", "connection_init")
+            raise _RateLimited(seconds_to_wait(wait))
         try:
             context.principal = await self.app.tokens.authenticate(context.bearer)
         except Unauthenticated as exc:
+            await record(context, "UNAUTHENTICATED", "connection_init")
             raise ConnectionRejectionError({"message": exc.message}) from None
         logs.principal_id.set(_principal_label(context.principal))
         if context.principal.token_id is not None and isinstance(context.response, WebSocket):

@@ -4,6 +4,13 @@ One `AuditEvent` per mutation (and per token or key operation of the command lin
 that changes something writes its event in the transaction of the change (the unit of work
 does, while the mutation's `AuditedOperation` is current); one that is refused writes it on its
 own, with the refusal's code. Inputs are kept with their secrets removed (`without_secrets`).
+
+An event belongs to a tenant, and to a project when everything it acted on is of one project:
+what the unit of work commits, and what a service looked up to act on (`concerning`), are noted
+as it goes. The operator's event (and the command line's) belongs to the tenant whose objects it
+acted on, so that tenant reads what was done to them. A token limited to projects reads its
+tenant's events of those projects and its own (`AuditEvent.seen_by`): an event of no one
+project may tell of another project (a refusal's input names it), so it is not shown.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from domain.model.ids import TenantId
+from domain.model.ids import ProjectId, TenantId
 
 OK = "OK"
 MAX_TARGETS = 50
@@ -66,6 +73,26 @@ class AuditEvent:
     """OK, or the code of the refusal (VALIDATION_FAILED, NOT_FOUND, FORBIDDEN, ...)."""
     source: str
     """graphql or cli."""
+    project_id: ProjectId | None = None
+    """The project of everything it acted on, if one."""
+
+    def seen_by(
+        self,
+        tenant_id: TenantId | None,
+        project_ids: frozenset[ProjectId] | None = None,
+        token_id: uuid.UUID | None = None,
+    ) -> bool:
+        """Whether a reader sees it: every event (tenant None: the operator), a tenant's own,
+        or, limited to `project_ids`, those of these projects and `token_id`'s own."""
+        if tenant_id is None:
+            return True
+        if self.tenant_id != tenant_id:
+            return False
+        if project_ids is None:
+            return True
+        return self.project_id in project_ids or (
+            token_id is not None and self.token_id == token_id
+        )
 
 
 @dataclass
@@ -79,7 +106,12 @@ class AuditedOperation:
     operation: str
     input: dict[str, Any]
     source: str = "graphql"
+    operator: bool = False
+    """Acts for every tenant (`admin`, or the command line): its event is the tenant's whose
+    objects it acted on, when they are one tenant's."""
     targets: list[str] = field(default_factory=list)
+    owners: set[tuple[TenantId, ProjectId | None]] = field(default_factory=set)
+    """(tenant, project) of each object it acted on; project None: one of the whole tenant."""
     recorded: uuid.UUID | None = None
     closed: bool = False
 
@@ -89,11 +121,30 @@ class AuditedOperation:
             if found is not None and text not in self.targets and len(self.targets) < MAX_TARGETS:
                 self.targets.append(text)
 
+    def concerns(self, tenant_id: TenantId, project_id: ProjectId | None = None) -> None:
+        """It acts on an object of this tenant (and project)."""
+        if len(self.owners) < MAX_TARGETS:
+            self.owners.add((tenant_id, project_id))
+
+    def owner(self) -> tuple[TenantId | None, ProjectId | None]:
+        """The tenant and project its event belongs to: the caller's tenant (the operator's:
+        the one tenant whose objects it acted on), and the project everything it acted on is
+        of, if one."""
+        tenants = {tenant for tenant, _ in self.owners}
+        tenant = self.tenant_id
+        if self.operator and len(tenants) == 1:
+            tenant = next(iter(tenants))
+        projects = {project for _, project in self.owners}
+        if tenants == {tenant} and len(projects) == 1:
+            return tenant, next(iter(projects))
+        return tenant, None
+
     def event(self, event_id: uuid.UUID, at: datetime, outcome: str = OK) -> AuditEvent:
+        tenant, project = self.owner()
         return AuditEvent(
             id=event_id,
             at=at,
-            tenant_id=self.tenant_id,
+            tenant_id=tenant,
             actor=self.actor,
             token_id=self.token_id,
             operation=self.operation,
@@ -101,11 +152,20 @@ class AuditedOperation:
             input=self.input,
             outcome=outcome,
             source=self.source,
+            project_id=project,
         )
 
 
 current: ContextVar[AuditedOperation | None] = ContextVar("audited_operation", default=None)
 """The mutation this task works for, if any (set by the GraphQL layer and the command line)."""
+
+
+def concerning(tenant_id: TenantId, project_id: ProjectId | None = None) -> None:
+    """The mutation under way, if any, acts on an object of this tenant (and project): said by
+    a service once it found what it acts on, so that even a refusal is the owner's event."""
+    operation = current.get()
+    if operation is not None and not operation.closed:
+        operation.concerns(tenant_id, project_id)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ submitted (no job may ask for more GPUs of a type than one node has) and feed ad
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -162,3 +163,14 @@ class Cluster:
     @property
     def largest_node_memory(self) -> float:
         return max((n.memory_gb for n in self.workers), default=0.0)
+
+
+_ADDRESS = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s()<>\"',;]+")
+API_SERVER = "the API server"
+
+
+def without_server(text: str | None) -> str | None:
+    """A cluster's `reason` or a health check's detail as a tenant reads it: the API server's
+    address (what `serverUrl` shows only to operators, and the messages of a failed connection
+    name) said as "the API server"."""
+    return None if text is None else _ADDRESS.sub(API_SERVER, text)

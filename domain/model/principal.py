@@ -8,7 +8,10 @@ everything, every tenant's objects included (`admin`). Operator scopes are issue
 made as operator tokens, so no tenant can hold them by accident.
 
 Tokens are random secrets shown once; only a hash is stored; a token may expire. A principal
-whose `project_ids` is None may act in every project of its tenant.
+whose `project_ids` is None may act in every project of its tenant; one limited to projects sees
+an object of its tenant's other projects as another tenant would (`may_see`), and the objects of
+no project (LocalQueues, reservations) as its tenant's. The operator (`admin`) reads and acts on
+every tenant's objects; what it makes for one belongs to that tenant (`acting_for`).
 """
 
 from __future__ import annotations
@@ -49,8 +52,30 @@ class Principal:
     def is_operator(self) -> bool:
         return bool(self.scopes & OPERATOR_SCOPES)
 
+    @property
+    def sees_every_tenant(self) -> bool:
+        """The operator's `admin`: reads and acts on every tenant's objects."""
+        return Scope.ADMIN in self.scopes
+
     def may_use_project(self, project_id: ProjectId) -> bool:
         return self.project_ids is None or project_id in self.project_ids
+
+    def may_see(self, tenant_id: TenantId, project_id: ProjectId | None) -> bool:
+        """Whether an object of this tenant and project (None: of the whole tenant) is this
+        principal's to read and act on."""
+        if self.sees_every_tenant:
+            return True
+        if tenant_id != self.tenant_id:
+            return False
+        return project_id is None or self.may_use_project(project_id)
+
+    def acting_for(self, tenant_id: TenantId) -> Principal:
+        """This principal making something for `tenant_id` (the operator scaling a tenant's
+        deployment makes the tenant's replicas): itself, unless it is the operator acting on
+        another tenant's object."""
+        if tenant_id == self.tenant_id or not self.sees_every_tenant:
+            return self
+        return Principal(tenant_id, self.scopes, None, self.token_id)
 
 
 @dataclass

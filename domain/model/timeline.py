@@ -51,6 +51,8 @@ class Segment:
     """A waiting job's start window at the default confidence (the band drawn around an
     estimated segment); None without one (or no later bound)."""
     job_type: str | None = None
+    project_id: str | None = None
+    """A job's project (a reservation is of its whole tenant)."""
 
     def overlaps(self, start: datetime, end: datetime) -> bool:
         if self.start is None:
@@ -76,6 +78,7 @@ class QueueEntry:
     earliest_start: datetime | None = None
     latest_start: datetime | None = None
     """The start window at the default confidence, as on the job's estimated segment."""
+    project_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ def segment_to_document(s: Segment) -> dict[str, Any]:
         "earliest_start": _dt(s.earliest_start),
         "latest_start": _dt(s.latest_start),
         "job_type": s.job_type,
+        "project_id": s.project_id,
     }
 
 
@@ -152,6 +156,7 @@ def segment_from_document(d: Mapping[str, Any]) -> Segment:
         earliest_start=_parse(d.get("earliest_start")),
         latest_start=_parse(d.get("latest_start")),
         job_type=d.get("job_type"),
+        project_id=d.get("project_id"),
     )
 
 
@@ -172,6 +177,7 @@ def _queue_doc(q: Iterable[QueueEntry]) -> list[dict[str, Any]]:
             "job_type": e.job_type,
             "earliest_start": _dt(e.earliest_start),
             "latest_start": _dt(e.latest_start),
+            "project_id": e.project_id,
         }
         for e in q
     ]
@@ -194,6 +200,7 @@ def _queue_from(doc: Iterable[Mapping[str, Any]]) -> tuple[QueueEntry, ...]:
             d.get("job_type", ""),
             _parse(d.get("earliest_start")),
             _parse(d.get("latest_start")),
+            d.get("project_id"),
         )
         for d in doc
     )

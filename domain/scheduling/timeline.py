@@ -71,6 +71,7 @@ def _job_segment(ids: SegmentIds, job: Job, suffix: str = "", **fields: Any) -> 
         id=ids(f"job/{job.id}/{job.attempt}{suffix}"),
         job_id=str(job.id),
         tenant_id=str(job.tenant_id),
+        project_id=str(job.project_id),
         name=job.name,
         status=job.status.value,
         priority=job.priority.value,
@@ -201,6 +202,7 @@ def build(
             job_type=jobs_by_id[job_id].job_type.value,
             earliest_start=window.earliest if (window := windows.get(job_id)) else None,
             latest_start=window.latest if window else None,
+            project_id=str(jobs_by_id[job_id].project_id),
         )
         for position, job_id in enumerate(schedule.queue, start=1)
         if job_id in jobs_by_id

@@ -27,7 +27,9 @@ class AuditService:
         operation.closed = True
         async with self._uow(TenantScope.system()) as uow:
             if operation.recorded is not None:
-                await uow.audit.settle(operation.recorded, outcome, operation.targets)
+                await uow.audit.settle(
+                    operation.event(operation.recorded, self._clock.now(), outcome)
+                )
             else:
                 await uow.audit.add(operation.event(uuid.uuid4(), self._clock.now(), outcome))
             await uow.commit()
@@ -40,13 +42,22 @@ class AuditService:
         first: int,
         after: AuditCursor | None = None,
     ) -> AuditPage:
-        """Newest first. An administrator sees every tenant's events, a tenant its own."""
+        """Newest first. An administrator sees every tenant's events, a tenant its own, a token
+        limited to projects its tenant's events of those projects and its own
+        (`AuditEvent.seen_by`)."""
         require(principal, Scope.JOBS_READ)
         if not 0 < first <= MAX_PAGE:
             raise DomainError(f"first must be 1 to {MAX_PAGE}")
-        tenant = None if principal.has(Scope.ADMIN) else principal.tenant_id
+        everyone = principal.sees_every_tenant
         async with self._uow(TenantScope.system()) as uow:
-            return await uow.audit.page(audit_filter, tenant_id=tenant, first=first, after=after)
+            return await uow.audit.page(
+                audit_filter,
+                tenant_id=None if everyone else principal.tenant_id,
+                first=first,
+                after=after,
+                project_ids=None if everyone else principal.project_ids,
+                token_id=principal.token_id,
+            )
 
     async def prune(self) -> int:
         """Events older than the retention period are deleted; how many."""

@@ -7,6 +7,10 @@ ends the job as the benchmark pod would have (`ClusterGateway.workload_exited`).
 process died stops reporting and `sweep` fails it; a benchmark whose job runs without a run (its
 start task was lost) is started by `sweep` too.
 
+A run's requests go only where the outbound rules allow (the load generator checks each
+address it connects to), unless its endpoint is a deployment of the benchmark's tenant: one it
+was given (`deployment_id`), or one whose own endpoint URL it names.
+
 On a Kubernetes cluster the job's pod runs the load (vLLM's client): `start` only marks the
 benchmark RUNNING, the job is the sign of life (no progress is reported, and the sweep does not
 fail it for that), and `settle` reads what it measured back from the cluster
@@ -38,6 +42,7 @@ from domain.ports import (
     TenantScope,
     UnitOfWorkFactory,
 )
+from domain.services.destinations import own_deployment
 from domain.serving.metrics import progress, summarize
 
 log = logging.getLogger(__name__)
@@ -111,6 +116,10 @@ class BenchmarkRunner:
                     )
                 else:
                     plan = _with_endpoint(plan, deployment.endpoint_url)
+            own_endpoint = b.deployment_id is not None or (
+                own_deployment(plan.endpoint, await uow.deployments.with_endpoints(), b.tenant_id)
+                is not None
+            )
             configuration = {**b.configuration, **_deployment_now(deployment)}
             b.start(plan, configuration, now)
             if failure:
@@ -125,7 +134,9 @@ class BenchmarkRunner:
             return True
         stop = asyncio.Event()
         self._stops[b.id] = stop
-        self._runs[b.id] = asyncio.create_task(self._run(b, job, stop), name=f"benchmark-{b.id}")
+        self._runs[b.id] = asyncio.create_task(
+            self._run(b, job, stop, own_endpoint=own_endpoint), name=f"benchmark-{b.id}"
+        )
         return True
 
     async def wait(self, benchmark_id: BenchmarkId) -> None:
@@ -135,13 +146,17 @@ class BenchmarkRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(task)
 
-    async def _run(self, b: Benchmark, job: Job, stop: asyncio.Event) -> None:
+    async def _run(
+        self, b: Benchmark, job: Job, stop: asyncio.Event, *, own_endpoint: bool
+    ) -> None:
         samples: list[RequestSample] = []
         began = self._clock.now()
         reporter = asyncio.create_task(self._report(b.id, samples, began, stop))
         status, reason, result = BenchmarkStatus.FAILED, "the run failed", None
         try:
-            run = await self._loadgen.run(b.plan, on_sample=samples.append, stop=stop)
+            run = await self._loadgen.run(
+                b.plan, on_sample=samples.append, stop=stop, own_endpoint=own_endpoint
+            )
             result = summarize(run)
             status, reason = _outcome(result, cancelled=run.cancelled)
         except EndpointUnreachable as exc:

@@ -10,23 +10,25 @@ runs twice starts one run); a run whose process died stops reporting, and the sw
 On a Kubernetes cluster the job runs the load itself: its spec carries the plan, with the
 endpoint known at submission (a deployment must serve by then), the cluster's check refuses what
 its load generator can't run, naming the field, and what it measured is read back from the
-cluster when the job ends (`ClusterGateway.benchmark_run`).
+cluster when the job ends (`ClusterGateway.benchmark_run`). An endpoint URL is a destination
+(`domain.services.destinations`): a deployment of the caller's, or a host the outbound policy
+clears; on a Kubernetes cluster, where no one checks the pod's connections, only a deployment
+or a host the operator allows, and the spec says what the pod may reach (`egress`).
 
 The metrics have one definition (`domain.serving.metrics`), whatever produced the samples.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.model.audit import concerning
 from domain.model.benchmark import Benchmark, BenchmarkStatus
 from domain.model.cluster import ClusterStatus
 from domain.model.deployment import Deployment, DeploymentStatus, engine_args_document
@@ -39,17 +41,20 @@ from domain.model.load import (
     LoadPlan,
     RequestSample,
 )
+from domain.model.outbound import parse_url
 from domain.model.principal import Principal
 from domain.model.serving_codec import plan_to_document
 from domain.names import name_problem, text_problem
 from domain.ports import (
     Clock,
     JobCursor,
+    OutboundPolicy,
     Page,
     TenantScope,
     UnitOfWork,
     UnitOfWorkFactory,
 )
+from domain.services.destinations import Destination, Destinations
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
 
@@ -67,7 +72,6 @@ MAX_COMPARED = 10
 IN_CLUSTER_MEMORY_GB = 4.0
 """The memory of a benchmark's job on a Kubernetes cluster, whose pod runs vLLM's client: it
 imports torch and loads the model's tokenizer."""
-BLOCKED_HOSTS = frozenset({"metadata.google.internal", "metadata", "metadata.azure.internal"})
 
 
 @dataclass(frozen=True)
@@ -93,33 +97,12 @@ class BenchmarkRequest:
 
 
 def endpoint_problem(url: str) -> str | None:
-    """Why a user's endpoint URL may not be benchmarked, or None. Any http(s) server is allowed,
-    local ones too (a vLLM on the same machine), except link-local and cloud metadata addresses:
-    a benchmark must not become a way to read what the service's host can reach there."""
-    if len(url) > 2048 or text_problem(url) or not url.isprintable():
-        return "must be an http(s) URL of at most 2048 characters"
+    """What is wrong with the form of an endpoint URL, or None (where it may lead is for
+    `Destinations`: a deployment of the caller's, or a host the outbound policy clears)."""
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return "is not a URL"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an http:// or https:// URL with a host"
-    if parts.username or parts.password:
-        return "must not carry credentials"
-    if parts.query or parts.fragment:
-        return "must not have a query or fragment: give the API's base URL, e.g. http://host/v1"
-    if port == 0:
-        return "has port 0"
-    host = parts.hostname.lower().rstrip(".")
-    if host in BLOCKED_HOSTS:
-        return "names a cloud metadata service"
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return None
-    if address.is_link_local or address.is_multicast or address.is_unspecified:
-        return "is a link-local, multicast or unspecified address"
+        parse_url(url)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
@@ -311,10 +294,13 @@ def configuration_of(plan: LoadPlan, deployment: Deployment | None) -> dict[str,
 
 
 class BenchmarkService:
-    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock, jobs: JobService) -> None:
+    def __init__(
+        self, *, uow: UnitOfWorkFactory, clock: Clock, jobs: JobService, outbound: OutboundPolicy
+    ) -> None:
         self._uow = uow
         self._clock = clock
         self._jobs = jobs
+        self._destinations = Destinations(uow=uow, outbound=outbound)
 
     async def run(self, principal: Principal, req: BenchmarkRequest) -> Benchmark:
         if not principal.may_use_project(req.project_id):
@@ -322,6 +308,11 @@ class BenchmarkService:
         issues = validate_benchmark(req)
         if issues:
             raise ValidationFailed(issues)
+        destination: Destination | None = None
+        if req.endpoint_url is not None:  # resolved before the transaction: DNS takes its time
+            destination = await self._destinations.endpoint(
+                principal, req.endpoint_url, "endpoint_url"
+            )
         now = self._clock.now()
         async with self._uow(TenantScope(principal.tenant_id)) as uow:
             deployment = None
@@ -350,7 +341,7 @@ class BenchmarkService:
                     "cluster_id", "the cluster is being deleted", "CLUSTER_DELETING"
                 )
             in_cluster = cluster is not None and cluster.is_real
-            endpoint = (req.endpoint_url or "").rstrip("/")
+            endpoint = destination.endpoint if destination is not None else ""
             if in_cluster and deployment is not None:
                 endpoint = serving_endpoint(deployment)
             plan = LoadPlan(
@@ -369,8 +360,12 @@ class BenchmarkService:
             )
             benchmark_id = new_benchmark_id()
             spec: dict[str, Any] = {"id": str(benchmark_id)}
-            if in_cluster:
+            if in_cluster:  # its pod may reach the endpoint only (and DNS)
                 spec["plan"] = plan_to_document(plan)
+                if deployment is not None:
+                    spec["egress"] = {"deployment_id": str(deployment.id)}
+                elif destination is not None:
+                    spec["egress"] = destination.egress()
                 if tokenizer := tokenizer_of(deployment, plan):
                     spec["tokenizer"] = tokenizer
             memory_gb = IN_CLUSTER_MEMORY_GB if in_cluster else 2.0
@@ -413,7 +408,7 @@ class BenchmarkService:
 
     async def cancel(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark:
         now = self._clock.now()
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             b = await self._get(uow, principal, benchmark_id)
             if b.status.is_final:
                 raise Conflict(
@@ -428,18 +423,18 @@ class BenchmarkService:
         return b
 
     async def get(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             b = await uow.benchmarks.get(benchmark_id)
-        if b is None or not principal.may_use_project(b.project_id):
+        if b is None or not principal.may_see(b.tenant_id, b.project_id):
             return None
         return b
 
     async def samples(
         self, principal: Principal, benchmark_id: BenchmarkId
     ) -> list[RequestSample] | None:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             b = await uow.benchmarks.get(benchmark_id)
-            if b is None or not principal.may_use_project(b.project_id):
+            if b is None or not principal.may_see(b.tenant_id, b.project_id):
                 return None
             return await uow.benchmarks.samples(benchmark_id) or []
 
@@ -453,7 +448,7 @@ class BenchmarkService:
     ) -> Page[Benchmark]:
         if not 0 < first <= MAX_PAGE:
             raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.benchmarks.page(
                 deployment_id=deployment_id,
                 project_ids=principal.project_ids,
@@ -469,19 +464,20 @@ class BenchmarkService:
             raise ValidationFailed.single(
                 "ids", f"name 2 to {MAX_COMPARED} different benchmarks", "INVALID"
             )
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             found = await uow.benchmarks.get_many(ids)
         for benchmark_id in ids:
             b = found.get(benchmark_id)
-            if b is None or not principal.may_use_project(b.project_id):
+            if b is None or not principal.may_see(b.tenant_id, b.project_id):
                 raise NotFound("benchmark", benchmark_id)
         return compare([found[i] for i in ids])
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark:
         b = await uow.benchmarks.get(benchmark_id, for_update=True)
-        if b is None or not principal.may_use_project(b.project_id):
+        if b is None or not principal.may_see(b.tenant_id, b.project_id):
             raise NotFound("benchmark", benchmark_id)
+        concerning(b.tenant_id, b.project_id)
         return b
 
 

@@ -5,6 +5,10 @@ them or nothing), so they are queued, admitted, estimated and drawn like every j
 job changes, the reactions queue `refresh`, which derives the deployment's workers and status from
 its replica jobs and the cluster's word on the endpoint (`ServingEndpoints`), and stores the
 change with its event (what `deploymentUpdates` streams).
+
+A deployment is read, scaled and stopped by whoever may see it (`Principal.may_see`): its
+tenant's tokens of its project, and the operator, whose replicas made by scaling are the
+deployment's tenant's.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.model.audit import concerning
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.deployment import (
     Deployment,
@@ -264,6 +269,10 @@ class DeploymentService:
     async def deploy(self, principal: Principal, req: DeploymentRequest) -> Deployment:
         if not principal.may_use_project(req.project_id):
             raise Forbidden(f"this token may not deploy to project {req.project_id}")
+        fetched = {"chart": req.chart.strip()} if req.chart and "://" in req.chart else {}
+        if issues := await self._jobs.url_issues(fetched):  # Helm fetches a chart's URL
+            raise ValidationFailed(issues)
+        concerning(principal.tenant_id, req.project_id)
         now = self._clock.now()
         async with self._uow(TenantScope(principal.tenant_id)) as uow:
             cluster = await uow.clusters.get(req.cluster_id)
@@ -332,7 +341,7 @@ class DeploymentService:
         if not 0 <= replicas <= MAX_REPLICAS:
             raise ValidationFailed.single("replicas", f"must be between 0 and {MAX_REPLICAS}")
         now = self._clock.now()
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             d = await self._get(uow, principal, deployment_id, for_update=True)
             if d.stopped:
                 raise Conflict(f"deployment {d.name} is stopped", code="ALREADY_STOPPED")
@@ -342,7 +351,8 @@ class DeploymentService:
                 cluster = await uow.clusters.get(d.cluster_id)
                 if cluster is None or cluster.status is ClusterStatus.DELETING:
                     raise Conflict("the deployment's cluster is gone", code="CLUSTER_GONE")
-                added = await self._add_replicas(uow, principal, d, replicas - len(serving), now)
+                owner = principal.acting_for(d.tenant_id)
+                added = await self._add_replicas(uow, owner, d, replicas - len(serving), now)
                 jobs.update({j.id: j for j in added})
                 d.scaled(replicas, tuple(j.id for j in added), now)
             else:
@@ -357,7 +367,7 @@ class DeploymentService:
 
     async def stop(self, principal: Principal, deployment_id: DeploymentId) -> Deployment:
         now = self._clock.now()
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             d = await self._get(uow, principal, deployment_id, for_update=True)
             if d.stopped:
                 raise Conflict(f"deployment {d.name} is already stopped", code="ALREADY_STOPPED")
@@ -413,9 +423,9 @@ class DeploymentService:
     # --- queries ----------------------------------------------------------------------------
 
     async def get(self, principal: Principal, deployment_id: DeploymentId) -> Deployment | None:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             d = await uow.deployments.get(deployment_id)
-            if d is None or not principal.may_use_project(d.project_id):
+            if d is None or not principal.may_see(d.tenant_id, d.project_id):
                 return None
         return await self._with_utilisation(d)
 
@@ -430,7 +440,7 @@ class DeploymentService:
     ) -> Page[Deployment]:
         if not 0 < first <= MAX_PAGE:
             raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.deployments.page(
                 cluster_ids=cluster_ids,
                 project_ids=principal.project_ids,
@@ -465,8 +475,9 @@ class DeploymentService:
         uow: UnitOfWork, principal: Principal, deployment_id: DeploymentId, *, for_update: bool
     ) -> Deployment:
         d = await uow.deployments.get(deployment_id, for_update=for_update)
-        if d is None or not principal.may_use_project(d.project_id):
+        if d is None or not principal.may_see(d.tenant_id, d.project_id):
             raise NotFound("deployment", deployment_id)
+        concerning(d.tenant_id, d.project_id)
         return d
 
 

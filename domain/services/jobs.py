@@ -4,24 +4,33 @@ Each command runs in one unit of work scoped to the caller's tenant; what it cha
 it raises commit together, are then announced to subscribers, and only then is cluster-side work
 queued as a task (a task must find the committed job). A crash between commit and enqueue leaves
 a PENDING job the submission sweeper picks up; tasks are idempotent, so running one twice is safe.
+
+Reads and commands on existing jobs see what the principal may (`Principal.may_see`): its
+tenant's jobs in its projects, or, for the operator, every tenant's; an operator's command keeps
+the job its tenant's. An idempotency key is the submitter's in one project: a repeat in that
+project answers with the first job, and a key used in another project is, here, unused (so a
+token limited to projects cannot learn what the others submitted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from domain.backoff import backoff_seconds
 from domain.errors import (
     Conflict,
     DuplicateIdempotencyKey,
+    FieldIssue,
     Forbidden,
     NotFound,
     ValidationFailed,
 )
+from domain.model.audit import concerning
 from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, new_job_id
-from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus
+from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus, JobType
 from domain.model.principal import Principal
 from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
 from domain.names import text_problem
@@ -30,12 +39,14 @@ from domain.ports import (
     JobCursor,
     JobFilter,
     JobPage,
+    OutboundPolicy,
     TaskQueue,
     TenantScope,
     UnitOfWork,
     UnitOfWorkFactory,
     WorkloadCheck,
 )
+from domain.services.destinations import Destinations, fetched
 from domain.services.reactions import hand_over
 from domain.services.submission import (
     JobSubmission,
@@ -74,9 +85,14 @@ class JobService:
         tasks: TaskQueue,
         backoff: Callable[[int], float] = backoff_seconds,
         check_workload: WorkloadCheck | None = None,
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         """`check_workload`: what a real cluster can be given (the Kubernetes adapter's
-        rendering), checked at submission; see `validate_submission`."""
+        rendering), checked at submission; see `validate_submission`. `outbound`: where the
+        URLs a job makes budcluster fetch (a Helm chart, its repository) may lead."""
+        self._destinations = (
+            Destinations(uow=uow, outbound=outbound) if outbound is not None else None
+        )
         self._uow = uow
         self._clock = clock
         self._tasks = tasks
@@ -106,6 +122,12 @@ class JobService:
         refs = None
         if cluster is not None:
             refs = await read_references(uow, principal.tenant_id, sub)
+            seen = {
+                k: j
+                for k, j in refs.dependencies.items()
+                if principal.may_see(j.tenant_id, j.project_id)
+            }
+            refs = replace(refs, dependencies=seen)  # another project's job is not found
             issues += reference_issues(sub, principal.tenant_id, refs, now)
         if issues:
             raise ValidationFailed(issues)
@@ -152,15 +174,18 @@ class JobService:
     async def submit(self, principal: Principal, sub: JobSubmission) -> Job:
         if not principal.may_use_project(sub.project_id):
             raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
+        if sub.job_type is JobType.SERVICE and (issues := await self.url_issues(fetched(sub))):
+            raise ValidationFailed(issues)
+        concerning(principal.tenant_id, sub.project_id)
         scope = TenantScope(principal.tenant_id)
         now = self._clock.now()
         async with self._uow(scope) as uow:
             if sub.idempotency_key is not None:
                 existing = await uow.jobs.get_by_idempotency_key(
-                    principal.tenant_id, sub.idempotency_key
+                    principal.tenant_id, sub.project_id, sub.idempotency_key
                 )
                 if existing is not None:
-                    return self._replayed(principal, sub, existing)
+                    return existing
             job, default_queue = await self.prepare(uow, principal, sub, now)
             job.record_submission()
             try:
@@ -173,32 +198,30 @@ class JobService:
                 return await self._existing(principal, sub)
         return job
 
+    async def url_issues(self, urls: Mapping[str, str]) -> list[FieldIssue]:
+        """What is wrong with URLs budcluster will fetch, by field (before any transaction:
+        names are resolved)."""
+        if self._destinations is None or not urls:
+            return []
+        return await self._destinations.issues(urls)
+
     async def _existing(self, principal: Principal, sub: JobSubmission) -> Job:
         """The job a concurrent submission with the same idempotency key stored first."""
         assert sub.idempotency_key is not None
         async with self._uow(TenantScope(principal.tenant_id)) as uow:
-            job = await uow.jobs.get_by_idempotency_key(principal.tenant_id, sub.idempotency_key)
+            job = await uow.jobs.get_by_idempotency_key(
+                principal.tenant_id, sub.project_id, sub.idempotency_key
+            )
         if job is None:  # pragma: no cover - the key was just seen taken
             raise Conflict("idempotency key in use; try again", code="IDEMPOTENCY_RACE")
-        return self._replayed(principal, sub, job)
-
-    @staticmethod
-    def _replayed(principal: Principal, sub: JobSubmission, existing: Job) -> Job:
-        """A repeat of a submission answers with the first job, unless the caller may not see
-        it (a token restricted to other projects): then a conflict that says nothing of it."""
-        if not principal.may_use_project(existing.project_id):
-            raise Conflict(
-                "this idempotency key was used for a submission in another project",
-                code="IDEMPOTENCY_KEY_REUSED",
-            )
-        return existing
+        return job
 
     async def cancel(self, principal: Principal, job_id: JobId, reason: str | None) -> Job:
         if reason is not None and (len(reason) > MAX_REASON or text_problem(reason)):
             raise ValidationFailed.single(
                 "reason", f"must be at most {MAX_REASON} characters of plain text"
             )
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             job = await self._get(uow, principal, job_id)
             if job.status.is_finished:
                 raise Conflict(
@@ -209,7 +232,7 @@ class JobService:
         return job
 
     async def retry(self, principal: Principal, job_id: JobId) -> Job:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             job = await self._get(uow, principal, job_id)
             if job.status not in (JobStatus.FAILED, JobStatus.PREEMPTED):
                 raise Conflict(
@@ -252,7 +275,7 @@ class JobService:
     async def change_priority(
         self, principal: Principal, job_id: JobId, priority: JobPriority
     ) -> Job:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             job = await self._get(uow, principal, job_id)
             if job.status.is_finished:
                 raise Conflict(
@@ -314,18 +337,19 @@ class JobService:
             return await uow.jobs.active_on_clusters(cluster_ids)
 
     async def get(self, principal: Principal, job_id: JobId) -> Job | None:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             job = await uow.jobs.get(job_id)
-        return job if job is not None and principal.may_use_project(job.project_id) else None
+        return job if job is not None and principal.may_see(job.tenant_id, job.project_id) else None
 
     async def get_many(self, principal: Principal, job_ids: Sequence[JobId]) -> list[Job]:
         """Those of the jobs the principal may see, in the order asked."""
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             found = await uow.jobs.get_many(list(job_ids))
         return [
             job
             for i in job_ids
-            if (job := found.get(i)) is not None and principal.may_use_project(job.project_id)
+            if (job := found.get(i)) is not None
+            and principal.may_see(job.tenant_id, job.project_id)
         ]
 
     async def page(
@@ -341,23 +365,24 @@ class JobService:
         narrowed = scoped_filter(principal, job_filter)
         if narrowed is None:
             return JobPage([], False)
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.jobs.page(narrowed, first=first, after=after)
 
     async def events(
         self, principal: Principal, job_ids: Sequence[JobId]
     ) -> dict[JobId, list[JobEvent]]:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             events = await uow.jobs.events(job_ids)
-            if principal.project_ids is None:
+            if principal.project_ids is None or principal.sees_every_tenant:
                 return events
             jobs = [await uow.jobs.get(job_id) for job_id in events]
-        allowed = {j.id for j in jobs if j and principal.may_use_project(j.project_id)}
+        allowed = {j.id for j in jobs if j and principal.may_see(j.tenant_id, j.project_id)}
         return {job_id: evs for job_id, evs in events.items() if job_id in allowed}
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, job_id: JobId) -> Job:
         job = await uow.jobs.get(job_id, for_update=True)
-        if job is None or not principal.may_use_project(job.project_id):
+        if job is None or not principal.may_see(job.tenant_id, job.project_id):
             raise NotFound("job", job_id)
+        concerning(job.tenant_id, job.project_id)
         return job

@@ -338,12 +338,14 @@ def acting_for(principal: Principal, tenant_id: TenantId | None, what: str) -> T
     return tenant
 
 
-def in_use(what: str, users: Sequence[str], *, hidden: int = 0) -> Conflict:
+def in_use(
+    what: str, users: Sequence[str], *, hidden: int = 0, whose: str = "other tenants"
+) -> Conflict:
     """`what` is still used by `users`, and by `hidden` objects the caller may not be told of
-    (other tenants'), which are counted, never named."""
+    (`whose`: other tenants', or its tenant's other projects'), counted, never named."""
     named = list(users)
     if hidden:
-        named.append(f"{hidden} object{'s' if hidden > 1 else ''} of other tenants")
+        named.append(f"{hidden} object{'s' if hidden > 1 else ''} of {whose}")
     return Conflict(f"{what} is in use by {', '.join(named)}", code="IN_USE")
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from domain.errors import FieldIssue, NotFound, ValidationFailed
+from domain.model.audit import concerning
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, TenantId
@@ -324,6 +325,7 @@ class QuotaService:
     ) -> LocalQueue:
         require(principal, Scope.QUEUES_WRITE)
         tenant = acting_for(principal, tenant_id, "local queues")
+        concerning(tenant)
         if issues := rules.name_issues(name):
             raise ValidationFailed(issues)
         queue = LocalQueue(
@@ -357,21 +359,30 @@ class QuotaService:
         tenant_id: TenantId | None = None,
     ) -> LocalQueue:
         require(principal, Scope.QUEUES_WRITE)
-        namespace = tenant_namespace(acting_for(principal, tenant_id, "local queues"))
+        tenant = acting_for(principal, tenant_id, "local queues")
+        concerning(tenant)
+        namespace = tenant_namespace(tenant)
         async with self._uow(TenantScope.system()) as uow:
             found = await uow.quotas.get_local_queue(
                 cluster_id=cluster_id, namespace=namespace, name=name
             )
             if found is None:
                 raise NotFound("local queue", f"{namespace}/{name}")
-            jobs = await uow.jobs.active_on_cluster(cluster_id)
-            users = [
-                f"job {j.name}"
-                for j in jobs
+            jobs = [
+                j
+                for j in await uow.jobs.active_on_cluster(cluster_id)
                 if j.queue_name == name and tenant_namespace(j.tenant_id) == namespace
             ]
-            if users:
-                raise in_use(f"local queue {namespace}/{name}", users[:5])
+            if jobs:
+                named = [
+                    f"job {j.name}" for j in jobs if principal.may_see(j.tenant_id, j.project_id)
+                ]
+                raise in_use(
+                    f"local queue {namespace}/{name}",
+                    named[:5],
+                    hidden=len(jobs) - len(named),
+                    whose="other projects",
+                )
             await uow.quotas.delete_local_queue(
                 cluster_id=cluster_id, namespace=namespace, name=name
             )

@@ -6,14 +6,23 @@ it. Names are unique among a tenant's reservations on a cluster that have not en
 stamps `cancelled_at` (the record stays, for jobs that ran in it); a tenant sees and cancels only
 its own reservations, an admin any. Reading them goes with the cluster's quotas
 (`QuotaService.overview`).
+
+A tenant's reservations are bounded by the operator's `ReservationLimits`: how long one may last,
+how far ahead it may start, and what share of the queue's nominal GPU quota in its flavor the
+tenant may hold reserved at any moment (its reservations that overlap the new one, at their
+peak, plus the new one), so that no tenant books a shared queue away from the others. The
+operator's own reservations are not bounded.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
-from domain.errors import Conflict, NotFound, ValidationFailed
+from domain.errors import Conflict, FieldIssue, NotFound, ValidationFailed
+from domain.model.audit import concerning
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
@@ -23,10 +32,85 @@ from domain.services import quota_rules as rules
 from domain.services.quota_rules import ReservationSpec, require, sees_all, taken
 
 
+@dataclass(frozen=True)
+class ReservationLimits:
+    """What one tenant may reserve (BUDCLUSTER_RESERVATION_MAX_HOURS, _MAX_LEAD_DAYS,
+    _MAX_SHARE). The defaults are the operator's to change: a week at most, starting within
+    30 days, half of a queue's quota."""
+
+    max_length: timedelta = timedelta(days=7)
+    max_lead: timedelta = timedelta(days=30)
+    max_share: float = 0.5
+
+    def issues(
+        self,
+        spec: ReservationSpec,
+        *,
+        nominal: float,
+        others: Iterable[CapacityReservation],
+        now: datetime,
+    ) -> list[FieldIssue]:
+        issues: list[FieldIssue] = []
+        if spec.end - spec.start > self.max_length:
+            issues.append(
+                FieldIssue(
+                    "end",
+                    f"a reservation may last at most {_span(self.max_length)}",
+                    "RESERVATION_TOO_LONG",
+                )
+            )
+        if spec.start - now > self.max_lead:
+            issues.append(
+                FieldIssue(
+                    "start",
+                    f"a reservation may start at most {_span(self.max_lead)} ahead",
+                    "RESERVATION_TOO_FAR_AHEAD",
+                )
+            )
+        allowed = int(nominal * self.max_share)
+        held = peak(r for r in others if r.overlaps(spec.start, spec.end))
+        if held + spec.gpu_count > allowed:
+            issues.append(
+                FieldIssue(
+                    "gpu_count",
+                    f"your tenant may hold at most {allowed} GPUs of this queue's {nominal:g} "
+                    f"reserved at once ({self.max_share:.0%}), and holds {held} then",
+                    "EXCEEDS_RESERVATION_SHARE",
+                )
+            )
+        return issues
+
+
+def peak(reservations: Iterable[CapacityReservation]) -> int:
+    """The most GPUs the reservations hold at one moment."""
+    changes = sorted(
+        (moment, count)
+        for r in reservations
+        for moment, count in ((r.start, r.gpu_count), (r.end, -r.gpu_count))
+    )
+    held = most = 0
+    for _, count in changes:  # an end sorts before a start at the same moment
+        held += count
+        most = max(most, held)
+    return most
+
+
+def _span(length: timedelta) -> str:
+    hours = length.total_seconds() / 3600
+    return f"{hours / 24:g} days" if hours >= 48 else f"{hours:g} hours"
+
+
 class ReservationService:
-    def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        limits: ReservationLimits | None = None,
+    ) -> None:
         self._uow = uow
         self._clock = clock
+        self._limits = limits or ReservationLimits()
 
     async def _commit(self, uow: UnitOfWork, cluster_id: ClusterId) -> None:
         """Commit, with the event that has the cluster's timeline recomputed."""
@@ -54,6 +138,20 @@ class ReservationService:
             live = await uow.quotas.reservations(spec.cluster_id, active_after=now)
             if any(r.tenant_id == principal.tenant_id and r.name == spec.name for r in live):
                 raise taken(f"reservation {spec.name}")
+            quota = rules.gpu_quota(queue, spec.flavor) if queue is not None else None
+            if quota is not None and not sees_all(principal):
+                mine = [
+                    r
+                    for r in live
+                    if r.tenant_id == principal.tenant_id
+                    and r.cluster_queue == spec.cluster_queue
+                    and r.flavor == spec.flavor
+                ]
+                issues = self._limits.issues(
+                    spec, nominal=quota.nominal_quota, others=mine, now=now
+                )
+                if issues:
+                    raise ValidationFailed(issues)
             reservation = CapacityReservation(
                 id=ReservationId(uuid.uuid4()),
                 cluster_id=spec.cluster_id,
@@ -79,6 +177,7 @@ class ReservationService:
             found = await uow.quotas.get_reservation(reservation_id)
             if found is None or not (sees_all(principal) or found.tenant_id == principal.tenant_id):
                 raise NotFound("capacity reservation", reservation_id)
+            concerning(found.tenant_id)  # the operator's cancel is the tenant's event
             if found.cancelled_at is not None:
                 raise Conflict(f"reservation {found.name} is already cancelled", "CANCELLED")
             if found.end <= now:

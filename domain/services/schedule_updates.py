@@ -10,7 +10,8 @@ Diffs are cut to the subscriber's window and visibility without keeping per-subs
 a resumed stream is cut exactly like the original: `added` and `moved` segments are those that
 overlap the window after the change (upsert them by id); `removed` lists ids that left the
 timeline or the window (ids you do not hold can be ignored). The cut of one change is computed
-once per (tenant, window) and shared by every subscriber with the same view.
+once per (view, window) and shared by every subscriber with the same view: the operator's, or a
+tenant's through one set of projects (`_viewer`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from datetime import datetime
 
 from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId
-from domain.model.principal import Principal, Scope
+from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Row, Segment, Timeline, TimelineDiff
 from domain.ports import EventHub, EventLog, StoredEvent
 from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
@@ -57,7 +58,7 @@ def cut_change(
     mine = visible_to(principal)
 
     def shown(seg: Segment) -> Segment:
-        return seg if mine(seg.tenant_id) else anonymous(seg)
+        return seg if mine(seg) else anonymous(seg)
 
     added = tuple(shown(s) for s in change.added if s.overlaps(start, end))
     moved = tuple(shown(s) for s in change.moved if s.overlaps(start, end))
@@ -65,7 +66,7 @@ def cut_change(
     queue = (
         None
         if change.queue is None
-        else tuple(e if mine(e.tenant_id) else anonymous_entry(e) for e in change.queue)
+        else tuple(e if mine(e) else anonymous_entry(e) for e in change.queue)
     )
     forecast = None if change.forecast is None else dict(change.forecast)
     return ScheduleChange(
@@ -78,6 +79,15 @@ def cut_change(
         forecast,
         change.rows,
     )
+
+
+def _viewer(principal: Principal) -> str:
+    """What decides a principal's cut of a change: who sees what is `visible_to`'s."""
+    if principal.sees_every_tenant:
+        return "*"
+    if principal.project_ids is None:
+        return str(principal.tenant_id)
+    return f"{principal.tenant_id}/{','.join(sorted(map(str, principal.project_ids)))}"
 
 
 class ScheduleUpdatesService:
@@ -151,8 +161,7 @@ class ScheduleUpdatesService:
         change = event.cluster_change
         if change is None or change.kind is not ClusterChangeKind.TIMELINE or not change.timeline:
             return None
-        viewer = "*" if principal.has(Scope.ADMIN) else str(principal.tenant_id)
-        key = (event.sequence, event.cluster_id, viewer, start, end)
+        key = (event.sequence, event.cluster_id, _viewer(principal), start, end)
         found = self._cuts.get(key)
         if found is None:
             if len(self._cuts) > 4096:

@@ -1,10 +1,11 @@
 """The live streams of deployments and benchmarks: `deploymentUpdates` and `benchmarkProgress`.
 
 `deploymentUpdates` keeps the contract of every cluster stream (ARCHITECTURE.md, events): a
-snapshot of the caller's deployments on the cluster stamped with the sequence it reflects, then
-each later change of one of them in order; `since: N` replays exactly the changes after N from the
-retained history, or sends a fresh snapshot when that history is gone; a subscriber that fell
-behind is sent what it missed, or a fresh snapshot.
+snapshot of the deployments on the cluster the caller may see (`Principal.may_see`: the
+operator, every tenant's) stamped with the sequence it reflects, then each later change of one of
+them in order; `since: N` replays exactly the changes after N from the retained history, or sends
+a fresh snapshot when that history is gone; a subscriber that fell behind is sent what it
+missed, or a fresh snapshot.
 
 `benchmarkProgress` sends a benchmark as it is, then each change of it (progress about every
 second while it runs, its status when it ends), and ends after it ended.
@@ -87,10 +88,10 @@ class ServingUpdatesService:
     async def _snapshot(
         self, principal: Principal, cluster_id: ClusterId, reason: str
     ) -> DeploymentSnapshot:
-        async with self._uow(TenantScope(principal.tenant_id), consistent_read=True) as uow:
+        async with self._uow(TenantScope.of(principal), consistent_read=True) as uow:
             sequence = await uow.current_sequence(cluster_id)
             found = await uow.deployments.on_cluster(cluster_id, limit=SNAPSHOT_LIMIT)
-        visible = [d for d in found if principal.may_use_project(d.project_id)]
+        visible = [d for d in found if principal.may_see(d.tenant_id, d.project_id)]
         return DeploymentSnapshot(sequence, visible, reason)
 
     async def benchmark_progress(
@@ -103,9 +104,9 @@ class ServingUpdatesService:
         return self._progress(principal, first)
 
     async def _benchmark(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
-        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+        async with self._uow(TenantScope.of(principal)) as uow:
             found = await uow.benchmarks.get(benchmark_id)
-        if found is None or not principal.may_use_project(found.project_id):
+        if found is None or not principal.may_see(found.tenant_id, found.project_id):
             return None
         return found
 
@@ -145,6 +146,6 @@ def _visible(principal: Principal, event: StoredEvent) -> DeploymentUpdate | Non
     if change is None:
         return None
     d = change.deployment
-    if d.tenant_id != principal.tenant_id or not principal.may_use_project(d.project_id):
+    if not principal.may_see(d.tenant_id, d.project_id):
         return None
     return DeploymentUpdate(event.sequence, d)

@@ -8,10 +8,11 @@ since, and read whole every minute), runs the estimator, writes each job's estim
 timeline changed, commits the change as a TIMELINE event of the cluster with the new timeline,
 in one transaction: the stream of diffs and the stored timeline can never disagree.
 
-`view` is what one caller sees: the stored timeline cut to a time window, with other tenants'
-segments and queue entries anonymised (their GPUs are busy, but not with anything you may know
-about). `preview` answers where and when a job would start, and what it would cost, without
-submitting it.
+`view` is what one caller sees: the stored timeline cut to a time window, with the segments and
+queue entries it may not see anonymised (their GPUs are busy, but not with anything you may know
+about): other tenants' work, and, for a token limited to projects, its tenant's jobs in other
+projects (`visible_to`); the operator sees every tenant's, named. `preview` answers where and
+when a job would start, and what it would cost, without submitting it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Estimate, Job, JobType, Placement
-from domain.model.principal import Principal, Scope
+from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Segment, Timeline
 from domain.ports import (
     Clock,
@@ -157,7 +158,7 @@ def anonymous(segment: Segment) -> Segment:
 
 def anonymous_entry(entry: QueueEntry) -> QueueEntry:
     return QueueEntry(
-        entry.job_id,
+        "",
         "",
         "another tenant",
         entry.position,
@@ -171,10 +172,20 @@ def anonymous_entry(entry: QueueEntry) -> QueueEntry:
     )
 
 
-def visible_to(principal: Principal) -> Callable[[str | None], bool]:
+def visible_to(principal: Principal) -> Callable[[Segment | QueueEntry], bool]:
+    """Whether `principal` may see a segment or queue entry named, as `Principal.may_see`: a
+    job is of its project; a reservation (a segment without a job) is of its whole tenant."""
+    if principal.sees_every_tenant:
+        return lambda item: True
     tenant = str(principal.tenant_id)
-    admin = principal.has(Scope.ADMIN)
-    return lambda owner: admin or owner == tenant
+    projects = None if principal.project_ids is None else {str(p) for p in principal.project_ids}
+
+    def visible(item: Segment | QueueEntry) -> bool:
+        if item.tenant_id != tenant:
+            return False
+        return projects is None or not item.job_id or item.project_id in projects
+
+    return visible
 
 
 def cut(
@@ -191,14 +202,12 @@ def cut(
     for key, seg in timeline.segments.items():
         if not seg.overlaps(start, end):
             continue
-        if mine(seg.tenant_id):
+        if mine(seg):
             segments[key] = seg
         elif not only_mine:
             segments[key] = anonymous(seg)
     queue = tuple(
-        e if mine(e.tenant_id) else anonymous_entry(e)
-        for e in timeline.queue
-        if mine(e.tenant_id) or not only_mine
+        e if mine(e) else anonymous_entry(e) for e in timeline.queue if mine(e) or not only_mine
     )
     return replace(timeline, segments=segments, queue=queue)
 

@@ -6,6 +6,7 @@ and malformed tokens are all the same answer to a caller: unauthenticated. Opera
 (`clusters:write`, `admin`) are issued only to operator tokens, and a tenant's token with no scope
 asked for gets the tenant defaults, never more. `unusable` tells which of the tokens behind open
 connections were revoked or expired since they were checked, so those connections can be closed.
+Issuing and revoking a token are events of its tenant's audit trail.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.errors import NotFound, Unauthenticated, ValidationFailed
+from domain.model.audit import concerning
 from domain.model.ids import ProjectId, TenantId, TokenId, new_token_id
 from domain.model.principal import (
     OPERATOR_SCOPES,
@@ -65,6 +67,10 @@ class TokenService:
             raise ValidationFailed.single(
                 "scopes", f"{named}: the platform operator's scopes need an operator token"
             )
+        if Scope.ADMIN in scopes and project_ids is not None:
+            raise ValidationFailed.single(
+                "project_ids", "admin acts on every tenant's objects: it is not limited to projects"
+            )
         if expires_at is not None and expires_at <= self._clock.now():
             raise ValidationFailed.single("expires_at", "must be in the future")
         token_id = new_token_id()
@@ -80,6 +86,7 @@ class TokenService:
             created_at=self._clock.now(),
             expires_at=expires_at,
         )
+        concerning(tenant_id)
         async with self._uow(TenantScope.system()) as uow:
             await uow.tokens.add(token)
             await uow.commit()
@@ -112,7 +119,11 @@ class TokenService:
             return await uow.tokens.unusable(token_ids, self._clock.now())
 
     async def revoke(self, token_id: TokenId) -> None:
+        """Revoke a token (its tenant's audit trail tells of it)."""
         async with self._uow(TenantScope.system()) as uow:
+            token = await uow.tokens.get(token_id)
+            if token is not None:
+                concerning(token.tenant_id)
             if not await uow.tokens.revoke(token_id, self._clock.now()):
                 raise NotFound("token", token_id)
             await uow.commit()

@@ -1,7 +1,8 @@
 """The job update stream behind the `jobUpdates` subscription: a stamped snapshot, then changes.
 
 The contract (ARCHITECTURE.md, events): a subscriber first gets a snapshot of the jobs it may see
-on the cluster, stamped with the cluster's event sequence it reflects, then every later change in
+on the cluster (`Principal.may_see`: its tenant's in its projects; every tenant's, for the
+operator), stamped with the cluster's event sequence it reflects, then every later change in
 sequence order. Resuming with `since: N` replays exactly the events after N from the retained
 history, or sends a fresh snapshot when N is older than that history. The live subscription is
 opened before the snapshot is read, so nothing committed in between is lost; events at or below
@@ -254,7 +255,7 @@ class UpdatesService:
         self, principal: Principal, cluster_id: ClusterId, job_filter: JobFilter
     ) -> _Read:
         self.reads += 1
-        scope = TenantScope(principal.tenant_id)
+        scope = TenantScope.of(principal)
         async with self._uow(scope, consistent_read=True) as uow:
             sequence = await uow.current_sequence(cluster_id)
             jobs = await uow.jobs.list_for_cluster(
@@ -268,7 +269,11 @@ class UpdatesService:
         principal: Principal, job_filter: JobFilter | None, event: StoredEvent
     ) -> Change | None:
         change = event.job_change
-        if job_filter is None or change is None or change.job.tenant_id != principal.tenant_id:
+        if (
+            job_filter is None
+            or change is None
+            or not principal.may_see(change.job.tenant_id, change.job.project_id)
+        ):
             return None
         matches = job_filter.matches(change.job)
         if matches or _matched_before(job_filter, change):

@@ -24,6 +24,22 @@ from schema.types.quota import (
 from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter
 
 
+def sees_servers(info: Info) -> bool:
+    """Whether the caller may read the API server's address (operators, clusters:write)."""
+    principal = info.context.principal
+    return principal is not None and principal.has(Scope.CLUSTERS_WRITE)
+
+
+def operator_text(info: Info, text: str | None) -> str | None:
+    """A reason or detail as the caller may read it: tenants are not told where the API
+    server is (see `serverUrl`)."""
+    return text if sees_servers(info) else model.without_server(text)
+
+
+def _visible_reason(root: strawberry.Parent[Cluster], info: Info) -> str | None:
+    return operator_text(info, root.stored_reason)
+
+
 @strawberry.type(description="A GPU type on a cluster and how many of it there are.")
 class GpuCapacity:
     gpu_type: str
@@ -153,7 +169,7 @@ class Cluster:
     name: str
     platform: Platform
     status: ClusterStatus
-    reason: str | None
+    reason: str | None = strawberry.field(resolver=_visible_reason)
     created_at: datetime
     updated_at: datetime
     nodes: list[Node]
@@ -169,25 +185,21 @@ class Cluster:
     context: str | None = strawberry.field(description="The kubeconfig context in use.")
     checks: strawberry.Private[tuple[model.HealthCheck, ...]]
     api_server: strawberry.Private[str | None]
+    stored_reason: strawberry.Private[str | None]
 
     @strawberry.field(  # type: ignore[untyped-decorator]
         description="The Kubernetes API server's URL (needs clusters:write)."
     )
     def server_url(self, info: Info) -> str | None:
-        principal = info.context.principal
-        return (
-            self.api_server
-            if principal is not None and principal.has(Scope.CLUSTERS_WRITE)
-            else None
-        )
+        return self.api_server if sees_servers(info) else None
 
     @strawberry.field(  # type: ignore[untyped-decorator]
         description="The health checks of the last sync; `checks` picks some by name."
     )
-    def health(self, checks: list[str] | None = None) -> list[HealthCheck]:
+    def health(self, info: Info, checks: list[str] | None = None) -> list[HealthCheck]:
         wanted = set(checks or ())
         return [
-            HealthCheck(name=c.name, ok=c.ok, detail=c.detail)
+            HealthCheck(name=c.name, ok=c.ok, detail=operator_text(info, c.detail) or "")
             for c in self.checks
             if not wanted or c.name in wanted
         ]
@@ -248,7 +260,7 @@ class Cluster:
             name=cluster.name,
             platform=cluster.platform,
             status=cluster.status,
-            reason=cluster.reason,
+            stored_reason=cluster.reason,
             created_at=cluster.created_at,
             updated_at=cluster.updated_at,
             nodes=[Node.from_domain(n) for n in cluster.nodes],

@@ -18,6 +18,7 @@ from domain.model.ids import BenchmarkId, JobId
 from domain.model.job import JobPriority
 from domain.services import benchmarks as bs
 from schema.context import Info
+from schema.cost import SAMPLES_PAGE
 from schema.types.connection import PageInfo
 from schema.types.errors import UserInputError
 from schema.types.job import Job
@@ -456,8 +457,10 @@ class Benchmark:
     @strawberry.field(description="Every request of the run (after it ended), in sending order.")  # type: ignore[untyped-decorator]
     async def samples(self, info: Info, first: int = 1000, offset: int = 0) -> list[RequestSample]:
         principal = info.context.authenticated()
-        if not 0 < first <= 10_000 or offset < 0:
-            raise UserInputError("first must be 1 to 10000 and offset at least 0", field="first")
+        if not 0 < first <= SAMPLES_PAGE:
+            raise UserInputError(f"first must be 1 to {SAMPLES_PAGE}", field="first")
+        if offset < 0:
+            raise UserInputError("offset must be at least 0", field="offset")
         found = await info.context.services.benchmarks.samples(principal, self.benchmark_id)
         return [RequestSample.from_domain(s) for s in (found or [])[offset : offset + first]]
 

@@ -1,4 +1,7 @@
-"""The cluster schedule timeline in GraphQL: rows per GPU, segments, the queue, the forecast."""
+"""The cluster schedule timeline in GraphQL: rows per GPU, segments, the queue, the forecast.
+
+`mine` says a segment or queue entry is the caller's to see (`visible_to`): named, with its job,
+which the caller may read and act on; for the operator, every one."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from domain.model.ids import ClusterId
 from domain.model.job import JobPriority, JobStatus, JobType
 from domain.model.principal import Principal
 from domain.scheduling.accuracy import Accuracy
+from domain.services.timeline import visible_to
 from schema.context import Info
 from schema.types.enums import SegmentKind
 from schema.types.placement import Placement
@@ -63,7 +67,7 @@ class TimelineSegment:
             status=JobStatus(seg.status) if seg.status else None,
             priority=JobPriority(seg.priority) if seg.priority else None,
             reservation_id=strawberry.ID(seg.reservation_id) if seg.reservation_id else None,
-            mine=seg.tenant_id == str(principal.tenant_id),
+            mine=visible_to(principal)(seg),
             earliest_start=seg.earliest_start,
             latest_start=seg.latest_start,
             job_type=JobType(seg.job_type) if seg.job_type else None,
@@ -129,7 +133,7 @@ class QueueEntry:
             gpu_type=entry.gpu_type,
             gpu_count=entry.gpu_count,
             pod_count=entry.pod_count,
-            mine=entry.tenant_id == str(principal.tenant_id),
+            mine=visible_to(principal)(entry),
             job_type=JobType(entry.job_type) if entry.job_type else None,
             earliest_start=entry.earliest_start,
             latest_start=entry.latest_start,

@@ -2,8 +2,8 @@
 
 Covers: the admin token made at the first start, and `budcluster token create` and `token
 revoke`, run beside the service, each leave an
-event (source cli, the machine user as actor, the token's id as target, OK) that an
-administrator reads with `auditEvents`; the new token's mutation names that token; the
+event (source cli, the machine user as actor, the token's id as target, OK, the token's tenant)
+that an administrator reads with `auditEvents`; the new token's mutation names that token; the
 secret is in no event.
 """
 
@@ -83,6 +83,7 @@ async def test_command_line_token_operations_are_audited(service: Service) -> No
         assert event["outcome"] == "OK" and token_id.group(1) in event["targets"]
         assert event["tokenId"] is None
     assert create["input"]["name"] == "ci" and create["input"]["new_tenant"] is True
+    assert revoke["tenantId"] == create["tenantId"] is not None  # the token's tenant reads both
     # the admin token the service made at its first start, by the user who started it
     assert first_start["input"]["first_start"] is True and first_start["outcome"] == "OK"
     assert first_start["actor"].startswith("cli:") and len(first_start["targets"]) == 1

@@ -11,6 +11,8 @@ import itertools
 import json
 import re
 import signal
+import stat
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -88,6 +90,18 @@ def strictly_increasing(sequences: list[int]) -> bool:
 # --- (a) first start, restart, GraphiQL ------------------------------------------------------
 
 
+def assert_private(data_dir: Path) -> None:
+    """The data directory (database, its WAL, the pepper, the keys) is this user's alone."""
+    found = [data_dir, *data_dir.rglob("*")]
+    assert any(p.name == "budcluster.db" for p in found), found
+    assert any(p.name == "budcluster.db-wal" for p in found), found
+    assert any(p.parent.name == "keys" for p in found), found
+    exposed = {
+        str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in found if p.stat().st_mode & 0o077
+    }
+    assert exposed == {}
+
+
 async def test_first_start_prints_token_once_and_restart_keeps_the_cluster(
     services: ServiceFactory, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -99,6 +113,7 @@ async def test_first_start_prints_token_once_and_restart_keeps_the_cluster(
     token = tokens[0]
     assert len([line for line in first_stdout.splitlines() if token in line]) == 1
     cluster_id = await cluster_id_named(service, token, "local-sim")
+    assert_private(data_dir)
 
     # SIGTERM is a clean shutdown (uvicorn re-raises the signal once it has shut down).
     assert await service.stop() in (0, -signal.SIGTERM), service.output()

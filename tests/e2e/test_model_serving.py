@@ -3,8 +3,8 @@
 deployModel on two GPU types -> RUNNING with an endpoint and workers (seen on deploymentUpdates)
 -> the endpoint answers an independent client -> runBenchmark on both -> progress on
 benchmarkProgress -> compareBenchmarks names the faster one. Then: every bad input gets a typed
-error and stores nothing; a second tenant sees none of it; scaling and stopping; cancelling a run;
-an unreachable endpoint fails the run with the reason.
+error and stores nothing (loopback and metadata endpoints in any form refused); a second tenant
+sees none of it, nor benchmarks it by its URL; scaling and stopping; cancelling a run.
 """
 
 from __future__ import annotations
@@ -312,14 +312,18 @@ async def test_bad_inputs_get_typed_errors_and_store_nothing(embedded: Service) 
     assert "bad" not in [e["node"]["name"] for e in listed["deployments"]["edges"]]
 
     bad_runs: list[tuple[dict[str, Any], str, str]] = [
-        (
-            {
-                "endpointUrl": "http://169.254.169.254/v1",
-                "clusterId": embedded.cluster_id,
-                "model": "m",
-            },
-            "endpointUrl",
-            "FORBIDDEN_ENDPOINT",
+        *(
+            (
+                {"endpointUrl": url, "clusterId": embedded.cluster_id, "model": "m"},
+                "endpointUrl",
+                "FORBIDDEN_ENDPOINT",
+            )
+            for url in (
+                "http://169.254.169.254/v1",
+                "http://[::ffff:169.254.169.254]/v1",
+                "http://127.0.0.1:9/v1",  # loopback: this machine's own services
+                "http://localhost:9/v1",
+            )
         ),
         ({}, "deploymentId", "REQUIRED"),
         ({"deploymentId": str(uuid.uuid4()), "concurrency": 0}, "concurrency", "INVALID"),
@@ -416,22 +420,23 @@ async def test_scale_stop_cancel_unreachable_and_another_tenant(embedded: Servic
     )
     assert kept["status"] == "CANCELLED" and kept["result"]["successfulRequests"] > 0
 
-    # an endpoint nobody answers: FAILED with the reason
-    unreachable = (
-        await call(
-            embedded,
-            token,
-            RUN,
-            input=run_input(
-                name="bench-nowhere",
-                endpointUrl="http://127.0.0.1:9/v1",
-                clusterId=embedded.cluster_id,
-                model="m",
-            ),
-        )
-    )["runBenchmark"]
-    failed = await finished(embedded, token, unreachable["id"])
-    assert failed["status"] == "FAILED" and "unreachable" in failed["statusMessage"], failed
+    # its endpoint URL is the deployment: another tenant's is not found, however it is written
+    for url in (d["endpointUrl"], d["endpointUrl"].replace("127.0.0.1", "localhost")):
+        theirs_by_url = (
+            await call(
+                embedded,
+                other,
+                RUN,
+                input=run_input(
+                    name="bench-theirs", endpointUrl=url, clusterId=embedded.cluster_id, model="m"
+                ),
+            )
+        )["runBenchmark"]
+        assert theirs_by_url == {
+            "__typename": "NotFoundError",
+            "code": "NOT_FOUND",
+            "message": f"deployment {url} not found",
+        }
 
     stopped = (await call(embedded, token, stop, id=d["id"]))["stopDeployment"]
     assert stopped == {"__typename": "Deployment", "status": "STOPPED", "endpointUrl": None}

@@ -5,8 +5,10 @@ socket at once, and every socket of it is closed (4403) within seconds, streams 
 token commands never create a database (run elsewhere, they say which database they looked for),
 need a tenant said out loud, give a tenant's token least privilege and operator scopes only with
 --operator, and print the database and tenant they used; `serve` on a port in use fails before
-it prints a token; a client that sends its headers too slowly is cut off with 408; and the
-schedule stream needs clusters:read.
+it prints a token; a client that sends its headers too slowly is cut off with 408; the
+schedule stream needs clusters:read; WebSocket connection attempts are paid for from the client
+address's bucket (closed with 1013 once it is empty) and a refused token is recorded in the
+audit trail; and an answer over the size limit is a RESPONSE_TOO_LARGE `next`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import pytest
 import websockets
+from graphql import get_introspection_query
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
@@ -29,6 +32,7 @@ from tests.e2e.conftest import (
     Service,
     ServiceFactory,
     embedded_env,
+    post_graphql,
     printed_tokens,
     run_cli,
 )
@@ -206,6 +210,57 @@ async def test_a_malformed_socket_message_closes_it_with_4400_and_why(
     assert await probe.closed_within(10) == 4400
     assert reason in str(probe.ws.close_reason)
     assert embedded.output(tail=10**9).count("Traceback") == before
+
+
+async def bad_connection_init(service: Service) -> int | None:
+    """A connection_init with a token that is no token; the code the socket closes with."""
+    ws = await websockets.connect(
+        service.ws_url, subprotocols=[Subprotocol("graphql-transport-ws")], open_timeout=10
+    )
+    await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": "Bearer x"}}))
+    return await Socket(ws).closed_within(10)
+
+
+async def test_socket_attempts_are_paid_by_address_and_big_answers_refused(
+    services: ServiceFactory, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Found from outside: connection attempts with bad tokens were neither limited nor
+    recorded, and an answer of any size was sent."""
+    env = embedded_env(
+        tmp_path_factory.mktemp("tight"),
+        BUDCLUSTER_OPERATION_BUDGET="200",
+        BUDCLUSTER_RATE_BURST="200",
+        BUDCLUSTER_RATE_POINTS_PER_MINUTE="60",
+        BUDCLUSTER_MAX_RESPONSE_BYTES="65536",
+    )
+    service = await services.start("tight", env)
+    [admin] = printed_tokens(service.stdout())
+    try:
+        open_socket = await Socket.open(service, admin)  # 10 points of 127.0.0.1's 200
+        answer = await open_socket.answer(await open_socket.send(get_introspection_query()))
+        assert answer["type"] == "next", answer
+        [error] = answer["payload"]["errors"]
+        assert error["extensions"] == {"code": "RESPONSE_TOO_LARGE", "limit": 65536}
+        still = await open_socket.answer(await open_socket.send("{ __typename }"))
+        assert still["payload"]["data"] == {"__typename": "Query"}
+        await open_socket.ws.close()
+        codes = [await bad_connection_init(service) for _ in range(21)]
+        assert codes == [4403] * 19 + [1013] * 2, codes  # 10 points each, then none left
+        recorded = await post_graphql(
+            service,
+            '{ auditEvents(filter: {actor: "address:127.0.0.1"}) { edges { node { '
+            "operation outcome tenantId input } } } }",
+            token=admin,
+        )
+        events = [e["node"] for e in recorded.json()["data"]["auditEvents"]["edges"]]
+        assert len(events) == 10  # at most 10 a minute for one address: the first ten
+        assert {(e["operation"], e["outcome"]) for e in events} == {
+            ("connection_init", "UNAUTHENTICATED")
+        }
+        assert all(e["tenantId"] is None for e in events)
+        assert events[0]["input"] == {"address": "127.0.0.1", "transport": "websocket"}
+    finally:
+        await service.stop()
 
 
 # --- the command line ---------------------------------------------------------------------------

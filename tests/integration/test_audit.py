@@ -6,11 +6,16 @@ recorded on its own), naming the token that did it, the operation, the objects (
 cluster), the input and OK; a refused mutation (a ValidationError) leaves an event with its code
 and changes nothing; a kubeconfig never reaches the trail; `auditEvents` shows an administrator
 every tenant's events and a tenant only its own, newest first, with filters and Relay paging;
-old events are pruned after the retention period.
+old events are pruned after the retention period. An operation refused before it ran (for its
+cost, its size, an invalid document, a failed authentication) leaves an event with its code, the
+operation's name and the client's address, never the document or the token: its tenant reads
+it when a token of the tenant sent it, else only an administrator; a flood of refusals leaves a
+few events a minute.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -23,7 +28,7 @@ from adapters.db.tables import audit_events
 from domain.model.ids import TenantId
 from domain.model.principal import Scope
 from tests.integration.test_graphql_api import SUBMIT, Api
-from tests.integration.test_request_limits import serving
+from tests.integration.test_request_limits import HEAVY, serving
 
 AUDIT = """
 query($filter: AuditFilter, $first: Int! = 50, $after: String) {
@@ -169,3 +174,47 @@ async def test_old_events_are_pruned(api: Api) -> None:
         await conn.execute(audit_events.update().values(at=old))
     assert await audit.prune() == 1
     assert await events(api, admin) == []
+
+
+async def test_refusals_before_an_operation_ran_are_recorded_for_whom_they_concern(
+    api: Api,
+) -> None:
+    tenant = TenantId(uuid.uuid4())
+    alice = await api.token(Scope.JOBS_READ, tenant=tenant)
+    admin = await api.token()
+    over_budget = "query Heavy " + HEAVY
+    assert (await api.call(over_budget, token=alice)).json()["errors"][0]["extensions"][
+        "code"
+    ] == "COST_LIMIT_EXCEEDED"
+    invalid = await api.call("query Wrong { clusters { nonexistent } }", token=alice)
+    assert invalid.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    repeated = "query Probe { " + "__typename " * 900 + "}"
+    assert (await api.call(repeated)).status_code == 200  # refused with FIELD_LIMIT_EXCEEDED
+    assert (await api.call("{ clusters { id } }", token="bud_not-a-token")).status_code == 401
+
+    wrong, heavy = await events(api, alice)  # a tenant reads its own refusals, no one else's
+    assert (heavy["operation"], heavy["outcome"]) == ("Heavy", "COST_LIMIT_EXCEEDED")
+    assert (heavy["tenantId"], heavy["actor"]) == (str(tenant), f"token:{heavy['tokenId']}")
+    assert heavy["input"] == {"address": "127.0.0.1", "transport": "http"}
+    assert (wrong["operation"], wrong["outcome"]) == ("Wrong", "GRAPHQL_VALIDATION_FAILED")
+    seen = await events(api, admin)
+    unauthenticated, probe = seen[0], seen[1]  # the operator reads the anonymous ones too
+    assert (probe["operation"], probe["outcome"], probe["tenantId"]) == (
+        "Probe",
+        "FIELD_LIMIT_EXCEEDED",
+        None,
+    )
+    assert probe["actor"] == "address:127.0.0.1" and probe["tokenId"] is None
+    assert unauthenticated["outcome"] == "UNAUTHENTICATED"
+    assert unauthenticated["actor"] == "address:127.0.0.1"
+    text = json.dumps(seen)
+    assert "__typename" not in text and "not-a-token" not in text and "schedule" not in text
+
+
+async def test_a_flood_of_refusals_is_recorded_a_few_times_a_minute(api: Api) -> None:
+    admin = await api.token()
+    for _ in range(25):
+        await api.call("query Flood { " + "__typename " * 900 + "}")
+    flood = await events(api, admin, actor="address:127.0.0.1")
+    assert len(flood) == 10  # per key and minute; the rest are counted for the next record
+    assert {e["outcome"] for e in flood} == {"FIELD_LIMIT_EXCEEDED", "RATE_LIMITED"}

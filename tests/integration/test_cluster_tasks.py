@@ -41,6 +41,7 @@ async def test_connect_on_arq_then_the_periodic_sync(
         events="redis",
         redis_prefix=prefix,
         keys_dir=keys,
+        kube_plain_http=True,  # the emulator speaks plain HTTP
     )
     try:
         async with running_emulator() as emulator:

@@ -216,7 +216,12 @@ async def test_revoked_token(api: Api) -> None:
 
 
 async def test_introspection_needs_no_token(api: Api) -> None:
+    """Embedded (SQLite); in production mode (PostgreSQL) only when the setting says so."""
     response = await api.call("{ __schema { queryType { name } } }")
+    if not api.app.settings.is_embedded:
+        assert response.status_code == 401
+        assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+        return
     assert response.status_code == 200
     assert response.json()["data"]["__schema"]["queryType"]["name"] == "Query"
     mixed = await api.call("{ __typename clusters { id } }")
@@ -235,7 +240,8 @@ async def test_scopes(api: Api) -> None:
 
 
 async def test_tenants_never_see_each_other(api: Api) -> None:
-    alice, bob = await api.token(), await api.token()
+    tenant_scopes = (Scope.JOBS_READ, Scope.JOBS_WRITE)
+    alice, bob = await api.token(*tenant_scopes), await api.token(*tenant_scopes)
     job = (await api.ok(SUBMIT, {"input": api.job_input()}, token=alice))["submitJob"]
     query = """query($id: ID!) { job(id: $id) { id } jobs { edges { node { id } } }
                                  jobEvents(jobId: $id) { toStatus } }"""
@@ -297,7 +303,7 @@ async def test_priority_update(api: Api) -> None:
 
 
 async def test_depth_and_alias_limits(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
-    import schema.extensions
+    import schema.admission
 
     token = await api.token()
     deep = (
@@ -305,7 +311,7 @@ async def test_depth_and_alias_limits(api: Api, monkeypatch: pytest.MonkeyPatch)
         "events { at } } } } }"
     )
     await api.ok(deep, token=token)
-    monkeypatch.setattr(schema.extensions, "MAX_DEPTH", 4)
+    monkeypatch.setattr(schema.admission, "MAX_DEPTH", 4)
     body = (await api.call(deep, token=token)).json()
     assert body["data"] is None
     assert "exceeds maximum operation depth of 4" in body["errors"][0]["message"]

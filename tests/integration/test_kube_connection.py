@@ -457,6 +457,29 @@ def test_inspect_picks_the_only_context() -> None:
     assert (summary.context, summary.server_url) == ("kmock", "https://k8s.example.com:6443")
 
 
+async def test_credentials_for_a_plain_http_server_are_refused_unless_the_operator_allows() -> None:
+    """Found from outside: an http:// API server was accepted, and every request sent the
+    bearer token in clear. Refused at registration and at every connection (a kubeconfig stored
+    before the rule), naming the kubeconfig; allowed by the operator's setting, or with no
+    credentials to leak."""
+    plain = kubeconfig_for("http://k8s.example.com:8080/")
+
+    with pytest.raises(ClusterConnectionError) as refused:
+        KubeConnector().inspect(plain, None)
+    with pytest.raises(ClusterConnectionError) as at_connect:
+        await KubeConnector().open(plain, None)
+    for error in (refused.value, at_connect.value):
+        assert (error.kind, error.field) == ("invalid_kubeconfig", "kubeconfig")
+        assert "http://" in error.message and "token" in error.message
+        secrets_absent(error, DEFAULT_TOKEN)
+    assert KubeConnector(allow_plain_http=True).inspect(plain, None).server_url == (
+        "http://k8s.example.com:8080"
+    )
+    anonymous = kubeconfig_for("http://k8s.example.com:8080/", token=None)
+    assert KubeConnector().inspect(anonymous, None).context == "kmock"
+    KubeConnector().inspect(kubeconfig_for("https://k8s.example.com:6443/"), None)
+
+
 async def test_a_server_url_with_credentials_is_refused_without_them() -> None:
     """Found from outside: `https://user:pw@host` was accepted, then every connection attempt
     failed inside aiohttp (AUTHORIZATION with credentials in the URL) and the cluster stayed

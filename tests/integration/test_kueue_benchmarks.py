@@ -9,13 +9,19 @@ complete with a result in its pod's log -> COMPLETED with the summary of that re
 request's sample stored; a failed Job -> FAILED with the Job's reason; a Job that completed
 without a result in its log -> FAILED saying so; a plan vLLM's benchmark can't run (a prompts
 dataset) -> refused naming `prompts`; a deployment that does not serve yet -> NOT_SERVING, and
-once it serves the Job targets its Service with the model as tokenizer.
+once it serves the Job targets its Service with the model as tokenizer. Where the pod may go: a
+public endpoint the operator did not allow is refused (no one checks the pod's connections);
+the Job comes with a NetworkPolicy of its name letting its pod reach the allowed address at its
+port, kube-dns and public HTTPS only (a deployment's endpoint: that deployment's pods, and
+another tenant's is NOT_FOUND), which a second hand-over leaves as it is (owned by the Job) and
+a cancel deletes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +30,15 @@ import pytest
 from adapters.db.engine import Database
 from adapters.kubernetes.benchmark_job import bench_serve_args, samples_from_log
 from adapters.kubernetes.kueue.models import replica_service
-from domain.errors import Conflict, ValidationFailed
+from domain.errors import Conflict, NotFound, ValidationFailed
 from domain.model.benchmark import Benchmark, BenchmarkStatus
-from domain.model.ids import BenchmarkId, ClusterId, ProjectId
+from domain.model.ids import BenchmarkId, ClusterId, ProjectId, TenantId
 from domain.model.job import Job, JobStatus
 from domain.model.load import Lengths
+from domain.model.principal import Principal
 from domain.model.quota import tenant_namespace
 from domain.model.serving_codec import sample_to_document
+from domain.ports import Workload
 from domain.services.benchmarks import BenchmarkRequest
 from domain.serving.metrics import summarize
 from tests.integration.test_kueue_deployments import installed, replica, request, run_pod
@@ -39,6 +47,7 @@ from tests.integration.test_kueue_jobs_flow import (
     NOW,
     condition,
     handed_over,
+    jobs_in,
     kueue_cluster,
     kueue_workload,
     until,
@@ -46,16 +55,22 @@ from tests.integration.test_kueue_jobs_flow import (
 from tests.integration.test_kueue_services import World
 from tests.support.helm_standin import write_helm
 from tests.support.kube_emulator import KubeEmulator
-from tests.unit.test_benchmark_job import ENDPOINT, VLLM_RESULT, log_of
+from tests.unit.test_benchmark_job import VLLM_RESULT, log_of
 
 IMAGE = "registry.example/vllm-openai:v0.12.0-bench"
+ENDPOINT = "http://10.20.30.40:8000/v1"
+"""A private vLLM the operator allows benchmarks to reach (BUDCLUSTER_OUTBOUND_ALLOW)."""
 
 
 @pytest.fixture
 async def world(db: Database, tmp_path: Path) -> AsyncIterator[World]:
     helm = write_helm(tmp_path / "bin")
     async with kueue_cluster(
-        db, tmp_path, helm_executable=str(helm), benchmark_image=IMAGE
+        db,
+        tmp_path,
+        helm_executable=str(helm),
+        benchmark_image=IMAGE,
+        outbound_allow=("10.20.30.0/24",),
     ) as world:
         yield world
 
@@ -271,3 +286,98 @@ async def test_a_deployment_is_benchmarked_once_it_serves(world: World) -> None:
     assert args[args.index("--base-url") + 1] == base
     assert args[args.index("--model") + 1] == "llama-3-8b"
     assert args[args.index("--tokenizer") + 1] == "meta-llama/Meta-Llama-3-8B-Instruct"
+
+
+async def within(check: Callable[[], bool], seconds: float = 10.0) -> None:
+    async with asyncio.timeout(seconds):
+        while not check():
+            await asyncio.sleep(0.05)
+
+
+def policies_in(emulator: KubeEmulator) -> dict[str, dict[str, Any]]:
+    return {
+        obj.raw["metadata"]["name"]: obj.raw
+        for (resource, _, _), obj in emulator.objects.items()
+        if resource.group == "networking.k8s.io"
+        and resource.plural == "networkpolicies"
+        and not obj.deleted
+    }
+
+
+async def test_the_pod_may_reach_its_target_only(world: World) -> None:
+    app, emulator, cluster_id = world
+    with pytest.raises(ValidationFailed) as caught:  # public, but no one checks the pod there
+        await app.benchmarks.run(ALICE, bench(cluster_id, endpoint_url="http://1.1.1.1/v1"))
+    assert [(i.field, i.code) for i in caught.value.issues] == [
+        ("endpoint_url", "FORBIDDEN_ENDPOINT")
+    ]
+    benchmark = await app.benchmarks.run(ALICE, bench(cluster_id))
+    job = await job_of(world, benchmark)
+    manifest = await handed_over(app, emulator, job)
+    name = manifest["metadata"]["name"]
+    policy = policies_in(emulator)[name]
+    namespace = tenant_namespace(ALICE.tenant_id)
+    assert policy["metadata"]["namespace"] == namespace
+    assert policy["metadata"]["labels"]["bud.ai/job-id"] == str(job.id)
+    spec = policy["spec"]
+    assert spec["podSelector"] == {
+        "matchLabels": {"bud.ai/job-id": str(job.id), "bud.ai/attempt": "0"}
+    }
+    pod_labels = manifest["spec"]["template"]["metadata"]["labels"]
+    assert spec["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert spec["policyTypes"] == ["Egress"]
+    dns, target, hub = spec["egress"]
+    assert dns["to"] == [
+        {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+        }
+    ]
+    assert dns["ports"] == [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+    assert target == {
+        "to": [{"ipBlock": {"cidr": "10.20.30.40/32"}}],
+        "ports": [{"protocol": "TCP", "port": 8000}],
+    }
+    assert hub["ports"] == [{"protocol": "TCP", "port": 443}]
+    v4, v6 = (block["ipBlock"] for block in hub["to"])
+    assert v4["cidr"] == "0.0.0.0/0" and {"10.0.0.0/8", "169.254.0.0/16"} <= set(v4["except"])
+    assert v6["cidr"] == "::/0" and {"fc00::/7", "::ffff:0:0/96"} <= set(v6["except"])
+    # a second hand-over of the attempt makes nothing new (the policy is owned by the Job);
+    # cancelling takes the policy away
+    cluster = await app.clusters.get(cluster_id)
+    found = await app.jobs.get(ALICE, job.id)
+    assert cluster is not None and found is not None
+    uid = str(uuid.uuid4())  # as an API server gives a Job (the emulator does not)
+    await emulator.patch_object(manifest, {"metadata": {"uid": uid}})
+    await app.gateways.for_cluster(cluster).submit(Workload.of(found))
+    assert list(policies_in(emulator)) == [name] and list(jobs_in(emulator)) == [name]
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid}
+    assert policies_in(emulator)[name]["metadata"]["ownerReferences"] == [owner]  # goes with it
+    await app.benchmarks.cancel(ALICE, benchmark.id)
+    await within(lambda: name not in policies_in(emulator))
+
+
+async def test_a_deployments_pods_are_its_target(world: World) -> None:
+    app, emulator, cluster_id = world
+    deployment = await app.deployments.deploy(ALICE, request(cluster_id))
+    manifest = await installed(app, emulator, deployment, 0)
+    await run_pod(emulator, manifest, "r0", "gpu-a100-0")
+
+    async def endpoint() -> str | None:
+        found = await app.deployments.get(ALICE, deployment.id)
+        return None if found is None else found.endpoint_url
+
+    async with asyncio.timeout(15):
+        while (url := await endpoint()) is None:
+            await asyncio.sleep(0.05)
+    bob = Principal(TenantId(uuid.uuid4()), ALICE.scopes)
+    with pytest.raises(NotFound):
+        await app.benchmarks.run(bob, bench(cluster_id, endpoint_url=url))
+    benchmark = await app.benchmarks.run(ALICE, bench(cluster_id, endpoint_url=url))
+    job_manifest = await handed_over(app, emulator, await job_of(world, benchmark))
+    policy = policies_in(emulator)[job_manifest["metadata"]["name"]]
+    target = policy["spec"]["egress"][1]
+    assert target == {
+        "to": [{"podSelector": {"matchLabels": {"bud.ai/deployment-id": str(deployment.id)}}}],
+        "ports": [{"protocol": "TCP", "port": 8000}],
+    }

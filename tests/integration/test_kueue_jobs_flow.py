@@ -56,7 +56,7 @@ async def kueue_cluster(
     in `version` with an 8 x A100 node."""
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
-    app = await make_app(db.url, keys_dir=keys, **settings)
+    app = await make_app(db.url, keys_dir=keys, kube_plain_http=True, **settings)
     async with running_emulator() as emulator:
         emulator.serve_kueue(version)
         emulator.seed(k8s_nodes.a100_gfd_node())

@@ -49,7 +49,7 @@ TENANT = TenantId(uuid.uuid4())
 async def app(db: Database, tmp_path: Path) -> AsyncIterator[App]:
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
-    built = await make_app(db.url, keys_dir=keys)
+    built = await make_app(db.url, keys_dir=keys, kube_plain_http=True)  # the emulator's HTTP
     await built.start(supervisor=False)  # in-process tasks run (a quota change's reconcile)
     yield built
     await built.close()

@@ -5,8 +5,8 @@ multi-line data, an event cut off at the end); measured TTFT, ITL, TPOT and outp
 within 5 % of the server's schedule; a closed loop never exceeding its users; an open loop
 sending at its rate whatever the responses take, and capped when asked; a duration that stops
 sending but awaits what is in flight; each fault (stall, drop, 429, 500, non-JSON data, an error
-event, no [DONE], no content) becoming a failed sample of the right kind with a readable reason
-while the other requests of the run are still measured; the request bodies (vLLM extensions,
+event, no [DONE], no content) becoming a failed sample of the right kind with a fixed reason
+(nothing the server said) while the other requests of the run are still measured; the request bodies (vLLM extensions,
 usage, prompts in turn, the same for the same seed); usage missing; an unreachable endpoint, and
 a missing /models route that does not stop a run; a stop that cancels a long run at once.
 """
@@ -149,13 +149,10 @@ async def test_a_duration_stops_sending_and_awaits_requests_in_flight() -> None:
 EXPECTED_FAILURES = {
     Fault.STALL: (FailureKind.TIMEOUT, "stalled: no data for 0.5s after 3 tokens"),
     Fault.DROP: (FailureKind.CONNECTION, "connection lost: after 3 tokens ("),
-    Fault.TOO_MANY_REQUESTS: (FailureKind.HTTP_STATUS, "HTTP 429: "),
-    Fault.SERVER_ERROR: (
-        FailureKind.HTTP_STATUS,
-        "HTTP 500: Internal Server Error the engine crashed",
-    ),
-    Fault.NOT_JSON: (FailureKind.MALFORMED, "not JSON: {this is not json"),
-    Fault.ERROR_EVENT: (FailureKind.MALFORMED, "error event: CUDA out of memory"),
+    Fault.TOO_MANY_REQUESTS: (FailureKind.HTTP_STATUS, "HTTP 429: Too Many Requests"),
+    Fault.SERVER_ERROR: (FailureKind.HTTP_STATUS, "HTTP 500: Internal Server Error"),
+    Fault.NOT_JSON: (FailureKind.MALFORMED, "not JSON: an event's data is not JSON"),
+    Fault.ERROR_EVENT: (FailureKind.MALFORMED, "error event: the server sent an error in the"),
     Fault.NO_DONE: (FailureKind.MALFORMED, "no [DONE]: the stream ended after 8 tokens"),
     Fault.EMPTY: (FailureKind.EMPTY, "no tokens: the stream ended without content"),
 }
@@ -177,8 +174,8 @@ async def test_a_fault_fails_its_requests_and_the_others_are_measured(fault: Fau
         (kind, True),
     ]
     assert all(s.error is not None and "\n" not in s.error for s in failed)
-    if fault is Fault.TOO_MANY_REQUESTS:
-        assert failed[0].error is not None and "Too many requests" in failed[0].error
+    said = ("Too many requests", "the engine crashed", "this is not json", "CUDA out of memory")
+    assert not [s.error for s in failed if any(text in str(s.error) for text in said)]
     succeeded = [s for s in result.samples if s.ok]
     assert len(succeeded) == 4
     for sample in succeeded:

@@ -1,6 +1,7 @@
 """The one Alembic history builds PostgreSQL and SQLite from empty, matches the code's tables
 (`alembic check`), and goes down and up again; upgrading a database that holds data seeds the
-priority classes and labels the nodes already stored."""
+priority classes and labels the nodes already stored, indexes the audit trail's targets, and
+makes idempotency keys and audit events a project's."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from alembic.util.exc import CommandError
 from adapters.db.engine import Database
 from adapters.db.tables import audit_events
 from budcluster import migrate
+from domain.errors import DuplicateIdempotencyKey
 from domain.model.audit import AuditFilter
+from domain.model.ids import ProjectId, TenantId
 from domain.model.quota import DEFAULT_PRIORITY_VALUES, GPU_LABEL
 from domain.ports import TenantScope
 from tests.integration.conftest import TABLES, create_database, drop_database
+from tests.integration.test_repositories import add_cluster, job_on, save
 
 
 async def _tables(db: Database) -> set[str]:
@@ -171,6 +175,56 @@ async def test_the_audit_trails_targets_are_indexed_when_upgrading(
             by_cluster = await uow.audit.page(AuditFilter(target=cluster), tenant_id=None, first=10)
         assert [e.id for e in by_job.events] == [old[0]]
         assert [e.id for e in by_cluster.events] == [old[1], old[0]]  # newest first
+    finally:
+        await db.dispose()
+        if backend == "postgresql":
+            await drop_database(url)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_keys_and_events_become_a_projects_when_upgrading(
+    backend: str, tmp_path: Path
+) -> None:
+    """After 0013 an idempotency key is unique per (tenant, project), the keys already used
+    kept; events recorded before have no project: a token limited to projects does not read
+    them, its tenant does."""
+    url = f"sqlite:///{tmp_path / 'walls.db'}" if backend == "sqlite" else await create_database()
+    db = Database(url)
+    tenant, p1, p2 = TenantId(uuid.uuid4()), ProjectId(uuid.uuid4()), ProjectId(uuid.uuid4())
+    old_event = uuid.uuid4()
+    try:
+        await migrate.upgrade(db.engine, "0012")
+        cluster = await add_cluster(db)
+        first = job_on(cluster, tenant, project_id=p1, idempotency_key="k")
+        await save(db, first)
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                audit_events.insert().values(
+                    id=old_event,
+                    at=datetime(2026, 11, 27, tzinfo=UTC),
+                    tenant_id=tenant,
+                    actor="token:1",
+                    operation="submitJob",
+                    targets=[str(first.id)],
+                    input={},
+                    outcome="OK",
+                    source="graphql",
+                )
+            )
+        await migrate.upgrade(db.engine)
+        await migrate.check(db.engine)
+        await save(db, job_on(cluster, tenant, project_id=p2, idempotency_key="k"))
+        with pytest.raises(DuplicateIdempotencyKey):
+            await save(db, job_on(cluster, tenant, project_id=p1, idempotency_key="k"))
+        async with db.unit_of_work(TenantScope.system()) as uow:
+            kept = await uow.jobs.get_by_idempotency_key(tenant, p1, "k")
+            whole = await uow.audit.page(AuditFilter(), tenant_id=tenant, first=10)
+            limited = await uow.audit.page(
+                AuditFilter(), tenant_id=tenant, first=10, project_ids=frozenset({p1})
+            )
+        assert kept is not None and kept.id == first.id
+        assert [(e.id, e.project_id) for e in whole.events] == [(old_event, None)]
+        assert limited.events == ()
     finally:
         await db.dispose()
         if backend == "postgresql":

@@ -1,7 +1,7 @@
 """Repositories and the unit of work on real PostgreSQL and SQLite.
 
 Covers: a job survives the round trip field for field (UTC times, decimals, JSON, placement);
-tenant isolation in every read; the (tenant, idempotency key) constraint; a commit writes the job,
+tenant isolation in every read; the (tenant, project, idempotency key) constraint; a commit writes the job,
 its history and its outbox events with consecutive per-cluster sequences, and a rollback writes
 none of them; keyset paging; lost updates are refused; concurrent commits on PostgreSQL get
 unique, gapless sequences in commit order; the event log reads, prunes and reports retention.
@@ -120,7 +120,7 @@ async def test_tenant_scope_hides_other_tenants(db: Database) -> None:
         assert (await uow.jobs.page(JobFilter(), first=10)).jobs == []
         assert await uow.jobs.list_for_cluster(cluster, JobFilter(), limit=10) == []
         assert await uow.jobs.events([job.id]) == {job.id: []}
-        assert await uow.jobs.get_by_idempotency_key(alice, "anything") is None
+        assert await uow.jobs.get_by_idempotency_key(alice, job.project_id, "anything") is None
     async with db.unit_of_work(TenantScope(alice)) as uow:
         assert (await uow.jobs.get(job.id)) is not None
         assert [e.to_status for e in (await uow.jobs.events([job.id]))[job.id]] == [
@@ -128,15 +128,23 @@ async def test_tenant_scope_hides_other_tenants(db: Database) -> None:
         ]
 
 
-async def test_idempotency_key_is_unique_per_tenant(db: Database) -> None:
+async def test_idempotency_key_is_unique_per_tenant_and_project(db: Database) -> None:
     cluster = await add_cluster(db)
-    tenant = TenantId(uuid.uuid4())
-    await save(db, job_on(cluster, tenant, idempotency_key="same"))
+    tenant, project, other_project = (
+        TenantId(uuid.uuid4()),
+        ProjectId(uuid.uuid4()),
+        ProjectId(uuid.uuid4()),
+    )
+    first = job_on(cluster, tenant, project_id=project, idempotency_key="same")
+    await save(db, first)
     await save(db, job_on(cluster, TenantId(uuid.uuid4()), idempotency_key="same"))
+    await save(db, job_on(cluster, tenant, project_id=other_project, idempotency_key="same"))
     with pytest.raises(DuplicateIdempotencyKey):
-        await save(db, job_on(cluster, tenant, idempotency_key="same"))
+        await save(db, job_on(cluster, tenant, project_id=project, idempotency_key="same"))
     async with db.unit_of_work(SYSTEM) as uow:
-        assert len((await uow.jobs.page(JobFilter(), first=10)).jobs) == 2
+        assert len((await uow.jobs.page(JobFilter(), first=10)).jobs) == 3
+        found = await uow.jobs.get_by_idempotency_key(tenant, project, "same")
+    assert found is not None and found.id == first.id
 
 
 async def test_commit_writes_state_history_and_outbox_together(db: Database) -> None:

@@ -64,12 +64,22 @@ class serving:
         await migrate.upgrade(self.app.db.engine)
         await empty(self.app.db)
         cluster = await sim_cluster(self.app)
-        transport = httpx.ASGITransport(app=create_app(self.app, manage_lifecycle=False))
-        self.client = httpx.AsyncClient(transport=transport, base_url="http://test")
+        self.asgi = create_app(self.app, manage_lifecycle=False)
+        self.client = self.client_at("127.0.0.1")
+        self.clients = [self.client]
         return Api(self.app, self.client, str(cluster.id))
 
+    def client_at(self, address: str) -> httpx.AsyncClient:
+        """Another client of the same app, from `address`."""
+        transport = httpx.ASGITransport(app=self.asgi, client=(address, 50000))
+        client = httpx.AsyncClient(transport=transport, base_url="http://test")
+        if hasattr(self, "clients"):
+            self.clients.append(client)
+        return client
+
     async def __aexit__(self, *_: object) -> None:
-        await self.client.aclose()
+        for client in self.clients:
+            await client.aclose()
         await self.app.close()
 
 
@@ -149,9 +159,10 @@ async def test_refusals_of_the_transport_are_json(api: Api) -> None:
 
 @pytest.fixture
 def limits(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    import schema.admission
     import schema.extensions
 
-    monkeypatch.setattr(schema.extensions, "MAX_DEPTH", 3)
+    monkeypatch.setattr(schema.admission, "MAX_DEPTH", 3)
     monkeypatch.setattr(schema.extensions, "MAX_TOKENS", 100)
     yield
 
@@ -235,7 +246,7 @@ async def test_an_operation_over_the_budget_is_refused_with_its_cost(api: Api) -
     assert error["extensions"]["cost"] > error["extensions"]["budget"] == 10_000
     assert refused.get("data") is None
     cheap = (await api.call("{ clusters { id name } }", token=token)).json()
-    assert cheap["extensions"]["cost"] == {"requested": 11, "budget": 10_000}
+    assert cheap["extensions"]["cost"] == {"requested": 20, "budget": 10_000}  # 10 clusters
     page = "{ jobs(first: 100) { edges { node { id cluster { name } } } } }"
     costs = (await api.call(page, token=token)).json()["extensions"]["cost"]["requested"]
     assert costs == 10 + 1 + 100 * 3  # the connection, then an edge, a node and its cluster each
@@ -252,14 +263,14 @@ async def test_a_token_spending_too_fast_is_told_when_to_come_back(sqlite_url: s
     ) as api:
         hasty = await api.token(Scope.CLUSTERS_READ)
         calm = await api.token(Scope.CLUSTERS_READ)
-        query = "{ clusters { id } }"  # 11 points
-        answers = [await api.call(query, token=hasty) for _ in range(10)]
-        assert [a.status_code for a in answers] == [200] * 9 + [429]
-        last = answers[-1]
-        message = assert_json_error(last, 429, "RATE_LIMITED")
-        assert last.headers["Retry-After"] == "10" and "10 s" in message  # 10 points short, 1/s
+        query = "{ clusters { id } }"  # 20 points: 10 and one for each cluster expected
+        answers = [await api.call(query, token=hasty) for _ in range(7)]
+        assert [a.status_code for a in answers] == [200] * 5 + [429] * 2
+        for last in answers[-2:]:
+            message = assert_json_error(last, 429, "RATE_LIMITED")
+            assert last.headers["Retry-After"] == "20" and "20 s" in message  # 20 short, 1/s
         assert (await api.call(query, token=calm)).status_code == 200  # a bucket of its own
-        await clock.advance(10)
+        await clock.advance(20)
         assert (await api.call(query, token=hasty)).status_code == 200
         # An operation over the budget is refused, and charged the whole budget for it.
         await clock.advance(100)

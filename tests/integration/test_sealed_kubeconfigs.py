@@ -46,7 +46,7 @@ def keys(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def app(db: Database, keys: Path) -> App:
-    return await make_app(db.url, keys_dir=keys)
+    return await make_app(db.url, keys_dir=keys, kube_plain_http=True)  # the emulator's HTTP
 
 
 def kubeconfig(n: int) -> str:

@@ -2,8 +2,9 @@
 
 Covers: both survive the round trip field for field; their events go to the outbox with the
 cluster's next sequences and the owning tenant, and decode as they were; a stale save is refused;
-tenant scope hides them (and a benchmark's samples); paging is newest first; samples are kept
-whole and replaced on a second save.
+tenant scope hides them (and a benchmark's samples); paging is newest first; the deployments
+with an endpoint (not stopped) are found across tenants under the system scope, a tenant's own
+under its scope; samples are kept whole and replaced on a second save.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from domain.model.benchmark import Benchmark, BenchmarkChanged, BenchmarkStatus
 from domain.model.deployment import (
     Deployment,
     DeploymentChanged,
+    DeploymentStatus,
     Engine,
     EngineArgs,
     Worker,
@@ -187,6 +189,29 @@ async def test_tenants_and_pages(db: Database) -> None:
         )
         assert [d.name for d in page.items] == ["b"] and page.has_next
         assert await uow.benchmarks.samples(mine.id) == SAMPLES
+
+
+async def test_deployments_with_endpoints_are_found_across_tenants(db: Database) -> None:
+    cluster = await add_cluster(db)
+    alice, bob = TenantId(uuid.uuid4()), TenantId(uuid.uuid4())
+    serving, other, silent, stopped = (
+        deployment_on(cluster, tenant, name)
+        for tenant, name in ((alice, "a"), (bob, "b"), (alice, "c"), (alice, "d"))
+    )
+    serving.endpoint_url = "http://127.0.0.1:9100/d/a/v1"
+    other.endpoint_url = "http://127.0.0.1:9100/d/b/v1"
+    stopped.endpoint_url = "http://127.0.0.1:9100/d/d/v1"
+    stopped.status = DeploymentStatus.STOPPED
+    async with db.unit_of_work(SYSTEM) as uow:
+        for d in (serving, other, silent, stopped):
+            await uow.deployments.add(d)
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        everyone = await uow.deployments.with_endpoints()
+    async with db.unit_of_work(TenantScope(alice)) as uow:
+        hers = await uow.deployments.with_endpoints()
+    assert sorted(d.name for d in everyone) == ["a", "b"]
+    assert [d.name for d in hers] == ["a"]
 
 
 async def test_benchmark_round_trip_with_result_progress_and_samples(db: Database) -> None:

@@ -69,6 +69,7 @@ async def traced(pg_url: str, prefix: str, tmp_path: Path) -> AsyncIterator[App]
         redis_prefix=prefix,
         keys_dir=keys,
         tracing=True,
+        kube_plain_http=True,  # the emulator speaks plain HTTP
     )
     try:
         yield app

@@ -102,3 +102,25 @@ async def test_the_uis_main_queries_cost_a_pinned_number_of_statements(ui: Api) 
         "ClusterSchedule": 6,  # the stored timeline and what it is cut with
         "ClusterQuotas": 10,  # flavors, queues, usage, cohorts, local queues
     }
+
+
+async def test_the_uis_main_queries_cost_well_under_the_budget(ui: Api) -> None:
+    """Each list item costs a point: the UI's screens still cost a small part of an
+    operation's budget (10,000), and of a token's rate bucket."""
+    api = ui
+    token = await api.token()
+    job = (await api.ok(SUBMIT, {"input": api.job_input(name="j")}, token=token))["submitJob"]
+    cluster = {"id": api.cluster_id}
+    screens: dict[str, dict[str, Any]] = {
+        "ClusterList": {},
+        "ClusterDetail": cluster,
+        "JobList": {"filter": {"clusterIds": [api.cluster_id]}, "first": 50},
+        "JobDetail": {"id": job["id"]},
+        "ClusterSchedule": cluster,
+        "ClusterQuotas": cluster,
+    }
+    costs = {}
+    for name, variables in screens.items():
+        response = await api.call(_operation(name), variables, token=token)
+        costs[name] = response.json()["extensions"]["cost"]["requested"]
+    assert max(costs.values()) <= 500, costs

@@ -13,9 +13,10 @@ import asyncio
 import collections
 import copy
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from ipaddress import ip_address
 from types import TracebackType
 from typing import Any, Self
 
@@ -24,7 +25,7 @@ from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
 from domain.model.codec import job_to_document
-from domain.model.deployment import Deployment
+from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import (
     BenchmarkId,
@@ -46,6 +47,7 @@ from domain.model.job import (
     RunRecord,
 )
 from domain.model.load import LoadRun, RequestSample
+from domain.model.outbound import AllowList, OutboundRules, OutboundUrl, Verdict, judge
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
@@ -179,7 +181,8 @@ class FakeJobRepository:
 
     async def add(self, job: Job) -> None:
         if job.idempotency_key is not None and any(
-            j.tenant_id == job.tenant_id and j.idempotency_key == job.idempotency_key
+            (j.tenant_id, j.project_id, j.idempotency_key)
+            == (job.tenant_id, job.project_id, job.idempotency_key)
             for j in [*self._uow.store.jobs.values(), *self._uow.pending_new.values()]
         ):
             raise DuplicateIdempotencyKey(job.idempotency_key)
@@ -198,9 +201,15 @@ class FakeJobRepository:
         found = {job_id: await self.get(job_id) for job_id in job_ids}
         return {job_id: job for job_id, job in found.items() if job is not None}
 
-    async def get_by_idempotency_key(self, tenant_id: TenantId, key: str) -> Job | None:
+    async def get_by_idempotency_key(
+        self, tenant_id: TenantId, project_id: ProjectId, key: str
+    ) -> Job | None:
         for job in self._uow.store.jobs.values():
-            if job.tenant_id == tenant_id and job.idempotency_key == key and self._visible(job):
+            if (job.tenant_id, job.project_id, job.idempotency_key) == (
+                tenant_id,
+                project_id,
+                key,
+            ) and self._visible(job):
                 return self._load(job)
         return None
 
@@ -392,10 +401,9 @@ class FakeAuditRepository:
     async def add(self, event: AuditEvent) -> None:
         self._store.audit.append(event)
 
-    async def settle(self, event_id: uuid.UUID, outcome: str, targets: Sequence[str]) -> None:
+    async def settle(self, event: AuditEvent) -> None:
         self._store.audit = [
-            replace(e, outcome=outcome, targets=tuple(targets)) if e.id == event_id else e
-            for e in self._store.audit
+            replace(event, at=e.at) if e.id == event.id else e for e in self._store.audit
         ]
 
     async def page(
@@ -405,12 +413,14 @@ class FakeAuditRepository:
         tenant_id: TenantId | None,
         first: int,
         after: AuditCursor | None = None,
+        project_ids: frozenset[ProjectId] | None = None,
+        token_id: uuid.UUID | None = None,
     ) -> AuditPage:
         events = sorted(self._store.audit, key=lambda e: (e.at, e.id), reverse=True)
         shown = [
             e
             for e in events
-            if (tenant_id is None or e.tenant_id == tenant_id)
+            if e.seen_by(tenant_id, project_ids, token_id)
             and (after is None or (e.at, e.id) < (after.at, after.event_id))
         ]
         return AuditPage(tuple(shown[:first]), len(shown) > first)
@@ -611,6 +621,15 @@ class FakeDeploymentRepository(_FakeServingRepository):
             if d.cluster_id == cluster_id and self._visible(d.tenant_id)
         ]
         return sorted(found, key=lambda d: (d.created_at, d.id), reverse=True)[:limit]
+
+    async def with_endpoints(self) -> list[Deployment]:
+        return [
+            copy.deepcopy(d)
+            for d in self._uow.store.deployments.values()
+            if d.endpoint_url
+            and d.status is not DeploymentStatus.STOPPED
+            and self._visible(d.tenant_id)
+        ]
 
     async def page(
         self,
@@ -942,6 +961,24 @@ class FakeGatewayFactory:
 
     def for_cluster(self, cluster: Cluster) -> FakeGateway:
         return self.gateway
+
+
+class FakeOutboundPolicy:
+    """The OutboundPolicy with a table of names instead of DNS: the real rules
+    (domain.model.outbound) judge the addresses a name is given in `hosts`; a name not there
+    does not resolve. `allow`: the operator's allow-list."""
+
+    def __init__(
+        self, allow: Sequence[str] = (), hosts: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        self.rules = OutboundRules(AllowList.parse(allow))
+        self.hosts = {name: [ip_address(a) for a in found] for name, found in (hosts or {}).items()}
+        self.checked: list[str] = []
+
+    async def check(self, url: OutboundUrl) -> Verdict:
+        self.checked.append(url.text)
+        found = [url.address] if url.address is not None else self.hosts.get(url.host, [])
+        return judge(url, found, self.rules)
 
 
 class FakeHasher:

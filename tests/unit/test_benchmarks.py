@@ -1,7 +1,12 @@
 """Benchmarks with fakes of every port (the load generator too).
 
 Covers: validation of every input (one target, endpoint URLs that may not be loaded, load shape,
-lengths); a benchmark and its GPU-less job stored together; a run claimed once, reporting
+lengths); an endpoint must resolve to public addresses only (each refused range, wrapped IPv4
+forms, names resolving to loopback or metadata, a name with one private address, a name that does
+not resolve: all one message; legacy address forms refused), the operator's allow-list (ranges,
+names; metadata never); another tenant's deployment by its URL in any form is NOT_FOUND, and a
+deployment's own (loopback) endpoint is loaded as that deployment, outside the address rules;
+a benchmark and its GPU-less job stored together; a run claimed once, reporting
 progress on the clock, storing its result and samples, and ending its job as a pod would; an
 unreachable endpoint, every request failing, a deployment not serving: FAILED with the reason;
 cancelling stops the run and keeps what it measured; a job that ends first ends the benchmark;
@@ -20,7 +25,7 @@ import pytest
 
 from domain.errors import Conflict, NotFound, ValidationFailed
 from domain.model.benchmark import BenchmarkChanged, BenchmarkChangeKind, BenchmarkStatus
-from domain.model.deployment import DeploymentStatus
+from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.ids import BenchmarkId, ClusterId, ProjectId, TenantId
 from domain.model.job import JobStatus, JobType, SourceKind
 from domain.model.load import (
@@ -32,21 +37,19 @@ from domain.model.load import (
     LoadRun,
     RequestSample,
 )
+from domain.model.outbound import NOT_REACHABLE
 from domain.model.principal import Principal, Scope
 from domain.ports import TenantScope
 from domain.services import task_names
 from domain.services.benchmark_runs import BenchmarkRunner
-from domain.services.benchmarks import (
-    BenchmarkRequest,
-    BenchmarkService,
-    endpoint_problem,
-)
+from domain.services.benchmarks import BenchmarkRequest, BenchmarkService
 from domain.services.deployments import DeploymentRequest, DeploymentService
 from domain.services.jobs import JobService
 from domain.services.reactions import Reactions
 from tests.support.fakes import (
     FakeClock,
     FakeGatewayFactory,
+    FakeOutboundPolicy,
     FakePublisher,
     FakeTaskQueue,
     FakeUnitOfWorkFactory,
@@ -78,6 +81,7 @@ class Load:
         self.plans: list[LoadPlan] = []
         self.raises: Exception | None = None
         self.started = asyncio.Event()
+        self.own_endpoint: list[bool] = []
 
     async def run(
         self,
@@ -85,8 +89,10 @@ class Load:
         *,
         on_sample: Callable[[RequestSample], None] | None = None,
         stop: asyncio.Event | None = None,
+        own_endpoint: bool = False,
     ) -> LoadRun:
         self.plans.append(plan)
+        self.own_endpoint.append(own_endpoint)
         self.started.set()
         if self.raises is not None:
             raise self.raises
@@ -115,7 +121,10 @@ class World:
         self.deployments = DeploymentService(
             uow=self.uow, clock=self.clock, jobs=self.jobs, endpoints=self.endpoints
         )
-        self.service = BenchmarkService(uow=self.uow, clock=self.clock, jobs=self.jobs)
+        self.outbound = FakeOutboundPolicy(allow=["127.0.0.1"])  # the operator's, for `URL`
+        self.service = BenchmarkService(
+            uow=self.uow, clock=self.clock, jobs=self.jobs, outbound=self.outbound
+        )
         self.gateways = FakeGatewayFactory()
         self.load = Load()
         self.runner = BenchmarkRunner(
@@ -201,12 +210,158 @@ async def test_every_bad_input_is_named_and_nothing_is_stored(
     assert not world.uow.store.benchmarks and not world.uow.store.jobs
 
 
-def test_local_engines_may_be_loaded_but_not_metadata_services() -> None:
-    assert endpoint_problem("http://127.0.0.1:8000/v1") is None
-    assert endpoint_problem("https://vllm.internal.example/v1") is None
-    assert endpoint_problem("http://10.0.0.5:8000/v1") is None
-    assert endpoint_problem("http://169.254.170.2/v1") is not None  # ECS task metadata too
-    assert endpoint_problem("http://0.0.0.0/v1") is not None
+REFUSED_ENDPOINTS = [
+    "http://127.0.0.1:8000/v1",
+    "http://[::ffff:169.254.169.254]/v1",
+    "http://[::ffff:127.0.0.1]:8000/v1",
+    "http://[::127.0.0.1]:8000/v1",  # IPv4-compatible
+    "http://[2002:7f00:1::1]/v1",  # 6to4 of 127.0.0.1
+    "http://[64:ff9b::a9fe:a9fe]/v1",  # NAT64 of 169.254.169.254
+    "http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/v1",  # Teredo, its client 10.0.0.1
+    "http://100.100.100.200/v1",
+    "http://[fd00:ec2::254]/v1",
+    "http://10.0.0.1/v1",
+    "http://172.16.3.4/v1",
+    "http://192.168.1.1/v1",
+    "http://100.64.0.1/v1",
+    "http://0.0.0.0:8000/v1",
+    "http://[::]:8000/v1",
+    "http://[::1]:8000/v1",
+    "http://[fe80::1]/v1",
+    "http://[fc00::1]/v1",
+    "http://224.0.0.1/v1",
+    "http://240.0.0.1/v1",
+    "http://198.18.0.1/v1",
+    "http://169.254.169.254.nip.io/v1",
+    "http://localhost:8000/v1",
+    "http://metadata.google.internal/v1",
+    "http://mixed.example/v1",  # one public address, one private
+    "http://nowhere.example/v1",  # no address at all: reads as any refusal
+]
+NAMES = {
+    "169.254.169.254.nip.io": ["169.254.169.254"],
+    "localhost": ["127.0.0.1", "::1"],
+    "mixed.example": ["93.184.216.34", "10.0.0.1"],
+    "api.example.com": ["93.184.216.34"],
+    "vllm.internal": ["10.1.2.3"],
+    "metadata.google.internal": ["169.254.169.254"],
+}
+
+
+def with_outbound(world: World, outbound: FakeOutboundPolicy) -> BenchmarkService:
+    world.outbound = outbound
+    return BenchmarkService(uow=world.uow, clock=world.clock, jobs=world.jobs, outbound=outbound)
+
+
+@pytest.mark.parametrize("url", REFUSED_ENDPOINTS)
+async def test_an_endpoint_must_resolve_to_public_addresses_only(world: World, url: str) -> None:
+    service = with_outbound(world, FakeOutboundPolicy(hosts=NAMES))
+    with pytest.raises(ValidationFailed) as caught:
+        await service.run(world.alice, world.request(endpoint_url=url))
+    (issue,) = caught.value.issues
+    assert (issue.field, issue.code, issue.message) == (
+        "endpoint_url",
+        "FORBIDDEN_ENDPOINT",
+        NOT_REACHABLE,
+    )
+    assert not world.uow.store.benchmarks and not world.uow.store.jobs
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.1:8000/v1", "http://2130706433/v1", "http://0x7f.0.0.1/v1"]
+)
+async def test_legacy_forms_of_an_address_are_refused(world: World, url: str) -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        await world.service.run(world.alice, world.request(endpoint_url=url))
+    assert caught.value.issues[0].message == "must write an IPv4 address as four decimal numbers"
+
+
+async def test_the_operator_allows_hosts_and_ranges_but_never_metadata(world: World) -> None:
+    allow = ["10.0.0.0/8", "vllm.internal", "169.254.0.0/16", "0.0.0.0/0"]
+    service = with_outbound(world, FakeOutboundPolicy(allow=allow, hosts=NAMES))
+    for url in (
+        "http://10.0.0.1:8000/v1",
+        "http://[::ffff:10.0.0.1]:8000/v1",
+        "http://vllm.internal:8000/v1",
+        "http://api.example.com/v1",
+    ):
+        await service.run(world.alice, world.request(endpoint_url=url))
+    for url in ("http://169.254.169.254/v1", "http://[fd00:ec2::254]/v1", "http://[::1]/v1"):
+        with pytest.raises(ValidationFailed):
+            await service.run(world.alice, world.request(endpoint_url=url))
+
+
+async def test_a_public_endpoint_is_loaded_through_the_rules(world: World) -> None:
+    service = with_outbound(world, FakeOutboundPolicy(hosts=NAMES))
+    b = await service.run(world.alice, world.request(endpoint_url="https://api.example.com/v1/"))
+    assert b.plan.endpoint == "https://api.example.com/v1"
+    assert world.outbound.checked == ["https://api.example.com/v1/"]  # resolved and judged
+    world.run_job(b.id)
+    await world.runner.start(b.id)
+    world.load.release.set()
+    await world.runner.wait(b.id)
+    assert world.load.own_endpoint == [False]
+
+
+async def serving(world: World, owner: Principal, port: int = 9100) -> Deployment:
+    """A deployment of `owner`'s, serving at the simulated clusters' loopback endpoint."""
+    d = await world.deployments.deploy(
+        owner,
+        DeploymentRequest(
+            name="llama",
+            project_id=world.project,
+            cluster_id=world.cluster.id,
+            model="org/llama-8b",
+            gpu_type="nvidia-a100-80gb",
+        ),
+    )
+    stored = world.uow.store.deployments[d.id]
+    stored.status = DeploymentStatus.RUNNING
+    stored.endpoint_url = f"http://127.0.0.1:{port}/d/{d.id}/v1"
+    return stored
+
+
+async def test_another_tenants_deployment_url_is_not_found(world: World) -> None:
+    service = with_outbound(world, FakeOutboundPolicy(allow=["127.0.0.0/8"], hosts=NAMES))
+    d = await serving(world, world.alice)
+    assert d.endpoint_url is not None
+    path = f"/d/{d.id}/v1"
+    for url in (
+        d.endpoint_url,
+        f"http://localhost:9100{path}",  # another name of its address
+        f"http://[::ffff:127.0.0.1]:9100{path}",
+        f"http://127.0.0.1:9100{path.upper()}",
+        f"http://127.0.0.1:9100{path}/more",
+        f"http://127.0.0.1:9100/d/{d.id.hex}/v1",  # names no deployment at a deployments' server
+        "http://127.0.0.1:9100/v1",
+    ):
+        with pytest.raises(NotFound) as caught:
+            await service.run(world.bob, world.request(endpoint_url=url))
+        assert caught.value.code == "NOT_FOUND" and caught.value.entity == "deployment", url
+    # a token of its tenant limited to another project: as another tenant
+    other = ProjectId(uuid.uuid4())
+    limited = Principal(world.alice.tenant_id, world.alice.scopes, frozenset({other}))
+    with pytest.raises(NotFound):
+        await service.run(limited, world.request(endpoint_url=d.endpoint_url, project_id=other))
+    assert not world.uow.store.benchmarks
+    mine = Principal(world.alice.tenant_id, world.alice.scopes, frozenset({world.project}))
+    assert await service.run(mine, world.request(endpoint_url=d.endpoint_url))
+
+
+async def test_a_deployments_own_endpoint_is_loaded_as_that_deployment(world: World) -> None:
+    service = with_outbound(world, FakeOutboundPolicy(hosts=NAMES))  # loopback not allowed
+    d = await serving(world, world.alice)
+    b = await service.run(
+        world.alice, world.request(endpoint_url=f"http://localhost:9100/d/{d.id}/v1")
+    )
+    assert b.plan.endpoint == d.endpoint_url  # written as the deployment's own
+    assert world.outbound.checked == [f"http://localhost:9100/d/{d.id}/v1"]
+    world.run_job(b.id)
+    await world.runner.start(b.id)
+    world.load.release.set()
+    await world.runner.wait(b.id)
+    assert world.load.own_endpoint == [True]
+    assert world.stored(b.id) is BenchmarkStatus.COMPLETED
 
 
 async def test_a_benchmark_is_a_job_without_gpus(world: World) -> None:

@@ -1,6 +1,8 @@
 """Benchmarks whose cluster runs the load (a Kubernetes cluster's Job), with fakes of every port.
 
-Covers: the job's spec carries the plan with its endpoint (a simulated cluster's does not); the
+Covers: the job's spec carries the plan with its endpoint (a simulated cluster's does not) and what
+its pod may reach: a deployment (by its URL or its id) or a host the operator allows, a public
+host refused there (no one checks the pod's connections); the
 start marks the benchmark RUNNING and runs no load here; the sweep does not fail it for want of
 progress reports; the job's end reads what it measured from the cluster (COMPLETED with the
 summary and the samples; every request failed, or an unreadable result: FAILED with the
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from domain.errors import ValidationFailed
 from domain.model.benchmark import BenchmarkStatus
 from domain.model.cluster import Platform
 from domain.model.ids import BenchmarkId, JobId
@@ -19,8 +22,8 @@ from domain.model.load import LoadRun
 from domain.model.serving_codec import plan_to_document
 from domain.ports import GatewayUnavailable
 from domain.serving.metrics import summarize
-from tests.support.fakes import FakeGateway
-from tests.unit.test_benchmarks import URL, World, failed, ok
+from tests.support.fakes import FakeGateway, FakeOutboundPolicy
+from tests.unit.test_benchmarks import URL, World, failed, ok, serving, with_outbound
 
 
 class ClusterRuns(FakeGateway):
@@ -59,7 +62,13 @@ def world() -> InCluster:
 async def test_its_job_carries_the_plan_and_the_load_runs_there(world: InCluster) -> None:
     b = await world.service.run(world.alice, world.request())
     job = world.uow.store.jobs[b.job_id]
-    assert job.spec == {"benchmark": {"id": str(b.id), "plan": plan_to_document(b.plan)}}
+    assert job.spec == {
+        "benchmark": {
+            "id": str(b.id),
+            "plan": plan_to_document(b.plan),
+            "egress": {"networks": ["127.0.0.1/32"], "port": 8000},  # the operator allows it
+        }
+    }
     assert b.plan.endpoint == URL
     assert (job.resources.cpu_cores, job.resources.gpu_count) == (1.0, 0)
 
@@ -73,6 +82,34 @@ async def test_its_job_carries_the_plan_and_the_load_runs_there(world: InCluster
     world.clock.advance(120)  # no progress reports: the job is the sign of life
     assert await world.runner.sweep() == 0
     assert world.stored(b.id) is BenchmarkStatus.RUNNING
+
+
+async def test_its_pod_may_reach_a_deployment_or_an_allowed_host_only(world: InCluster) -> None:
+    world.service = with_outbound(
+        world, FakeOutboundPolicy(allow=["10.0.0.0/8"], hosts={"api.example.com": ["1.1.1.1"]})
+    )
+    for public in ("https://api.example.com/v1", "http://1.1.1.1/v1"):  # checked by no one there
+        with pytest.raises(ValidationFailed) as caught:
+            await world.service.run(world.alice, world.request(endpoint_url=public))
+        assert [(i.field, i.code) for i in caught.value.issues] == [
+            ("endpoint_url", "FORBIDDEN_ENDPOINT")
+        ]
+    b = await world.service.run(world.alice, world.request(endpoint_url="http://10.2.3.4:8080/v1"))
+    assert world.uow.store.jobs[b.job_id].spec["benchmark"]["egress"] == {
+        "networks": ["10.2.3.4/32"],
+        "port": 8080,
+    }
+
+    d = await serving(world, world.alice)
+    d.endpoint_url = f"http://bud-1.tenant.svc.cluster.local:8000/d/{d.id}/v1"
+    by_url = await world.service.run(world.alice, world.request(endpoint_url=d.endpoint_url))
+    by_id = await world.service.run(
+        world.alice,
+        world.request(endpoint_url=None, cluster_id=None, model=None, deployment_id=d.id),
+    )
+    for made in (by_url, by_id):
+        egress = world.uow.store.jobs[made.job_id].spec["benchmark"]["egress"]
+        assert egress == {"deployment_id": str(d.id)}
 
 
 async def test_on_a_simulated_cluster_the_spec_has_no_plan() -> None:

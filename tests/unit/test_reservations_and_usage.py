@@ -4,7 +4,8 @@ Covers, as a table: what a reservation must be (a name, at least one GPU and no 
 flavor has on the cluster, a flavor and ClusterQueue that exist, the queue holding GPU quota in
 the flavor, start before end, end in the future, times with a timezone), each naming its field;
 a good reservation is the caller's, its name unique among live ones; cancelling stamps the time,
-once, and only the owner or an admin may. Usage: GPUs count against the flavor a job was admitted
+once, and only the owner or an admin may. What a tenant may book is bounded (length, lead time,
+its share of the queue at the peak of its overlapping reservations); the operator is not. Usage: GPUs count against the flavor a job was admitted
 under, cores and memory against the queue's CPU flavor, only ADMITTED and RUNNING jobs hold
 quota, waiting ones are counted, borrowing is what exceeds nominal, reserved is what active
 reservations hold, and jobs are attributed through their tenant's LocalQueue.
@@ -36,7 +37,7 @@ from domain.model.quota import (
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.services.quota_rules import ReservationSpec, default_quotas
 from domain.services.quotas import FlavorUsage, cluster_queue_usage
-from domain.services.reservations import ReservationService
+from domain.services.reservations import ReservationLimits, ReservationService, peak
 from tests.support.fakes import T0, FakeClock, FakeUnitOfWorkFactory, install_cluster, make_cluster
 from tests.unit.test_job_model import new_job
 
@@ -124,6 +125,75 @@ async def test_reserving_needs_jobs_write(
     with pytest.raises(NotFound):
         await service.create_reservation(ALICE, replace(GOOD, cluster_id=ClusterId(uuid.uuid4())))
     assert uow.store.quota.reservations == {}
+
+
+LIMIT_CASES: list[tuple[str, dict[str, Any], set[tuple[str, str]]]] = [
+    ("a year", {"end": GOOD.start + timedelta(days=365)}, {("end", "RESERVATION_TOO_LONG")}),
+    (
+        "next year",
+        {"start": T0 + timedelta(days=300), "end": T0 + timedelta(days=301)},
+        {("start", "RESERVATION_TOO_FAR_AHEAD")},
+    ),
+    ("the whole queue", {"gpu_count": 16}, {("gpu_count", "EXCEEDS_RESERVATION_SHARE")}),
+]
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"), [c[1:] for c in LIMIT_CASES], ids=[c[0] for c in LIMIT_CASES]
+)
+async def test_a_tenant_books_within_the_operators_limits(
+    world: tuple[ReservationService, FakeUnitOfWorkFactory],
+    changes: dict[str, Any],
+    expected: set[tuple[str, str]],
+) -> None:
+    service, uow = world
+    with pytest.raises(ValidationFailed) as caught:
+        await service.create_reservation(ALICE, replace(GOOD, **changes))
+    assert {(i.field, i.code) for i in caught.value.issues} == expected
+    assert uow.store.quota.reservations == {}
+    booked = await service.create_reservation(ADMIN, replace(GOOD, **changes))  # not bounded
+    assert uow.store.quota.reservations == {booked.id: booked}
+
+
+async def test_the_share_counts_overlapping_reservations_at_their_peak() -> None:
+    uow = FakeUnitOfWorkFactory()
+    install_cluster(uow.store, make_cluster(CLUSTER))
+    service = ReservationService(uow=uow, clock=FakeClock(), limits=ReservationLimits())
+    hour = timedelta(hours=1)
+    # 16 GPUs of nominal quota, half of it at once: 4 + 4 in a row is 4 at the peak
+    await service.create_reservation(ALICE, replace(GOOD, name="a", gpu_count=4))
+    later = replace(GOOD, name="b", gpu_count=4, start=GOOD.end, end=GOOD.end + hour)
+    await service.create_reservation(ALICE, later)
+    spanning = replace(GOOD, name="c", gpu_count=4, start=GOOD.start, end=later.end)
+    await service.create_reservation(ALICE, spanning)  # 8 at the peak: allowed
+    with pytest.raises(ValidationFailed) as caught:
+        await service.create_reservation(ALICE, replace(spanning, name="d", gpu_count=1))
+    assert [(i.field, i.code) for i in caught.value.issues] == [
+        ("gpu_count", "EXCEEDS_RESERVATION_SHARE")
+    ]
+    await service.create_reservation(BOB, replace(spanning, name="d", gpu_count=8))  # per tenant
+    elsewhere = replace(GOOD, name="e", start=later.end + hour, end=later.end + 2 * hour)
+    await service.create_reservation(ALICE, elsewhere)  # nothing of hers overlaps it
+
+
+def test_peak_is_the_most_held_at_once() -> None:
+    def booked(start: int, end: int, gpus: int) -> CapacityReservation:
+        return CapacityReservation(
+            ReservationId(uuid.uuid4()),
+            CLUSTER,
+            ALICE.tenant_id,
+            "r",
+            "default",
+            A100,
+            gpus,
+            T0 + timedelta(hours=start),
+            T0 + timedelta(hours=end),
+            T0,
+        )
+
+    assert peak([]) == 0
+    assert peak([booked(0, 2, 3), booked(2, 4, 5)]) == 5  # back to back: never together
+    assert peak([booked(0, 3, 3), booked(1, 4, 5), booked(2, 5, 1)]) == 9
 
 
 # --- usage ------------------------------------------------------------------------------------

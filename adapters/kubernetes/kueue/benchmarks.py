@@ -8,23 +8,48 @@ suspension, queue and priority class every Job of budcluster's has, and pod requ
 job's resources (what budcluster and Kueue both account for), so Kueue admits it and the
 gateway's watch follows it like any batch Job. `result_pod` picks the pod whose log holds the run's
 result; the gateway reads that log and `samples_from_log` turns it into samples.
+
+No one checks the connections of the Job's pod as the load generator's connector does here, so
+`egress_policy` gives it a networking.k8s.io/v1 NetworkPolicy (named as the Job, made before
+it and owned by it) that lets it reach only its target, as the spec's `egress` says: a
+deployment's pods (`{"deployment_id"}`, by their label, at the port vLLM listens on) or the
+addresses the operator allowed (`{"networks", "port"}`); besides, kube-dns on port 53, and public
+addresses on 443, for vLLM's client fetches the model's tokenizer from the Hugging Face Hub
+(every private, reserved, metadata and IPv4-carrying range left out). A spec without `egress`
+(none is made so any more) reaches only those two.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from ipaddress import ip_network
 
 from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE, benchmark_job
-from adapters.kubernetes.kueue.jobs import batch_job, job_labels, pod_resources
+from adapters.kubernetes.kueue.jobs import (
+    ATTEMPT_LABEL,
+    JOB_ID_LABEL,
+    batch_job,
+    identity_labels,
+    job_labels,
+    pod_resources,
+)
+from adapters.kubernetes.kueue.models import DEPLOYMENT_LABEL, SERVING_PORT
 from adapters.kubernetes.kueue.objects import JsonObject
 from domain.model.ids import ClusterId
 from domain.model.load import LoadPlan
+from domain.model.outbound import unreachable_networks
 from domain.model.serving_codec import plan_from_document
 from domain.ports import Workload
 
 BENCHMARK_KEY = "benchmark"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 """Set by the Job controller on the pods it makes."""
+NETWORKING_API = "networking.k8s.io/v1"
+KUBE_DNS: JsonObject = {
+    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+}
+HUB_PORT = 443
 
 
 def job_manifest(
@@ -49,6 +74,76 @@ def job_manifest(
     if workload.max_duration_seconds is not None:
         spec["activeDeadlineSeconds"] = workload.max_duration_seconds
     return manifest
+
+
+def policies_path(namespace: str) -> str:
+    return f"/apis/{NETWORKING_API}/namespaces/{namespace}/networkpolicies"
+
+
+def egress_policy(workload: Workload, *, cluster_id: ClusterId) -> JsonObject | None:
+    """The NetworkPolicy of a benchmark's attempt (see the module docstring); None for any
+    other workload. Raises ValueError("spec.benchmark.egress: ...")."""
+    benchmark = workload.spec.get(BENCHMARK_KEY)
+    if not isinstance(benchmark, Mapping):
+        return None
+    dns = [{"protocol": protocol, "port": 53} for protocol in ("UDP", "TCP")]
+    public = [
+        {"ipBlock": {"cidr": everything, "except": [str(n) for n in unreachable_networks(v)]}}
+        for v, everything in ((4, "0.0.0.0/0"), (6, "::/0"))
+    ]
+    rules: list[JsonObject] = [{"to": [KUBE_DNS], "ports": dns}]
+    if (target := _target(benchmark.get("egress"))) is not None:
+        rules.append(target)
+    rules.append({"to": public, "ports": [{"protocol": "TCP", "port": HUB_PORT}]})
+    return {
+        "apiVersion": NETWORKING_API,
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": workload.name,
+            "namespace": workload.namespace,
+            "labels": identity_labels(workload, cluster_id),
+        },
+        "spec": {
+            "podSelector": {
+                "matchLabels": {
+                    JOB_ID_LABEL: str(workload.job_id),
+                    ATTEMPT_LABEL: str(workload.attempt),
+                }
+            },
+            "policyTypes": ["Egress"],
+            "egress": rules,
+        },
+    }
+
+
+def _target(egress: object) -> JsonObject | None:
+    if egress is None:
+        return None
+    problem = "spec.benchmark.egress: expected a deployment_id, or networks and a port"
+    if not isinstance(egress, Mapping):
+        raise ValueError(problem)
+    if isinstance(deployment := egress.get("deployment_id"), str) and deployment:
+        pods = {"podSelector": {"matchLabels": {DEPLOYMENT_LABEL: deployment}}}
+        return {"to": [pods], "ports": [{"protocol": "TCP", "port": SERVING_PORT}]}
+    networks, port = egress.get("networks"), egress.get("port")
+    if (
+        not isinstance(networks, list)
+        or not networks
+        or not all(isinstance(n, str) for n in networks)
+        or isinstance(port, bool)
+        or not isinstance(port, int)
+        or not 0 < port < 65536
+    ):
+        raise ValueError(problem)
+    blocks = [{"ipBlock": {"cidr": n}} for n in _networks(networks, problem)]
+    return {"to": blocks, "ports": [{"protocol": "TCP", "port": port}]}
+
+
+def _networks(networks: list[str], problem: str) -> list[str]:
+    try:
+        return [str(ip_network(n)) for n in networks]
+    except ValueError:
+        raise ValueError(problem) from None
 
 
 def benchmark_plan(workload: Workload) -> LoadPlan | None:

@@ -5,7 +5,7 @@ is refused at submission, naming its field, instead of failing on the cluster la
 
 from __future__ import annotations
 
-from adapters.kubernetes.kueue.benchmarks import job_manifest
+from adapters.kubernetes.kueue.benchmarks import egress_policy, job_manifest
 from adapters.kubernetes.kueue.services import service_release
 from domain.model.ids import ClusterId
 from domain.model.job import JobType
@@ -18,3 +18,4 @@ def check_workload(workload: Workload, *, cluster_id: ClusterId) -> None:
         service_release(workload, cluster_id=cluster_id)
     else:
         job_manifest(workload, cluster_id=cluster_id)
+        egress_policy(workload, cluster_id=cluster_id)

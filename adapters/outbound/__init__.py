@@ -1,0 +1,5 @@
+"""The outbound policy: a caller's URL resolved here and judged by domain.model.outbound."""
+
+from adapters.outbound.policy import ResolvingOutboundPolicy
+
+__all__ = ["ResolvingOutboundPolicy"]

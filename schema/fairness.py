@@ -1,0 +1,157 @@
+"""Fair shares of one API process between tenants: heavy operations and open subscriptions.
+
+Rate budgets bound what a tenant may spend over a minute, not what it runs at once: a tenant's
+clients sending previews, long schedules or big pages back to back kept the event loop and the
+compute pool busy with its work, and every other tenant's cheap query waited behind it. So an
+operation whose cost (schema/cost.py) is at least `heavy_points` runs holding one of its tenant's
+`heavy_per_tenant` slots (callers without a token share their address's), and waits for one
+otherwise; cheap operations never wait. A tenant's heavy work is then at most that many
+operations in flight, and the loop interleaves everyone else's between their steps. The first
+snapshot of a subscription is heavy work too. Open subscriptions are counted per tenant, at most
+`subscriptions_per_tenant` in this process; one more is refused (SUBSCRIPTION_LIMIT_EXCEEDED)
+and the socket stays open. Both are per process: what one process can be made to do is what
+they protect, and several processes each hold their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from typing import Any, TypeVar
+
+from graphql import OperationType, get_operation_ast
+from strawberry.extensions import SchemaExtension
+
+from schema.types.errors import UserInputError
+
+T = TypeVar("T")
+
+HEAVY_POINTS = 100
+"""An operation costing this much is heavy: a preview (100), a 45-hour schedule, a page of 50
+jobs with their clusters. The UI's own queries cost less (test_ui_query_costs.py)."""
+
+
+class TenantShares:
+    def __init__(
+        self,
+        *,
+        heavy_per_tenant: int,
+        subscriptions_per_tenant: int,
+        heavy_points: int = HEAVY_POINTS,
+    ) -> None:
+        if heavy_per_tenant < 1 or subscriptions_per_tenant < 1:
+            raise ValueError("a tenant needs at least one heavy slot and one subscription")
+        self.heavy_per_tenant = heavy_per_tenant
+        self.subscriptions_per_tenant = subscriptions_per_tenant
+        self.heavy_points = heavy_points
+        self._heavy: dict[str, asyncio.Semaphore] = {}
+        self._waiting: Counter[str] = Counter()
+        self._subscriptions: Counter[str] = Counter()
+
+    @contextlib.asynccontextmanager
+    async def heavy(self, key: str) -> AsyncIterator[None]:
+        """Hold one of `key`'s heavy slots for the block (waiting for one if need be)."""
+        gate = self._heavy.get(key)
+        if gate is None:
+            gate = self._heavy[key] = asyncio.Semaphore(self.heavy_per_tenant)
+        self._waiting[key] += 1
+        try:
+            async with gate:
+                yield
+        finally:
+            self._waiting[key] -= 1
+            if not self._waiting[key]:
+                del self._waiting[key]
+                self._heavy.pop(key, None)
+
+    @contextlib.contextmanager
+    def subscription(self, key: str) -> Iterator[None]:
+        """Count an open subscription of `key` for the block; refused over the cap."""
+        if self._subscriptions[key] >= self.subscriptions_per_tenant:
+            refused = UserInputError(
+                f"your tenant has {self._subscriptions[key]} subscriptions open on this server, "
+                "the most it may: close some first",
+                code="SUBSCRIPTION_LIMIT_EXCEEDED",
+            )
+            refused.extensions["limit"] = self.subscriptions_per_tenant
+            raise refused
+        self._subscriptions[key] += 1
+        try:
+            yield
+        finally:
+            self._subscriptions[key] -= 1
+            if not self._subscriptions[key]:
+                del self._subscriptions[key]
+
+    def open_subscriptions(self, key: str) -> int:
+        return self._subscriptions[key]
+
+
+def share_key(context: Any) -> str:
+    """Whose share an operation counts against: its tenant's, else (no token) its address's."""
+    principal = getattr(context, "principal", None)
+    if principal is not None:
+        return f"tenant:{principal.tenant_id}"
+    client = getattr(getattr(context, "request", None), "client", None)
+    return f"address:{client.host if client else 'unknown'}"
+
+
+class HeavyOperations(SchemaExtension):
+    """Queries and mutations costing at least `heavy_points` run in one of their tenant's
+    heavy slots (after CostLimit has priced and charged them)."""
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        ctx = self.execution_context
+        context = ctx.context
+        shares: TenantShares | None = getattr(getattr(context, "services", None), "shares", None)
+        cost = getattr(context, "cost", None)
+        document = ctx.graphql_document
+        operation = (
+            get_operation_ast(document, ctx.operation_name) if document is not None else None
+        )
+        if (
+            shares is None
+            or not isinstance(cost, int)
+            or cost < shares.heavy_points
+            or operation is None
+            or operation.operation is OperationType.SUBSCRIPTION
+        ):
+            yield
+            return
+        async with shares.heavy(share_key(context)):
+            yield
+
+
+def capped(
+    resolver: Callable[..., AsyncGenerator[T, None]],
+) -> Callable[..., AsyncGenerator[T, None]]:
+    """A subscription resolver whose streams count against their tenant's open subscriptions
+    (refused at the start when there are too many, released when the stream ends)."""
+
+    @functools.wraps(resolver)
+    async def subscribe(*args: Any, **kwargs: Any) -> AsyncGenerator[T, None]:
+        context = kwargs["info"].context
+        shares: TenantShares | None = getattr(context.services, "shares", None)
+        with shares.subscription(share_key(context)) if shares else contextlib.nullcontext():
+            stream = resolver(*args, **kwargs)
+            try:
+                async for item in stream:
+                    yield item
+            finally:
+                await stream.aclose()
+
+    return subscribe
+
+
+@contextlib.asynccontextmanager
+async def heavy_work(context: Any) -> AsyncIterator[None]:
+    """Hold one of the caller's heavy slots for the block (a subscription's first snapshot)."""
+    shares: TenantShares | None = getattr(getattr(context, "services", None), "shares", None)
+    if shares is None:
+        yield
+        return
+    async with shares.heavy(share_key(context)):
+        yield
