@@ -89,8 +89,8 @@ class Query:
 class Mutation:
     submit_job = strawberry.mutation(
         resolver=audited(job_resolvers.submit_job),
-        description="Submit a job to a cluster. With an idempotencyKey, a repeat returns the "
-        "first job.",
+        description="Submit a job to a cluster. With an idempotencyKey, a repeat in the same "
+        "project returns the first job.",
     )
     cancel_job = strawberry.mutation(resolver=audited(job_resolvers.cancel_job))
     retry_job = strawberry.mutation(

@@ -25,7 +25,7 @@ export type Scalars = {
 /** One mutation (or command-line token or key operation): who, what, when, and how it ended. */
 export type AuditEvent = {
   __typename?: 'AuditEvent';
-  /** `token:<token id>` for an API token, `cli:<user>` for the command line. */
+  /** `token:<token id>` for an API token, `cli:<user>` for the command line, `address:<ip>` for a caller refused before it had a principal. */
   actor: Scalars['String']['output'];
   at: Scalars['DateTime']['output'];
   id: Scalars['ID']['output'];
@@ -84,7 +84,7 @@ export type Benchmark = {
   progress?: Maybe<BenchmarkProgress>;
   projectId: Scalars['ID']['output'];
   result?: Maybe<BenchmarkResult>;
-  /** Every request of the run (after it ended), in sending order. */
+  /** Every request of the run (after it ended), in sending order; at most 1,000 a page. */
   samples: Array<RequestSample>;
   startedAt?: Maybe<Scalars['DateTime']['output']>;
   status: BenchmarkStatus;
@@ -919,7 +919,7 @@ export type Mutation = {
   scaleDeployment: DeploymentResult;
   /** Stop every replica; the deployment stays, STOPPED. */
   stopDeployment: DeploymentResult;
-  /** Submit a job to a cluster. With an idempotencyKey, a repeat returns the first job. */
+  /** Submit a job to a cluster. With an idempotencyKey, a repeat in the same project returns the first job. */
   submitJob: SubmitJobResult;
   /** Change a registered cluster; a new kubeconfig or context connects again. */
   updateCluster: ClusterResult;
@@ -1281,6 +1281,7 @@ export type QueueEntry = {
   jobType?: Maybe<JobType>;
   /** The window's latest start; null without a window or a later bound. */
   latestStart?: Maybe<Scalars['DateTime']['output']>;
+  /** Yours to see: named with its job (your tenant's, within your token's projects; every tenant's for the operator). */
   mine: Scalars['Boolean']['output'];
   name: Scalars['String']['output'];
   podCount: Scalars['Int']['output'];
@@ -1443,7 +1444,7 @@ export type RunBenchmarkInput = {
   /** The deployment to load (or give endpointUrl). */
   deploymentId?: InputMaybe<Scalars['ID']['input']>;
   durationSeconds?: InputMaybe<Scalars['Float']['input']>;
-  /** An OpenAI-compatible base URL (ending in /v1); not link-local or a cloud metadata address. */
+  /** An OpenAI-compatible base URL (ending in /v1): a public address, one the operator allows, or your own deployment's. */
   endpointUrl?: InputMaybe<Scalars['String']['input']>;
   /** Required with endpointUrl; a deployment's served name else. */
   model?: InputMaybe<Scalars['String']['input']>;
@@ -1549,7 +1550,7 @@ export type SubmitJobInput = {
   dependsOn?: Array<Scalars['ID']['input']>;
   deploymentType: DeploymentType;
   estimatedDurationSeconds?: InputMaybe<Scalars['Int']['input']>;
-  /** Submitting again with the same key returns the first job, never a second. */
+  /** Submitting again with the same key in the same project returns the first job, never a second. */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   jobType: JobType;
   maxDurationSeconds?: InputMaybe<Scalars['Int']['input']>;
@@ -1668,6 +1669,7 @@ export type TimelineSegment = {
   kind: SegmentKind;
   /** The window's latest start; null without a window or a later bound. */
   latestStart?: Maybe<Scalars['DateTime']['output']>;
+  /** Yours to see: named with its job (your tenant's, within your token's projects; every tenant's for the operator). */
   mine: Scalars['Boolean']['output'];
   name: Scalars['String']['output'];
   priority?: Maybe<JobPriority>;

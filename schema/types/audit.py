@@ -18,7 +18,8 @@ class AuditEvent:
     id: strawberry.ID
     at: datetime
     actor: str = strawberry.field(
-        description="`token:<token id>` for an API token, `cli:<user>` for the command line."
+        description="`token:<token id>` for an API token, `cli:<user>` for the command line, "
+        "`address:<ip>` for a caller refused before it had a principal."
     )
     token_id: strawberry.ID | None
     tenant_id: strawberry.ID | None = strawberry.field(

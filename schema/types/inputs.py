@@ -67,7 +67,8 @@ class SubmitJobInput:
     )
     idempotency_key: str | None = strawberry.field(
         default=None,
-        description="Submitting again with the same key returns the first job, never a second.",
+        description="Submitting again with the same key in the same project returns the first "
+        "job, never a second.",
     )
     queue_name: str = strawberry.field(
         default="default",

@@ -454,7 +454,10 @@ class Benchmark:
     finished_at: datetime | None
     benchmark_id: strawberry.Private[BenchmarkId]
 
-    @strawberry.field(description="Every request of the run (after it ended), in sending order.")  # type: ignore[untyped-decorator]
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="Every request of the run (after it ended), in sending order; at most "
+        "1,000 a page."
+    )
     async def samples(self, info: Info, first: int = 1000, offset: int = 0) -> list[RequestSample]:
         principal = info.context.authenticated()
         if not 0 < first <= SAMPLES_PAGE:
@@ -622,8 +625,8 @@ class RunBenchmarkInput:
     )
     endpoint_url: str | None = strawberry.field(
         default=None,
-        description="An OpenAI-compatible base URL (ending in /v1); not link-local or a cloud "
-        "metadata address.",
+        description="An OpenAI-compatible base URL (ending in /v1): a public address, one the "
+        "operator allows, or your own deployment's.",
     )
     cluster_id: strawberry.ID | None = strawberry.field(
         default=None, description="Where an endpointUrl's benchmark runs."

@@ -41,7 +41,10 @@ class TimelineSegment:
     status: JobStatus | None
     priority: JobPriority | None
     reservation_id: strawberry.ID | None
-    mine: bool
+    mine: bool = strawberry.field(
+        description="Yours to see: named with its job (your tenant's, within your token's "
+        "projects; every tenant's for the operator)."
+    )
     earliest_start: datetime | None = strawberry.field(
         description="A waiting job's start window at 80 % confidence (the band around its "
         "estimated segment): its earliest start; null without a window."
@@ -110,7 +113,10 @@ class QueueEntry:
     gpu_type: str | None
     gpu_count: int = strawberry.field(description="GPUs per pod.")
     pod_count: int
-    mine: bool
+    mine: bool = strawberry.field(
+        description="Yours to see: named with its job (your tenant's, within your token's "
+        "projects; every tenant's for the operator)."
+    )
     job_type: JobType | None = strawberry.field(description="Null for other tenants' jobs.")
     earliest_start: datetime | None = strawberry.field(
         description="Its start window at 80 % confidence, as on its estimated segment: the "
