@@ -25,6 +25,7 @@ from adapters.secrets.keyring import (
 )
 from budcluster import logs, migrate
 from budcluster.bootstrap import App, build
+from budcluster.collector import FrozenSurvivors
 from budcluster.settings import Settings
 from domain.errors import DomainError
 from domain.model.audit import OK, AuditedOperation, without_secrets
@@ -96,6 +97,8 @@ async def serve(settings: Settings) -> int:
                 ws_max_size=settings.max_body_bytes,
                 lifespan="on",
             )
+            if settings.gc_freeze:
+                FrozenSurvivors().install()
             await uvicorn.Server(config).serve(sockets=[sock])
         finally:
             await app.close()
@@ -109,6 +112,8 @@ async def worker(settings: Settings) -> None:
 
     app = await _prepared(settings, migrate_first=False, role="worker")
     await app.start()
+    if settings.gc_freeze:
+        FrozenSurvivors().install()
     server = None
     try:
         if settings.worker_metrics_port:

@@ -111,6 +111,9 @@ class Settings:
     """How long a client may take to send a request's headers (and, again, its body)."""
     token_check_seconds: float = 2.0
     """How often open WebSockets are checked against revoked and expired tokens."""
+    gc_freeze: bool = True
+    """Keep the survivors of each full garbage collection out of the next ones (a full
+    collection of everything every 10 minutes): budcluster/collector.py."""
     compute_workers: int = 1
     """Worker processes for CPU-heavy work (estimates, previews, kubeconfigs); 0: threads."""
     operation_budget: int = 10_000
@@ -257,6 +260,7 @@ class Settings:
             max_body_bytes=int(_env("MAX_BODY_BYTES", str(1 << 20)) or 1 << 20),
             header_timeout_seconds=float(_env("HEADER_TIMEOUT_SECONDS", "10") or 10),
             token_check_seconds=float(_env("TOKEN_CHECK_SECONDS", "2") or 2),
+            gc_freeze=_flag("GC_FREEZE", True),
             compute_workers=int(_env("COMPUTE_WORKERS", "1") or 0),
             operation_budget=int(_env("OPERATION_BUDGET", "10000") or 10000),
             rate_points_per_minute=int(_env("RATE_POINTS_PER_MINUTE", "60000") or 60000),

@@ -11,6 +11,7 @@ from domain.model.principal import Scope
 from resolvers.common import caller
 from resolvers.jobs import to_submission
 from schema.context import Info
+from schema.fairness import heavy_work
 from schema.types import errors
 from schema.types.inputs import SubmitJobInput
 from schema.types.placement import Placement
@@ -26,7 +27,8 @@ async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
     try:
         principal = caller(info, Scope.JOBS_READ)
         submission = to_submission(input)
-        preview = await info.context.services.timeline.preview(principal, submission)
+        async with heavy_work(info.context):
+            preview = await info.context.services.timeline.preview(principal, submission)
     except DomainError as exc:
         error = errors.from_domain(exc)
         if isinstance(error, errors.ConflictError):  # nothing is stored, so nothing conflicts

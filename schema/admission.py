@@ -45,6 +45,7 @@ from domain.errors import Unauthenticated
 from domain.services.refusals import Refusal
 from schema import bounds
 from schema.cost import BASE, operation_cost, text_cost
+from schema.types.errors import UserInputError
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,24 @@ async def pay(context: Any, amount: float) -> float:
     if wait > 0 and limits.waiting is not None:
         limits.waiting.tell(context.rate_key(), wait)
     return wait
+
+
+async def charge(context: Any, points: int, field: str) -> None:
+    """Work a field found while it ran, which its document could not tell (a schedule's
+    segments, queue and rows): added to the operation's cost and taken from the caller's
+    buckets; past the operation budget the field is refused (COST_LIMIT_EXCEEDED, its path
+    named) before its objects are built, so a document repeating it stops paying with CPU."""
+    limits = context.services.limits
+    context.cost = (context.cost or 0) + points
+    await pay(context, points)
+    if context.cost > limits.budget:
+        refused = UserInputError(
+            f"with its {field} the operation costs {context.cost} points; at most "
+            f"{limits.budget} are allowed per operation (ask for fewer, or a shorter window)",
+            code="COST_LIMIT_EXCEEDED",
+        )
+        refused.extensions.update(cost=context.cost, budget=limits.budget)
+        raise refused
 
 
 async def pay_for_connection(context: Any) -> float:

@@ -5,12 +5,14 @@ clients sending previews, long schedules or big pages back to back kept the even
 compute pool busy with its work, and every other tenant's cheap query waited behind it. So an
 operation whose cost (schema/cost.py) is at least `heavy_points` runs holding one of its tenant's
 `heavy_per_tenant` slots (callers without a token share their address's), and waits for one
-otherwise; cheap operations never wait. A tenant's heavy work is then at most that many
-operations in flight, and the loop interleaves everyone else's between their steps. The first
-snapshot of a subscription is heavy work too. Open subscriptions are counted per tenant, at most
-`subscriptions_per_tenant` in this process; one more is refused (SUBSCRIPTION_LIMIT_EXCEEDED)
-and the socket stays open. Both are per process: what one process can be made to do is what
-they protect, and several processes each hold their own.
+otherwise; cheap operations never wait. Inside them, the fields that cost CPU (a preview, a
+schedule's cut, a subscription's first snapshot) run one at a time per tenant, whichever of its
+operations asks: a document of 20 aliased previews runs them in turn. A tenant's heavy work is
+then a bounded share of the loop, which interleaves everyone else's between its steps. Open
+subscriptions are counted per tenant, at most `subscriptions_per_tenant` in this process; one
+more is refused (SUBSCRIPTION_LIMIT_EXCEEDED) and the socket stays open. All of it is per
+process: what one process can be made to do is what it protects, and several processes each
+hold their own.
 """
 
 from __future__ import annotations
@@ -47,25 +49,33 @@ class TenantShares:
         self.heavy_per_tenant = heavy_per_tenant
         self.subscriptions_per_tenant = subscriptions_per_tenant
         self.heavy_points = heavy_points
-        self._heavy: dict[str, asyncio.Semaphore] = {}
-        self._waiting: Counter[str] = Counter()
+        self._gates: dict[tuple[str, str], asyncio.Semaphore] = {}
+        self._waiting: Counter[tuple[str, str]] = Counter()
         self._subscriptions: Counter[str] = Counter()
 
+    def heavy(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold one of `key`'s heavy operation slots for the block (waiting if need be)."""
+        return self._hold((key, "operation"), self.heavy_per_tenant)
+
+    def heavy_field(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold `key`'s one slot for a heavy field (a preview, a schedule's cut) for the block:
+        one document asking for 20 previews runs them one after another, not 20 at once."""
+        return self._hold((key, "field"), 1)
+
     @contextlib.asynccontextmanager
-    async def heavy(self, key: str) -> AsyncIterator[None]:
-        """Hold one of `key`'s heavy slots for the block (waiting for one if need be)."""
-        gate = self._heavy.get(key)
+    async def _hold(self, gate_key: tuple[str, str], size: int) -> AsyncIterator[None]:
+        gate = self._gates.get(gate_key)
         if gate is None:
-            gate = self._heavy[key] = asyncio.Semaphore(self.heavy_per_tenant)
-        self._waiting[key] += 1
+            gate = self._gates[gate_key] = asyncio.Semaphore(size)
+        self._waiting[gate_key] += 1
         try:
             async with gate:
                 yield
         finally:
-            self._waiting[key] -= 1
-            if not self._waiting[key]:
-                del self._waiting[key]
-                self._heavy.pop(key, None)
+            self._waiting[gate_key] -= 1
+            if not self._waiting[gate_key]:
+                del self._waiting[gate_key]
+                self._gates.pop(gate_key, None)
 
     @contextlib.contextmanager
     def subscription(self, key: str) -> Iterator[None]:
@@ -148,10 +158,11 @@ def capped(
 
 @contextlib.asynccontextmanager
 async def heavy_work(context: Any) -> AsyncIterator[None]:
-    """Hold one of the caller's heavy slots for the block (a subscription's first snapshot)."""
+    """Hold the caller's heavy-field slot for the block: a preview, a schedule's cut, a
+    subscription's first snapshot (one at a time per tenant, whichever operations ask)."""
     shares: TenantShares | None = getattr(getattr(context, "services", None), "shares", None)
     if shares is None:
         yield
         return
-    async with shares.heavy(share_key(context)):
+    async with shares.heavy_field(share_key(context)):
         yield

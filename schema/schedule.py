@@ -10,7 +10,9 @@ from domain.errors import NotFound
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from domain.model.timeline import Timeline
+from schema.admission import charge
 from schema.context import Info
+from schema.fairness import heavy_work
 from schema.types.errors import UserInputError
 from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter, schedule_of
 
@@ -82,24 +84,39 @@ async def schedule_for(
     principal = _principal(info, Scope.JOBS_READ)
     services = info.context.services
     start, end = window(services.timeline.now(), start, end)
-    try:
-        view = await services.timeline.view(
-            principal,
-            ClusterId(uuid.UUID(cluster_id)),
-            start,
-            end,
-            only_mine=bool(flt and flt.only_mine),
-        )
-    except NotFound:
-        raise UserInputError("no such cluster", code="NOT_FOUND", field="id") from None
-    return schedule_of(view.sequence, filtered(view.timeline, flt), principal, start, end)
+    async with heavy_work(info.context):
+        try:
+            view = await services.timeline.view(
+                principal,
+                ClusterId(uuid.UUID(cluster_id)),
+                start,
+                end,
+                only_mine=bool(flt and flt.only_mine),
+            )
+        except NotFound:
+            raise UserInputError("no such cluster", code="NOT_FOUND", field="id") from None
+        shown = filtered(view.timeline, flt)
+        await charge(info.context, objects_in(shown), "schedule")
+        return schedule_of(view.sequence, shown, principal, start, end)
+
+
+def objects_in(timeline: Timeline) -> int:
+    """What a schedule answers with, one point an object: its segments (once for each row
+    they cover, as `rows { segments }` lists them), queue entries, rows and forecast points."""
+    return (
+        sum(1 + len(s.rows) for s in timeline.segments.values())
+        + len(timeline.queue)
+        + len(timeline.rows)
+        + sum(len(points) for points in timeline.forecast.values())
+    )
 
 
 async def accuracy_for(info: Info, cluster_id: str, since: datetime | None) -> EstimateAccuracy:
     _principal(info, Scope.CLUSTERS_READ)
     if since is not None:
         since = moment(since, "since", info.context.services.timeline.now())
-    accuracy = await info.context.services.timeline.accuracy(
-        ClusterId(uuid.UUID(cluster_id)), since=since
-    )
+    async with heavy_work(info.context):
+        accuracy = await info.context.services.timeline.accuracy(
+            ClusterId(uuid.UUID(cluster_id)), since=since
+        )
     return EstimateAccuracy.from_domain(accuracy)

@@ -38,7 +38,7 @@ async def test_a_tenants_heavy_work_waits_its_turn_and_others_go_in() -> None:
     release.set()
     await asyncio.gather(*tasks)
     assert entered == ["b1", "a1", "b2"]
-    assert shares._heavy == {} and not shares._waiting  # nothing kept for idle tenants
+    assert shares._gates == {} and not shares._waiting  # nothing kept for idle tenants
 
 
 async def test_subscriptions_over_the_cap_are_refused_and_counted_down() -> None:
