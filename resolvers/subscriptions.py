@@ -14,6 +14,7 @@ from domain.model.ids import ClusterId
 from domain.model.job import Job as DomainJob
 from domain.model.principal import Principal, Scope
 from domain.services.schedule_updates import ScheduleChange, ScheduleSnapshot
+from domain.services.timeline import viewer_key
 from domain.services.updates import JobUpdate as Update
 from domain.services.updates import Snapshot
 from resolvers.common import query_caller, query_uuid
@@ -28,6 +29,7 @@ from schema.types.inputs import JobFilter
 from schema.types.job import Job, JobEvent
 from schema.types.timeline import (
     QueueEntry,
+    Schedule,
     ScheduleDiff,
     ScheduleRow,
     ScheduleUpdate,
@@ -123,13 +125,33 @@ async def schedule_timeline(
     try:
         async for update in stream:
             if isinstance(update, ScheduleSnapshot):
-                yield schedule_of(
-                    update.sequence, update.timeline, principal, start, end, update.reason
-                )
+                yield _schedule(update, principal, start, end)
             else:
                 yield _diff(update, principal)
     finally:
         await stream.aclose()
+
+
+_schedules: OrderedDict[tuple[object, ...], tuple[ScheduleSnapshot, Schedule]] = OrderedDict()
+SCHEDULES_KEPT = 8
+
+
+def _schedule(
+    update: ScheduleSnapshot, principal: Principal, start: datetime, end: datetime
+) -> Schedule:
+    """One GraphQL object per shared snapshot: subscribers of one view given the same cut
+    (TimelineService keeps recent cuts) get the same Schedule, executed and serialised once."""
+    key = (id(update.timeline), update.sequence, viewer_key(principal), start, end, update.reason)
+    found = _schedules.get(key)
+    if found is not None and found[0].timeline is update.timeline:
+        _schedules.move_to_end(key)
+        return found[1]
+    schedule = schedule_of(update.sequence, update.timeline, principal, start, end, update.reason)
+    schedule.shared = schedule.large = True
+    _schedules[key] = (update, schedule)
+    while len(_schedules) > SCHEDULES_KEPT:
+        _schedules.popitem(last=False)
+    return schedule
 
 
 _diffs: OrderedDict[tuple[int, str], tuple[ScheduleChange, ScheduleDiff]] = OrderedDict()

@@ -173,7 +173,8 @@ async def pay(context: Any, amount: float) -> float:
     limits = context.services.limits
     wait = float(await limits.limiter.take_each(context.rate_buckets(), amount))
     if wait > 0 and limits.waiting is not None:
-        limits.waiting.tell(context.rate_key(), wait)
+        for key in context.waiting_keys():
+            limits.waiting.tell(key, wait)
     return wait
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,11 @@ class Waiting:
             del self._until[key]
             return 0.0
         return left
+
+
+def presented_key(bearer: str) -> str:
+    """What a presented token is remembered by while its caller must wait (never the token)."""
+    return "presented:" + hashlib.sha256(bearer.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -221,6 +227,14 @@ class Context:
         if self.principal is not None:
             buckets.append(limits.tenant.bucket(f"tenant:{self.principal.tenant_id}"))
         return buckets
+
+    def waiting_keys(self) -> list[str]:
+        """The keys a caller told to wait is remembered by: its bucket's, and the token it
+        presented (hashed), which the transport can check before authenticating anyone."""
+        keys = [self.rate_key()]
+        if self.bearer:
+            keys.append(presented_key(self.bearer))
+        return keys
 
     def client_address(self) -> str:
         client = getattr(self.request, "client", None)

@@ -12,6 +12,7 @@ BUDCLUSTER_COMPUTE_WORKERS=0 they run in a thread instead (domain.aio.InThread).
 from __future__ import annotations
 
 import asyncio
+import os
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -20,6 +21,10 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 PRELOAD = ["domain.scheduling.estimator", "adapters.kubernetes.kubeconfig"]
+NICENESS = 10
+"""The workers yield the CPU to the process that serves requests when both want it: a recompute
+or a preview waits a little, a cheap query does not wait for them (on one core, a recompute at
+equal priority doubled every request's time while it ran). Idle cores they use in full."""
 """Imported once by the fork server, so each worker starts with them loaded."""
 
 
@@ -34,7 +39,12 @@ class ProcessCompute:
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(PRELOAD)
-            self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self._workers,
+                mp_context=context,
+                initializer=os.nice,
+                initargs=(NICENESS,),
+            )
         return self._pool
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:

@@ -8,7 +8,10 @@ the same for a topic that hears nothing (a publish lost after its commit, a brok
 
 Each event is decoded once and the same object is handed to every subscriber. A subscriber's
 buffer is bounded: when it overflows, its backlog is dropped and it is told so (`Overflowed`) and
-resynchronises from a snapshot, so one slow client never holds unbounded memory.
+resynchronises from a snapshot, so one slow client never holds unbounded memory. An event is
+queued for every subscriber at once, but they are woken WAKE_BATCH at a time, the next batch
+after what the loop already had to do: a thousand subscribers woken together (a tenant at its
+subscription cap) held every other request behind their sends for a tenth of a second.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from domain.ports import EventLog, Overflowed, StoredEvent
 
 log = logging.getLogger(__name__)
 _OVERFLOWED = Overflowed()
+WAKE_BATCH = 16
+"""Subscribers woken together by one event (each then runs its send: 0.1 to 0.5 ms)."""
 
 
 class HubSubscription:
@@ -35,7 +40,7 @@ class HubSubscription:
         self._overflowed = False
         self._closed = False
 
-    def push(self, event: StoredEvent) -> None:
+    def push(self, event: StoredEvent, *, wake: bool = True) -> None:
         if len(self._queue) >= self._buffer:
             if not self._overflowed:
                 self._topic.hub.on_overflow()
@@ -43,6 +48,10 @@ class HubSubscription:
             self._overflowed = True
         else:
             self._queue.append(event)
+        if wake:
+            self._ready.set()
+
+    def wake(self) -> None:
         self._ready.set()
 
     def push_overflow(self) -> None:
@@ -87,8 +96,14 @@ class _Topic:
 
     def fan_out(self, event: StoredEvent) -> None:
         self.last = event.sequence
-        for sub in self.subscribers:
-            sub.push(event)
+        if len(self.subscribers) <= WAKE_BATCH:
+            for sub in self.subscribers:
+                sub.push(event)
+            return
+        woken = list(self.subscribers)
+        for sub in woken:
+            sub.push(event, wake=False)
+        _wake(woken, 0)
 
     async def accept(self, events: list[StoredEvent]) -> None:
         async with self.lock:
@@ -123,6 +138,15 @@ class _Topic:
     async def catch_up(self) -> None:
         async with self.lock:
             await self._fill(None)
+
+
+def _wake(subscribers: list[HubSubscription], start: int) -> None:
+    """Wake a batch, and the next one once the loop has run what is ready by then."""
+    end = start + WAKE_BATCH
+    for sub in subscribers[start:end]:
+        sub.wake()
+    if end < len(subscribers):
+        asyncio.get_running_loop().call_soon(_wake, subscribers, end)
 
 
 class EventHubImpl:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from datetime import timedelta
@@ -57,7 +58,7 @@ from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated, Unavailable
 from domain.services.refusals import RefusalRecords
 from schema.admission import pay_for_connection, record, seconds_to_wait
-from schema.context import ApiServices, Context, Rate, RequestLimits, Waiting
+from schema.context import ApiServices, Context, Rate, RequestLimits, Waiting, presented_key
 from schema.execution import is_shared_data
 from schema.fairness import TenantShares
 from schema.schema import schema
@@ -196,8 +197,19 @@ class GraphQLView(GraphQL[Context, None]):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            request = Request(scope=scope, receive=receive)
+            if (wait := self._told_to_wait(request)) > 0:
+                await request.body()  # bounded by BodyLimit; the connection stays usable
+                seconds = str(math.ceil(wait))
+                refusal = json_error(
+                    429,
+                    f"rate limit reached: try again in {seconds} s",
+                    headers={"Retry-After": seconds},
+                )
+                await refusal(scope, receive, send)
+                return
             try:
-                response = await self.run(Request(scope=scope, receive=receive))
+                response = await self.run(request)
             except HTTPException as exc:
                 response = json_error(exc.status_code, exc.reason)
             except Refused as refused:
@@ -211,6 +223,19 @@ class GraphQLView(GraphQL[Context, None]):
             await self.run(socket)
         finally:
             self.sessions.discard(socket)
+
+    def _told_to_wait(self, request: Request) -> float:
+        """Seconds a caller this process told to wait (RATE_LIMITED) still has to: refused here,
+        before its body is parsed or its token looked up (a client that ignores Retry-After
+        costs a header check a request)."""
+        waiting = self.services.limits.waiting
+        if waiting is None:
+            return 0.0
+        presented = bearer(request.headers.get("authorization"))
+        if presented is not None:
+            return waiting.remaining(presented_key(presented))
+        client = request.client
+        return waiting.remaining(f"address:{client.host if client and client.host else 'unknown'}")
 
     def decode_json(self, data: str | bytes) -> object:
         """A WebSocket message (HTTP bodies go through parse_json)."""

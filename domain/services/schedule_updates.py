@@ -11,7 +11,7 @@ a resumed stream is cut exactly like the original: `added` and `moved` segments 
 overlap the window after the change (upsert them by id); `removed` lists ids that left the
 timeline or the window (ids you do not hold can be ignored). The cut of one change is computed
 once per (view, window) and shared by every subscriber with the same view: the operator's, or a
-tenant's through one set of projects (`_viewer`).
+tenant's through one set of projects (`viewer_key`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,13 @@ from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Row, Segment, Timeline, TimelineDiff
 from domain.ports import EventHub, EventLog, StoredEvent
 from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
-from domain.services.timeline import TimelineService, anonymous, anonymous_entry, visible_to
+from domain.services.timeline import (
+    TimelineService,
+    anonymous,
+    anonymous_entry,
+    viewer_key,
+    visible_to,
+)
 
 
 @dataclass(frozen=True)
@@ -79,15 +85,6 @@ def cut_change(
         forecast,
         change.rows,
     )
-
-
-def _viewer(principal: Principal) -> str:
-    """What decides a principal's cut of a change: who sees what is `visible_to`'s."""
-    if principal.sees_every_tenant:
-        return "*"
-    if principal.project_ids is None:
-        return str(principal.tenant_id)
-    return f"{principal.tenant_id}/{','.join(sorted(map(str, principal.project_ids)))}"
 
 
 class ScheduleUpdatesService:
@@ -161,7 +158,7 @@ class ScheduleUpdatesService:
         change = event.cluster_change
         if change is None or change.kind is not ClusterChangeKind.TIMELINE or not change.timeline:
             return None
-        key = (event.sequence, event.cluster_id, _viewer(principal), start, end)
+        key = (event.sequence, event.cluster_id, viewer_key(principal), start, end)
         found = self._cuts.get(key)
         if found is None:
             if len(self._cuts) > 4096:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -72,6 +73,9 @@ ACTIVE_TTL = timedelta(seconds=60)
 cluster's events (`_active`)."""
 ACTIVE_FOLD_LIMIT = 5000
 """More events than this since the last read: read the active jobs whole instead."""
+CUTS_KEPT = 16
+"""Cuts of stored timelines kept for the views that ask again (a few windows of a few
+tenants: what arrives together)."""
 CALIBRATION_PAST = timedelta(days=30)
 CALIBRATION_JOBS = 5000
 CALIBRATION_TTL = timedelta(seconds=30)
@@ -188,6 +192,15 @@ def visible_to(principal: Principal) -> Callable[[Segment | QueueEntry], bool]:
     return visible
 
 
+def viewer_key(principal: Principal) -> str:
+    """What decides a principal's cut of a timeline: who sees what is `visible_to`'s."""
+    if principal.sees_every_tenant:
+        return "*"
+    if principal.project_ids is None:
+        return str(principal.tenant_id)
+    return f"{principal.tenant_id}/{','.join(sorted(map(str, principal.project_ids)))}"
+
+
 def cut(
     timeline: Timeline,
     principal: Principal,
@@ -232,6 +245,9 @@ class TimelineService:
         self._learned: dict[ClusterId, _Learned] = {}
         self._pasts: dict[ClusterId, _Past] = {}
         self._actives: dict[ClusterId, _Active] = {}
+        self._cuts: OrderedDict[tuple[object, ...], TimelineView] = OrderedDict()
+        """Recent cuts by (cluster, version, viewer, window): subscribers of one view that
+        arrive together (a thousand at a page's reload) share one cut, and its objects."""
         self.active_reads = 0
         """Whole reads of a cluster's active jobs (the rest were folded from events)."""
         self.on_refreshed: Callable[[float], None] = lambda seconds: None
@@ -473,9 +489,17 @@ class TimelineService:
         only_mine: bool = False,
     ) -> TimelineView:
         stored = await self._stored(cluster_id)
-        return TimelineView(
+        key = (cluster_id, stored.sequence, viewer_key(principal), start, end, only_mine)
+        found = self._cuts.get(key)
+        if found is not None:
+            self._cuts.move_to_end(key)
+            return found
+        view = self._cuts[key] = TimelineView(
             stored.sequence, cut(stored.timeline, principal, start, end, only_mine=only_mine)
         )
+        while len(self._cuts) > CUTS_KEPT:
+            self._cuts.popitem(last=False)
+        return view
 
     async def _stored(self, cluster_id: ClusterId) -> TimelineView:
         for _ in range(2):

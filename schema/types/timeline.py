@@ -178,6 +178,9 @@ class Schedule:
         description="For subscription snapshots: subscribed, or resync (history gone or behind)."
     )
     row_list: strawberry.Private[list[model.Row]]
+    shared: strawberry.Private[bool] = False
+    """A subscription snapshot handed to every subscriber of one view (schema/execution.py)."""
+    large: strawberry.Private[bool] = False
 
     @strawberry.field(description="One row per GPU and the CPU pool, each with its segments.")  # type: ignore[untyped-decorator]
     def rows(self) -> list[TimelineRow]:
