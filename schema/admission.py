@@ -174,7 +174,7 @@ async def pay(context: Any, amount: float) -> float:
     wait = float(await limits.limiter.take_each(context.rate_buckets(), amount))
     if wait > 0 and limits.waiting is not None:
         for key in context.waiting_keys():
-            limits.waiting.tell(key, wait)
+            limits.waiting.tell(key, wait, context.principal)
     return wait
 
 

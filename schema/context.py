@@ -55,24 +55,31 @@ class Waiting:
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._until: OrderedDict[str, float] = OrderedDict()
+        self._until: OrderedDict[str, tuple[float, Principal | None]] = OrderedDict()
 
-    def tell(self, key: str, seconds: float) -> None:
+    def tell(self, key: str, seconds: float, principal: Principal | None = None) -> None:
+        """`key` (and `principal`, who it was, for the records of what is refused meanwhile)
+        must wait `seconds`."""
         self._until.pop(key, None)
-        self._until[key] = self._clock.now().timestamp() + min(seconds, 3600.0)
+        self._until[key] = (self._clock.now().timestamp() + min(seconds, 3600.0), principal)
         while len(self._until) > self.MAX_KEYS:
             self._until.popitem(last=False)
 
     def remaining(self, key: str) -> float:
         """Seconds `key` still has to wait (0.0: none)."""
-        until = self._until.get(key)
-        if until is None:
+        found = self._until.get(key)
+        if found is None:
             return 0.0
-        left = until - self._clock.now().timestamp()
+        left = found[0] - self._clock.now().timestamp()
         if left <= 0:
             del self._until[key]
             return 0.0
         return left
+
+    def who(self, key: str) -> Principal | None:
+        """The principal `key` was told to wait as, if it had one."""
+        found = self._until.get(key)
+        return found[1] if found is not None else None
 
 
 def presented_key(bearer: str) -> str:

@@ -56,7 +56,7 @@ from budcluster.http.guards import (
 from budcluster.http.persisted import PersistedDocuments, Refused
 from budcluster.http.sessions import Sessions
 from domain.errors import Unauthenticated, Unavailable
-from domain.services.refusals import RefusalRecords
+from domain.services.refusals import Refusal, RefusalRecords
 from schema.admission import pay_for_connection, record, seconds_to_wait
 from schema.context import ApiServices, Context, Rate, RequestLimits, Waiting, presented_key
 from schema.execution import is_shared_data
@@ -198,7 +198,7 @@ class GraphQLView(GraphQL[Context, None]):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             request = Request(scope=scope, receive=receive)
-            if (wait := self._told_to_wait(request)) > 0:
+            if (wait := await self._told_to_wait(request)) > 0:
                 await request.body()  # bounded by BodyLimit; the connection stays usable
                 seconds = str(math.ceil(wait))
                 refusal = json_error(
@@ -224,18 +224,36 @@ class GraphQLView(GraphQL[Context, None]):
         finally:
             self.sessions.discard(socket)
 
-    def _told_to_wait(self, request: Request) -> float:
+    async def _told_to_wait(self, request: Request) -> float:
         """Seconds a caller this process told to wait (RATE_LIMITED) still has to: refused here,
         before its body is parsed or its token looked up (a client that ignores Retry-After
-        costs a header check a request)."""
-        waiting = self.services.limits.waiting
-        if waiting is None:
+        costs a header check a request), and recorded within the refusal records' limits as
+        the principal it was told as."""
+        limits = self.services.limits
+        if limits.waiting is None:
             return 0.0
         presented = bearer(request.headers.get("authorization"))
-        if presented is not None:
-            return waiting.remaining(presented_key(presented))
         client = request.client
-        return waiting.remaining(f"address:{client.host if client and client.host else 'unknown'}")
+        address = client.host if client and client.host else "unknown"
+        key = presented_key(presented) if presented is not None else f"address:{address}"
+        wait = limits.waiting.remaining(key)
+        if wait > 0 and limits.refusals is not None:
+            principal = limits.waiting.who(key)
+            refusal = Refusal(
+                code="RATE_LIMITED",
+                operation=None,
+                address=address,
+                transport="http",
+                tenant_id=principal.tenant_id if principal is not None else None,
+                token_id=principal.token_id if principal is not None else None,
+            )
+            try:
+                await limits.refusals.record(refusal)
+            except Exception as exc:  # the database is down: the refusal stands, unrecorded
+                log.warning(
+                    "a refusal (RATE_LIMITED) could not be recorded: %s", type(exc).__name__
+                )
+        return wait
 
     def decode_json(self, data: str | bytes) -> object:
         """A WebSocket message (HTTP bodies go through parse_json)."""
