@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -91,14 +92,23 @@ class Api:
             return len((await uow.jobs.page(JobFilter(), first=100)).jobs)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    app = await make_app(sqlite_url if request.param == "sqlite" else pg_url)
+@asynccontextmanager
+async def api_on(url: str, **settings: Any) -> AsyncIterator[Api]:
+    """The API in-process over ASGI, on a database, with a simulated cluster of 8 GPUs."""
+    app = await make_app(url, **settings)
     cluster = await sim_cluster(app)
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        yield Api(app, client, str(cluster.id))
-    await app.close()
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield Api(app, client, str(cluster.id))
+    finally:
+        await app.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
+    async with api_on(sqlite_url if request.param == "sqlite" else pg_url) as made:
+        yield made
 
 
 def nested(depth: int) -> dict[str, Any]:

@@ -10,15 +10,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
-import httpx
 import pytest
 
-from budcluster.http import create_app
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from schema.schedule import objects_in
-from tests.integration.test_app_flows import make_app, sim_cluster
-from tests.integration.test_graphql_api import SUBMIT, Api
+from tests.integration.test_graphql_api import SUBMIT, Api, api_on
 
 BUDGET = 2000
 ONE = "query($id: ID!) { cluster(id: $id) { schedule { segments { id rows } queue { jobId } } } }"
@@ -33,12 +30,8 @@ TWENTY = (
 
 @pytest.fixture
 async def api(sqlite_url: str) -> AsyncIterator[Api]:
-    app = await make_app(sqlite_url, operation_budget=BUDGET)
-    cluster = await sim_cluster(app)
-    transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        yield Api(app, client, str(cluster.id))
-    await app.close()
+    async with api_on(sqlite_url, operation_budget=BUDGET) as made:
+        yield made
 
 
 async def test_each_schedule_pays_for_what_it_holds_and_copies_past_the_budget_are_refused(

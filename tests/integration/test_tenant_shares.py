@@ -14,16 +14,13 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 
 from adapters.clock import ManualClock
-from budcluster.http import create_app
 from domain.model.ids import TenantId
 from domain.model.principal import Scope
 from domain.services.timeline import Preview
-from tests.integration.test_app_flows import make_app, sim_cluster
-from tests.integration.test_graphql_api import Api
+from tests.integration.test_graphql_api import Api, api_on
 from tests.integration.test_request_limits import serving
 
 PREVIEW = """query($input: SubmitJobInput!) { previewJob(input: $input) {
@@ -33,12 +30,8 @@ CHEAP = "{ clusters { id } }"
 
 @pytest.fixture
 async def api(sqlite_url: str) -> AsyncIterator[Api]:
-    app = await make_app(sqlite_url, tenant_heavy_concurrency=1)
-    cluster = await sim_cluster(app)
-    transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        yield Api(app, client, str(cluster.id))
-    await app.close()
+    async with api_on(sqlite_url, tenant_heavy_concurrency=1) as made:
+        yield made
 
 
 async def test_a_tenants_heavy_operations_take_turns_and_others_go_in(
