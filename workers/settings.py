@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from arq.connections import RedisSettings
@@ -30,13 +31,20 @@ from workers.tasks import TASKS, sync_clusters
 log = logging.getLogger(__name__)
 
 
+RESTART_CAP_SECONDS = 2.0
+QUIET_SECONDS = 30.0
+
+
 async def run_worker(make: Callable[[], Worker], clock: Clock) -> None:
     """Run arq workers until cancelled, through Redis outages: arq's own loop ends at the
     first Redis error (found in production: a 5 s outage ended every worker, and jobs waited
     for a person). A worker that lost Redis has its running tasks cancelled (their keys stay
     in progress and run again once they expire: tasks are idempotent), and a new one starts
-    after a capped, jittered backoff, until Redis answers again."""
+    after a capped, jittered backoff, until Redis answers again: at most RESTART_CAP_SECONDS
+    (the tasks queued once Redis is back wait for no longer than that; with 10 s, hand-overs
+    queued after a 60 s outage waited up to 10 s). Said once, then every QUIET_SECONDS."""
     failures = 0
+    said: datetime | None = None
     while True:
         worker = make()
         started = clock.now()
@@ -54,8 +62,11 @@ async def run_worker(make: Callable[[], Worker], clock: Clock) -> None:
             if (clock.now() - started).total_seconds() > 60:
                 failures = 0  # it had been working: start the backoff over
             failures += 1
-            delay = backoff_seconds(failures, base=0.5, cap=10.0)
-            log.warning("the worker lost Redis (%s); starting again in %.1f s", exc, delay)
+            delay = backoff_seconds(failures, base=0.5, cap=RESTART_CAP_SECONDS)
+            now = clock.now()
+            if said is None or (now - said).total_seconds() >= QUIET_SECONDS:
+                said = now
+                log.warning("the worker lost Redis (%s); starting again in %.1f s", exc, delay)
         finally:
             await cancel_and_wait(list(worker.tasks.values()))
         await clock.sleep(delay)

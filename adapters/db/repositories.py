@@ -250,10 +250,22 @@ class SqlJobRepository:
         ]
 
     async def store_estimates(self, estimates: Sequence[tuple[Job, bool]]) -> None:
+        """Write the estimates: the rows are locked first, all of them in id order, as every
+        transaction that locks several jobs takes them (written in estimate order, one row at
+        a time, they deadlocked with the cluster's loop locking `ORDER BY id`: 8 in a 100-way
+        burst, issue 27)."""
         if not estimates:
             return
-        short = [mapping.estimate_row(job, kept=False) for job, kept in estimates if not kept]
-        full = [mapping.estimate_row(job, kept=True) for job, kept in estimates if kept]
+        ordered = sorted(estimates, key=lambda e: str(e[0].id))
+        if self._conn.dialect.name == "postgresql":
+            await self._conn.execute(
+                sa.select(jobs.c.id)
+                .where(jobs.c.id.in_([job.id for job, _ in ordered]))
+                .order_by(jobs.c.id)
+                .with_for_update(key_share=True)
+            )
+        short = [mapping.estimate_row(job, kept=False) for job, kept in ordered if not kept]
+        full = [mapping.estimate_row(job, kept=True) for job, kept in ordered if kept]
         for rows in (short, full):
             if rows:
                 columns: dict[str, Any] = {k: sa.bindparam(f"v_{k}") for k in rows[0] if k != "id"}

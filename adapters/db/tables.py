@@ -371,3 +371,15 @@ audit_event_targets = sa.Table(
 )
 """Each event's targets, one row each: `auditEvents(filter: {target})` is an indexed lookup
 (the event's own `targets` column is what is read back)."""
+
+# --- leases ----------------------------------------------------------------------------------
+
+leases = sa.Table(
+    "lease",
+    metadata,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("holder", sa.String(200), nullable=False),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+"""Which process watches which cluster, on PostgreSQL: a cluster's progress never waits on
+Redis (before, the lease lived there, and a 60 s Redis outage stopped the demo cluster's loop)."""

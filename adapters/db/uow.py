@@ -252,7 +252,8 @@ class SqlUnitOfWork:
     async def _commit(self) -> list[StoredEvent]:
         conn = self.connection
         job_changes: list[JobChanged] = []
-        for job, original in self._seen.values():
+        # written in id order: every transaction that locks several jobs takes them in one order
+        for job, original in sorted(self._seen.values(), key=lambda seen: str(seen[0].id)):
             row = mapping.job_to_row(job)
             if original is not None and row != original:
                 if not job.changes:  # no committed change without its event, by construction

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.simulated.config import SimulationConfig
 from adapters.simulated.engine import RESERVATION, Pace, SimWorkload, step
@@ -43,6 +43,20 @@ MAX_PACING_SECONDS = 0.5
 
 Configuration = tuple[QuotaSet, list[CapacityReservation]]
 """A cluster's Kueue objects and its capacity reservations, as the simulated cluster sees them."""
+
+AdmissionCheck = Callable[
+    [AsyncConnection, Sequence[tuple[uuid.UUID, int]]], Awaitable[set[tuple[uuid.UUID, int]]]
+]
+"""Of the (job, attempt) pairs a step would admit, those not to be admitted (their job is final,
+or on a later attempt), asked in the step's own transaction: Kueue's admission checks, which
+must all be Ready before a workload is admitted, as budcluster is to a simulated cluster."""
+
+
+class _Refused(Exception):
+    """A step would admit workloads the admission check refuses: it is run again without them."""
+
+    def __init__(self, attempts: set[tuple[uuid.UUID, int]]) -> None:
+        self.attempts = attempts
 
 
 def runtime_of(workload: Workload) -> float | None:
@@ -92,8 +106,10 @@ class SimulatedClusters:
         *,
         serialised: Callable[[], AbstractAsyncContextManager[None]] | None = None,
         poll_seconds: float = 0.5,
+        admission_check: AdmissionCheck | None = None,
     ) -> None:
         self.configuration = configuration
+        self.admission_check = admission_check
         self.store = SimulatedStore(engine, serialised)
         self.clock = clock
         self.poll_seconds = poll_seconds
@@ -205,15 +221,52 @@ class SimulatedGateway(ClusterGateway):
         raises `Superseded` otherwise, having written nothing."""
         nodes = self._config.nodes(self._cluster.id)
         quotas, reservations = await self._clusters.configuration(self._cluster.id)
-        async with self._store.transaction() as conn:
-            workloads = await self._store.live(conn, self._cluster.id, generation=generation)
-            now = self._clock.now()
-            due = step(workloads, nodes, quotas, now, self._pace, reservations)
-            changed = [w for w in workloads if w.changed or w.new]
-            await self._store.save(conn, self._cluster.id, changed)
+        refused: set[tuple[uuid.UUID, int]] = set()
+        while True:
+            try:
+                changed, due, now = await self._step(
+                    nodes, quotas, reservations, generation, refused
+                )
+                break
+            except _Refused as again:  # rolled back: run it again, those taken away first
+                refused |= again.attempts
         wait = None if due is None else max(0.0, (due - now).total_seconds())
         reported = [w for w in changed if w.kind != RESERVATION]
         return [observation(w, self._clock) for w in reported], wait
+
+    async def _step(
+        self,
+        nodes: list[Node],
+        quotas: QuotaSet,
+        reservations: list[CapacityReservation],
+        generation: int | None,
+        refused: set[tuple[uuid.UUID, int]],
+    ) -> tuple[list[SimWorkload], datetime | None, datetime]:
+        """One step in one transaction. The workloads it admits pass the admission check in
+        that transaction; if any is refused, `_Refused` rolls the step back."""
+        async with self._store.transaction() as conn:
+            workloads = await self._store.live(conn, self._cluster.id, generation=generation)
+            waiting = set()
+            for w in workloads:
+                if (uuid.UUID(w.job_id), w.attempt) in refused:
+                    w.request, w.request_reason = "DELETE", "its job no longer wants it"
+                elif w.phase is WorkloadPhase.QUEUED:
+                    waiting.add(w.name)
+            now = self._clock.now()
+            due = step(workloads, nodes, quotas, now, self._pace, reservations)
+            check = self._clusters.admission_check
+            admitted = [
+                (uuid.UUID(w.job_id), w.attempt)
+                for w in workloads
+                if w.name in waiting and w.admitted_at is not None and w.kind != RESERVATION
+            ]
+            if check is not None and admitted:
+                unwanted = await check(conn, admitted)
+                if unwanted:
+                    raise _Refused(unwanted)
+            changed = [w for w in workloads if w.changed or w.new]
+            await self._store.save(conn, self._cluster.id, changed)
+        return changed, due, now
 
     async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
         """Run the cluster's admission loop, one step after another, and yield each step's

@@ -8,6 +8,7 @@ duplicate.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable
 from datetime import datetime
@@ -21,6 +22,10 @@ from redis.exceptions import RedisError
 from adapters.tasks import TaskSpec, processing, received, sending
 from domain.errors import Unavailable
 from domain.ports import RetryTask
+
+ANSWER_SECONDS = 1.0
+"""How long `answers` waits for a PING: a Redis that does not answer within a second (a
+partition, not a refusal) is down for the supervisor's purposes."""
 
 
 def serialize(data: dict[str, Any]) -> bytes:
@@ -52,6 +57,13 @@ class ArqTaskQueue:
             except (RedisError, OSError) as exc:
                 raise Unavailable(f"the task queue ({type(exc).__name__})") from exc
             return job is not None
+
+    async def answers(self) -> bool:
+        try:
+            async with asyncio.timeout(ANSWER_SECONDS):
+                return bool(await self._pool.ping())
+        except (RedisError, OSError, TimeoutError):
+            return False
 
 
 def job_id(queue_name: str, key: str) -> str:

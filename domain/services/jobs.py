@@ -14,7 +14,7 @@ token limited to projects cannot learn what the others submitted).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -74,6 +74,16 @@ def scoped_filter(principal: Principal, job_filter: JobFilter) -> JobFilter | No
         cluster_ids=job_filter.cluster_ids,
         project_ids=wanted,
     )
+
+
+def retries_exhausted(job: Job) -> str:
+    """Why a FAILED or PREEMPTED job may not be retried again, in words that fit its count."""
+    status = job.status.value
+    if job.max_retries == 0:
+        return f"job {job.name} is {status} and has no retries (maxRetries is 0)"
+    if job.max_retries == 1:
+        return f"job {job.name} is {status} and has used its 1 retry"
+    return f"job {job.name} is {status} and has used all {job.max_retries} retries"
 
 
 class JobService:
@@ -241,10 +251,7 @@ class JobService:
                     code="NOT_RETRYABLE",
                 )
             if job.retry_count >= job.max_retries:
-                raise Conflict(
-                    f"job {job.name} has used all {job.max_retries} retries",
-                    code="RETRIES_EXHAUSTED",
-                )
+                raise Conflict(retries_exhausted(job), code="RETRIES_EXHAUSTED")
             self.start_next_attempt(job, "retry requested")
             await uow.commit()  # its hand-over follows, after the backoff (reactions)
         return job
@@ -300,12 +307,30 @@ class JobService:
         now: lost between commit and enqueue, or taken by a worker that died with it (arq keeps
         a dead worker's task locked for its timeout). The key is fresh in each period of
         `grace`, so a task locked or kept by a dead worker never holds the job back; within one
-        period, the key de-duplicates sweeps from several processes. Jobs that wait for
-        something (their window, a dependency, a cluster that does not answer) are left to
-        what they wait for. Returns how many were queued."""
+        period, the key de-duplicates sweeps from several processes. Returns how many were
+        queued."""
+        now = self._clock.now()
+        ready = await self.ready_submissions(grace=grace, limit=limit)
+        period = int(now.timestamp() // max(grace.total_seconds(), 1.0))
+        for job in ready:
+            await self.enqueue_submission(job, because=f"sweep-{period}")
+        return len(ready)
+
+    async def ready_submissions(
+        self,
+        *,
+        grace: timedelta,
+        limit: int = 500,
+        clusters: Collection[ClusterId] | None = None,
+    ) -> list[Job]:
+        """PENDING jobs overdue for their hand-over by `grace` that could go now (on `clusters`
+        only, if given). Jobs that wait for something (their window, a dependency, a cluster
+        that does not answer) are left to what they wait for."""
         now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
             due = await uow.jobs.due_for_submission(now - grace, limit=limit)
+            if clusters is not None:
+                due = [job for job in due if job.cluster_id in clusters]
             needed = list({d for job in due for d in job.depends_on})
             done = {
                 d.id
@@ -315,17 +340,13 @@ class JobService:
             answering = {
                 c.id for c in await uow.clusters.all() if c.status is ClusterStatus.AVAILABLE
             }
-        ready = [
+        return [
             job
             for job in due
             if job.cluster_id in answering
             and (job.window is None or job.window.contains(now))
             and all(d in done for d in job.depends_on)
         ]
-        period = int(now.timestamp() // max(grace.total_seconds(), 1.0))
-        for job in ready:
-            await self.enqueue_submission(job, because=f"sweep-{period}")
-        return len(ready)
 
     # --- queries ----------------------------------------------------------------------------
 

@@ -145,7 +145,8 @@ class ObservationService:
         seen = {(o.job_id, o.attempt) for o in listed}
         result = Reconciliation()
         async with self._uow(TenantScope.system()) as uow:
-            for job in await uow.jobs.active_on_cluster(cluster_id):
+            active = await uow.jobs.active_on_cluster(cluster_id)
+            for job in sorted(active, key=lambda j: str(j.id)):  # locked in id order, as all
                 if job.status in _MUST_EXIST and (job.id, job.attempt) not in seen:
                     fresh = await uow.jobs.get(job.id, for_update=True)
                     if fresh is None or fresh.status not in _MUST_EXIST:

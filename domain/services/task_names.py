@@ -73,6 +73,9 @@ class TaskBacklog:
     ) -> bool:
         return await self._tasks.enqueue(task, key=key, defer_until=defer_until, **kwargs)
 
+    async def answers(self) -> bool:
+        return await self._tasks.answers()
+
     def keep(self, task: str, *, key: str, **kwargs: Any) -> None:
         self._kept[key] = (task, kwargs)
         self._kept.move_to_end(key)

@@ -14,6 +14,11 @@ in one commit. Cancelling is level-triggered: whatever runs for a job that is fi
 at the listing, and by a sweep every `sweep_seconds`. When the gateway fails, the watch is
 restarted after a capped, jittered backoff. The supervisor also re-queues overdue submissions, the
 safety net for a process that died between committing a job and queueing its task, or with the task.
+
+No cluster's progress waits on Redis: the lease is the database's (in production), and while the
+task queue does not answer, the supervisor hands the PENDING jobs of the clusters it watches over
+itself, from the database, a moment (`OUTAGE_GRACE`) after they were committed (before, a 60 s
+Redis outage left every submission PENDING until it ended; issue 27).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,6 +41,7 @@ from domain.ports import (
     GatewayFactory,
     GatewayUnavailable,
     Lease,
+    RetryTask,
     Superseded,
     WorkloadObservation,
 )
@@ -57,6 +63,10 @@ OUTAGE_RESET_SECONDS = 10.0
 # cluster and then every QUIET_SECONDS: a Redis outage wrote one line a second per cluster and
 # process (the fault suite).
 QUIET_SECONDS = 30.0
+# While the task queue does not answer, a submission is handed over by the supervisor once it
+# has been PENDING this long: long enough for the submitting process's own hand-over to have
+# failed (its enqueue fails at once), short beside the supervisor's tick.
+OUTAGE_GRACE = timedelta(seconds=1)
 
 
 class _Repeated:
@@ -98,7 +108,9 @@ class ClusterSupervisor:
         workloads: WorkloadService | None = None,
         registry: ClusterRegistry | None = None,
         registering_grace: timedelta = timedelta(seconds=60),
+        queue_answers: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
+        self._queue_answers = queue_answers
         self._registry = registry
         self._registering_grace = registering_grace
         self._timeline = timeline
@@ -118,6 +130,9 @@ class ClusterSupervisor:
         self._grace = submission_grace
         self._backoff = backoff
         self._watches: dict[ClusterId, asyncio.Task[None]] = {}
+        self._holding: set[ClusterId] = set()
+        """The clusters whose lease this process holds (whose loop it runs)."""
+        self._queue_down = _Repeated(clock)
 
     async def run(self) -> None:
         """Run until cancelled."""
@@ -152,13 +167,32 @@ class ClusterSupervisor:
                     self._watches[cluster.id] = asyncio.create_task(
                         self._watch(cluster), name=f"watch-{cluster.name}"
                     )
-            await self._jobs.sweep_due_submissions(grace=self._grace)
+            await self._sweep_submissions()
             if self._workloads is not None:
                 await self._workloads.hold_back_closed_windows()
         except Unavailable as exc:  # an outage: said once per tick, no traceback
             log.warning("cluster supervisor tick: %s; next tick tries again", exc)
         except Exception:
             log.exception("cluster supervisor tick failed")
+
+    async def _sweep_submissions(self) -> None:
+        """Queue again what is overdue; or, while the task queue does not answer, hand over
+        the PENDING jobs of the clusters this process watches itself (an arq task may run the
+        same hand-over later: hand-overs are idempotent)."""
+        if self._workloads is None or self._queue_answers is None or await self._queue_answers():
+            self._queue_down.over()
+            await self._jobs.sweep_due_submissions(grace=self._grace)
+            return
+        ready = await self._jobs.ready_submissions(grace=OUTAGE_GRACE, clusters=self._holding)
+        if ready and self._queue_down.due():
+            log.warning(
+                "the task queue does not answer: handing %d submissions over from here", len(ready)
+            )
+        for job in ready:
+            try:
+                await self._workloads.submit(job.id, job.attempt)
+            except (RetryTask, GatewayUnavailable):
+                continue  # not yet (a backoff, a window) or its cluster does not answer
 
     async def stop(self) -> None:
         tasks = list(self._watches.values())
@@ -185,6 +219,7 @@ class ClusterSupervisor:
                 await self._clock.sleep(self._ttl / 3)
                 continue
             log.info("watching cluster %s (holding %s)", cluster.name, lease)
+            self._holding.add(cluster.id)
             started = self._progress[cluster.id] = self._clock.now()
             delay: float | None = None
             renewer = asyncio.create_task(self._renew(lease, cluster))
@@ -214,6 +249,7 @@ class ClusterSupervisor:
                 failures += 1
                 log.exception("watching cluster %s failed", cluster.name)
             finally:
+                self._holding.discard(cluster.id)
                 try:
                     await cancel_and_wait(tasks)
                 finally:

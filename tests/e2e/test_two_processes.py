@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from redis.asyncio import Redis
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.e2e.conftest import (
     TOKEN,
@@ -51,6 +52,7 @@ class Production:
     token: str
     cluster_id: str
     prefix: str
+    database_url: str
 
 
 @pytest.fixture(scope="module")
@@ -96,20 +98,24 @@ async def production(
     # Neither process prints a token or makes a cluster of its own in production mode.
     assert TOKEN.findall(a.stdout() + b.stdout()) == []
     try:
-        yield Production(a, b, tokens[0], cluster_id, redis_prefix)
+        yield Production(a, b, tokens[0], cluster_id, redis_prefix, postgres_database)
     finally:
         await asyncio.gather(a.stop(), b.stop())
 
 
-async def lease_holder(production: Production) -> bytes | None:
-    client = Redis.from_url(redis_url())
+async def lease_holder(production: Production) -> str | None:
+    engine = create_async_engine(production.database_url)
     try:
-        value: bytes | None = await client.get(
-            f"{production.prefix}:lease:watch:{production.cluster_id}"
-        )
-        return value
+        async with engine.connect() as conn:
+            holder = await conn.execute(
+                sa.text(
+                    "select holder from lease where name = :name and expires_at > clock_timestamp()"
+                ),
+                {"name": f"watch:{production.cluster_id}"},
+            )
+            return holder.scalar_one_or_none()
     finally:
-        await client.aclose()
+        await engine.dispose()
 
 
 @pytest.mark.parametrize("direction", ["submit-a-watch-b", "submit-b-watch-a"])
@@ -147,7 +153,7 @@ async def test_a_job_submitted_through_one_process_streams_to_a_subscriber_of_th
         assert change["transition"]["toStatus"] == change["job"]["status"], change
         previous = change["job"]["status"]
 
-    # The cluster is driven under a lease kept in Redis, by exactly one of the processes.
+    # The cluster is driven under a lease kept in PostgreSQL, by exactly one of the processes.
     assert await lease_holder(production) is not None
     assert production.a.process is not None and production.a.process.poll() is None
     assert production.b.process is not None and production.b.process.poll() is None

@@ -3,7 +3,9 @@
 Covers: a loop whose holder was superseded (a later watch claimed the cluster's fencing
 generation) writes nothing and says so; a cancel asked for while a step is running waits for
 that step and then sticks (before, the step wrote the whole row back over it: 1 in 60 cancels
-left the job running); a workload whose job is final is found as a stray and taken back.
+left the job running); a workload whose job is final is found as a stray and taken back; a step
+does not admit a workload whose job's cancel has committed, nor one whose cancel is committing
+while it runs (its admission check waits for it).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.model.cluster import Cluster
 from domain.model.ids import JobId, ProjectId, TenantId
-from domain.model.job import DeploymentType, JobType, Resources
+from domain.model.job import DeploymentType, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
-from domain.ports import Superseded, Workload, WorkloadPhase
+from domain.ports import Superseded, TenantScope, Workload, WorkloadPhase
 from domain.services.submission import JobSubmission
 from tests.integration.conftest import empty, redis_url
 
@@ -134,3 +136,34 @@ async def test_a_cancel_during_a_step_waits_for_it_and_sticks(
 
     await gateway.advance()  # the next step sees the cancel
     assert phases(await gateway.list_workloads())[job_id] is WorkloadPhase.DELETED
+
+
+async def test_a_workload_whose_job_was_cancelled_is_not_admitted(app: App) -> None:
+    """The cancel committed, its take-back not yet run: the step's admission check refuses it
+    (before, it was admitted and held its GPUs until the take-back came)."""
+    _, gateway, [cancelled, kept] = await cluster_with_work(app, jobs=2)
+    await app.jobs.cancel(ALICE, cancelled, None)
+
+    await gateway.advance()
+    seen = phases(await gateway.list_workloads())
+    assert seen[cancelled] is WorkloadPhase.DELETED
+    assert seen[kept] is not WorkloadPhase.QUEUED  # the other one is admitted as ever
+
+
+async def test_a_step_admits_only_once_a_cancel_under_way_has_committed_or_not(app: App) -> None:
+    """A cancel holding the job's row while the step runs: the step waits for its commit, then
+    sees it (checked in the transaction that admits, not before it)."""
+    _, gateway, [job_id] = await cluster_with_work(app, jobs=1)
+    store = app.gateways.simulated.store
+    async with app.db.unit_of_work(TenantScope.system()) as uow:
+        job = await uow.jobs.get(job_id, for_update=True)
+        assert job is not None
+        job.transition(JobStatus.CANCELLED, "cancelled by the test", app.clock.now())
+        stepping = asyncio.create_task(gateway.advance())
+        async with asyncio.timeout(10):  # until the step waits for the cancel's row lock
+            while await lock_waits(store) == 0:
+                assert not stepping.done(), "the step admitted without asking the job"
+                await asyncio.sleep(0.01)
+        await uow.commit()
+    changed, _ = await stepping
+    assert [o.phase for o in changed] == [WorkloadPhase.DELETED]

@@ -203,14 +203,18 @@ async def test_a_loaded_replica_decodes_slower_and_two_replicas_halve_the_load(
     assert one.load == (8,)
     assert one.gap == pytest.approx(one.predicted_gap, rel=0.05)
     assert one.gap > 1.2 * alone
-    assert one.last_ttft == pytest.approx(one.predicted_last_ttft, rel=0.05)
+    # The last first token waits for 8 prefills (not 1: a replica without its prefill lane would
+    # answer in an eighth of this). Measured from each client's send, on the wall clock: a
+    # loaded machine delivers the eight requests late and unevenly (6 % over at a load of 9 on
+    # 2 cores, in a full run beside other work), so the bound is 15 %, still far from one prefill.
+    assert one.last_ttft == pytest.approx(one.predicted_last_ttft, rel=0.15)
 
     two_replicas = replace(BATCHED, replicas=2)
     two = await decode_under_load(serving, http, deploy("batched-2", two_replicas), 8)
     assert two.load == (4, 4)
     assert two.gap == pytest.approx(two.predicted_gap, rel=0.05)
     assert alone < two.gap < one.gap * 0.93
-    assert two.last_ttft == pytest.approx(two.predicted_last_ttft, rel=0.05)
+    assert two.last_ttft == pytest.approx(two.predicted_last_ttft, rel=0.15)
     assert two.last_ttft < one.last_ttft * 0.6
     assert serving.load("batched-1") == (0,) and serving.load("batched-2") == (0, 0)
 

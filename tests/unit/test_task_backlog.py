@@ -35,6 +35,9 @@ class Outage(FakeTaskQueue):
             raise Unavailable("the task queue")
         return await super().enqueue(task, key=key, defer_until=defer_until, **kwargs)
 
+    async def answers(self) -> bool:
+        return not self.down
+
 
 @pytest.fixture
 def clock() -> FakeClock:
