@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -25,8 +26,10 @@ from redis.asyncio import Redis
 from adapters.auth.hashing import HmacSecretHasher
 from adapters.clock import SystemClock
 from adapters.compute.pool import ProcessCompute
+from adapters.db.admission_check import unwanted_attempts
 from adapters.db.engine import Database
 from adapters.db.eventlog import SqlEventLog
+from adapters.db.leases import PostgresLease
 from adapters.db.uow import unanswered
 from adapters.events.hub import EventHubImpl, InProcessPublisher
 from adapters.events.redis import RedisPublisher, RedisRelay
@@ -35,7 +38,7 @@ from adapters.kubernetes.connection import KubeClusterApi, KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
 from adapters.kubernetes.kueue.check import check_workload
 from adapters.kubernetes.serving import KubeEndpoints
-from adapters.leases import LocalLease, RedisLease
+from adapters.leases import LocalLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.loadgen.client import StreamingLoadGenerator
 from adapters.metrics import ClusterGauges, PrometheusMetrics
@@ -68,6 +71,7 @@ from domain.ports import (
     ClusterGateway,
     Compute,
     EventPublisher,
+    Lease,
     RateLimiter,
     TaskQueue,
     TenantScope,
@@ -197,7 +201,7 @@ class App:
     async def start(self, *, supervisor: bool | None = None) -> None:
         if isinstance(self.tasks, InProcessTaskQueue):
             self.tasks.context.update(self.task_context)
-        await self.serving.start()
+        await self.serving.start(remembered=await self._endpoints_port())
         self.background.append(asyncio.create_task(self._serve(), name="model-serving"))
         if self.relay is not None:
             self.background.append(asyncio.create_task(self.relay.run(), name="event-relay"))
@@ -273,9 +277,22 @@ class App:
             jobs=jobs,
         )
 
+    async def _endpoints_port(self) -> int | None:
+        """The port the simulated deployments' endpoint URLs name: where this service served
+        them before it restarted (the most named, should processes have disagreed)."""
+        try:
+            found = await self.deployments.with_endpoints(Platform.SIMULATED)
+        except Exception as exc:  # not migrated yet, or the database does not answer
+            log.warning("model endpoints: where they were is unknown (%s)", type(exc).__name__)
+            return None
+        urls = [d.endpoint_url for d in found if d.endpoint_url]
+        ports = Counter(p for p in map(self.serving.port_of, urls) if p)
+        return ports.most_common(1)[0][0] if ports else None
+
     async def _serve(self) -> None:
-        """Deployments learn where this process serves their endpoints (a new port after a
-        restart), then benchmark runs whose process stopped are failed, every 15 s."""
+        """Deployments learn where this process serves their endpoints (the port of before a
+        restart, unless it was taken), then benchmark runs whose process stopped are failed,
+        every 15 s."""
         try:
             await self.deployments.refresh_all()
         except Exception as exc:
@@ -446,7 +463,8 @@ async def build(
     else:
         tasks = InProcessTaskQueue(TASKS, clock)
     backlog = TaskBacklog(tasks, clock)  # what the queue refused after a commit, queued again
-    lease = RedisLease(redis, prefix=settings.redis_prefix) if redis else LocalLease()
+    # in the source of truth: no cluster's progress waits on Redis (one process on SQLite)
+    lease: Lease = PostgresLease(db.engine) if not db.is_sqlite else LocalLease()
     buckets = {"capacity": settings.rate_burst, "per_second": settings.rate_points_per_minute / 60}
     limiter: RateLimiter = (
         RedisRateLimiter(redis, clock, prefix=settings.redis_prefix, **buckets)
@@ -474,6 +492,7 @@ async def build(
             configuration,
             serialised=db.serialised,
             poll_seconds=settings.sim_poll_seconds,
+            admission_check=unwanted_attempts,
         ),
         KueueGateways(
             connect=lambda cluster_id: open_kube(cluster_id),
@@ -590,6 +609,7 @@ async def build(
         timeline=refresher,
         workloads=workloads,
         registry=registry,
+        queue_answers=tasks.answers,
     )
     return App(
         settings=settings,

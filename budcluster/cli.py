@@ -48,14 +48,25 @@ async def _prepared(settings: Settings, *, migrate_first: bool, role: str = "cli
     return app
 
 
-def _announce_token(secret: str, settings: Settings) -> None:
-    print(
-        "\n"
+def _announce(settings: Settings, first_token: str | None) -> None:
+    """What a person starting the service needs: the admin token on the first start (this once),
+    and on every start where to open GraphiQL and the live schedule."""
+    host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "[::1]"}.get(settings.host)
+    if host is None:
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    base = f"http://{host}:{settings.port}"
+    token = (
         "  budcluster is ready: first start, so an admin token was created.\n"
         "  It is shown this once and stored only as a hash; keep it now:\n\n"
-        f"    {secret}\n\n"
-        f"  GraphiQL: http://{settings.host}:{settings.port}/graphql  (add the header\n"
-        '  {"Authorization": "Bearer <token>"})\n',
+        f"    {first_token}\n\n"
+        if first_token
+        else ""
+    )
+    print(
+        f"\n{token}"
+        f"  GraphiQL:       {base}/graphql  (add the header\n"
+        '                  {"Authorization": "Bearer <token>"})\n'
+        f"  Live schedule:  {base}/schedule  (paste the token once)\n",
         flush=True,
     )
 
@@ -81,10 +92,10 @@ async def serve(settings: Settings) -> int:
     try:
         app = await _prepared(settings, migrate_first=settings.auto_migrate, role="api")
         try:
+            issued = None
             if settings.create_defaults:
                 issued = await app.ensure_defaults(actor=f"cli:{_user()}")
-                if issued is not None:
-                    _announce_token(issued.secret, settings)
+            _announce(settings, issued.secret if issued is not None else None)
             config = uvicorn.Config(
                 create_app(app),
                 host=settings.host,

@@ -80,7 +80,8 @@ class Settings:
     serving_host: str = "127.0.0.1"
     """Where the simulated clusters' model endpoints listen (this machine only, by default)."""
     serving_port: int = 0
-    """0: any free port (a deployment's endpoint URL follows it after a restart)."""
+    """0: a free port, kept across restarts (the port the deployments' endpoint URLs name, while
+    it is free), so their URLs keep working."""
     outbound_allow: tuple[str, ...] = ()
     """Hosts (`vllm.internal`, `*.svc.example`) and address ranges (`10.0.0.0/8`) that callers'
     URLs may reach besides public addresses (domain.model.outbound); metadata services never."""

@@ -595,6 +595,9 @@ class TaskQueue(Protocol):
     ) -> bool:
         """Run `task(**kwargs)` once per `key` (returns False if that key is already queued)."""
 
+    async def answers(self) -> bool:
+        """Whether the queue answers now (one cheap round trip, bounded in time)."""
+
 
 # --- clusters -------------------------------------------------------------------------------
 

@@ -160,6 +160,7 @@ LIST_SIZES: dict[str, int] = {
     "ClusterChange.nodes": 50,
     "Deployment.workers": 8,
     "Deployment.replicaJobs": 4,
+    "Deployment.warnings": 1,
     "DeploymentSnapshot.deployments": 50,
     "Benchmark.configuration": 15,
     "BenchmarkResult.failures": 5,

@@ -210,7 +210,8 @@ class Subscription:
     benchmark_progress = strawberry.subscription(
         resolver=capped(serving_resolvers.benchmark_progress),
         description="A benchmark as it is, then about every second while it runs (progress), "
-        "and once more when it ends (status and result); then the stream ends.",
+        "and once more when it ends (status, result, and its final progress: every request the "
+        "run ended); then the stream ends.",
     )
     cluster_updates = strawberry.subscription(
         resolver=capped(subscription_resolvers.cluster_updates),

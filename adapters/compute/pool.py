@@ -12,8 +12,8 @@ BUDCLUSTER_COMPUTE_WORKERS=0 they run in a thread instead (domain.aio.InThread).
 from __future__ import annotations
 
 import asyncio
-import os
 import multiprocessing
+import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar

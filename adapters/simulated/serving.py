@@ -18,6 +18,7 @@ per-request byte templates, so a token costs one write and no JSON encoding.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -26,6 +27,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -181,7 +183,10 @@ class SimulatedServing:
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
 
-    async def start(self) -> None:
+    async def start(self, *, remembered: int | None = None) -> None:
+        """Listen on the configured port; with none (0), on `remembered`, the port its endpoint
+        URLs were given on before (so they keep working after a restart), or, when that is
+        taken, on any free port (the URLs move, and it says so)."""
         app = web.Application()
         app.add_routes(
             [
@@ -196,11 +201,37 @@ class SimulatedServing:
             app, handler_cancellation=True, access_log=None, shutdown_timeout=CLOSE_GRACE_SECONDS
         )
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._port)
-        await site.start()
+        ports = [self._port] if self._port else [p for p in (remembered,) if p] + [0]
+        for port in ports:
+            site = web.TCPSite(runner, self._host, port)
+            try:
+                await site.start()
+                break
+            except OSError as exc:
+                await site.stop()
+                if port == ports[-1]:
+                    await runner.cleanup()
+                    raise
+                log.warning(
+                    "the simulated model endpoints were on port %d, which is taken now (%s): "
+                    "their URLs move to another port",
+                    port,
+                    exc.strerror or exc,
+                )
         self._runner = runner
         host, port = runner.addresses[0][:2]
         self._base_url = f"http://{host}:{port}"
+
+    @staticmethod
+    def port_of(url: str) -> int | None:
+        """The port of an endpoint URL such a server gave (`http://<host>:<port>/d/<key>/v1`),
+        or None."""
+        parts = urlsplit(url)
+        if parts.scheme != "http" or not parts.path.startswith("/d/"):
+            return None
+        with contextlib.suppress(ValueError):
+            return parts.port
+        return None
 
     async def close(self) -> None:
         for pending in self._lookups.values():

@@ -116,23 +116,31 @@ class Benchmark:
         reason: str,
         now: datetime,
         result: LoadResult | None = None,
+        progress: LoadProgress | None = None,
     ) -> bool:
-        """End it (once: False if it had ended already)."""
+        """End it (once: False if it had ended already), with its final progress when the run
+        knows it (every request it sent, not the last report's)."""
         assert status.is_final
         if self.status.is_final:
             return False
         self.status, self.status_message = status, reason
         if result is not None:
             self.result = result
+        if progress is not None:
+            self.progress = progress
         self.finished_at = self.updated_at = now
         self.changes.append(BenchmarkChanged(BenchmarkChangeKind.STATUS, self.snapshot()))
         return True
 
-    def attach(self, result: LoadResult | None, now: datetime) -> None:
+    def attach(
+        self, result: LoadResult | None, now: datetime, progress: LoadProgress | None = None
+    ) -> None:
         """What a run measured, kept on a benchmark that ended meanwhile (cancelled)."""
         if result is None or self.result is not None:
             return
         self.result = result
+        if progress is not None:
+            self.progress = progress
         self.updated_at = now
         self.changes.append(BenchmarkChanged(BenchmarkChangeKind.STATUS, self.snapshot()))
 

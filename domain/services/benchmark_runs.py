@@ -33,7 +33,13 @@ from domain.model.cluster import Cluster
 from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.ids import BenchmarkId
 from domain.model.job import Job, JobStatus
-from domain.model.load import EndpointUnreachable, LoadPlan, LoadResult, RequestSample
+from domain.model.load import (
+    EndpointUnreachable,
+    LoadPlan,
+    LoadProgress,
+    LoadResult,
+    RequestSample,
+)
 from domain.ports import (
     Clock,
     GatewayFactory,
@@ -173,7 +179,7 @@ class BenchmarkRunner:
                 await reporter
             self._runs.pop(b.id, None)
             self._stops.pop(b.id, None)
-            await asyncio.shield(self._finish(b, job, status, reason, result, samples))
+            await asyncio.shield(self._finish(b, job, status, reason, result, samples, began))
 
     async def _finish(
         self,
@@ -183,7 +189,10 @@ class BenchmarkRunner:
         reason: str,
         result: LoadResult | None,
         samples: list[RequestSample],
+        began: datetime,
     ) -> None:
+        """Store how the run ended, with its final progress: the last report may be a second
+        (or, with no request ending, up to HEARTBEAT_SECONDS) behind what was really done."""
         try:
             for _ in range(3):
                 try:
@@ -191,10 +200,12 @@ class BenchmarkRunner:
                         current = await uow.benchmarks.get(b.id, for_update=True)
                         if current is None:
                             return
+                        now = self._clock.now()
+                        final = progress(list(samples), (now - began).total_seconds())
                         if current.status.is_final:  # cancelled meanwhile: keep what it measured
-                            current.attach(result, self._clock.now())
+                            current.attach(result, now, final)
                         else:
-                            current.finish(status, reason, self._clock.now(), result)
+                            current.finish(status, reason, now, result, final)
                         await uow.benchmarks.save(current)
                         await uow.benchmarks.save_samples(b.id, samples)
                         await uow.commit()
@@ -287,6 +298,7 @@ class BenchmarkRunner:
         propagates: the task, or the sweep, tries again."""
         samples: list[RequestSample] = []
         result: LoadResult | None = None
+        final: LoadProgress | None = None
         try:
             run = await self._gateways.for_cluster(cluster).benchmark_run(job.id, job.attempt)
         except ValueError as exc:
@@ -296,6 +308,7 @@ class BenchmarkRunner:
                 status, reason = BenchmarkStatus.FAILED, "its job ended without a result"
             else:
                 samples, result = list(run.samples), summarize(run)
+                final = progress(samples, run.duration_seconds)
                 status, reason = _outcome(result, cancelled=False)
         for _ in range(3):
             try:
@@ -303,7 +316,7 @@ class BenchmarkRunner:
                     b = await uow.benchmarks.get(benchmark_id, for_update=True)
                     if b is None or b.status.is_final:
                         return False
-                    b.finish(status, reason, self._clock.now(), result)
+                    b.finish(status, reason, self._clock.now(), result, final)
                     await uow.benchmarks.save(b)
                     if samples:
                         await uow.benchmarks.save_samples(b.id, samples)

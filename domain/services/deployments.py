@@ -21,7 +21,7 @@ from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
 from domain.model.audit import concerning
-from domain.model.cluster import Cluster, ClusterStatus
+from domain.model.cluster import Cluster, ClusterStatus, Platform
 from domain.model.deployment import (
     Deployment,
     DeploymentStatus,
@@ -411,6 +411,13 @@ class DeploymentService:
             with contextlib.suppress(Conflict):  # refreshed by someone else meanwhile
                 changed += await self.refresh(deployment_id)
         return changed
+
+    async def with_endpoints(self, platform: Platform) -> list[Deployment]:
+        """The deployments not stopped that were given an endpoint URL, on clusters of
+        `platform` (a restarted process serves simulated ones where their URLs say, if it can)."""
+        async with self._uow(TenantScope.system()) as uow:
+            on = {c.id for c in await uow.clusters.all() if c.platform is platform}
+            return [d for d in await uow.deployments.with_endpoints() if d.cluster_id in on]
 
     async def _endpoint(
         self, uow: UnitOfWork, d: Deployment, jobs: dict[JobId, Job]

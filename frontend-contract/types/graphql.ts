@@ -444,6 +444,8 @@ export type Deployment = {
   statusMessage?: Maybe<Scalars['String']['output']>;
   stoppedAt?: Maybe<Scalars['DateTime']['output']>;
   updatedAt: Scalars['DateTime']['output'];
+  /** What it asks that its cluster, as it is now, can never give, though it was accepted: e.g. more replicas than the cluster's nodes hold at once (the others wait for ever). Empty when all is well; read it after deployModel and scaleDeployment. */
+  warnings: Array<DeploymentWarning>;
   workers: Array<Worker>;
 };
 
@@ -495,6 +497,17 @@ export type DeploymentType =
   | 'MODEL';
 
 export type DeploymentUpdate = DeploymentChange | DeploymentSnapshot;
+
+/** Something about a deployment that will not work as asked, though it was accepted and goes on: it says what, and which input to change. */
+export type DeploymentWarning = {
+  __typename?: 'DeploymentWarning';
+  /** REPLICAS_EXCEED_CLUSTER: fewer than `replicas` can ever run at once on the cluster (counted by GPUs, cores and memory per node; quotas aside). */
+  code: Scalars['String']['output'];
+  /** In words, e.g. "only 16 of 20 replicas can ever run: cluster local-sim has 16 nvidia-a100-80gb GPUs". */
+  message: Scalars['String']['output'];
+  /** The input it is about, by its path as ValidationError names fields (e.g. `replicas`). */
+  path: Scalars['String']['output'];
+};
 
 /** The engine's arguments (vLLM's names). */
 export type EngineArgs = {
@@ -1575,7 +1588,7 @@ export type SubmitJobResult = ConflictError | ForbiddenError | Job | NotFoundErr
 
 export type Subscription = {
   __typename?: 'Subscription';
-  /** A benchmark as it is, then about every second while it runs (progress), and once more when it ends (status and result); then the stream ends. */
+  /** A benchmark as it is, then about every second while it runs (progress), and once more when it ends (status, result, and its final progress: every request the run ended); then the stream ends. */
   benchmarkProgress: Benchmark;
   /** A cluster's status and nodes: a snapshot, then every change in order, each with its sequence. Reconnect with `since` to get exactly the changes you missed. */
   clusterUpdates: ClusterUpdate;
@@ -1859,7 +1872,7 @@ export type ClusterDetailQueryVariables = Exact<{
 
 export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
 
-export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
+export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
 export type DeploymentListQueryVariables = Exact<{
   filter?: InputMaybe<DeploymentFilter>;
@@ -1868,21 +1881,21 @@ export type DeploymentListQueryVariables = Exact<{
 }>;
 
 
-export type DeploymentListQuery = { __typename?: 'Query', deployments: { __typename?: 'DeploymentConnection', edges: Array<{ __typename?: 'DeploymentEdge', cursor: string, node: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
+export type DeploymentListQuery = { __typename?: 'Query', deployments: { __typename?: 'DeploymentConnection', edges: Array<{ __typename?: 'DeploymentEdge', cursor: string, node: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
 
 export type DeploymentDetailQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
-export type DeploymentDetailQuery = { __typename?: 'Query', deployment?: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, engineArgs: { __typename?: 'EngineArgs', tensorParallelSize: number, pipelineParallelSize: number, maxModelLen: number, maxNumSeqs: number, dtype: string, quantization?: string | null }, replicaJobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, estimatedStart?: string | null }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | null };
+export type DeploymentDetailQuery = { __typename?: 'Query', deployment?: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, engineArgs: { __typename?: 'EngineArgs', tensorParallelSize: number, pipelineParallelSize: number, maxModelLen: number, maxNumSeqs: number, dtype: string, quantization?: string | null }, replicaJobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, estimatedStart?: string | null }>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | null };
 
 export type DeployModelMutationVariables = Exact<{
   input: DeployModelInput;
 }>;
 
 
-export type DeployModelMutation = { __typename?: 'Mutation', deployModel: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+export type DeployModelMutation = { __typename?: 'Mutation', deployModel: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
 
 export type ScaleDeploymentMutationVariables = Exact<{
   id: Scalars['ID']['input'];
@@ -1890,14 +1903,14 @@ export type ScaleDeploymentMutationVariables = Exact<{
 }>;
 
 
-export type ScaleDeploymentMutation = { __typename?: 'Mutation', scaleDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+export type ScaleDeploymentMutation = { __typename?: 'Mutation', scaleDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
 export type StopDeploymentMutationVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
-export type StopDeploymentMutation = { __typename?: 'Mutation', stopDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+export type StopDeploymentMutation = { __typename?: 'Mutation', stopDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
 export type DeploymentUpdatesSubscriptionVariables = Exact<{
   clusterId: Scalars['ID']['input'];
@@ -1905,7 +1918,7 @@ export type DeploymentUpdatesSubscriptionVariables = Exact<{
 }>;
 
 
-export type DeploymentUpdatesSubscription = { __typename?: 'Subscription', deploymentUpdates: { __typename: 'DeploymentChange', sequence: number, deployment: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } } | { __typename: 'DeploymentSnapshot', sequence: number, reason: string, deployments: Array<{ __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }> } };
+export type DeploymentUpdatesSubscription = { __typename?: 'Subscription', deploymentUpdates: { __typename: 'DeploymentChange', sequence: number, deployment: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } } | { __typename: 'DeploymentSnapshot', sequence: number, reason: string, deployments: Array<{ __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }> } };
 
 export type JobUpdatesSubscriptionVariables = Exact<{
   clusterId: Scalars['ID']['input'];
@@ -2078,6 +2091,11 @@ export const DeploymentViewFragmentDoc = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2626,6 +2644,11 @@ export const DeploymentListDocument = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2638,7 +2661,7 @@ export const DeploymentListDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"8d3a16fe000a6592100c5259a24b21db74e1c22634348f24bf18656a6468ac98"}) as unknown as TypedDocumentString<DeploymentListQuery, DeploymentListQueryVariables>;
+}`, {"hash":"c1e1bab47b89dbfbddf4702d92342a3132bc2635a08c86bd2e3f8d1dff8efca8"}) as unknown as TypedDocumentString<DeploymentListQuery, DeploymentListQueryVariables>;
 export const DeploymentDetailDocument = new TypedDocumentString(`
     query DeploymentDetail($id: ID!) {
   deployment(id: $id) {
@@ -2674,6 +2697,11 @@ export const DeploymentDetailDocument = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2686,7 +2714,7 @@ export const DeploymentDetailDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"830b1b3be156181b48b3f74cb95ee59a1d7c3d07dae0ae0a465cd888f197b598"}) as unknown as TypedDocumentString<DeploymentDetailQuery, DeploymentDetailQueryVariables>;
+}`, {"hash":"dece682cbb29f3c3d20d60876d2e216f2d9f482f5cea7f02e86d17e65c1b1fc8"}) as unknown as TypedDocumentString<DeploymentDetailQuery, DeploymentDetailQueryVariables>;
 export const DeployModelDocument = new TypedDocumentString(`
     mutation DeployModel($input: DeployModelInput!) {
   deployModel(input: $input) {
@@ -2724,6 +2752,11 @@ export const DeployModelDocument = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2736,7 +2769,7 @@ export const DeployModelDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"1727aea7826c29bbc69e10a7632f898326ad67bdb9ddab5229ca5562cf02c307"}) as unknown as TypedDocumentString<DeployModelMutation, DeployModelMutationVariables>;
+}`, {"hash":"1e10b6841fd7a8e1c6a39985b5251f6ae96f5dcc36cca2f4f71797278348d998"}) as unknown as TypedDocumentString<DeployModelMutation, DeployModelMutationVariables>;
 export const ScaleDeploymentDocument = new TypedDocumentString(`
     mutation ScaleDeployment($id: ID!, $replicas: Int!) {
   scaleDeployment(id: $id, replicas: $replicas) {
@@ -2765,6 +2798,11 @@ export const ScaleDeploymentDocument = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2777,7 +2815,7 @@ export const ScaleDeploymentDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"b697472cb0369f004ad385afd0cb3ee381c051a392657d5989ba43ce22cb6bdf"}) as unknown as TypedDocumentString<ScaleDeploymentMutation, ScaleDeploymentMutationVariables>;
+}`, {"hash":"0f96d622d1be3da7eb37a2b0c25af75c4a5ced2d3e7b7164680a0a163e057817"}) as unknown as TypedDocumentString<ScaleDeploymentMutation, ScaleDeploymentMutationVariables>;
 export const StopDeploymentDocument = new TypedDocumentString(`
     mutation StopDeployment($id: ID!) {
   stopDeployment(id: $id) {
@@ -2806,6 +2844,11 @@ export const StopDeploymentDocument = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2818,7 +2861,7 @@ export const StopDeploymentDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"85260ac7a1a6dbe5760c2bc7080c048bf70e427344d8271b74f7e9819b24d204"}) as unknown as TypedDocumentString<StopDeploymentMutation, StopDeploymentMutationVariables>;
+}`, {"hash":"1c5b887a8301e285692850a3073031af56a82604e31e3d7fb7270387f482037b"}) as unknown as TypedDocumentString<StopDeploymentMutation, StopDeploymentMutationVariables>;
 export const DeploymentUpdatesDocument = new TypedDocumentString(`
     subscription DeploymentUpdates($clusterId: ID!, $since: Int) {
   deploymentUpdates(clusterId: $clusterId, since: $since) {
@@ -2853,6 +2896,11 @@ export const DeploymentUpdatesDocument = new TypedDocumentString(`
   statusMessage
   endpointUrl
   endpoints
+  warnings {
+    code
+    message
+    path
+  }
   workers {
     name
     replica
@@ -2865,7 +2913,7 @@ export const DeploymentUpdatesDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"38cfc68566480a38eb15128bb2810e2e3a88cbae7fd93b52334af53fc50c0f7f"}) as unknown as TypedDocumentString<DeploymentUpdatesSubscription, DeploymentUpdatesSubscriptionVariables>;
+}`, {"hash":"28e2d47321aaf46968e11c5e6b208fbb86d56c0b7112780dd7d5154774b1b0d2"}) as unknown as TypedDocumentString<DeploymentUpdatesSubscription, DeploymentUpdatesSubscriptionVariables>;
 export const JobUpdatesDocument = new TypedDocumentString(`
     subscription JobUpdates($clusterId: ID!, $filter: JobFilter, $since: Int) {
   jobUpdates(clusterId: $clusterId, filter: $filter, since: $since) {

@@ -17,6 +17,7 @@ from domain.model import load as lm
 from domain.model.ids import BenchmarkId, JobId
 from domain.model.job import JobPriority
 from domain.services import benchmarks as bs
+from domain.serving import capacity
 from schema.context import Info
 from schema.cost import SAMPLES_PAGE
 from schema.types.connection import PageInfo
@@ -162,11 +163,24 @@ class Deployment:
     updated_at: datetime
     stopped_at: datetime | None
     replica_job_ids: strawberry.Private[list[JobId]]
+    deployment: strawberry.Private[dm.Deployment]
 
     @strawberry.field(description="The SERVICE jobs running its replicas, oldest first.")  # type: ignore[untyped-decorator]
     async def replica_jobs(self, info: Info) -> list[Job]:
         found = await info.context.loaders.job.load_many(self.replica_job_ids)
         return [Job.from_domain(j) for j in found if j is not None]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="What it asks that its cluster, as it is now, can never give, though it "
+        "was accepted: e.g. more replicas than the cluster's nodes hold at once (the others "
+        "wait for ever). Empty when all is well; read it after deployModel and scaleDeployment."
+    )
+    async def warnings(self, info: Info) -> list[DeploymentWarning]:
+        cluster = await info.context.loaders.cluster.load(self.deployment.cluster_id)
+        return [
+            DeploymentWarning(code=w.code, message=w.message, path=w.path)
+            for w in capacity.warnings(self.deployment, cluster)
+        ]
 
     @classmethod
     def from_domain(cls, d: dm.Deployment, now: datetime) -> Deployment:
@@ -195,7 +209,27 @@ class Deployment:
             updated_at=d.updated_at,
             stopped_at=d.stopped_at,
             replica_job_ids=list(d.replica_jobs),
+            deployment=d,
         )
+
+
+@strawberry.type(
+    description="Something about a deployment that will not work as asked, though it was "
+    "accepted and goes on: it says what, and which input to change."
+)
+class DeploymentWarning:
+    code: str = strawberry.field(
+        description="REPLICAS_EXCEED_CLUSTER: fewer than `replicas` can ever run at once on the "
+        "cluster (counted by GPUs, cores and memory per node; quotas aside)."
+    )
+    message: str = strawberry.field(
+        description='In words, e.g. "only 16 of 20 replicas can ever run: cluster local-sim has '
+        '16 nvidia-a100-80gb GPUs".'
+    )
+    path: str = strawberry.field(
+        description="The input it is about, by its path as ValidationError names fields "
+        "(e.g. `replicas`)."
+    )
 
 
 @strawberry.type

@@ -1,6 +1,7 @@
 """The embedded service (SQLite, in-process tasks and events, the local-sim cluster), driven from
-outside: first start and restart, the local GraphiQL, the job update stream and resuming it,
-authentication on HTTP and WebSocket, and the typed errors of the API.
+outside: first start and restart (each saying where GraphiQL and the live schedule are), the
+local GraphiQL, the job update stream and resuming it, authentication on HTTP and WebSocket, and
+the typed errors of the API.
 """
 
 from __future__ import annotations
@@ -101,6 +102,12 @@ def assert_private(data_dir: Path) -> None:
     assert exposed == {}
 
 
+def assert_says_where_to_open(service: Service, stdout: str) -> None:
+    """Every start prints GraphiQL's address and the live schedule's."""
+    assert f"GraphiQL:       {service.base}/graphql" in stdout, stdout
+    assert f"Live schedule:  {service.base}/schedule" in stdout, stdout
+
+
 async def test_first_start_prints_token_once_and_restart_keeps_the_cluster(
     services: ServiceFactory, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -111,6 +118,7 @@ async def test_first_start_prints_token_once_and_restart_keeps_the_cluster(
     assert len(tokens) == 1, service.output()
     token = tokens[0]
     assert len([line for line in first_stdout.splitlines() if token in line]) == 1
+    assert_says_where_to_open(service, first_stdout)
     cluster_id = await cluster_id_named(service, token, "local-sim")
     assert_private(data_dir)
 
@@ -121,6 +129,7 @@ async def test_first_start_prints_token_once_and_restart_keeps_the_cluster(
     try:
         assert printed_tokens(service.stdout()) == [], service.output()
         assert "bud_" not in service.stdout(), service.output()
+        assert_says_where_to_open(service, service.stdout())
         async with http_client(service, token) as session:  # the first token still works
             result = await session.execute(
                 GraphQLRequest("{ clusters { id name platform capacity { gpuType total } } }")

@@ -6,14 +6,15 @@ RUNNING to COMPLETED), the queue wait and the duration, the timeline recomputes 
 the commit-to-publish lag observed; the GraphQL request histogram counts the operations by name
 (free text is `other`) and the error counter counts a refused one by code; the cluster gauges
 show local-sim's GPUs; no label carries a job id or a token. With PROMETHEUS_MULTIPROC_DIR set,
-the same counters come through prometheus-client's multiprocess files.
+the same counters come through prometheus-client's multiprocess files. Counters are read until
+they moved (a commit's metrics are recorded after it: see `scrape_until`), never once on a hunch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,25 @@ def total(samples: Samples, name: str, **labels: str) -> float:
     return sum(v for (n, found), v in samples.items() if n == name and wanted <= found)
 
 
+async def scrape_until(
+    service: Service, moved: Callable[[Samples], dict[Any, bool]], timeout: float = 30.0
+) -> tuple[Samples, str]:
+    """Scrape until every check of `moved` holds (or the timeout: the caller asserts them).
+
+    What a commit sets off is recorded after it: the process that committed gives its
+    connection back, publishes the events (which may wait on its hub's topic lock, held while
+    a catch-up or a gap fill reads the log) and then counts them. So a job read back COMPLETED
+    over GraphQL can still be uncounted by a scrape sent just after, and the timeline's
+    recompute runs on its own after the events that started it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        samples, text = await scrape(service)
+        if all(moved(samples).values()) or loop.time() > deadline:
+            return samples, text
+        await asyncio.sleep(0.1)
+
+
 @pytest.fixture(scope="module")
 async def service(
     services: ServiceFactory, tmp_path_factory: pytest.TempPathFactory
@@ -98,29 +118,31 @@ async def test_a_scrape_shows_the_job_and_schedule_metrics_moving(service: Servi
         )
     assert refused.json()["errors"]
 
-    after, text = await scrape(service)
-    moved = {
-        (a, b): total(after, "job_state_transitions_total", from_state=a, to_state=b)
-        - total(before, "job_state_transitions_total", from_state=a, to_state=b)
-        for a, b in (
-            ("PENDING", "QUEUED"),
-            ("QUEUED", "ADMITTED"),
-            ("ADMITTED", "RUNNING"),
-            ("RUNNING", "COMPLETED"),
-        )
-    }
-    assert all(n >= 1 for n in moved.values()), moved
-    for name in ("job_queue_wait_seconds_count", "job_duration_seconds_count"):
-        assert total(after, name, job_type="BATCH") > total(before, name, job_type="BATCH"), name
-    assert total(after, "schedule_reestimate_seconds_count") > total(
-        before, "schedule_reestimate_seconds_count"
-    )
-    assert total(after, "event_publish_lag_seconds_count") > total(
-        before, "event_publish_lag_seconds_count"
-    )
-    requests = "graphql_request_duration_seconds_count"
-    assert total(after, requests, operation="other", type="mutation") >= 1
-    assert total(after, "graphql_errors_total", code="BAD_USER_INPUT") >= 1
+    def moved(after: Samples) -> dict[Any, bool]:
+        transitions = "job_state_transitions_total"
+        checks: dict[Any, bool] = {
+            (a, b): total(after, transitions, from_state=a, to_state=b)
+            > total(before, transitions, from_state=a, to_state=b)
+            for a, b in (
+                ("PENDING", "QUEUED"),
+                ("QUEUED", "ADMITTED"),
+                ("ADMITTED", "RUNNING"),
+                ("RUNNING", "COMPLETED"),
+            )
+        }
+        for name in ("job_queue_wait_seconds_count", "job_duration_seconds_count"):
+            checks[name] = total(after, name, job_type="BATCH") > total(
+                before, name, job_type="BATCH"
+            )
+        for name in ("schedule_reestimate_seconds_count", "event_publish_lag_seconds_count"):
+            checks[name] = total(after, name) > total(before, name)
+        requests = "graphql_request_duration_seconds_count"
+        checks[requests] = total(after, requests, operation="other", type="mutation") >= 1
+        checks["BAD_USER_INPUT"] = total(after, "graphql_errors_total", code="BAD_USER_INPUT") >= 1
+        return checks
+
+    after, text = await scrape_until(service, moved)
+    assert all(moved(after).values()), moved(after)
     assert total(after, "cluster_gpus", cluster="local-sim", gpu_type=A100, state="total") == 16
     assert total(after, "cluster_status", cluster="local-sim") == 1
     assert str(job["id"]) not in text and str(service.admin_token) not in text
@@ -140,14 +162,16 @@ async def test_multiprocess_files_carry_the_counters(
             job = await submit_ok(session, batch_job(cluster_id, gpus=1, runtime=1))
             await wait_for_status(session, job["id"], "COMPLETED", timeout=60)
             await session.execute(GraphQLRequest("{ clusters { id } }"))
-        samples: Any = None
-        for _ in range(20):
-            samples, _ = await scrape(started)
-            if total(samples, "job_state_transitions_total", to_state="COMPLETED") >= 1:
-                break
-            await asyncio.sleep(0.1)
-        assert total(samples, "job_state_transitions_total", to_state="COMPLETED") >= 1
-        assert total(samples, "graphql_request_duration_seconds_count") >= 1
+
+        def counted(samples: Samples) -> dict[Any, bool]:
+            return {
+                "COMPLETED": total(samples, "job_state_transitions_total", to_state="COMPLETED")
+                >= 1,
+                "requests": total(samples, "graphql_request_duration_seconds_count") >= 1,
+            }
+
+        samples, _ = await scrape_until(started, counted)
+        assert all(counted(samples).values()), counted(samples)
         assert any(p.suffix == ".db" for p in shared.iterdir())  # the per-process files
     finally:
         await started.stop()

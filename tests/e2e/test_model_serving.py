@@ -58,7 +58,7 @@ subscription Deployments($clusterId: ID!, $since: Int) {
     ... on DeploymentSnapshot { sequence reason deployments { id status } }
     ... on DeploymentChange {
       sequence
-      deployment { id name status endpointUrl workers { status node } }
+      deployment { id name status endpointUrl workers { status node } warnings { message } }
     }
   }
 }"""
@@ -216,6 +216,7 @@ async def test_deploy_on_two_gpu_types_benchmark_both_and_compare(embedded: Serv
     changes = await updates.wait_for(saw_running)
     sequences = [c["sequence"] for c in changes]
     assert sequences == sorted(sequences)
+    assert all(c["deployment"]["warnings"] == [] for c in changes[1:]), changes  # one replica
     await updates.close()
 
     # resuming with `since` replays exactly the changes after it

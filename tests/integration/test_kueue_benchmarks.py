@@ -40,7 +40,7 @@ from domain.model.quota import tenant_namespace
 from domain.model.serving_codec import sample_to_document
 from domain.ports import Workload
 from domain.services.benchmarks import BenchmarkRequest
-from domain.serving.metrics import summarize
+from domain.serving.metrics import progress, summarize
 from tests.integration.test_kueue_deployments import installed, replica, request, run_pod
 from tests.integration.test_kueue_jobs_flow import (
     ALICE,
@@ -204,6 +204,7 @@ async def test_a_benchmark_runs_as_a_vllm_job_and_its_result_is_read_from_the_lo
     run = samples_from_log(log)
     assert done.result == summarize(run)
     assert done.status_message == "6 requests in 0.7 s, 2 failed"
+    assert done.progress == progress(list(run.samples), run.duration_seconds)  # every request
     stored = await app.benchmarks.samples(ALICE, benchmark.id)
     assert stored is not None
     assert [sample_to_document(s) for s in stored] == [sample_to_document(s) for s in run.samples]

@@ -888,6 +888,9 @@ class FakeTaskQueue:
         self.enqueued.append(Enqueued(task, key, defer_until, kwargs))
         return True
 
+    async def answers(self) -> bool:
+        return True
+
     def names(self) -> list[str]:
         return [e.task for e in self.enqueued]
 

@@ -7,7 +7,8 @@ not resolve: all one message; legacy address forms refused), the operator's allo
 names; metadata never); another tenant's deployment by its URL in any form is NOT_FOUND, and a
 deployment's own (loopback) endpoint is loaded as that deployment, outside the address rules;
 a benchmark and its GPU-less job stored together; a run claimed once, reporting
-progress on the clock, storing its result and samples, and ending its job as a pod would; an
+progress on the clock, storing its result and samples, and ending its job as a pod would (the
+progress stream's last message counting every request the run ended, not the last report's); an
 unreachable endpoint, every request failing, a deployment not serving: FAILED with the reason;
 cancelling stops the run and keeps what it measured; a job that ends first ends the benchmark;
 a run whose process died is swept; comparisons name what differs and the best by each metric;
@@ -46,9 +47,12 @@ from domain.services.benchmarks import BenchmarkRequest, BenchmarkService
 from domain.services.deployments import DeploymentRequest, DeploymentService
 from domain.services.jobs import JobService
 from domain.services.reactions import Reactions
+from domain.services.serving_updates import ServingUpdatesService
 from tests.support.fakes import (
     FakeClock,
+    FakeEventLog,
     FakeGatewayFactory,
+    FakeHub,
     FakeOutboundPolicy,
     FakePublisher,
     FakeTaskQueue,
@@ -57,6 +61,7 @@ from tests.support.fakes import (
     make_cluster,
 )
 from tests.unit.test_deployments import Endpoints
+from tests.unit.test_job_service import HubPublisher
 
 URL = "http://127.0.0.1:8000/v1"
 
@@ -408,6 +413,37 @@ async def test_a_run_reports_progress_stores_results_and_ends_its_job(world: Wor
     assert world.gateways.gateway.exited == [(job.id, 0, True, stored.status_message)]
     assert await world.service.samples(world.alice, b.id) == world.load.samples
     assert await world.service.samples(world.bob, b.id) is None
+
+
+async def test_the_progress_streams_last_message_counts_every_request_the_run_ended(
+    world: World,
+) -> None:
+    hub = FakeHub()
+    world.uow.after_commit = Reactions(
+        publisher=HubPublisher(hub), tasks=world.tasks, uow=world.uow
+    )
+    updates = ServingUpdatesService(uow=world.uow, hub=hub, log=FakeEventLog(world.uow.store))
+    b = await world.service.run(world.alice, world.request())
+    world.run_job(b.id)
+    stream = await updates.benchmark_progress(world.alice, b.id)
+    async with asyncio.timeout(5):
+        seen = [await anext(stream)]
+        assert await world.runner.start(b.id)
+        await world.load.started.wait()
+        await world.clock.run_for(1.5)  # one report: 1 of the 4 requests ended
+        world.load.release.set()  # the other 3 end, then the run, before the next report
+        await world.runner.wait(b.id)
+        seen += [message async for message in stream]
+    assert [(m.status, m.progress and m.progress.requests_done) for m in seen] == [
+        (BenchmarkStatus.PENDING, None),
+        (BenchmarkStatus.RUNNING, None),
+        (BenchmarkStatus.RUNNING, 1),
+        (BenchmarkStatus.COMPLETED, 4),
+    ]
+    final, result = seen[-1].progress, seen[-1].result
+    assert final is not None and result is not None
+    assert final.output_tokens == result.output_tokens and final.requests_failed == 0
+    assert world.uow.store.benchmarks[b.id].progress == final
 
 
 async def test_its_job_running_queues_the_start_and_its_end_the_settling(world: World) -> None:

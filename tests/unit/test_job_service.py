@@ -226,6 +226,25 @@ async def test_retry_after_failure_backs_off_and_is_bounded(world: World) -> Non
     assert world.stored(job.id).retry_count == 2
 
 
+@pytest.mark.parametrize(
+    ("max_retries", "message"),
+    [
+        (0, "job train-llama is FAILED and has no retries (maxRetries is 0)"),
+        (1, "job train-llama is FAILED and has used its 1 retry"),
+        (3, "job train-llama is FAILED and has used all 3 retries"),
+    ],
+)
+async def test_a_refused_retry_counts_the_retries_in_words(
+    world: World, max_retries: int, message: str
+) -> None:
+    job = await world.service.submit(world.alice, replace(GOOD, max_retries=max_retries))
+    world.stored(job.id).retry_count = max_retries
+    world.stored(job.id).status = JobStatus.FAILED
+    with pytest.raises(Conflict) as err:
+        await world.service.retry(world.alice, job.id)
+    assert (err.value.code, str(err.value)) == ("RETRIES_EXHAUSTED", message)
+
+
 async def test_retry_of_a_live_job_conflicts(world: World) -> None:
     job = await world.service.submit(world.alice, GOOD)
     with pytest.raises(Conflict) as err:

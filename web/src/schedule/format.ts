@@ -21,15 +21,24 @@ const ABSOLUTE = new Intl.DateTimeFormat(undefined, {
   hourCycle: "h23",
 });
 const SHORT = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+const SECONDS = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
 
 export function absolute(t: number | null): string {
   return t == null ? "—" : ABSOLUTE.format(t);
 }
 
+function today(t: number): boolean {
+  return new Date(t).toDateString() === new Date().toDateString();
+}
+
 export function shortTime(t: number | null): string {
   if (t == null) return "—";
-  const sameDay = new Date(t).toDateString() === new Date().toDateString();
-  return sameDay ? SHORT.format(t) : ABSOLUTE.format(t).replace(/:\d\d$/, "");
+  return today(t) ? SHORT.format(t) : ABSOLUTE.format(t).replace(/:\d\d$/, "");
+}
+
+/** As shortTime, with the seconds. */
+export function preciseTime(t: number): string {
+  return today(t) ? SECONDS.format(t) : ABSOLUTE.format(t);
 }
 
 export function relative(t: number | null, now = Date.now()): string {
@@ -44,9 +53,15 @@ export function relative(t: number | null, now = Date.now()): string {
   return delta >= 0 ? `in ${text}` : `${text} ago`;
 }
 
+/** A start window: "21:20 – 21:45"; one narrower than its minutes shows the seconds, and one of
+ * no width reads as the moment it is ("at 21:21:05"), never as an empty range. */
 export function windowText(earliest: number | null, latest: number | null): string {
   if (earliest == null) return "—";
-  return `${shortTime(earliest)} – ${latest == null ? "open" : shortTime(latest)}`;
+  if (latest == null) return `${shortTime(earliest)} – open`;
+  if (Math.abs(latest - earliest) < 1000) return `at ${preciseTime(earliest)}`;
+  const from = shortTime(earliest);
+  const to = shortTime(latest);
+  return from === to ? `${preciseTime(earliest)} – ${preciseTime(latest)}` : `${from} – ${to}`;
 }
 
 export function lower(text: string | null | undefined): string {

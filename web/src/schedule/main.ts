@@ -34,6 +34,8 @@ const ui = {
   controls: el("controls"),
   cluster: el<HTMLSelectElement>("cluster"),
   range: el<HTMLSelectElement>("range"),
+  fitWork: el<HTMLButtonElement>("fit-work"),
+  goNow: el<HTMLButtonElement>("go-now"),
   filterType: el<HTMLSelectElement>("filter-type"),
   filterPriority: el<HTMLSelectElement>("filter-priority"),
   filterGpu: el<HTMLSelectElement>("filter-gpu"),
@@ -62,6 +64,10 @@ let queueFrame = 0;
 let selectedSegment: string | null = null;
 let selectedJob: string | null = null;
 let filters: Filters = { jobType: "", priority: "", gpuType: "" };
+/** Fit the view to the work on the next snapshot (a page opened or a cluster picked). */
+let fitOnSnapshot = false;
+/** The first view fits to the work when that is narrower than this share of the range. */
+const FIT_FIRST_VIEW_UNDER = 0.25;
 
 const hooks = {
   get state(): ConnectionState {
@@ -175,6 +181,7 @@ async function start(value: string): Promise<void> {
   ui.controls.hidden = false;
   ui.app.hidden = false;
   if (!view) createView();
+  fitOnSnapshot = true;
   client = openSocket(value, {
     connecting: (reconnect) => {
       if (reconnect || dropped) setConnection("reconnecting", "Connection lost — reconnecting…");
@@ -255,6 +262,7 @@ function subscribe(keep: boolean, slide = false): void {
   disposeSubscription?.();
   const mine = ++generation;
   if (!keep) {
+    view?.forgetRange();
     model.reset();
     model.rangeStart = 0;
     model.rangeEnd = 0;
@@ -328,6 +336,10 @@ function applyMessage(message: Update): void {
   const t0 = performance.now();
   const change = model.apply(message);
   view?.apply(change);
+  if (change.snapshot && fitOnSnapshot && view) {
+    fitOnSnapshot = false;
+    view.fitToWork(FIT_FIRST_VIEW_UNDER);
+  }
   if (payload?.variables) payload.variables.since = model.sequence;
   if (change.queueChanged) scheduleQueue();
   if (change.rowsChanged) fillGpuFilter();
@@ -469,7 +481,10 @@ function drawQueue(): void {
   const body = ui.queue.tBodies[0];
   if (!body) return;
   const shown = renderQueue(body, model.queue, filters, selectedJob);
+  const hidden = model.queue.length - shown;
   ui.queueEmpty.hidden = shown > 0;
+  ui.queueEmpty.textContent =
+    hidden > 0 ? `${hidden} waiting job${hidden === 1 ? " is" : "s are"} hidden by the filters.` : "Nothing waits.";
   ui.queueCount.textContent = shown === model.queue.length ? `${shown}` : `${shown} of ${model.queue.length}`;
 }
 
@@ -520,11 +535,19 @@ function onFilters(): void {
 ui.filterType.addEventListener("change", onFilters);
 ui.filterPriority.addEventListener("change", onFilters);
 ui.filterGpu.addEventListener("change", onFilters);
-ui.range.addEventListener("change", () => subscribe(false));
-ui.cluster.addEventListener("change", () => {
-  rememberCluster(ui.cluster.value);
+ui.range.addEventListener("change", () => {
+  fitOnSnapshot = false;
   subscribe(false);
 });
+ui.cluster.addEventListener("change", () => {
+  rememberCluster(ui.cluster.value);
+  fitOnSnapshot = true;
+  subscribe(false);
+});
+ui.fitWork.addEventListener("click", () => {
+  if (view && !view.fitToWork()) view.showWholeRange();
+});
+ui.goNow.addEventListener("click", () => view?.centreOnNow());
 
 // Relative times in the queue age; refresh them.
 window.setInterval(() => {

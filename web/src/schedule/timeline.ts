@@ -26,11 +26,15 @@ interface Item extends DataItem {
   "segment-id"?: string;
   "job-id"?: string;
   kind?: string;
+  /** On a start-window band: the segment whose window it is. */
+  "window-of"?: string;
 }
 
 const SEP = "\u001f";
 const MINUTE = 60_000;
 const CPU_ROW = "cpu";
+/** The narrowest view (vis-timeline's zoomMin); fitting never zooms closer. */
+const ZOOM_MIN = 5 * MINUTE;
 
 export function segmentOf(itemId: string): string {
   const cut = itemId.indexOf(SEP);
@@ -53,6 +57,7 @@ export class TimelineView {
   private clearPending = false;
   private frame = 0;
   private rangeKey = "";
+  private range = { start: 0, end: 0 };
   private filters: Filters = { jobType: "", priority: "", gpuType: "" };
   /** Called after pending changes were written (the redraw follows in vis-timeline's own tick). */
   onFlush: (writtenMs: number) => void = () => {};
@@ -72,7 +77,7 @@ export class TimelineView {
       zoomKey: "ctrlKey",
       maxHeight: Math.max(300, container.clientHeight || 600),
       height: Math.max(300, container.clientHeight || 600),
-      zoomMin: 5 * MINUTE,
+      zoomMin: ZOOM_MIN,
       zoomMax: 8 * 24 * 60 * MINUTE,
       showCurrentTime: true,
       selectable: true,
@@ -81,7 +86,7 @@ export class TimelineView {
       showTooltips: false,
       groupOrder: "order",
       xss: { disabled: true },
-      dataAttributes: ["segment-id", "job-id", "kind"],
+      dataAttributes: ["segment-id", "job-id", "kind", "window-of"],
       tooltip: { followMouse: false },
     } as TimelineOptions;
     this.timeline = new Timeline(container, this.items as never, this.groups as never, options);
@@ -103,14 +108,54 @@ export class TimelineView {
     return this.items.length;
   }
 
-  /** A new subscription window: fit the view to it and bound zooming and panning. */
+  /** A new subscription window: bound zooming and panning to it, and show it whole after
+   * `forgetRange` (a range or cluster the user picked) or when the whole previous one was shown;
+   * a view the user zoomed or fitted stays as it is when the range slides with the clock. */
   setRange(start: number, end: number): void {
     const key = `${start}:${end}`;
     if (key === this.rangeKey || !(end > start)) return;
+    const showWhole = this.rangeKey === "" || this.showsWholeRange();
     this.rangeKey = key;
+    this.range = { start, end };
     const span = end - start;
     this.timeline.setOptions({ min: start - span * 0.05, max: end + span * 0.05, zoomMax: span * 1.1 } as TimelineOptions);
+    if (showWhole) this.showWholeRange();
+  }
+
+  /** The next range set is shown whole. */
+  forgetRange(): void {
+    this.rangeKey = "";
+  }
+
+  showWholeRange(): void {
+    if (this.range.end > this.range.start) this.timeline.setWindow(this.range.start, this.range.end, { animation: false });
+  }
+
+  /** Zooms to the work shown (running and queued blocks, and queued jobs' start windows) with a
+   * small margin, not closer than ZOOM_MIN. With `onlyUnder`, only when that view is narrower
+   * than that share of the range. False when there is no such work or the view was left as is. */
+  fitToWork(onlyUnder = Infinity): boolean {
+    const work = this.workSpan();
+    if (!work) return false;
+    const margin = Math.max(0.05 * (work.end - work.start), 30_000);
+    let start = work.start - margin;
+    let end = work.end + margin;
+    if (end - start < ZOOM_MIN) {
+      const middle = (start + end) / 2;
+      start = middle - ZOOM_MIN / 2;
+      end = middle + ZOOM_MIN / 2;
+    }
+    if (end - start >= onlyUnder * (this.range.end - this.range.start)) return false;
     this.timeline.setWindow(start, end, { animation: false });
+    return true;
+  }
+
+  /** Centres the view on now, keeping its width (as far as the range's bounds allow). */
+  centreOnNow(): void {
+    const shown = this.timeline.getWindow();
+    const half = (shown.end.getTime() - shown.start.getTime()) / 2;
+    const now = Date.now();
+    this.timeline.setWindow(now - half, now + half, { animation: false });
   }
 
   setFilters(filters: Filters): void {
@@ -174,6 +219,36 @@ export class TimelineView {
       });
     }
     this.onFlush(performance.now() - t0);
+  }
+
+  private showsWholeRange(): boolean {
+    const shown = this.timeline.getWindow();
+    const slack = 0.01 * (this.range.end - this.range.start);
+    return Math.abs(shown.start.getTime() - this.range.start) <= slack && Math.abs(shown.end.getTime() - this.range.end) <= slack;
+  }
+
+  /** From the earliest start to the latest end of the running and estimated segments that pass
+   * the filters (an open end counts as now), within the range; null when there are none. */
+  private workSpan(): { start: number; end: number } | null {
+    const now = Date.now();
+    const gpuType = this.filters.gpuType;
+    const rowGpu = gpuType ? new Map(this.model.rows.map((r) => [r.id, r.gpuType])) : null;
+    let start = Infinity;
+    let end = -Infinity;
+    for (const segment of this.model.segments.values()) {
+      if (segment.kind !== "RUNNING" && segment.kind !== "ESTIMATED") continue;
+      if (!passesFilters(segment, this.filters)) continue;
+      if (!segment.rows.some((row) => this.model.rowIds.has(row) && (rowGpu == null || rowGpu.get(row) === gpuType))) continue;
+      const from = segment.start != null ? Date.parse(segment.start) : this.range.start;
+      const to = segment.end != null ? Date.parse(segment.end) : Math.max(from, now);
+      const earliest = segment.earliestStart != null ? Date.parse(segment.earliestStart) : NaN;
+      const latest = segment.latestStart != null ? Date.parse(segment.latestStart) : NaN;
+      for (const t of [from, earliest]) if (!Number.isNaN(t)) start = Math.min(start, t);
+      for (const t of [to, latest]) if (!Number.isNaN(t)) end = Math.max(end, t);
+    }
+    start = Math.max(start, this.range.start);
+    end = Math.min(end, this.range.end);
+    return end >= start ? { start, end } : null;
   }
 
   private schedule(): void {
@@ -252,7 +327,8 @@ export class TimelineView {
         "job-id": jobId,
         kind: segment.kind,
       });
-      if (!Number.isNaN(earliest) && latest > earliest) {
+      if (!Number.isNaN(earliest) && latest >= earliest) {
+        // A window of no width (or narrower than a pixel) is drawn too: the band has a minimum width.
         items.push({
           id: `${segment.id}${SEP}${row}${SEP}w`,
           group: row,
@@ -261,6 +337,7 @@ export class TimelineView {
           content: "",
           className: segment.latestStart == null ? "window open-window" : "window",
           type: "background",
+          "window-of": segment.id,
         });
       }
     }
