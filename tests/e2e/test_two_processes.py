@@ -13,9 +13,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import pytest
-import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.e2e.conftest import (
     TOKEN,
@@ -104,18 +103,16 @@ async def production(
 
 
 async def lease_holder(production: Production) -> str | None:
-    engine = create_async_engine(production.database_url)
+    dsn = production.database_url.replace("postgresql+asyncpg://", "postgresql://")
+    conn = await asyncpg.connect(dsn)
     try:
-        async with engine.connect() as conn:
-            holder = await conn.execute(
-                sa.text(
-                    "select holder from lease where name = :name and expires_at > clock_timestamp()"
-                ),
-                {"name": f"watch:{production.cluster_id}"},
-            )
-            return holder.scalar_one_or_none()
+        holder: str | None = await conn.fetchval(
+            "select holder from lease where name = $1 and expires_at > clock_timestamp()",
+            f"watch:{production.cluster_id}",
+        )
+        return holder
     finally:
-        await engine.dispose()
+        await conn.close()
 
 
 @pytest.mark.parametrize("direction", ["submit-a-watch-b", "submit-b-watch-a"])
