@@ -148,21 +148,30 @@ class Loaders:
     """Batch and cache lookups for one request (or one subscription message)."""
 
     def __init__(self, services: ApiServices, principal: Principal | None) -> None:
-        self._services = services
-        self._principal = principal
-        self.cluster: DataLoader[ClusterId, Cluster | None] = SharedLoader(self._clusters)
-        self.job_events: DataLoader[JobId, list[JobEvent]] = SharedLoader(self._job_events)
-        self.job: DataLoader[JobId, Job | None] = SharedLoader(self._jobs)
-        self.quotas: DataLoader[ClusterId, ClusterQuotas] = SharedLoader(self._quotas)
+        lookups = _Lookups(services, principal)
+        self.cluster: DataLoader[ClusterId, Cluster | None] = SharedLoader(lookups.clusters)
+        self.job_events: DataLoader[JobId, list[JobEvent]] = SharedLoader(lookups.job_events)
+        self.job: DataLoader[JobId, Job | None] = SharedLoader(lookups.jobs)
+        self.quotas: DataLoader[ClusterId, ClusterQuotas] = SharedLoader(lookups.quotas)
         self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = SharedLoader(
-            self._queue_positions
+            lookups.queue_positions
         )
 
-    async def _clusters(self, ids: list[ClusterId]) -> list[Cluster | None]:
+
+class _Lookups:
+    """What the loaders call, apart from them: a loader calling a method of the Loaders holding
+    it made a reference cycle for every request and every subscription message, freed only by a
+    full garbage collection (which the API process keeps rare: budcluster/collector.py)."""
+
+    def __init__(self, services: ApiServices, principal: Principal | None) -> None:
+        self._services = services
+        self._principal = principal
+
+    async def clusters(self, ids: list[ClusterId]) -> list[Cluster | None]:
         found = await self._services.clusters.get_many(ids)
         return [found.get(i) for i in ids]
 
-    async def _quotas(self, ids: list[ClusterId]) -> list[ClusterQuotas]:
+    async def quotas(self, ids: list[ClusterId]) -> list[ClusterQuotas]:
         if self._principal is None:
             raise Unauthenticated()
         try:
@@ -171,16 +180,16 @@ class Loaders:
             raise UserInputError(exc.message, code="FORBIDDEN") from None
         return [found[i] for i in ids]
 
-    async def _queue_positions(self, queries: list[PositionQuery]) -> list[QueuePosition | None]:
+    async def queue_positions(self, queries: list[PositionQuery]) -> list[QueuePosition | None]:
         return await self._services.queue_positions.positions(queries)
 
-    async def _jobs(self, ids: list[JobId]) -> list[Job | None]:
+    async def jobs(self, ids: list[JobId]) -> list[Job | None]:
         if self._principal is None:
             return [None for _ in ids]
         found = {j.id: j for j in await self._services.jobs.get_many(self._principal, ids)}
         return [found.get(i) for i in ids]
 
-    async def _job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
+    async def job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
         if self._principal is None:
             return [[] for _ in ids]
         found = await self._services.jobs.events(self._principal, ids)

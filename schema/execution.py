@@ -8,16 +8,21 @@ reused for payloads marked `shared` (pure data, resolved without the caller's co
 
 It also gives each event its own memo tables: graphql-core 3.3 copies the subscription's executor
 for each event but shares the per-execution caches, which then grow with every event for as long
-as the subscription lives.
+as the subscription lives. And it binds the resolvers' async helpers to the executor weakly:
+graphql-core binds them to it strongly, a reference cycle through the operation's context (for
+a subscription, its WebSocket and all it holds) that only a full garbage collection freed, and
+the API process freezes what survives one (budcluster/collector.py).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from graphql import ExecutionResult
-from graphql.pyutils import RefMap
+from graphql import ExecutionResult, GraphQLResolveInfoHelpers
+from graphql.pyutils import RefMap, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 SHARED_RESULTS = 512
@@ -80,6 +85,10 @@ def is_shared(payload: Any) -> bool:
 
 
 class ExecutionContext(StrawberryGraphQLCoreExecutionContext):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.async_helpers = _helpers(weakref.ref(self))
+
     def build_per_event_executor(self, payload: Any) -> Any:
         executor = super().build_per_event_executor(payload)
         executor._relevant_sub_fields = {}
@@ -111,3 +120,18 @@ async def _remember_later(payload: Any, operation: Any, variables: str, pending:
     if isinstance(result, ExecutionResult):
         _remember(payload, operation, variables, result)
     return result
+
+
+def _helpers(executor: weakref.ref[ExecutionContext]) -> GraphQLResolveInfoHelpers:
+    """The executor's gather and track, as graphql-core makes them, without holding it."""
+
+    def gather(values: Sequence[Awaitable[Any]]) -> Awaitable[list[Any]]:
+        alive = executor()
+        return gather_with_cancel(*values) if alive is None else alive.gather_async_work(values)
+
+    def track(values: Sequence[Any]) -> None:
+        alive = executor()
+        if alive is not None:
+            alive.track_async_work(values)
+
+    return GraphQLResolveInfoHelpers(gather=gather, track=track)

@@ -143,6 +143,9 @@ def capped(
 
     @functools.wraps(resolver)
     async def subscribe(*args: Any, **kwargs: Any) -> AsyncGenerator[T, None]:
+        task = asyncio.current_task()
+        if task is not None:
+            task.add_done_callback(_drop_cancellation)
         context = kwargs["info"].context
         shares: TenantShares | None = getattr(context.services, "shares", None)
         with shares.subscription(share_key(context)) if shares else contextlib.nullcontext():
@@ -154,6 +157,22 @@ def capped(
                 await stream.aclose()
 
     return subscribe
+
+
+def _drop_cancellation(task: asyncio.Task[Any]) -> None:
+    """Take a cancelled subscription task's CancelledError out of it.
+
+    A client that ends a subscription with `complete` (every graphql-ws client unsubscribing)
+    has Strawberry cancel the operation's task, which nobody awaits after. The task keeps its
+    CancelledError, whose traceback keeps every frame the error went through, which keep the
+    task (through the operation), the WebSocket handler, its context, the streams and their hub
+    subscription: a reference cycle holding the whole connection, freed only by a full garbage
+    collection, and the API process freezes what survives one (budcluster/collector.py) for up
+    to ten minutes. `result()` hands the stored error over (the task forgets it), so once
+    it is dropped here reference counting frees the connection the moment it closes."""
+    if task.cancelled():
+        with contextlib.suppress(asyncio.CancelledError):
+            task.result()
 
 
 @contextlib.asynccontextmanager

@@ -22,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
+from domain.errors import Unavailable
 from domain.model.ids import ClusterId
 from domain.ports import EventLog, Overflowed, StoredEvent
 
@@ -184,6 +185,10 @@ class EventHubImpl:
         for topic in list(self._topics.values()):
             try:
                 await topic.catch_up()
+            except (Unavailable, OSError) as exc:  # an outage: said once a round, no traceback
+                log.warning(
+                    "catching up on cluster %s: %s; next round tries again", topic.cluster_id, exc
+                )
             except Exception:
                 log.exception("catching up on cluster %s failed", topic.cluster_id)
 
