@@ -1,7 +1,8 @@
 """The garbage collector of a long-running process (budcluster/collector.py): what lives when it
 is installed, and what survives each full collection after, is frozen out of the next ones; a
 frozen object is still freed by reference counting; a reference cycle among frozen objects waits
-for the thaw, whose full collection frees it, and what survives that is frozen again.
+for the thaw, whose full collection frees it, and what survives that is frozen again; the thaw
+comes sooner once the frozen objects grew by a share since the last one.
 """
 
 from __future__ import annotations
@@ -79,3 +80,24 @@ def test_survivors_are_frozen_and_a_cycle_among_them_waits_for_the_thaw(
     gc.collect()  # a collection of everything, which frees the old cycle
     assert survivor() is None
     assert gc.get_freeze_count() > 0  # and what survived it is frozen again
+
+
+def test_the_thaw_comes_sooner_once_the_frozen_objects_grew_by_a_share(clock: Clock) -> None:
+    policy = FrozenSurvivors(thaw_seconds=600, thaw_growth=0.05, clock=clock)
+    policy.install()
+    try:
+        baseline = gc.get_freeze_count()
+        survivor = cycle()
+        holder = [survivor()]
+        gc.collect()
+        holder.clear()  # an unreachable cycle, frozen: it waits for a thaw
+        gc.collect()
+        assert survivor() is not None and gc.get_freeze_count() > 0
+        grown = [Node() for _ in range(baseline // 10 + 1)]  # 10 % more, no time passed
+        gc.collect()  # frozen, past the share: the frozen objects are given back
+        assert gc.get_freeze_count() == 0
+        gc.collect()  # a collection of everything, which frees the old cycle
+        assert survivor() is None
+        assert gc.get_freeze_count() >= len(grown)  # what survived is frozen again
+    finally:
+        policy.uninstall()
