@@ -31,7 +31,7 @@ from workers.tasks import TASKS, sync_clusters
 log = logging.getLogger(__name__)
 
 
-RESTART_CAP_SECONDS = 2.0
+RESTART_CAP_SECONDS = 1.0
 QUIET_SECONDS = 30.0
 
 

@@ -53,7 +53,7 @@ class TaskBacklog:
     dies loses it, and the safety nets named in `enqueue_after_commit` still hold."""
 
     def __init__(
-        self, tasks: TaskQueue, clock: Clock, *, limit: int = 10_000, cap_seconds: float = 2.0
+        self, tasks: TaskQueue, clock: Clock, *, limit: int = 10_000, cap_seconds: float = 1.0
     ) -> None:
         self._tasks = tasks
         self._clock = clock

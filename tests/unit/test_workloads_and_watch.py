@@ -10,7 +10,7 @@ restarts a failed watch.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -109,7 +109,11 @@ async def test_priority_and_cancel_reach_the_gateway(world: WorkloadWorld) -> No
     assert gateway.cancelled == [(job.id, 0)]
 
 
-def supervisor(world: WorkloadWorld, lease: FakeLease) -> ClusterSupervisor:
+def supervisor(
+    world: WorkloadWorld,
+    lease: FakeLease,
+    queue_answers: Callable[[], Awaitable[bool]] | None = None,
+) -> ClusterSupervisor:
     observations = ObservationService(
         uow=world.uow,
         clock=world.clock,
@@ -129,6 +133,8 @@ def supervisor(world: WorkloadWorld, lease: FakeLease) -> ClusterSupervisor:
         poll_seconds=1,
         lease_ttl_seconds=30,
         backoff=lambda n: 1.0,
+        workloads=world.workloads,
+        queue_answers=queue_answers,
     )
 
 
@@ -156,6 +162,39 @@ async def test_supervisor_lists_then_watches(world: WorkloadWorld) -> None:
         WorkloadObservation(job.id, 0, WorkloadPhase.SUCCEEDED, "done", now, finished_at=now)
     )
     await eventually(lambda: world.stored(job.id).status is JobStatus.COMPLETED)
+    await sup.stop()
+
+
+async def test_while_the_queue_is_down_the_supervisor_hands_over_and_catches_the_last(
+    world: WorkloadWorld,
+) -> None:
+    """Issue 27: while the task queue does not answer, the lease holder hands its cluster's
+    submissions over from the database once they are a moment old; the first tick after the
+    queue answers again also takes the ones committed in the outage's last moment. After that,
+    hand-overs are the task queue's again."""
+    world.clock.manual = True  # the watch's loops wait for the test to move time on
+    world.gateways.gateway.node_list = list(world.cluster.nodes)
+    down = True
+
+    async def answers() -> bool:
+        return not down
+
+    sup = supervisor(world, FakeLease(), answers)
+    await sup.tick()  # starts the watch, which takes the lease
+    await eventually(lambda: world.gateways.gateway.list_calls > 0)
+    submitted = world.gateways.gateway.submitted
+    early = await world.service.submit(world.alice, GOOD)
+    world.clock.advance(1.5)
+    late = await world.service.submit(world.alice, GOOD)
+    await sup.tick()
+    assert [w.job_id for w in submitted] == [early.id]  # the late one is not a moment old yet
+    down = False
+    await sup.tick()
+    assert [w.job_id for w in submitted] == [early.id, late.id]
+    after = await world.service.submit(world.alice, GOOD)
+    world.clock.advance(1.5)
+    await sup.tick()
+    assert after.id not in [w.job_id for w in submitted]  # the queue hands it over
     await sup.stop()
 
 
