@@ -108,7 +108,7 @@ from domain.model.quota import (
     ResourceQuota,
     tenant_namespace,
 )
-from domain.ports import WorkloadPhase
+from domain.ports.gateways import WorkloadPhase
 from domain.scheduling.accuracy import WITHIN, percentile
 from domain.scheduling.durations import DEFAULT_SECONDS, Durations, History
 from domain.scheduling.estimator import HORIZON, Snapshot, estimate

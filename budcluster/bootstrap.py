@@ -66,16 +66,14 @@ from domain.model.outbound import AllowList, OutboundRules
 from domain.model.principal import Principal, Scope
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
-from domain.ports import (
-    Clock,
-    ClusterGateway,
-    Compute,
-    EventPublisher,
-    Lease,
-    RateLimiter,
-    TaskQueue,
-    TenantScope,
-)
+from domain.ports.clock import Clock
+from domain.ports.compute import Compute
+from domain.ports.events import EventPublisher
+from domain.ports.gateways import ClusterGateway
+from domain.ports.leases import Lease
+from domain.ports.limits import RateLimiter
+from domain.ports.tasks import TaskQueue
+from domain.ports.unit_of_work import TenantScope
 from domain.services.audit import AuditService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
@@ -482,7 +480,7 @@ async def build(
     async def configuration(cluster_id: ClusterId) -> tuple[QuotaSet, list[CapacityReservation]]:
         async with uow(TenantScope.system()) as reader:
             quotas = await reader.quotas.quota_set(cluster_id)
-            reservations = await reader.quotas.reservations(cluster_id, active_after=clock.now())
+            reservations = await reader.reservations.active(cluster_id, active_after=clock.now())
         return quotas, reservations
 
     gateways = GatewayRouter(

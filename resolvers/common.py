@@ -11,7 +11,7 @@ from typing import TypeVar
 from domain.errors import Forbidden, ValidationFailed
 from domain.model.ids import JobId
 from domain.model.principal import Principal, Scope
-from domain.ports import JobCursor
+from domain.ports.repositories import JobCursor
 from schema.context import Info
 from schema.types.errors import UserInputError
 

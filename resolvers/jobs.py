@@ -12,7 +12,7 @@ from domain.errors import DomainError, FieldIssue, ValidationFailed
 from domain.model.ids import ClusterId, JobId, ProjectId
 from domain.model.job import Resources, TimeWindow
 from domain.model.principal import Scope
-from domain.ports import JobFilter as DomainJobFilter
+from domain.ports.repositories import JobFilter as DomainJobFilter
 from domain.services.submission import JobSubmission
 from resolvers.common import (
     caller,

@@ -17,7 +17,8 @@ from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobEvent
 from domain.model.principal import Principal
-from domain.ports import Bucket, Clock, RateLimiter
+from domain.ports.clock import Clock
+from domain.ports.limits import Bucket, RateLimiter
 from domain.services.audit import AuditService
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService

@@ -24,7 +24,7 @@ from budcluster.bootstrap import App, build
 from budcluster.settings import Settings
 from domain.aio import cancel_and_wait
 from domain.backoff import backoff_seconds
-from domain.ports import Clock
+from domain.ports.clock import Clock
 from domain.services import task_names
 from workers.tasks import TASKS, sync_clusters
 

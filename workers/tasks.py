@@ -11,7 +11,7 @@ from typing import Any
 from adapters.tasks import TaskSpec
 from domain.errors import Conflict
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, JobId
-from domain.ports import RetryTask
+from domain.ports.tasks import RetryTask
 from domain.services import task_names
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.deployments import DeploymentService

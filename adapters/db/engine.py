@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from adapters.db.audit import WROTE
 from adapters.db.uow import SqlUnitOfWork
 from domain.model import audit
-from domain.ports import StoredEvent, TenantScope
+from domain.ports.events import StoredEvent
+from domain.ports.unit_of_work import TenantScope
 
 
 def normalise_url(url: str) -> str:

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from adapters.db.handle import DatabaseHandle
 from adapters.db.tables import event_sequences, outbox
 from domain.model.codec import change_from_document
 from domain.model.ids import ClusterId
-from domain.ports import StoredEvent
-
-if TYPE_CHECKING:
-    from adapters.db.engine import Database
+from domain.ports.events import StoredEvent
 
 
 class SqlEventLog:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self._db = db
 
     async def _sequences(self, cluster_id: ClusterId) -> tuple[int, int]:

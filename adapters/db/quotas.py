@@ -1,5 +1,4 @@
-"""Kueue's objects, the priority classes and capacity reservations, over the unit of work's
-connection.
+"""Kueue's objects and the priority classes, over the unit of work's connection.
 
 Every read takes many clusters at once (`WHERE cluster_id IN ...`): a cluster's whole quota set is
 five statements whatever the number of clusters, which keeps GraphQL listings at a constant
@@ -13,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,7 +21,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
 from adapters.db.tables import (
-    capacity_reservations,
     cluster_queues,
     cohorts,
     local_queues,
@@ -41,7 +38,6 @@ from domain.model.quota import (
     ResourceFlavor,
     WorkloadPriorityClass,
 )
-from domain.model.reservation import CapacityReservation, ReservationId
 
 
 class SqlQuotaRepository:
@@ -96,50 +92,6 @@ class SqlQuotaRepository:
             )
             for cluster_id in ids
         }
-
-    # --- reservations ----------------------------------------------------------------------
-
-    async def reservations(
-        self, cluster_id: ClusterId, *, active_after: datetime
-    ) -> list[CapacityReservation]:
-        t = capacity_reservations
-        stmt = (
-            sa.select(t)
-            .where(t.c.cluster_id == cluster_id, t.c.end > active_after, t.c.cancelled_at.is_(None))
-            .order_by(t.c.start, t.c.id)
-        )
-        return [mapping.reservation_from_row(row) for row in await self._rows(stmt)]
-
-    async def reservations_of(
-        self, cluster_ids: Sequence[ClusterId], *, ending_after: datetime
-    ) -> list[CapacityReservation]:
-        if not cluster_ids:
-            return []
-        t = capacity_reservations
-        stmt = (
-            sa.select(t)
-            .where(t.c.cluster_id.in_(list(cluster_ids)), t.c.end > ending_after)
-            .order_by(t.c.start, t.c.id)
-        )
-        return [mapping.reservation_from_row(row) for row in await self._rows(stmt)]
-
-    async def get_reservation(self, reservation_id: ReservationId) -> CapacityReservation | None:
-        t = capacity_reservations
-        rows = await self._rows(sa.select(t).where(t.c.id == reservation_id))
-        return mapping.reservation_from_row(rows[0]) if rows else None
-
-    async def add_reservation(self, reservation: CapacityReservation) -> None:
-        await self._conn.execute(
-            capacity_reservations.insert().values(mapping.reservation_to_row(reservation))
-        )
-
-    async def cancel_reservation(self, *, reservation_id: ReservationId, at: datetime) -> None:
-        t = capacity_reservations
-        await self._conn.execute(
-            t.update()
-            .where(t.c.id == reservation_id, t.c.cancelled_at.is_(None))
-            .values(cancelled_at=at)
-        )
 
     # --- flavors ---------------------------------------------------------------------------
 

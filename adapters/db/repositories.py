@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -29,10 +29,15 @@ from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId, Toke
 from domain.model.job import Job, JobEvent, JobStatus, JobType, RunRecord
 from domain.model.principal import ApiToken
 from domain.model.secrets import Envelope
-from domain.ports import JobCursor, JobFilter, JobPage, TenantScope
+from domain.ports.repositories import JobCursor, JobFilter, JobPage
+from domain.ports.unit_of_work import TenantScope
 
-if TYPE_CHECKING:
-    from adapters.db.uow import SqlUnitOfWork
+
+class JobTracker(Protocol):
+    """What the job repository needs of its unit of work (`adapters.db.uow`): it keeps one
+    instance of each job read or added, and writes what changed in it at commit."""
+
+    def track(self, job: Job, *, new: bool = False) -> Job: ...
 
 
 def _apply_filter(
@@ -52,7 +57,7 @@ def _apply_filter(
 
 
 class SqlJobRepository:
-    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
+    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: JobTracker) -> None:
         self._conn = conn
         self._scope = scope
         self._uow = uow

@@ -9,7 +9,7 @@ same deployment cannot overwrite each other's change unseen.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -18,6 +18,7 @@ from adapters.db.tables import benchmark_samples, benchmarks, deployments
 from domain.errors import Conflict
 from domain.model.benchmark import Benchmark, BenchmarkStatus
 from domain.model.deployment import Deployment, DeploymentStatus
+from domain.model.events import ServingChange
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
 from domain.model.load import RequestSample
 from domain.model.serving_codec import (
@@ -28,10 +29,15 @@ from domain.model.serving_codec import (
     sample_from_document,
     sample_to_document,
 )
-from domain.ports import JobCursor, Page, TenantScope
+from domain.ports.repositories import JobCursor, Page
+from domain.ports.unit_of_work import TenantScope
 
-if TYPE_CHECKING:
-    from adapters.db.uow import SqlUnitOfWork
+
+class ChangeRecorder(Protocol):
+    """What these repositories need of their unit of work (`adapters.db.uow`): it writes the
+    changes they hand it to the outbox at commit."""
+
+    def record(self, change: ServingChange) -> None: ...
 
 
 E = TypeVar("E", Deployment, Benchmark)
@@ -55,7 +61,7 @@ class _DocumentRepository(Generic[E]):
     to_document: Callable[[E], dict[str, Any]]
     from_document: Callable[[dict[str, Any]], E]
 
-    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: SqlUnitOfWork) -> None:
+    def __init__(self, conn: AsyncConnection, scope: TenantScope, uow: ChangeRecorder) -> None:
         self._conn = conn
         self._scope = scope
         self._uow = uow

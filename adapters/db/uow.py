@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 import sqlalchemy as sa
 from opentelemetry import trace
@@ -30,8 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.db import mapping
 from adapters.db.audit import WROTE, SqlAuditRepository
 from adapters.db.eventlog import events_after
+from adapters.db.handle import DatabaseHandle
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
+from adapters.db.reservations import SqlReservationRepository
 from adapters.db.serving import SqlBenchmarkRepository, SqlDeploymentRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
 from domain.errors import Conflict, Unavailable
@@ -44,10 +46,8 @@ from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobChanged
 from domain.model.timeline import Timeline, timeline_from_document, timeline_to_document
-from domain.ports import StoredEvent, TenantScope
-
-if TYPE_CHECKING:
-    from adapters.db.engine import Database
+from domain.ports.events import StoredEvent
+from domain.ports.unit_of_work import TenantScope
 
 log = logging.getLogger(__name__)
 _tracer = trace.get_tracer("budcluster.db")
@@ -99,11 +99,14 @@ class SqlUnitOfWork:
     clusters: SqlClusterRepository
     tokens: SqlTokenRepository
     quotas: SqlQuotaRepository
+    reservations: SqlReservationRepository
     deployments: SqlDeploymentRepository
     benchmarks: SqlBenchmarkRepository
     audit: SqlAuditRepository
 
-    def __init__(self, db: Database, scope: TenantScope, *, consistent_read: bool = False) -> None:
+    def __init__(
+        self, db: DatabaseHandle, scope: TenantScope, *, consistent_read: bool = False
+    ) -> None:
         self._db = db
         self._scope = scope
         self._consistent = consistent_read
@@ -134,6 +137,7 @@ class SqlUnitOfWork:
         self.clusters = SqlClusterRepository(conn)
         self.tokens = SqlTokenRepository(conn)
         self.quotas = SqlQuotaRepository(conn)
+        self.reservations = SqlReservationRepository(conn)
         self.deployments = SqlDeploymentRepository(conn, self._scope, self)
         self.benchmarks = SqlBenchmarkRepository(conn, self._scope, self)
         self.audit = SqlAuditRepository(conn)

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
 from domain.errors import Unavailable
 from domain.model.ids import ClusterId
-from domain.ports import EventLog, Overflowed, StoredEvent
+from domain.ports.events import EventLog, Overflowed, StoredEvent
 
 log = logging.getLogger(__name__)
 _OVERFLOWED = Overflowed()

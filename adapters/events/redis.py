@@ -30,7 +30,8 @@ from adapters.events.hub import EventHubImpl
 from domain.backoff import backoff_seconds
 from domain.model.codec import change_from_document, change_to_document
 from domain.model.ids import ClusterId
-from domain.ports import Clock, StoredEvent
+from domain.ports.clock import Clock
+from domain.ports.events import StoredEvent
 
 log = logging.getLogger(__name__)
 

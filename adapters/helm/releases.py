@@ -27,13 +27,8 @@ from typing import Any
 
 from domain.errors import ClusterConnectionError
 from domain.model.ids import ClusterId
-from domain.ports import (
-    SHIPPED_CHART,
-    GatewayUnavailable,
-    ReleaseInfo,
-    ReleaseRejected,
-    ReleaseSpec,
-)
+from domain.ports.gateways import GatewayUnavailable
+from domain.ports.helm import SHIPPED_CHART, ReleaseInfo, ReleaseRejected, ReleaseSpec
 
 log = logging.getLogger(__name__)
 

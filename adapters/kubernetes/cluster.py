@@ -20,7 +20,7 @@ from adapters.kubernetes.kueue import sync
 from domain.model.cluster import HealthCheck, Node
 from domain.model.ids import ClusterId
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
-from domain.ports import NodeChange, QuotasApplied
+from domain.ports.cluster_api import NodeChange, QuotasApplied
 
 log = logging.getLogger(__name__)
 

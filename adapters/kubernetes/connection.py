@@ -50,7 +50,7 @@ from adapters.kubernetes.kubeconfig import Kubeconfig, build_api_client, parse_k
 from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
 from domain.model.ids import ClusterId
-from domain.ports import KubeconfigSummary
+from domain.ports.cluster_api import KubeconfigSummary
 
 Json = dict[str, Any]
 WATCHED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from domain.errors import ClusterConnectionError
-from domain.ports import WatchExpired
+from domain.ports.cluster_api import WatchExpired
 
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403

@@ -92,16 +92,10 @@ from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
 from domain.model.load import LoadRun
-from domain.ports import (
-    Clock,
-    GatewayUnavailable,
-    HelmReleases,
-    PendingWorkload,
-    ReleaseRejected,
-    WatchExpired,
-    Workload,
-    WorkloadObservation,
-)
+from domain.ports.clock import Clock
+from domain.ports.cluster_api import WatchExpired
+from domain.ports.gateways import GatewayUnavailable, PendingWorkload, Workload, WorkloadObservation
+from domain.ports.helm import HelmReleases, ReleaseRejected
 
 log = logging.getLogger(__name__)
 _tracer = trace.get_tracer("budcluster.kubernetes")

@@ -36,7 +36,7 @@ from kubernetes_asyncio.config.config_exception import ConfigException
 from adapters.kubernetes.errors import redacted_url
 from domain.documents import Flaw, document_problem
 from domain.errors import ClusterConnectionError
-from domain.ports import KubeconfigSummary
+from domain.ports.cluster_api import KubeconfigSummary
 
 CLEAR_TEXT_CREDENTIALS = ("token", "password", "client-key-data")
 LOCAL_FILE_FIELDS = ("certificate-authority", "client-certificate", "client-key", "tokenFile")

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from domain.ports import Bucket, Clock
+from domain.ports.clock import Clock
+from domain.ports.limits import Bucket
 
 log = logging.getLogger(__name__)
 

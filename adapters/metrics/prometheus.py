@@ -50,7 +50,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from domain.model.job import ChangeKind, Job, JobChanged, JobStatus
-from domain.ports import StoredEvent
+from domain.ports.events import StoredEvent
 
 WAIT_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
 DURATION_BUCKETS = (10, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400, 259200)

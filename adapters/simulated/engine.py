@@ -21,7 +21,7 @@ from domain.model.cluster import Node
 from domain.model.job import Placement
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
-from domain.ports import WorkloadPhase
+from domain.ports.gateways import WorkloadPhase
 from domain.scheduling.admission import INFINITE_PRIORITY, ClusterModel, Demand, Holding
 
 FINISHED = frozenset(

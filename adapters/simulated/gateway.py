@@ -34,7 +34,8 @@ from domain.model.job import JobPriority, JobType
 from domain.model.load import LoadRun
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
-from domain.ports import Clock, ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
+from domain.ports.clock import Clock
+from domain.ports.gateways import ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
 from domain.scheduling.durations import DEFAULT_SECONDS
 
 LIST_FINISHED_WITHIN = timedelta(days=1)

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.simulated.engine import SimWorkload
 from domain.model.codec import placements_from_document, placements_to_document
-from domain.ports import Superseded, WorkloadPhase
+from domain.ports.gateways import Superseded, WorkloadPhase
 
 metadata = sa.MetaData()
 

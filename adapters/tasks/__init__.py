@@ -21,7 +21,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from domain.ports import RetryTask
+from domain.ports.tasks import RetryTask
 
 TaskFunction = Callable[..., Awaitable[Any]]
 TRACE_CONTEXT = "trace_context"

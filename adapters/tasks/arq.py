@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 
 from adapters.tasks import TaskSpec, processing, received, sending
 from domain.errors import Unavailable
-from domain.ports import RetryTask
+from domain.ports.tasks import RetryTask
 
 ANSWER_SECONDS = 1.0
 """How long `answers` waits for a PING: a Redis that does not answer within a second (a

@@ -11,7 +11,8 @@ from typing import Any
 
 from adapters.tasks import TaskSpec, processing, received, sending
 from domain.aio import cancel_and_wait
-from domain.ports import Clock, RetryTask
+from domain.ports.clock import Clock
+from domain.ports.tasks import RetryTask
 
 log = logging.getLogger(__name__)
 SYSTEM = "inprocess"

@@ -17,7 +17,7 @@ from collections import defaultdict
 from starlette.websockets import WebSocket, WebSocketState
 
 from domain.model.ids import TokenId
-from domain.ports import Clock
+from domain.ports.clock import Clock
 from domain.services.tokens import TokenService
 
 log = logging.getLogger(__name__)

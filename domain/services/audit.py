@@ -8,7 +8,8 @@ from datetime import timedelta
 from domain.errors import DomainError
 from domain.model.audit import OK, AuditCursor, AuditedOperation, AuditFilter, AuditPage
 from domain.model.principal import Principal, Scope
-from domain.ports import Clock, TenantScope, UnitOfWorkFactory
+from domain.ports.clock import Clock
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.quota_rules import require
 
 MAX_PAGE = 100

@@ -40,14 +40,10 @@ from domain.model.load import (
     LoadResult,
     RequestSample,
 )
-from domain.ports import (
-    Clock,
-    GatewayFactory,
-    GatewayUnavailable,
-    LoadGenerator,
-    TenantScope,
-    UnitOfWorkFactory,
-)
+from domain.ports.clock import Clock
+from domain.ports.gateways import GatewayFactory, GatewayUnavailable
+from domain.ports.serving import LoadGenerator
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.destinations import own_deployment
 from domain.serving.metrics import progress, summarize
 

@@ -45,15 +45,10 @@ from domain.model.outbound import parse_url
 from domain.model.principal import Principal
 from domain.model.serving_codec import plan_to_document
 from domain.names import name_problem, text_problem
-from domain.ports import (
-    Clock,
-    JobCursor,
-    OutboundPolicy,
-    Page,
-    TenantScope,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from domain.ports.clock import Clock
+from domain.ports.outbound import OutboundPolicy
+from domain.ports.repositories import JobCursor, Page
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destination, Destinations
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission

@@ -17,13 +17,8 @@ from dataclasses import dataclass
 from domain.errors import NotFound
 from domain.model.events import ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId
-from domain.ports import (
-    EventHub,
-    EventLog,
-    StoredEvent,
-    TenantScope,
-    UnitOfWorkFactory,
-)
+from domain.ports.events import EventHub, EventLog, StoredEvent
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.replay import snapshot_then_changes
 
 KINDS = (ClusterChangeKind.STATUS, ClusterChangeKind.NODES)

@@ -14,7 +14,9 @@ from domain.model.cluster import Cluster, ClusterStatus, Node, Platform
 from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem
-from domain.ports import Clock, GatewayFactory, TenantScope, UnitOfWorkFactory
+from domain.ports.clock import Clock
+from domain.ports.gateways import GatewayFactory
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.quotas import QuotaService
 
 

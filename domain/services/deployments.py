@@ -43,15 +43,10 @@ from domain.model.job import (
 )
 from domain.model.principal import Principal
 from domain.names import name_problem, text_problem
-from domain.ports import (
-    Clock,
-    JobCursor,
-    Page,
-    ServingEndpoints,
-    TenantScope,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from domain.ports.clock import Clock
+from domain.ports.repositories import JobCursor, Page
+from domain.ports.serving import ServingEndpoints
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
 from domain.serving.models import fit_problem

@@ -29,7 +29,8 @@ from domain.model.outbound import (
     parse_url,
 )
 from domain.model.principal import Principal
-from domain.ports import OutboundPolicy, TenantScope, UnitOfWorkFactory
+from domain.ports.outbound import OutboundPolicy
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.submission import JobSubmission
 
 FORBIDDEN_ENDPOINT = "FORBIDDEN_ENDPOINT"

@@ -34,18 +34,12 @@ from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus, J
 from domain.model.principal import Principal
 from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
 from domain.names import text_problem
-from domain.ports import (
-    Clock,
-    JobCursor,
-    JobFilter,
-    JobPage,
-    OutboundPolicy,
-    TaskQueue,
-    TenantScope,
-    UnitOfWork,
-    UnitOfWorkFactory,
-    WorkloadCheck,
-)
+from domain.ports.clock import Clock
+from domain.ports.cluster_api import WorkloadCheck
+from domain.ports.outbound import OutboundPolicy
+from domain.ports.repositories import JobCursor, JobFilter, JobPage
+from domain.ports.tasks import TaskQueue
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destinations, fetched
 from domain.services.reactions import hand_over
 from domain.services.submission import (

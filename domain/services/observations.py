@@ -21,14 +21,9 @@ from datetime import datetime, timedelta
 
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus, Placement
-from domain.ports import (
-    Clock,
-    ClusterGateway,
-    TenantScope,
-    UnitOfWorkFactory,
-    WorkloadObservation,
-    WorkloadPhase,
-)
+from domain.ports.clock import Clock
+from domain.ports.gateways import ClusterGateway, WorkloadObservation, WorkloadPhase
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.jobs import JobService
 
 log = logging.getLogger(__name__)

@@ -21,14 +21,9 @@ from datetime import datetime
 from domain.model.ids import ClusterId, JobId, TenantId
 from domain.model.job import JobStatus
 from domain.model.quota import tenant_namespace
-from domain.ports import (
-    Clock,
-    GatewayFactory,
-    GatewayUnavailable,
-    PendingWorkload,
-    TenantScope,
-    UnitOfWorkFactory,
-)
+from domain.ports.clock import Clock
+from domain.ports.gateways import GatewayFactory, GatewayUnavailable, PendingWorkload
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
 

@@ -46,7 +46,8 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation
-from domain.ports import Clock, TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.ports.clock import Clock
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
 from domain.services.quota_rules import (
     ClusterQueueSpec,
@@ -471,7 +472,7 @@ class QuotaService:
         now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
             sets = await uow.quotas.quota_sets(cluster_ids)
-            reservations = await uow.quotas.reservations_of(cluster_ids, ending_after=now)
+            reservations = await uow.reservations.of_clusters(cluster_ids, ending_after=now)
             jobs = await uow.jobs.active_on_clusters(cluster_ids)
 
         visible = sees(principal)

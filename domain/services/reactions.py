@@ -33,7 +33,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.job import ChangeKind, Job, JobChanged, JobStatus, SourceKind
-from domain.ports import EventPublisher, StoredEvent, TaskQueue, TenantScope, UnitOfWorkFactory
+from domain.ports.events import EventPublisher, StoredEvent
+from domain.ports.tasks import TaskQueue
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services import task_names
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,8 @@ from datetime import datetime
 
 from domain.model.audit import AuditEvent
 from domain.model.ids import TenantId
-from domain.ports import Clock, TenantScope, UnitOfWorkFactory
+from domain.ports.clock import Clock
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 
 WINDOW_SECONDS = 60.0
 MAX_KEYS = 10_000

@@ -43,22 +43,20 @@ from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, Node
 from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem, text_problem
-from domain.ports import (
+from domain.ports.clock import Clock
+from domain.ports.cluster_api import (
     QUOTAS_CHECK,
-    Clock,
     ClusterApi,
     ClusterConnector,
-    Compute,
-    GatewayUnavailable,
-    Lease,
     NodeChange,
-    SecretBox,
-    TaskQueue,
-    TenantScope,
-    UnitOfWork,
-    UnitOfWorkFactory,
     WatchExpired,
 )
+from domain.ports.compute import Compute
+from domain.ports.gateways import GatewayUnavailable
+from domain.ports.leases import Lease
+from domain.ports.secrets import SecretBox
+from domain.ports.tasks import TaskQueue
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import task_names
 from domain.services.quotas import QuotaService
 

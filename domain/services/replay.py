@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from domain.model.ids import ClusterId
-from domain.ports import EventHub, EventLog, LiveSubscription, Overflowed, StoredEvent
+from domain.ports.events import EventHub, EventLog, LiveSubscription, Overflowed, StoredEvent
 
 
 class Sequenced(Protocol):

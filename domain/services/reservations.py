@@ -27,7 +27,8 @@ from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
-from domain.ports import Clock, TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.ports.clock import Clock
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
 from domain.services.quota_rules import ReservationSpec, require, sees_all, taken
 
@@ -135,7 +136,7 @@ class ReservationService:
             )
             if issues:
                 raise ValidationFailed(issues)
-            live = await uow.quotas.reservations(spec.cluster_id, active_after=now)
+            live = await uow.reservations.active(spec.cluster_id, active_after=now)
             if any(r.tenant_id == principal.tenant_id and r.name == spec.name for r in live):
                 raise taken(f"reservation {spec.name}")
             quota = rules.gpu_quota(queue, spec.flavor) if queue is not None else None
@@ -164,7 +165,7 @@ class ReservationService:
                 end=spec.end,
                 created_at=now,
             )
-            await uow.quotas.add_reservation(reservation)
+            await uow.reservations.add(reservation)
             await self._commit(uow, spec.cluster_id)
         return reservation
 
@@ -174,7 +175,7 @@ class ReservationService:
         require(principal, Scope.JOBS_WRITE)
         now = self._clock.now()
         async with self._uow(TenantScope.system()) as uow:
-            found = await uow.quotas.get_reservation(reservation_id)
+            found = await uow.reservations.get(reservation_id)
             if found is None or not (sees_all(principal) or found.tenant_id == principal.tenant_id):
                 raise NotFound("capacity reservation", reservation_id)
             concerning(found.tenant_id)  # the operator's cancel is the tenant's event
@@ -182,6 +183,6 @@ class ReservationService:
                 raise Conflict(f"reservation {found.name} is already cancelled", "CANCELLED")
             if found.end <= now:
                 raise Conflict(f"reservation {found.name} has already ended", "ENDED")
-            await uow.quotas.cancel_reservation(reservation_id=reservation_id, at=now)
+            await uow.reservations.cancel(reservation_id=reservation_id, at=now)
             await self._commit(uow, found.cluster_id)
         return replace(found, cancelled_at=now)

@@ -24,7 +24,7 @@ from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Row, Segment, Timeline, TimelineDiff
-from domain.ports import EventHub, EventLog, StoredEvent
+from domain.ports.events import EventHub, EventLog, StoredEvent
 from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
 from domain.services.timeline import (
     TimelineService,

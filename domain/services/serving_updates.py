@@ -21,7 +21,8 @@ from domain.model.benchmark import Benchmark
 from domain.model.deployment import Deployment
 from domain.model.ids import BenchmarkId, ClusterId
 from domain.model.principal import Principal
-from domain.ports import EventHub, EventLog, Overflowed, StoredEvent, TenantScope, UnitOfWorkFactory
+from domain.ports.events import EventHub, EventLog, Overflowed, StoredEvent
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.replay import snapshot_then_changes
 
 SNAPSHOT_LIMIT = 1000

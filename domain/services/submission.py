@@ -42,7 +42,9 @@ from domain.model.quota import (
 )
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.names import MAX_OBJECT_NAME, name_problem, text_problem
-from domain.ports import UnitOfWork, Workload, WorkloadCheck
+from domain.ports.cluster_api import WorkloadCheck
+from domain.ports.gateways import Workload
+from domain.ports.unit_of_work import UnitOfWork
 
 MAX_SPEC_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY = 128
@@ -426,7 +428,7 @@ async def read_references(uow: UnitOfWork, tenant_id: TenantId, sub: JobSubmissi
     wanted = sub.dependencies
     dependencies = await uow.jobs.get_many(wanted) if 0 < len(wanted) <= MAX_DEPENDENCIES else {}
     reservation = (
-        await uow.quotas.get_reservation(ReservationId(sub.reservation_id))
+        await uow.reservations.get(ReservationId(sub.reservation_id))
         if sub.reservation_id is not None
         else None
     )

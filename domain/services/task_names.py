@@ -12,7 +12,8 @@ from typing import Any
 
 from domain.backoff import backoff_seconds
 from domain.errors import Unavailable
-from domain.ports import Clock, TaskQueue
+from domain.ports.clock import Clock
+from domain.ports.tasks import TaskQueue
 
 log = logging.getLogger(__name__)
 

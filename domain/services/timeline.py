@@ -34,15 +34,10 @@ from domain.model.ids import ClusterId, JobId
 from domain.model.job import Estimate, Job, JobType, Placement
 from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Segment, Timeline
-from domain.ports import (
-    Clock,
-    Compute,
-    EventHub,
-    Overflowed,
-    TenantScope,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from domain.ports.clock import Clock
+from domain.ports.compute import Compute
+from domain.ports.events import EventHub, Overflowed
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
@@ -263,7 +258,7 @@ class TimelineService:
     ) -> tuple[Snapshot, list[Job]]:
         now = self._clock.now()
         quotas = await uow.quotas.quota_set(cluster.id)
-        reservations = await uow.quotas.reservations(cluster.id, active_after=now)
+        reservations = await uow.reservations.active(cluster.id, active_after=now)
         active = await self._active(uow, cluster.id, now)
         if extra is not None:
             active = [*active, extra]

@@ -28,7 +28,9 @@ from domain.model.principal import (
     Principal,
     Scope,
 )
-from domain.ports import Clock, SecretHasher, TenantScope, UnitOfWorkFactory
+from domain.ports.clock import Clock
+from domain.ports.secrets import SecretHasher
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 
 _TOKEN = re.compile(r"^bud_([0-9a-f]{32})_([A-Za-z0-9_-]{20,128})$")
 

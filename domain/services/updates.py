@@ -24,14 +24,9 @@ from domain.errors import NotFound
 from domain.model.ids import ClusterId
 from domain.model.job import Job, JobChanged
 from domain.model.principal import Principal
-from domain.ports import (
-    EventHub,
-    EventLog,
-    JobFilter,
-    StoredEvent,
-    TenantScope,
-    UnitOfWorkFactory,
-)
+from domain.ports.events import EventHub, EventLog, StoredEvent
+from domain.ports.repositories import JobFilter
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.jobs import scoped_filter
 from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
 

@@ -36,16 +36,16 @@ from domain.errors import Unavailable
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId
 from domain.model.job import Job
-from domain.ports import (
-    Clock,
+from domain.ports.clock import Clock
+from domain.ports.gateways import (
     ClusterGateway,
     GatewayFactory,
     GatewayUnavailable,
-    Lease,
-    RetryTask,
     Superseded,
     WorkloadObservation,
 )
+from domain.ports.leases import Lease
+from domain.ports.tasks import RetryTask
 from domain.services.clusters import ClusterService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService

@@ -13,16 +13,11 @@ from collections.abc import Callable
 from domain.backoff import backoff_seconds
 from domain.model.ids import JobId
 from domain.model.job import Job, JobStatus
-from domain.ports import (
-    Clock,
-    GatewayFactory,
-    GatewayUnavailable,
-    ReleaseRejected,
-    RetryTask,
-    TenantScope,
-    UnitOfWorkFactory,
-    Workload,
-)
+from domain.ports.clock import Clock
+from domain.ports.gateways import GatewayFactory, GatewayUnavailable, Workload
+from domain.ports.helm import ReleaseRejected
+from domain.ports.tasks import RetryTask
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 
 
 class WorkloadService:

@@ -24,7 +24,7 @@ from graphql import ExecutionResult, get_introspection_query
 from adapters.clock import ManualClock
 from domain.model.ids import ClusterId, TenantId
 from domain.model.principal import Scope
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from schema.context import Context
 from schema.schema import schema
 from tests.integration.test_request_limits import assert_json_error, serving

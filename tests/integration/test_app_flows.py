@@ -27,7 +27,8 @@ from domain.model.cluster import Cluster
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import DeploymentType, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
-from domain.ports import Clock, TenantScope
+from domain.ports.clock import Clock
+from domain.ports.unit_of_work import TenantScope
 from domain.services.submission import JobSubmission
 from tests.integration.conftest import empty, redis_url
 from workers.settings import worker_for

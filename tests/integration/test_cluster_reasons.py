@@ -11,7 +11,7 @@ from dataclasses import replace
 from domain.model.cluster import ClusterStatus, HealthCheck
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from tests.integration.test_graphql_api import Api, api
 
 __all__ = ["api"]

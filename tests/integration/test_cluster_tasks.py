@@ -16,7 +16,7 @@ from pathlib import Path
 from adapters.clock import ManualClock
 from adapters.secrets.keyring import write_new_key
 from domain.model.cluster import ClusterStatus, Platform
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from domain.services import task_names
 from domain.services.registry import Registration
 from tests.integration.conftest import redis_url

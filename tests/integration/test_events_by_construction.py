@@ -27,7 +27,9 @@ from domain.errors import DomainError
 from domain.model.codec import job_to_document
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import ChangeKind, Job, JobChanged, JobPriority, Placement
-from domain.ports import StoredEvent, TenantScope, WorkloadObservation, WorkloadPhase
+from domain.ports.events import StoredEvent
+from domain.ports.gateways import WorkloadObservation, WorkloadPhase
+from domain.ports.unit_of_work import TenantScope
 from tests.integration.test_app_flows import ALICE, make_app, sim_cluster, submission
 
 PHASES = list(WorkloadPhase)

@@ -28,7 +28,8 @@ from domain.model.cluster import Cluster
 from domain.model.ids import JobId, ProjectId, TenantId
 from domain.model.job import DeploymentType, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
-from domain.ports import Superseded, TenantScope, Workload, WorkloadPhase
+from domain.ports.gateways import Superseded, Workload, WorkloadPhase
+from domain.ports.unit_of_work import TenantScope
 from domain.services.submission import JobSubmission
 from tests.integration.conftest import empty, redis_url
 

@@ -86,7 +86,8 @@ class Api:
         return base
 
     async def count_jobs(self) -> int:
-        from domain.ports import JobFilter, TenantScope
+        from domain.ports.repositories import JobFilter
+        from domain.ports.unit_of_work import TenantScope
 
         async with self.app.db.unit_of_work(TenantScope.system()) as uow:
             return len((await uow.jobs.page(JobFilter(), first=100)).jobs)

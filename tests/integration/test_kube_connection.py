@@ -38,7 +38,7 @@ from kubernetes_asyncio.config import kube_config
 from adapters.kubernetes import KubeClusterApi, KubeConnector, KubeTimeouts, ResourceVersionGone
 from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
-from domain.ports import WatchExpired
+from domain.ports.cluster_api import WatchExpired
 from tests.support import k8s_nodes
 from tests.support.kube_emulator import (
     DEFAULT_TOKEN,

@@ -38,7 +38,7 @@ from domain.model.load import Lengths
 from domain.model.principal import Principal
 from domain.model.quota import tenant_namespace
 from domain.model.serving_codec import sample_to_document
-from domain.ports import Workload
+from domain.ports.gateways import Workload
 from domain.services.benchmarks import BenchmarkRequest
 from domain.serving.metrics import progress, summarize
 from tests.integration.test_kueue_deployments import installed, replica, request, run_pod

@@ -36,7 +36,8 @@ from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, ProjectId, TenantId
 from domain.model.job import DeploymentType, Job, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
-from domain.ports import JobFilter, Workload
+from domain.ports.gateways import Workload
+from domain.ports.repositories import JobFilter
 from domain.services.registry import Registration
 from domain.services.submission import JobSubmission
 from tests.integration.test_app_flows import make_app

@@ -34,7 +34,7 @@ from domain.model.quota import (
     ResourceQuota,
     tenant_namespace,
 )
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from domain.services.quota_rules import ClusterQueueSpec
 from domain.services.registry import Registration
 from tests.integration.test_app_flows import make_app

@@ -28,7 +28,7 @@ from adapters.db.engine import Database
 from budcluster.bootstrap import App
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import DeploymentType, Job, JobPriority, JobStatus, JobType, Resources
-from domain.ports import Workload
+from domain.ports.gateways import Workload
 from tests.integration.test_kueue_jobs_flow import (
     ALICE,
     NOW,

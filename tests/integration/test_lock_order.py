@@ -19,7 +19,7 @@ from adapters.db.engine import Database
 from adapters.db.tables import jobs
 from budcluster.bootstrap import App
 from domain.model.job import Job, JobPriority
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from tests.integration.conftest import redis_url
 from tests.integration.test_app_flows import ALICE, make_app, sim_cluster, submission
 

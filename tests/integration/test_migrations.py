@@ -24,7 +24,7 @@ from domain.errors import DuplicateIdempotencyKey
 from domain.model.audit import AuditFilter
 from domain.model.ids import ProjectId, TenantId
 from domain.model.quota import DEFAULT_PRIORITY_VALUES, GPU_LABEL
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from tests.integration.conftest import TABLES, create_database, drop_database
 from tests.integration.test_app_flows import make_app
 from tests.integration.test_repositories import add_cluster, job_on, save

@@ -20,7 +20,7 @@ import pytest
 from budcluster.http import create_app
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from tests.integration.test_app_flows import make_app, sim_cluster
 from tests.integration.test_graphql_api import Api
 from tests.support.fakes import make_cluster

@@ -240,16 +240,16 @@ async def test_reservations(db: Database) -> None:
     cancelled = reservation(cluster, name="dropped")
     async with db.unit_of_work(SYSTEM) as uow:
         for r in (live, ended, cancelled):
-            await uow.quotas.add_reservation(r)
-        await uow.quotas.cancel_reservation(reservation_id=cancelled.id, at=T0)
+            await uow.reservations.add(r)
+        await uow.reservations.cancel(reservation_id=cancelled.id, at=T0)
         await uow.commit()
     async with db.unit_of_work(SYSTEM) as uow:
-        assert await uow.quotas.get_reservation(live.id) == live
-        stored = await uow.quotas.get_reservation(cancelled.id)
+        assert await uow.reservations.get(live.id) == live
+        stored = await uow.reservations.get(cancelled.id)
         assert stored is not None and stored.cancelled_at == T0
-        active = await uow.quotas.reservations(cluster, active_after=T0)
-        listed = await uow.quotas.reservations_of([cluster], ending_after=T0)
-        assert await uow.quotas.get_reservation(ReservationId(uuid.uuid4())) is None
+        active = await uow.reservations.active(cluster, active_after=T0)
+        listed = await uow.reservations.of_clusters([cluster], ending_after=T0)
+        assert await uow.reservations.get(ReservationId(uuid.uuid4())) is None
     assert [r.name for r in active] == ["launch"]
     assert sorted(r.name for r in listed) == ["dropped", "launch"]
 
@@ -260,7 +260,7 @@ async def test_jobs_keep_queue_window_dependencies_reservation_and_estimates(
     cluster = await add_cluster(db)
     booked = reservation(cluster)
     async with db.unit_of_work(SYSTEM) as uow:
-        await uow.quotas.add_reservation(booked)
+        await uow.reservations.add(booked)
         await uow.commit()
     estimate = Estimate(T0, T0 + timedelta(hours=1), "WAITING_FOR_QUOTA", ("MISSES_DEADLINE",))
     job = job_on(
@@ -309,11 +309,11 @@ async def test_nothing_is_written_on_rollback(db: Database) -> None:
     cluster = await add_cluster(db)
     async with db.unit_of_work(SYSTEM) as uow:
         await uow.quotas.add_flavor(flavor(cluster))
-        await uow.quotas.add_reservation(reservation(cluster))
+        await uow.reservations.add(reservation(cluster))
     async with db.unit_of_work(SYSTEM) as uow:
         assert (await uow.quotas.quota_set(cluster)).flavors == ()
         now = datetime.now(UTC) - timedelta(days=3650)
-        assert await uow.quotas.reservations(cluster, active_after=now) == []
+        assert await uow.reservations.active(cluster, active_after=now) == []
 
 
 async def test_priority_classes_read_for_update_wait_for_the_writer(pg: Database) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy import event
 
 from domain.model.ids import JobId, TenantId
 from domain.model.job import Placement
-from domain.ports import WorkloadObservation, WorkloadPhase
+from domain.ports.gateways import WorkloadObservation, WorkloadPhase
 from tests.integration.test_app_flows import sim_cluster
 from tests.integration.test_graphql_api import SUBMIT, Api
 from tests.integration.test_quota_api import (

@@ -21,7 +21,7 @@ from redis.asyncio import Redis
 from adapters.clock import ManualClock
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from budcluster.settings import Settings
-from domain.ports import Bucket, RateLimiter
+from domain.ports.limits import Bucket, RateLimiter
 
 
 @pytest.fixture(params=["local", "redis"])

@@ -20,7 +20,7 @@ from adapters.db.eventlog import SqlEventLog
 from adapters.events.hub import EventHubImpl
 from adapters.events.redis import RedisPublisher, RedisRelay
 from domain.model.ids import ClusterId
-from domain.ports import LiveSubscription, Overflowed, StoredEvent
+from domain.ports.events import LiveSubscription, Overflowed, StoredEvent
 from tests.integration.conftest import redis_url
 from tests.integration.test_repositories import add_cluster, job_on, save
 

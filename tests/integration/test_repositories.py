@@ -23,7 +23,9 @@ from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import Job, JobPriority, JobStatus, JobType, Placement, Resources
-from domain.ports import JobCursor, JobFilter, StoredEvent, TenantScope
+from domain.ports.events import StoredEvent
+from domain.ports.repositories import JobCursor, JobFilter
+from domain.ports.unit_of_work import TenantScope
 from tests.support.fakes import T0, make_cluster
 from tests.unit.test_job_model import new_job
 

@@ -27,7 +27,7 @@ from domain.errors import SecretUnreadable
 from domain.model.cluster import Platform
 from domain.model.ids import ClusterId
 from domain.model.secrets import Envelope
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from domain.services.registry import Registration
 from tests.integration.test_app_flows import make_app
 from tests.support.fakes import make_cluster

@@ -45,7 +45,7 @@ from domain.model.load import (
     LoadRun,
     RequestSample,
 )
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from domain.serving.metrics import summarize
 from tests.integration.test_repositories import SYSTEM, add_cluster
 from tests.support.fakes import T0

@@ -18,7 +18,7 @@ import pytest
 from adapters.clock import ManualClock
 from adapters.simulated.gateway import MAX_PACING_SECONDS, SimulatedGateway
 from budcluster.bootstrap import App
-from domain.ports import WorkloadObservation
+from domain.ports.gateways import WorkloadObservation
 from tests.integration.test_app_flows import make_app, sim_cluster
 
 STEP_SECONDS = 0.3

@@ -24,7 +24,7 @@ from adapters.clock import SystemClock
 from adapters.tasks import TaskSpec
 from adapters.tasks.arq import ArqTaskQueue, arq_functions, deserialize, serialize
 from adapters.tasks.inprocess import InProcessTaskQueue
-from domain.ports import RetryTask
+from domain.ports.tasks import RetryTask
 from tests.integration.conftest import redis_url
 from workers.settings import sync_cron_jobs
 

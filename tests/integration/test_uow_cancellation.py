@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db.engine import Database
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 
 
 async def test_a_caller_cancelled_on_its_way_out_still_returns_the_connection(

@@ -25,7 +25,7 @@ from budcluster.settings import Settings
 from domain.model.audit import AuditFilter
 from domain.model.ids import ProjectId, TenantId
 from domain.model.principal import Scope
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from tests.integration.test_audit import AUDIT, events
 from tests.integration.test_graphql_api import SUBMIT, Api, api
 from tests.integration.test_timeline_api import SCHEDULE, eventually, live, long_job

@@ -62,18 +62,10 @@ from domain.model.quota import (
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.secrets import Envelope
 from domain.model.timeline import Timeline
-from domain.ports import (
-    JobCursor,
-    JobFilter,
-    JobPage,
-    Overflowed,
-    Page,
-    PendingWorkload,
-    StoredEvent,
-    TenantScope,
-    Workload,
-    WorkloadObservation,
-)
+from domain.ports.events import Overflowed, StoredEvent
+from domain.ports.gateways import PendingWorkload, Workload, WorkloadObservation
+from domain.ports.repositories import JobCursor, JobFilter, JobPage, Page
+from domain.ports.unit_of_work import TenantScope
 from domain.services.quota_rules import default_quotas
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -497,33 +489,6 @@ class FakeQuotaRepository:
     async def quota_sets(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, QuotaSet]:
         return {c: await self.quota_set(c) for c in cluster_ids}
 
-    async def reservations(
-        self, cluster_id: ClusterId, *, active_after: datetime
-    ) -> list[CapacityReservation]:
-        found = await self.reservations_of([cluster_id], ending_after=active_after)
-        return [r for r in found if r.cancelled_at is None]
-
-    async def reservations_of(
-        self, cluster_ids: Sequence[ClusterId], *, ending_after: datetime
-    ) -> list[CapacityReservation]:
-        found = [
-            copy.deepcopy(r)
-            for r in self._q.reservations.values()
-            if r.cluster_id in cluster_ids and r.end > ending_after
-        ]
-        return sorted(found, key=lambda r: (r.start, r.id))
-
-    async def get_reservation(self, reservation_id: ReservationId) -> CapacityReservation | None:
-        return copy.deepcopy(self._q.reservations.get(reservation_id))
-
-    async def add_reservation(self, reservation: CapacityReservation) -> None:
-        self._w.reservations[reservation.id] = copy.deepcopy(reservation)
-
-    async def cancel_reservation(self, *, reservation_id: ReservationId, at: datetime) -> None:
-        found = self._w.reservations.get(reservation_id)
-        if found is not None and found.cancelled_at is None:
-            found.cancelled_at = at
-
     async def get_flavor(self, *, cluster_id: ClusterId, name: str) -> ResourceFlavor | None:
         return copy.deepcopy(self._q.flavors.get((cluster_id, name)))
 
@@ -575,6 +540,40 @@ class FakeQuotaRepository:
 
     async def update_priority_class(self, priority_class: WorkloadPriorityClass) -> None:
         self._w.priority_classes[priority_class.priority] = copy.deepcopy(priority_class)
+
+
+class FakeReservationRepository:
+    """Reservations in the same staged copy of the store's quota state as the quota objects."""
+
+    def __init__(self, uow: FakeUnitOfWork) -> None:
+        self._uow = uow
+
+    async def active(
+        self, cluster_id: ClusterId, *, active_after: datetime
+    ) -> list[CapacityReservation]:
+        found = await self.of_clusters([cluster_id], ending_after=active_after)
+        return [r for r in found if r.cancelled_at is None]
+
+    async def of_clusters(
+        self, cluster_ids: Sequence[ClusterId], *, ending_after: datetime
+    ) -> list[CapacityReservation]:
+        found = [
+            copy.deepcopy(r)
+            for r in self._uow.staged_quota(write=False).reservations.values()
+            if r.cluster_id in cluster_ids and r.end > ending_after
+        ]
+        return sorted(found, key=lambda r: (r.start, r.id))
+
+    async def get(self, reservation_id: ReservationId) -> CapacityReservation | None:
+        return copy.deepcopy(self._uow.staged_quota(write=False).reservations.get(reservation_id))
+
+    async def add(self, reservation: CapacityReservation) -> None:
+        self._uow.staged_quota(write=True).reservations[reservation.id] = copy.deepcopy(reservation)
+
+    async def cancel(self, *, reservation_id: ReservationId, at: datetime) -> None:
+        found = self._uow.staged_quota(write=True).reservations.get(reservation_id)
+        if found is not None and found.cancelled_at is None:
+            found.cancelled_at = at
 
 
 class _FakeServingRepository:
@@ -741,6 +740,7 @@ class FakeUnitOfWork:
         self.tokens = FakeTokenRepository(store)
         self.audit = FakeAuditRepository(store)
         self.quotas = FakeQuotaRepository(self)
+        self.reservations = FakeReservationRepository(self)
         self.deployments = FakeDeploymentRepository(self)
         self.benchmarks = FakeBenchmarkRepository(self)
         self.staged_deployments: dict[DeploymentId, Deployment] = {}

@@ -40,7 +40,7 @@ from domain.model.load import (
 )
 from domain.model.outbound import NOT_REACHABLE
 from domain.model.principal import Principal, Scope
-from domain.ports import TenantScope
+from domain.ports.unit_of_work import TenantScope
 from domain.services import task_names
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkRequest, BenchmarkService

@@ -20,7 +20,7 @@ from domain.model.ids import BenchmarkId, JobId
 from domain.model.job import JobStatus
 from domain.model.load import LoadRun
 from domain.model.serving_codec import plan_to_document
-from domain.ports import GatewayUnavailable
+from domain.ports.gateways import GatewayUnavailable
 from domain.serving.metrics import summarize
 from tests.support.fakes import FakeGateway, FakeOutboundPolicy
 from tests.unit.test_benchmarks import URL, World, failed, ok, serving, with_outbound

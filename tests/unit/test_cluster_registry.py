@@ -36,15 +36,17 @@ from domain.model.job import Job, JobPriority
 from domain.model.load import LoadRun
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
 from domain.model.secrets import Envelope
-from domain.ports import (
+from domain.ports.cluster_api import (
     QUOTAS_CHECK,
-    ClusterGateway,
-    GatewayUnavailable,
     KubeconfigSummary,
     NodeChange,
-    PendingWorkload,
     QuotasApplied,
     WatchExpired,
+)
+from domain.ports.gateways import (
+    ClusterGateway,
+    GatewayUnavailable,
+    PendingWorkload,
     Workload,
     WorkloadObservation,
 )

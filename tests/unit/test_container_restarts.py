@@ -16,7 +16,7 @@ from adapters.kubernetes.kueue.services import container_restarts, observe_servi
 from domain.model.deployment import WorkerStatus
 from domain.model.ids import JobId
 from domain.model.job import ChangeKind, JobStatus
-from domain.ports import WorkloadObservation, WorkloadPhase
+from domain.ports.gateways import WorkloadObservation, WorkloadPhase
 from domain.services.observations import ObservationService
 from tests.unit.test_deployments import World as DeploymentWorld
 from tests.unit.test_job_service import World

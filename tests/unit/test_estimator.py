@@ -23,7 +23,7 @@ from domain.model.ids import JobId, TenantId
 from domain.model.job import Job, JobStatus, JobType, Placement, RunRecord, TimeWindow
 from domain.model.quota import tenant_namespace
 from domain.model.reservation import CapacityReservation, ReservationId
-from domain.ports import WorkloadPhase
+from domain.ports.gateways import WorkloadPhase
 from domain.scheduling.durations import Durations, History
 from domain.scheduling.estimator import (
     DEPENDENCY_FAILED,

@@ -18,7 +18,7 @@ import pytest
 from domain.errors import Unavailable
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobStatus
-from domain.ports import Superseded, WorkloadObservation, WorkloadPhase
+from domain.ports.gateways import Superseded, WorkloadObservation, WorkloadPhase
 from domain.services.clusters import ClusterService
 from domain.services.observations import ObservationService
 from domain.services.quotas import QuotaService

@@ -20,7 +20,8 @@ from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import ChangeKind, Job, JobPriority, JobStatus, TimeWindow
 from domain.model.principal import TENANT_DEFAULT_SCOPES, Principal, Scope
-from domain.ports import JobFilter, StoredEvent
+from domain.ports.events import StoredEvent
+from domain.ports.repositories import JobFilter
 from domain.services import task_names
 from domain.services.jobs import JobService
 from domain.services.reactions import Reactions

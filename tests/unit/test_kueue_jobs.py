@@ -38,7 +38,7 @@ from adapters.kubernetes.kueue.jobs import (
 from domain.model.ids import ClusterId, JobId, TenantId
 from domain.model.job import JobPriority, JobType, Resources
 from domain.model.quota import tenant_namespace
-from domain.ports import Workload, WorkloadPhase
+from domain.ports.gateways import Workload, WorkloadPhase
 
 CLUSTER = ClusterId(uuid.UUID("7d0c63a4-52a4-4d8e-9d3f-0f4cf3e1a001"))
 JOB_ID = JobId(uuid.UUID("3f2b8c1e-9a4d-4e6b-8f10-2c7d5e9a0b11"))

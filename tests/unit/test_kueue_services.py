@@ -21,7 +21,8 @@ from adapters.kubernetes.kueue.services import (
     service_release,
 )
 from domain.model.job import DeploymentType, JobPriority, JobType, Placement, Resources
-from domain.ports import SHIPPED_CHART, GatewayUnavailable, ReleaseSpec, WorkloadPhase
+from domain.ports.gateways import GatewayUnavailable, WorkloadPhase
+from domain.ports.helm import SHIPPED_CHART, ReleaseSpec
 from tests.unit.test_kueue_jobs import CLUSTER, JOB_ID, NAME, NAMESPACE, NOW, at, workload
 
 
@@ -270,7 +271,7 @@ def test_pending_workloads_are_read_from_a_summary_and_odd_items_skipped() -> No
         pending_workloads,
         visibility_version,
     )
-    from domain.ports import PendingWorkload
+    from domain.ports.gateways import PendingWorkload
 
     def item(owner: dict[str, Any] | None, **fields: Any) -> dict[str, Any]:
         refs = [owner] if owner else []

@@ -27,7 +27,7 @@ from domain.model.job import (
     JobType,
     Resources,
 )
-from domain.ports import StoredEvent
+from domain.ports.events import StoredEvent
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 CLUSTER = ClusterId(uuid.uuid4())

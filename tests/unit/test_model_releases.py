@@ -29,7 +29,8 @@ from domain.model.deployment import EndpointState, Engine
 from domain.model.ids import ClusterId
 from domain.model.job import Job
 from domain.model.quota import tenant_namespace
-from domain.ports import SHIPPED_VLLM_CHART, ReleaseSpec, Workload
+from domain.ports.gateways import Workload
+from domain.ports.helm import SHIPPED_VLLM_CHART, ReleaseSpec
 from domain.services.deployments import validate_deployment
 from tests.unit.test_deployments import World
 

@@ -17,7 +17,7 @@ import pytest
 
 from domain.model.ids import JobId
 from domain.model.job import Job, JobStatus, Placement
-from domain.ports import WorkloadObservation, WorkloadPhase
+from domain.ports.gateways import WorkloadObservation, WorkloadPhase
 from domain.services import task_names
 from domain.services.observations import ObservationService, transition_path
 from tests.support.fakes import T0

@@ -21,7 +21,7 @@ from domain.model.audit import AuditedOperation, current
 from domain.model.ids import ProjectId, TenantId, TokenId
 from domain.model.job import JobPriority, JobStatus
 from domain.model.principal import Principal, Scope
-from domain.ports import JobFilter
+from domain.ports.repositories import JobFilter
 from domain.services.serving_updates import (
     DeploymentSnapshot,
     DeploymentUpdate,

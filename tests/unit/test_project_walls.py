@@ -26,7 +26,8 @@ from domain.model.job import JobPriority
 from domain.model.principal import TENANT_DEFAULT_SCOPES, Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.timeline import Timeline
-from domain.ports import JobFilter, TenantScope
+from domain.ports.repositories import JobFilter
+from domain.ports.unit_of_work import TenantScope
 from domain.scheduling import timeline as timelines
 from domain.scheduling.durations import Durations
 from domain.scheduling.estimator import Snapshot, estimate

@@ -21,7 +21,7 @@ from adapters.secrets.envelope import EnvelopeSecretBox
 from adapters.secrets.keyring import Keyring, generate_private_key_pem
 from domain.errors import SecretUnreadable
 from domain.model.secrets import Envelope
-from domain.ports import SecretBox
+from domain.ports.secrets import SecretBox
 
 KUBECONFIG = b"apiVersion: v1\nusers:\n- name: admin\n  user: {token: s3cr3t-t0ken}\n"
 

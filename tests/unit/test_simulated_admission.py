@@ -14,7 +14,7 @@ import pytest
 from adapters.simulated.engine import Pace, SimWorkload, step
 from domain.model.job import JobPriority
 from domain.model.quota import tenant_namespace
-from domain.ports import WorkloadPhase
+from domain.ports.gateways import WorkloadPhase
 from tests.support.admission_tables import NOW, SCENARIOS, TENANT, Scenario, W
 
 

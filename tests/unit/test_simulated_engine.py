@@ -13,7 +13,7 @@ from adapters.simulated import engine
 from adapters.simulated.engine import Pace, SimWorkload
 from domain.model.cluster import Node
 from domain.model.quota import tenant_namespace
-from domain.ports import WorkloadPhase as P
+from domain.ports.gateways import WorkloadPhase as P
 from tests.support.admission_tables import A100 as A
 from tests.support.admission_tables import TENANT, Scenario, q
 from tests.support.fakes import T0

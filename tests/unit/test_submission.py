@@ -28,7 +28,7 @@ from domain.model.job import (
     SourceKind,
     TimeWindow,
 )
-from domain.ports import Workload
+from domain.ports.gateways import Workload
 from domain.services.submission import JobSubmission, validate_submission
 from tests.support.fakes import T0, make_cluster
 

@@ -387,7 +387,7 @@ async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
     from domain.model.events import ClusterChanged
     from domain.model.ids import ClusterId
     from domain.model.timeline import TimelineDiff
-    from domain.ports import StoredEvent
+    from domain.ports.events import StoredEvent
     from domain.services.timeline import TimelineRefresher
     from tests.support.fakes import FakeClock
 
@@ -439,7 +439,7 @@ async def test_a_stream_of_changes_leaves_the_process_time_to_serve_them() -> No
     long as the last one took, so recomputing takes at most about half of the time (without the
     pacing it would start again 50 ms after each one: 9 or 10 in 10 s)."""
     from domain.model.ids import ClusterId
-    from domain.ports import StoredEvent
+    from domain.ports.events import StoredEvent
     from domain.services.timeline import TimelineRefresher
     from tests.support.fakes import FakeClock
 
@@ -507,7 +507,7 @@ def _on_first_gpu(world: World, gpus: int) -> Placement:
 async def _ran(world: World, job_id: JobId, *, startup: float, seconds: float) -> None:
     """The job was admitted now, ran after `startup` for `seconds` and completed; the clock
     moves to its end."""
-    from domain.ports import TenantScope
+    from domain.ports.unit_of_work import TenantScope
 
     t = world.clock.now()
     async with world.uow(TenantScope.system()) as uow:
@@ -571,7 +571,7 @@ async def test_the_past_is_topped_up_between_whole_reads() -> None:
     between only what ended since the latest end seen, less 5 minutes: a job that ended just now
     shows at the next refresh; one whose end is written late and lies further back shows at the
     next whole read; a job retried since leaves the past."""
-    from domain.ports import TenantScope
+    from domain.ports.unit_of_work import TenantScope
     from tests.unit.test_submission import GOOD
 
     world, svc, _ = service_world()

@@ -24,7 +24,8 @@ from domain.errors import NotFound
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobStatus
 from domain.model.principal import Principal, Scope
-from domain.ports import JobFilter, TenantScope
+from domain.ports.repositories import JobFilter
+from domain.ports.unit_of_work import TenantScope
 from domain.services.updates import Change, JobUpdate, Snapshot, UpdatesService
 from tests.support.fakes import FakeEventLog, FakeHub, FakeUnitOfWork
 from tests.unit.test_job_service import HubPublisher, World

@@ -17,13 +17,8 @@ from datetime import timedelta
 import pytest
 
 from domain.model.job import JobPriority, JobStatus
-from domain.ports import (
-    GatewayUnavailable,
-    RetryTask,
-    Workload,
-    WorkloadObservation,
-    WorkloadPhase,
-)
+from domain.ports.gateways import GatewayUnavailable, Workload, WorkloadObservation, WorkloadPhase
+from domain.ports.tasks import RetryTask
 from domain.services.clusters import ClusterService
 from domain.services.observations import ObservationService
 from domain.services.quotas import QuotaService

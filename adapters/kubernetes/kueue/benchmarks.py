@@ -39,7 +39,7 @@ from domain.model.ids import ClusterId
 from domain.model.load import LoadPlan
 from domain.model.outbound import unreachable_networks
 from domain.model.serving_codec import plan_from_document
-from domain.ports import Workload
+from domain.ports.gateways import Workload
 
 BENCHMARK_KEY = "benchmark"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"

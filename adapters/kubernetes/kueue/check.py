@@ -9,7 +9,7 @@ from adapters.kubernetes.kueue.benchmarks import egress_policy, job_manifest
 from adapters.kubernetes.kueue.services import service_release
 from domain.model.ids import ClusterId
 from domain.model.job import JobType
-from domain.ports import Workload
+from domain.ports.gateways import Workload
 
 
 def check_workload(workload: Workload, *, cluster_id: ClusterId) -> None:

@@ -70,7 +70,7 @@ from adapters.kubernetes.kueue.reading import (
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobType, Placement
 from domain.model.quota import CPU, MEMORY, gpu_resource
-from domain.ports import Workload, WorkloadObservation, WorkloadPhase
+from domain.ports.gateways import Workload, WorkloadObservation, WorkloadPhase
 
 JOB_ID_LABEL = "bud.ai/job-id"
 ATTEMPT_LABEL = "bud.ai/attempt"

@@ -24,7 +24,8 @@ from adapters.kubernetes.kueue.objects import JsonObject, quantity
 from domain.model.deployment import EngineArgs, engine_args_from_document
 from domain.model.ids import JobId
 from domain.model.quota import CPU, MEMORY, gpu_resource
-from domain.ports import SHIPPED_VLLM_CHART, ReleaseSpec, Workload
+from domain.ports.gateways import Workload
+from domain.ports.helm import SHIPPED_VLLM_CHART, ReleaseSpec
 
 DEPLOYMENT_LABEL = "bud.ai/deployment-id"
 SERVING_PORT = 8000

@@ -44,13 +44,8 @@ from adapters.kubernetes.kueue.reading import (
 )
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import DeploymentType, JobType, Placement
-from domain.ports import (
-    SHIPPED_CHART,
-    ReleaseSpec,
-    Workload,
-    WorkloadObservation,
-    WorkloadPhase,
-)
+from domain.ports.gateways import Workload, WorkloadObservation, WorkloadPhase
+from domain.ports.helm import SHIPPED_CHART, ReleaseSpec
 
 RELEASE_LABEL = "bud.ai/release"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"

@@ -48,7 +48,7 @@ from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
 from domain.model.ids import ClusterId
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
-from domain.ports import QUOTAS_CHECK, QuotasApplied
+from domain.ports.cluster_api import QUOTAS_CHECK, QuotasApplied
 
 log = logging.getLogger(__name__)
 

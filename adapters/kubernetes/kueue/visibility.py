@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from adapters.kubernetes.kueue.reading import metadata
-from domain.ports import PendingWorkload
+from domain.ports.gateways import PendingWorkload
 
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 VISIBILITY_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
