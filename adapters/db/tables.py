@@ -45,7 +45,7 @@ clusters = sa.Table(
 )
 
 cluster_nodes = sa.Table(
-    "cluster_node_info",
+    "cluster_node",
     metadata,
     sa.Column("id", sa.Uuid, primary_key=True),
     sa.Column(

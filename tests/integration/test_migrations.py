@@ -22,12 +22,13 @@ from budcluster import migrate
 from budcluster.http import create_app
 from domain.errors import DuplicateIdempotencyKey
 from domain.model.audit import AuditFilter
-from domain.model.ids import ProjectId, TenantId
+from domain.model.ids import ClusterId, ProjectId, TenantId
 from domain.model.quota import DEFAULT_PRIORITY_VALUES, GPU_LABEL
 from domain.ports.unit_of_work import TenantScope
 from tests.integration.conftest import TABLES, create_database, drop_database
 from tests.integration.test_app_flows import make_app
-from tests.integration.test_repositories import add_cluster, job_on, save
+from tests.integration.test_repositories import job_on, save
+from tests.support.fakes import make_cluster
 
 
 async def _tables(db: Database) -> set[str]:
@@ -219,7 +220,10 @@ async def test_keys_and_events_become_a_projects_when_upgrading(
     old_event = uuid.uuid4()
     try:
         await migrate.upgrade(db.engine, "0012")
-        cluster = await add_cluster(db)
+        cluster = ClusterId(uuid.uuid4())  # no nodes: the node table is renamed after 0012
+        async with db.unit_of_work(TenantScope.system()) as uow:
+            await uow.clusters.add(make_cluster(cluster, nodes=()))
+            await uow.commit()
         first = job_on(cluster, tenant, project_id=p1, idempotency_key="k")
         await save(db, first)
         async with db.engine.begin() as conn:
