@@ -17,13 +17,13 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from strawberry.types.unset import UNSET
 
-from domain.errors import DomainError
 from domain.model.audit import OK, AuditCursor, AuditedOperation, current, without_secrets
 from domain.model.principal import Scope
-from resolvers.common import decode_time_cursor, encode_cursor, query_caller
+from resolvers.common import decode_time_cursor, encode_cursor, page_info
+from schema.access import requires
 from schema.context import Info
+from schema.refusals import argument_error
 from schema.types.audit import AuditEvent, AuditEventConnection, AuditEventEdge, AuditFilter
-from schema.types.connection import PageInfo
 from schema.types.errors import UserError, UserInputError
 
 P = ParamSpec("P")
@@ -107,23 +107,17 @@ def _ids_in(value: Any, key: str = "") -> list[str]:
     return [str(value)] if named and isinstance(value, str) else []
 
 
+@requires(Scope.JOBS_READ)
 async def audit_events(
     info: Info, filter: AuditFilter | None = None, first: int = 50, after: str | None = None
 ) -> AuditEventConnection:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     cursor = AuditCursor(*decode_time_cursor(after)) if after else None
     wanted = (filter or AuditFilter()).to_domain()
-    try:
+    with argument_error("first"):
         page = await info.context.services.audit.page(principal, wanted, first=first, after=cursor)
-    except DomainError as exc:
-        raise UserInputError(exc.message, field="first") from None
     edges = [
         AuditEventEdge(cursor=encode_cursor(e.at, e.id), node=AuditEvent.from_domain(e))
         for e in page.events
     ]
-    return AuditEventConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next, end_cursor=edges[-1].cursor if edges else None
-        ),
-    )
+    return AuditEventConnection(edges=edges, page_info=page_info(edges, page.has_next))

@@ -6,13 +6,14 @@ from typing import Annotated
 
 import strawberry
 
-from domain.errors import DomainError
 from domain.model.cluster import Platform
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from domain.services.registry import ClusterEdit, Registration
-from resolvers.common import caller, parse_uuid, query_caller, query_uuid
+from resolvers.common import parse_uuid, query_uuid
+from schema.access import requires
 from schema.context import Info
+from schema.refusals import typed_errors
 from schema.types import errors
 from schema.types.cluster import Cluster
 from schema.types.cluster_inputs import RegisterClusterInput, UpdateClusterInput
@@ -23,68 +24,58 @@ Errors = (
 ClusterResult = Annotated[Cluster | Errors, strawberry.union("ClusterResult")]
 
 
+@requires(Scope.CLUSTERS_READ)
 async def cluster(info: Info, id: strawberry.ID) -> Cluster | None:
-    query_caller(info, Scope.CLUSTERS_READ)
     found = await info.context.loaders.cluster.load(ClusterId(query_uuid(id, "id")))
     return Cluster.from_domain(found) if found else None
 
 
+@requires(Scope.CLUSTERS_READ)
 async def clusters(info: Info) -> list[Cluster]:
-    query_caller(info, Scope.CLUSTERS_READ)
     return [Cluster.from_domain(c) for c in await info.context.services.clusters.all()]
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def register_cluster(info: Info, input: RegisterClusterInput) -> ClusterResult:
-    try:
-        caller(info, Scope.CLUSTERS_WRITE)
-        made = await info.context.services.registry.register(
-            Registration(
-                name=input.name,
-                platform=Platform(input.platform.value),
-                kubeconfig=input.kubeconfig,
-                context=input.context,
-                ingress_url=input.ingress_url,
-                enable_master_node=input.enable_master_node,
-            )
+    made = await info.context.services.registry.register(
+        Registration(
+            name=input.name,
+            platform=Platform(input.platform.value),
+            kubeconfig=input.kubeconfig,
+            context=input.context,
+            ingress_url=input.ingress_url,
+            enable_master_node=input.enable_master_node,
         )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    )
     return Cluster.from_domain(made)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def update_cluster(info: Info, id: strawberry.ID, input: UpdateClusterInput) -> ClusterResult:
-    try:
-        caller(info, Scope.CLUSTERS_WRITE)
-        changed = await info.context.services.registry.update(
-            ClusterId(parse_uuid(id, "id")),
-            ClusterEdit(
-                name=input.name,
-                kubeconfig=input.kubeconfig,
-                context=input.context,
-                ingress_url=input.ingress_url,
-                enable_master_node=input.enable_master_node,
-            ),
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    changed = await info.context.services.registry.update(
+        ClusterId(parse_uuid(id, "id")),
+        ClusterEdit(
+            name=input.name,
+            kubeconfig=input.kubeconfig,
+            context=input.context,
+            ingress_url=input.ingress_url,
+            enable_master_node=input.enable_master_node,
+        ),
+    )
     return Cluster.from_domain(changed)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def delete_cluster(info: Info, id: strawberry.ID, force: bool = False) -> ClusterResult:
-    try:
-        caller(info, Scope.CLUSTERS_WRITE)
-        gone = await info.context.services.registry.delete(
-            ClusterId(parse_uuid(id, "id")), force=force
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    gone = await info.context.services.registry.delete(ClusterId(parse_uuid(id, "id")), force=force)
     return Cluster.from_domain(gone)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def refresh_cluster(info: Info, id: strawberry.ID) -> ClusterResult:
-    try:
-        caller(info, Scope.CLUSTERS_WRITE)
-        synced = await info.context.services.registry.refresh(ClusterId(parse_uuid(id, "id")))
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    synced = await info.context.services.registry.refresh(ClusterId(parse_uuid(id, "id")))
     return Cluster.from_domain(synced)

@@ -1,18 +1,19 @@
-"""Small helpers every resolver uses: parsing ids and cursors, and checking scopes."""
+"""Small helpers every resolver uses: parsing ids and cursors. (The scopes a resolver needs are
+declared with `schema.access.requires`.)"""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from domain.errors import Forbidden, ValidationFailed
+from domain.errors import ValidationFailed
 from domain.model.ids import JobId
-from domain.model.principal import Principal, Scope
 from domain.ports.repositories import JobCursor
-from schema.context import Info
+from schema.types.connection import PageInfo
 from schema.types.errors import UserInputError
 
 T = TypeVar("T", bound=uuid.UUID)
@@ -34,26 +35,18 @@ def query_uuid(value: str, field: str) -> uuid.UUID:
         raise UserInputError(f"{field} is not a valid id", field=field) from None
 
 
-def caller(info: Info, *scopes: Scope) -> Principal:
-    """The authenticated principal, if it holds every one of `scopes`; raises Forbidden
-    otherwise."""
-    principal = info.context.authenticated()
-    for scope in scopes:
-        if not principal.has(scope):
-            raise Forbidden(f"this token lacks the {scope.value} scope")
-    return principal
-
-
-def query_caller(info: Info, *scopes: Scope) -> Principal:
-    try:
-        return caller(info, *scopes)
-    except Forbidden as exc:
-        raise UserInputError(exc.message, code="FORBIDDEN") from None
-
-
 def encode_cursor(created_at: datetime, job_id: uuid.UUID) -> str:
     raw = f"{created_at.isoformat()}|{job_id}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+class Edge(Protocol):
+    cursor: str
+
+
+def page_info(edges: Sequence[Edge], has_next: bool) -> PageInfo:
+    """A page's PageInfo: whether more follow, and the cursor to ask for them with."""
+    return PageInfo(has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None)
 
 
 def decode_cursor(cursor: str) -> JobCursor:

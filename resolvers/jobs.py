@@ -8,23 +8,18 @@ from typing import Annotated
 
 import strawberry
 
-from domain.errors import DomainError, FieldIssue, ValidationFailed
+from domain.errors import FieldIssue, ValidationFailed
 from domain.model.ids import ClusterId, JobId, ProjectId
 from domain.model.job import Resources, TimeWindow
 from domain.model.principal import Scope
 from domain.ports.repositories import JobFilter as DomainJobFilter
 from domain.services.submission import JobSubmission
-from resolvers.common import (
-    caller,
-    decode_cursor,
-    encode_cursor,
-    parse_uuid,
-    query_caller,
-    query_uuid,
-)
+from resolvers.common import decode_cursor, encode_cursor, page_info, parse_uuid, query_uuid
+from schema.access import requires
 from schema.context import Info
+from schema.refusals import argument_error, typed_errors
 from schema.types import errors
-from schema.types.connection import JobConnection, JobEdge, PageInfo
+from schema.types.connection import JobConnection, JobEdge
 from schema.types.enums import JobPriority
 from schema.types.inputs import JobFilter, SubmitJobInput, TimeWindowInput
 from schema.types.job import Job, JobEvent
@@ -121,40 +116,36 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
 # --- queries --------------------------------------------------------------------------------
 
 
+@requires(Scope.JOBS_READ)
 async def job(info: Info, id: strawberry.ID) -> Job | None:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     found = await info.context.services.jobs.get(principal, JobId(query_uuid(id, "id")))
     return Job.from_domain(found) if found else None
 
 
+@requires(Scope.JOBS_READ)
 async def jobs(
     info: Info,
     filter: JobFilter | None = None,
     first: int = DEFAULT_PAGE,
     after: str | None = None,
 ) -> JobConnection:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     cursor = decode_cursor(after) if after else None
-    try:
+    with argument_error("first"):
         page = await info.context.services.jobs.page(
             principal, to_domain_filter(filter), first=first, after=cursor
         )
-    except DomainError as exc:
-        raise errors.UserInputError(exc.message, field="first") from None
     edges = [
         JobEdge(cursor=encode_cursor(j.created_at, j.id), node=Job.from_domain(j))
         for j in page.jobs
     ]
-    return JobConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next, end_cursor=edges[-1].cursor if edges else None
-        ),
-    )
+    return JobConnection(edges=edges, page_info=page_info(edges, page.has_next))
 
 
+@requires(Scope.JOBS_READ)
 async def job_events(info: Info, job_id: strawberry.ID) -> list[JobEvent]:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     key = JobId(query_uuid(job_id, "jobId"))
     found = await info.context.services.jobs.events(principal, [key])
     return [JobEvent.from_domain(e) for e in found.get(key, [])]
@@ -163,43 +154,38 @@ async def job_events(info: Info, job_id: strawberry.ID) -> list[JobEvent]:
 # --- mutations ------------------------------------------------------------------------------
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def submit_job(info: Info, input: SubmitJobInput) -> SubmitJobResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        submitted = await info.context.services.jobs.submit(principal, to_submission(input))
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    principal = info.context.authenticated()
+    submitted = await info.context.services.jobs.submit(principal, to_submission(input))
     return Job.from_domain(submitted)
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def cancel_job(info: Info, id: strawberry.ID, reason: str | None = None) -> JobCommandResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        cancelled = await info.context.services.jobs.cancel(
-            principal, JobId(parse_uuid(id, "id")), reason
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    cancelled = await info.context.services.jobs.cancel(
+        info.context.authenticated(), JobId(parse_uuid(id, "id")), reason
+    )
     return Job.from_domain(cancelled)
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def retry_job(info: Info, id: strawberry.ID) -> JobCommandResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        retried = await info.context.services.jobs.retry(principal, JobId(parse_uuid(id, "id")))
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    retried = await info.context.services.jobs.retry(
+        info.context.authenticated(), JobId(parse_uuid(id, "id"))
+    )
     return Job.from_domain(retried)
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def update_job_priority(
     info: Info, id: strawberry.ID, priority: JobPriority
 ) -> JobCommandResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        changed = await info.context.services.jobs.change_priority(
-            principal, JobId(parse_uuid(id, "id")), priority
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    changed = await info.context.services.jobs.change_priority(
+        info.context.authenticated(), JobId(parse_uuid(id, "id")), priority
+    )
     return Job.from_domain(changed)

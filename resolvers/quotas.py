@@ -11,7 +11,7 @@ from typing import Annotated
 
 import strawberry
 
-from domain.errors import DomainError, ValidationFailed
+from domain.errors import ValidationFailed
 from domain.model.ids import ClusterId, TenantId
 from domain.model.principal import Scope
 from domain.model.quota import (
@@ -23,8 +23,10 @@ from domain.model.quota import (
     ResourceQuota as DomainResourceQuota,
 )
 from domain.services.quota_rules import ClusterQueueSpec
-from resolvers.common import caller, parse_uuid, query_caller
+from resolvers.common import parse_uuid
+from schema.access import requires
 from schema.context import Info
+from schema.refusals import typed_errors
 from schema.types import errors
 from schema.types.enums import JobPriority
 from schema.types.quota import (
@@ -100,158 +102,145 @@ def queue_spec(data: ClusterQueueInput) -> ClusterQueueSpec:
 # --- query ------------------------------------------------------------------------------------
 
 
+@requires(Scope.CLUSTERS_READ)
 async def workload_priority_classes(info: Info) -> list[WorkloadPriorityClass]:
-    principal = query_caller(info, Scope.CLUSTERS_READ)
-    found = await info.context.services.quotas.priority_classes(principal)
+    found = await info.context.services.quotas.priority_classes(info.context.authenticated())
     return [WorkloadPriorityClass.from_domain(pc) for pc in found]
 
 
 # --- resource flavors (clusters:write) --------------------------------------------------------
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def create_resource_flavor(info: Info, input: ResourceFlavorInput) -> ResourceFlavorResult:
-    try:
-        made = await info.context.services.quotas.create_flavor(
-            caller(info, Scope.CLUSTERS_WRITE),
-            cluster_id=to_cluster_id(input.cluster_id),
-            name=input.name,
-            node_labels=labels(input.node_labels),
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    made = await info.context.services.quotas.create_flavor(
+        info.context.authenticated(),
+        cluster_id=to_cluster_id(input.cluster_id),
+        name=input.name,
+        node_labels=labels(input.node_labels),
+    )
     return ResourceFlavor.from_domain(made)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def update_resource_flavor(info: Info, input: ResourceFlavorInput) -> ResourceFlavorResult:
-    try:
-        changed = await info.context.services.quotas.update_flavor(
-            caller(info, Scope.CLUSTERS_WRITE),
-            cluster_id=to_cluster_id(input.cluster_id),
-            name=input.name,
-            node_labels=labels(input.node_labels),
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    changed = await info.context.services.quotas.update_flavor(
+        info.context.authenticated(),
+        cluster_id=to_cluster_id(input.cluster_id),
+        name=input.name,
+        node_labels=labels(input.node_labels),
+    )
     return ResourceFlavor.from_domain(changed)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def delete_resource_flavor(
     info: Info, cluster_id: strawberry.ID, name: str
 ) -> ResourceFlavorResult:
-    try:
-        deleted = await info.context.services.quotas.delete_flavor(
-            caller(info, Scope.CLUSTERS_WRITE), cluster_id=to_cluster_id(cluster_id), name=name
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    deleted = await info.context.services.quotas.delete_flavor(
+        info.context.authenticated(), cluster_id=to_cluster_id(cluster_id), name=name
+    )
     return ResourceFlavor.from_domain(deleted)
 
 
 # --- cluster queues (clusters:write) ----------------------------------------------------------
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def create_cluster_queue(info: Info, input: ClusterQueueInput) -> ClusterQueueResult:
-    try:
-        made = await info.context.services.quotas.create_cluster_queue(
-            caller(info, Scope.CLUSTERS_WRITE), queue_spec(input)
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    made = await info.context.services.quotas.create_cluster_queue(
+        info.context.authenticated(), queue_spec(input)
+    )
     return ClusterQueue.from_domain(made)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def update_cluster_queue(info: Info, input: ClusterQueueInput) -> ClusterQueueResult:
-    try:
-        changed = await info.context.services.quotas.update_cluster_queue(
-            caller(info, Scope.CLUSTERS_WRITE), queue_spec(input)
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    changed = await info.context.services.quotas.update_cluster_queue(
+        info.context.authenticated(), queue_spec(input)
+    )
     return ClusterQueue.from_domain(changed)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def delete_cluster_queue(
     info: Info, cluster_id: strawberry.ID, name: str
 ) -> ClusterQueueResult:
-    try:
-        deleted = await info.context.services.quotas.delete_cluster_queue(
-            caller(info, Scope.CLUSTERS_WRITE), cluster_id=to_cluster_id(cluster_id), name=name
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    deleted = await info.context.services.quotas.delete_cluster_queue(
+        info.context.authenticated(), cluster_id=to_cluster_id(cluster_id), name=name
+    )
     return ClusterQueue.from_domain(deleted)
 
 
 # --- local queues (queues:write; another tenant's: admin) -------------------------------------
 
 
+@requires(Scope.QUEUES_WRITE)
+@typed_errors
 async def create_local_queue(info: Info, input: LocalQueueInput) -> LocalQueueResult:
-    try:
-        made = await info.context.services.quotas.create_local_queue(
-            caller(info, Scope.QUEUES_WRITE),
-            cluster_id=to_cluster_id(input.cluster_id),
-            name=input.name,
-            cluster_queue=input.cluster_queue,
-            tenant_id=TenantId(parse_uuid(input.tenant_id, "tenant_id"))
-            if input.tenant_id
-            else None,
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    made = await info.context.services.quotas.create_local_queue(
+        info.context.authenticated(),
+        cluster_id=to_cluster_id(input.cluster_id),
+        name=input.name,
+        cluster_queue=input.cluster_queue,
+        tenant_id=TenantId(parse_uuid(input.tenant_id, "tenant_id")) if input.tenant_id else None,
+    )
     return LocalQueue.from_domain(made)
 
 
+@requires(Scope.QUEUES_WRITE)
+@typed_errors
 async def delete_local_queue(
     info: Info, cluster_id: strawberry.ID, name: str, tenant_id: strawberry.ID | None = None
 ) -> LocalQueueResult:
-    try:
-        deleted = await info.context.services.quotas.delete_local_queue(
-            caller(info, Scope.QUEUES_WRITE),
-            cluster_id=to_cluster_id(cluster_id),
-            name=name,
-            tenant_id=TenantId(parse_uuid(tenant_id, "tenant_id")) if tenant_id else None,
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    deleted = await info.context.services.quotas.delete_local_queue(
+        info.context.authenticated(),
+        cluster_id=to_cluster_id(cluster_id),
+        name=name,
+        tenant_id=TenantId(parse_uuid(tenant_id, "tenant_id")) if tenant_id else None,
+    )
     return LocalQueue.from_domain(deleted)
 
 
 # --- cohorts (clusters:write) -----------------------------------------------------------------
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def create_cohort(info: Info, input: CohortInput) -> CohortResult:
-    try:
-        made = await info.context.services.quotas.create_cohort(
-            caller(info, Scope.CLUSTERS_WRITE),
-            cluster_id=to_cluster_id(input.cluster_id),
-            name=input.name,
-            description=input.description,
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    made = await info.context.services.quotas.create_cohort(
+        info.context.authenticated(),
+        cluster_id=to_cluster_id(input.cluster_id),
+        name=input.name,
+        description=input.description,
+    )
     return Cohort.from_domain(made)
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def delete_cohort(info: Info, cluster_id: strawberry.ID, name: str) -> CohortResult:
-    try:
-        deleted = await info.context.services.quotas.delete_cohort(
-            caller(info, Scope.CLUSTERS_WRITE), cluster_id=to_cluster_id(cluster_id), name=name
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    deleted = await info.context.services.quotas.delete_cohort(
+        info.context.authenticated(), cluster_id=to_cluster_id(cluster_id), name=name
+    )
     return Cohort.from_domain(deleted)
 
 
 # --- priority classes (clusters:write) --------------------------------------------------------
 
 
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
 async def update_workload_priority_class(
     info: Info, priority: JobPriority, value: int | None = None, description: str | None = None
 ) -> WorkloadPriorityClassResult:
-    try:
-        changed = await info.context.services.quotas.update_priority_class(
-            caller(info, Scope.CLUSTERS_WRITE), priority, value=value, description=description
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    changed = await info.context.services.quotas.update_priority_class(
+        info.context.authenticated(), priority, value=value, description=description
+    )
     return WorkloadPriorityClass.from_domain(changed)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import strawberry
 
-from domain.errors import DomainError, NotFound, ValidationFailed
+from domain.errors import ValidationFailed
 from domain.model.deployment import Deployment as DomainDeployment
 from domain.model.deployment import DeploymentStatus, EngineArgs
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
@@ -15,18 +15,13 @@ from domain.model.principal import Scope
 from domain.services.benchmarks import BenchmarkRequest
 from domain.services.deployments import DeploymentRequest
 from domain.services.serving_updates import DeploymentSnapshot as DomainSnapshot
-from resolvers.common import (
-    caller,
-    decode_cursor,
-    encode_cursor,
-    parse_uuid,
-    query_caller,
-    query_uuid,
-)
+from domain.services.serving_updates import DeploymentUpdate as DomainUpdate
+from resolvers.common import decode_cursor, encode_cursor, page_info, parse_uuid, query_uuid
+from resolvers.streams import relay, resumable
+from schema.access import requires
 from schema.context import Info
+from schema.refusals import argument_error, typed_errors
 from schema.types import errors
-from schema.types.connection import PageInfo
-from schema.types.errors import UserInputError
 from schema.types.serving import (
     Benchmark,
     BenchmarkComparison,
@@ -115,54 +110,51 @@ def to_deployment_request(data: DeployModelInput) -> DeploymentRequest:
     )
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def deploy_model(info: Info, input: DeployModelInput) -> DeploymentResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        made = await info.context.services.deployments.deploy(
-            principal, to_deployment_request(input)
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    principal = info.context.authenticated()
+    made = await info.context.services.deployments.deploy(principal, to_deployment_request(input))
     return _deployment(info, made)
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def scale_deployment(info: Info, id: strawberry.ID, replicas: int) -> DeploymentResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        scaled = await info.context.services.deployments.scale(
-            principal, DeploymentId(parse_uuid(id, "id")), replicas
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    principal = info.context.authenticated()
+    scaled = await info.context.services.deployments.scale(
+        principal, DeploymentId(parse_uuid(id, "id")), replicas
+    )
     return _deployment(info, scaled)
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def stop_deployment(info: Info, id: strawberry.ID) -> DeploymentResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        stopped = await info.context.services.deployments.stop(
-            principal, DeploymentId(parse_uuid(id, "id"))
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    principal = info.context.authenticated()
+    stopped = await info.context.services.deployments.stop(
+        principal, DeploymentId(parse_uuid(id, "id"))
+    )
     return _deployment(info, stopped)
 
 
+@requires(Scope.JOBS_READ)
 async def deployment(info: Info, id: strawberry.ID) -> Deployment | None:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     found = await info.context.services.deployments.get(
         principal, DeploymentId(query_uuid(id, "id"))
     )
     return _deployment(info, found) if found else None
 
 
+@requires(Scope.JOBS_READ)
 async def deployments(
     info: Info,
     filter: DeploymentFilter | None = None,
     first: int = DEFAULT_PAGE,
     after: str | None = None,
 ) -> DeploymentConnection:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     cursor = decode_cursor(after) if after else None
     clusters = frozenset(
         ClusterId(query_uuid(c, "filter.clusterIds"))
@@ -171,52 +163,41 @@ async def deployments(
     statuses: frozenset[DeploymentStatus] = frozenset(
         filter.statuses if filter and filter.statuses else ()
     )
-    try:
+    with argument_error("first"):
         page = await info.context.services.deployments.page(
             principal, cluster_ids=clusters, statuses=statuses, first=first, after=cursor
         )
-    except DomainError as exc:
-        raise UserInputError(exc.message, field="first") from None
     edges = [
         DeploymentEdge(cursor=encode_cursor(d.created_at, d.id), node=_deployment(info, d))
         for d in page.items
     ]
-    return DeploymentConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next, end_cursor=edges[-1].cursor if edges else None
-        ),
-    )
+    return DeploymentConnection(edges=edges, page_info=page_info(edges, page.has_next))
 
 
-async def deployment_updates(
+@requires(Scope.JOBS_READ)
+def deployment_updates(
     info: Info, cluster_id: strawberry.ID, since: int | None = None
 ) -> AsyncGenerator[DeploymentUpdate, None]:
-    principal = query_caller(info, Scope.JOBS_READ)
-    key = ClusterId(query_uuid(cluster_id, "clusterId"))
-    if since is not None and since < 0:
-        raise UserInputError("since must not be negative", field="since")
-    try:
-        stream = await info.context.services.serving_updates.deployment_updates(
-            principal, key, since
+    principal = info.context.authenticated()
+    key = resumable(cluster_id, since)
+
+    def message(update: DomainSnapshot | DomainUpdate) -> DeploymentUpdate:
+        if isinstance(update, DomainSnapshot):
+            return DeploymentSnapshot(
+                sequence=update.sequence,
+                deployments=[_deployment(info, d) for d in update.deployments],
+                reason=update.reason,
+            )
+        return DeploymentChange(
+            sequence=update.sequence, deployment=_deployment(info, update.deployment)
         )
-    except NotFound:
-        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
-    try:
-        async for update in stream:
-            info.context.refresh_loaders()
-            if isinstance(update, DomainSnapshot):
-                yield DeploymentSnapshot(
-                    sequence=update.sequence,
-                    deployments=[_deployment(info, d) for d in update.deployments],
-                    reason=update.reason,
-                )
-            else:
-                yield DeploymentChange(
-                    sequence=update.sequence, deployment=_deployment(info, update.deployment)
-                )
-    finally:
-        await stream.aclose()
+
+    return relay(
+        info,
+        lambda: info.context.services.serving_updates.deployment_updates(principal, key, since),
+        message,
+        fresh_loaders=True,
+    )
 
 
 # --- benchmarks -----------------------------------------------------------------------------
@@ -253,80 +234,69 @@ def to_benchmark_request(data: RunBenchmarkInput) -> BenchmarkRequest:
     )
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def run_benchmark(info: Info, input: RunBenchmarkInput) -> BenchmarkCommandResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        made = await info.context.services.benchmarks.run(principal, to_benchmark_request(input))
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    principal = info.context.authenticated()
+    made = await info.context.services.benchmarks.run(principal, to_benchmark_request(input))
     return Benchmark.from_domain(made)
 
 
+@requires(Scope.JOBS_WRITE)
+@typed_errors
 async def cancel_benchmark(info: Info, id: strawberry.ID) -> BenchmarkCommandResult:
-    try:
-        principal = caller(info, Scope.JOBS_WRITE)
-        cancelled = await info.context.services.benchmarks.cancel(
-            principal, BenchmarkId(parse_uuid(id, "id"))
-        )
-    except DomainError as exc:
-        return errors.from_domain(exc)
+    principal = info.context.authenticated()
+    cancelled = await info.context.services.benchmarks.cancel(
+        principal, BenchmarkId(parse_uuid(id, "id"))
+    )
     return Benchmark.from_domain(cancelled)
 
 
+@requires(Scope.JOBS_READ)
 async def benchmark(info: Info, id: strawberry.ID) -> Benchmark | None:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     found = await info.context.services.benchmarks.get(principal, BenchmarkId(query_uuid(id, "id")))
     return Benchmark.from_domain(found) if found else None
 
 
+@requires(Scope.JOBS_READ)
 async def benchmarks(
     info: Info,
     deployment_id: strawberry.ID | None = None,
     first: int = DEFAULT_PAGE,
     after: str | None = None,
 ) -> BenchmarkConnection:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     cursor = decode_cursor(after) if after else None
     deployment = DeploymentId(query_uuid(deployment_id, "deploymentId")) if deployment_id else None
-    try:
+    with argument_error("first"):
         page = await info.context.services.benchmarks.page(
             principal, deployment_id=deployment, first=first, after=cursor
         )
-    except DomainError as exc:
-        raise UserInputError(exc.message, field="first") from None
     edges = [
         BenchmarkEdge(cursor=encode_cursor(b.created_at, b.id), node=Benchmark.from_domain(b))
         for b in page.items
     ]
-    return BenchmarkConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next, end_cursor=edges[-1].cursor if edges else None
-        ),
-    )
+    return BenchmarkConnection(edges=edges, page_info=page_info(edges, page.has_next))
 
 
+@requires(Scope.JOBS_READ)
 async def compare_benchmarks(info: Info, ids: list[strawberry.ID]) -> BenchmarkComparison:
-    principal = query_caller(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     keys = [BenchmarkId(query_uuid(i, "ids")) for i in ids]
-    try:
+    with argument_error("ids"):
         comparison = await info.context.services.benchmarks.compare(principal, keys)
-    except NotFound as exc:
-        raise UserInputError(exc.message, code="NOT_FOUND", field="ids") from None
-    except DomainError as exc:
-        raise UserInputError(exc.message, field="ids") from None
     return BenchmarkComparison.from_domain(comparison)
 
 
-async def benchmark_progress(info: Info, id: strawberry.ID) -> AsyncGenerator[Benchmark, None]:
-    principal = query_caller(info, Scope.JOBS_READ)
+@requires(Scope.JOBS_READ)
+def benchmark_progress(info: Info, id: strawberry.ID) -> AsyncGenerator[Benchmark, None]:
+    principal = info.context.authenticated()
     key = BenchmarkId(query_uuid(id, "id"))
-    try:
-        stream = await info.context.services.serving_updates.benchmark_progress(principal, key)
-    except NotFound:
-        raise UserInputError("no such benchmark", code="NOT_FOUND", field="id") from None
-    try:
-        async for found in stream:
-            yield Benchmark.from_domain(found)
-    finally:
-        await stream.aclose()
+    return relay(
+        info,
+        lambda: info.context.services.serving_updates.benchmark_progress(principal, key),
+        Benchmark.from_domain,
+        missing="no such benchmark",
+        field="id",
+    )

@@ -1,4 +1,4 @@
-"""The live job stream."""
+"""The live streams of jobs, schedules and clusters (each relayed by resolvers/streams.py)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,20 @@ from typing import Annotated
 
 import strawberry
 
-from domain.errors import NotFound
-from domain.model.ids import ClusterId
 from domain.model.job import Job as DomainJob
 from domain.model.principal import Principal, Scope
+from domain.services.cluster_updates import ClusterUpdate as DomainClusterUpdate
 from domain.services.schedule_updates import ScheduleChange, ScheduleSnapshot
 from domain.services.timeline import viewer_key
 from domain.services.updates import JobUpdate as Update
 from domain.services.updates import Snapshot
-from resolvers.common import query_caller, query_uuid
 from resolvers.jobs import to_domain_filter
+from resolvers.streams import relay, resumable
+from schema.access import requires
 from schema.context import Info
-from schema.fairness import heavy_work
 from schema.schedule import window
 from schema.types.cluster import operator_text
 from schema.types.cluster_inputs import ClusterChange, ClusterSnapshot, ClusterUpdate, nodes_of
-from schema.types.errors import UserInputError
 from schema.types.inputs import JobFilter
 from schema.types.job import Job, JobEvent
 from schema.types.timeline import (
@@ -40,29 +38,24 @@ from schema.types.timeline import (
 from schema.types.updates import JobChange, JobSnapshot, JobUpdate
 
 
-async def job_updates(
+@requires(Scope.JOBS_READ)
+def job_updates(
     info: Info,
     cluster_id: strawberry.ID,
     filter: JobFilter | None = None,
     since: int | None = None,
 ) -> AsyncGenerator[JobUpdate, None]:
-    principal = query_caller(info, Scope.JOBS_READ)
-    key = ClusterId(query_uuid(cluster_id, "clusterId"))
-    if since is not None and since < 0:
-        raise UserInputError("since must not be negative", field="since")
-    try:
-        async with heavy_work(info.context):  # the snapshot, or what was missed
-            stream = await info.context.services.updates.job_updates(
-                principal, key, to_domain_filter(filter), since
-            )
-    except NotFound:
-        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
-    try:
-        async for update in stream:
-            info.context.refresh_loaders()
-            yield _message(update)
-    finally:
-        await stream.aclose()
+    principal = info.context.authenticated()
+    key = resumable(cluster_id, since)
+    return relay(
+        info,
+        lambda: info.context.services.updates.job_updates(
+            principal, key, to_domain_filter(filter), since
+        ),
+        _message,
+        heavy=True,
+        fresh_loaders=True,
+    )
 
 
 _snapshots: OrderedDict[tuple[int, str], tuple[list[DomainJob], JobSnapshot]] = OrderedDict()
@@ -104,32 +97,30 @@ def _snapshot(update: Snapshot) -> JobSnapshot:
     return message
 
 
-async def schedule_timeline(
+@requires(Scope.CLUSTERS_READ, Scope.JOBS_READ)
+def schedule_timeline(
     info: Info,
     cluster_id: strawberry.ID,
     from_: Annotated[datetime | None, strawberry.argument(name="from")] = None,
     to: datetime | None = None,
     since: int | None = None,
 ) -> AsyncGenerator[ScheduleUpdate, None]:
-    principal = query_caller(info, Scope.CLUSTERS_READ, Scope.JOBS_READ)
-    key = ClusterId(query_uuid(cluster_id, "clusterId"))
-    if since is not None and since < 0:
-        raise UserInputError("since must not be negative", field="since")
+    principal = info.context.authenticated()
+    key = resumable(cluster_id, since)
     services = info.context.services
     start, end = window(services.timeline.now(), from_, to)
-    try:
-        async with heavy_work(info.context):  # the snapshot, or what was missed
-            stream = await services.schedule_updates.updates(principal, key, start, end, since)
-    except NotFound:
-        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
-    try:
-        async for update in stream:
-            if isinstance(update, ScheduleSnapshot):
-                yield _schedule(update, principal, start, end)
-            else:
-                yield _diff(update, principal)
-    finally:
-        await stream.aclose()
+
+    def message(update: ScheduleSnapshot | ScheduleChange) -> ScheduleUpdate:
+        if isinstance(update, ScheduleSnapshot):
+            return _schedule(update, principal, start, end)
+        return _diff(update, principal)
+
+    return relay(
+        info,
+        lambda: services.schedule_updates.updates(principal, key, start, end, since),
+        message,
+        heavy=True,
+    )
 
 
 _schedules: OrderedDict[tuple[object, ...], tuple[ScheduleSnapshot, Schedule]] = OrderedDict()
@@ -187,34 +178,27 @@ def _diff(change: ScheduleChange, principal: Principal) -> ScheduleDiff:
     return diff
 
 
-async def cluster_updates(
+@requires(Scope.CLUSTERS_READ)
+def cluster_updates(
     info: Info, cluster_id: strawberry.ID, since: int | None = None
 ) -> AsyncGenerator[ClusterUpdate, None]:
-    query_caller(info, Scope.CLUSTERS_READ)
-    key = ClusterId(query_uuid(cluster_id, "clusterId"))
-    if since is not None and since < 0:
-        raise UserInputError("since must not be negative", field="since")
-    try:
-        stream = await info.context.services.cluster_updates.updates(key, since)
-    except NotFound:
-        raise UserInputError("no such cluster", code="NOT_FOUND", field="clusterId") from None
-    try:
-        async for update in stream:
-            if update.kind is None:
-                yield ClusterSnapshot(
-                    sequence=update.sequence,
-                    status=update.state.status,
-                    reason=operator_text(info, update.state.reason),
-                    nodes=nodes_of(update.state),
-                    snapshot_reason=update.reason or "subscribed",
-                )
-            else:
-                yield ClusterChange(
-                    sequence=update.sequence,
-                    kind=update.kind.value,
-                    status=update.state.status,
-                    reason=operator_text(info, update.state.reason),
-                    nodes=nodes_of(update.state),
-                )
-    finally:
-        await stream.aclose()
+    key = resumable(cluster_id, since)
+
+    def message(update: DomainClusterUpdate) -> ClusterUpdate:
+        if update.kind is None:
+            return ClusterSnapshot(
+                sequence=update.sequence,
+                status=update.state.status,
+                reason=operator_text(info, update.state.reason),
+                nodes=nodes_of(update.state),
+                snapshot_reason=update.reason or "subscribed",
+            )
+        return ClusterChange(
+            sequence=update.sequence,
+            kind=update.kind.value,
+            status=update.state.status,
+            reason=operator_text(info, update.state.reason),
+            nodes=nodes_of(update.state),
+        )
+
+    return relay(info, lambda: info.context.services.cluster_updates.updates(key, since), message)

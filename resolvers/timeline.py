@@ -8,10 +8,11 @@ import strawberry
 
 from domain.errors import DomainError
 from domain.model.principal import Scope
-from resolvers.common import caller
 from resolvers.jobs import to_submission
+from schema.access import requires
 from schema.context import Info
 from schema.fairness import heavy_work
+from schema.refusals import typed_errors_as
 from schema.types import errors
 from schema.types.inputs import SubmitJobInput
 from schema.types.placement import Placement
@@ -23,17 +24,23 @@ PreviewJobResult = Annotated[
 ]
 
 
+def _nothing_stored(
+    exc: DomainError,
+) -> errors.ValidationError | errors.NotFoundError | errors.ForbiddenError:
+    """A preview's refusal: as a command's, but nothing is stored, so nothing conflicts."""
+    error = errors.from_domain(exc)
+    if isinstance(error, errors.ConflictError):
+        return errors.ValidationError(code=error.code, message=error.message, fields=[])
+    return error
+
+
+@requires(Scope.JOBS_READ)
+@typed_errors_as(_nothing_stored)
 async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
-    try:
-        principal = caller(info, Scope.JOBS_READ)
-        submission = to_submission(input)
-        async with heavy_work(info.context):
-            preview = await info.context.services.timeline.preview(principal, submission)
-    except DomainError as exc:
-        error = errors.from_domain(exc)
-        if isinstance(error, errors.ConflictError):  # nothing is stored, so nothing conflicts
-            return errors.ValidationError(code=error.code, message=error.message, fields=[])
-        return error
+    principal = info.context.authenticated()
+    submission = to_submission(input)
+    async with heavy_work(info.context):
+        preview = await info.context.services.timeline.preview(principal, submission)
     return JobPreview(
         estimated_start=preview.start,
         estimated_end=preview.end,

@@ -10,9 +10,11 @@ from domain.errors import NotFound
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from domain.model.timeline import Timeline
+from schema.access import requires
 from schema.admission import charge
 from schema.context import Info
 from schema.fairness import heavy_work
+from schema.refusals import argument_error
 from schema.types.errors import UserInputError
 from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter, schedule_of
 
@@ -67,13 +69,7 @@ def filtered(timeline: Timeline, flt: ScheduleFilter | None) -> Timeline:
     return replace(timeline, segments=segments, queue=queue)
 
 
-def _principal(info: Info, scope: Scope):  # type: ignore[no-untyped-def]
-    principal = info.context.authenticated()
-    if not principal.has(scope):
-        raise UserInputError(f"this token lacks the {scope.value} scope", code="FORBIDDEN")
-    return principal
-
-
+@requires(Scope.JOBS_READ)
 async def schedule_for(
     info: Info,
     cluster_id: str,
@@ -81,11 +77,11 @@ async def schedule_for(
     end: datetime | None,
     flt: ScheduleFilter | None,
 ) -> Schedule:
-    principal = _principal(info, Scope.JOBS_READ)
+    principal = info.context.authenticated()
     services = info.context.services
     start, end = window(services.timeline.now(), start, end)
     async with heavy_work(info.context):
-        try:
+        with argument_error("id", catching=NotFound, message="no such cluster"):
             view = await services.timeline.view(
                 principal,
                 ClusterId(uuid.UUID(cluster_id)),
@@ -93,8 +89,6 @@ async def schedule_for(
                 end,
                 only_mine=bool(flt and flt.only_mine),
             )
-        except NotFound:
-            raise UserInputError("no such cluster", code="NOT_FOUND", field="id") from None
         shown = filtered(view.timeline, flt)
         await charge(info.context, objects_in(shown), "schedule")
         return schedule_of(view.sequence, shown, principal, start, end)
@@ -111,8 +105,8 @@ def objects_in(timeline: Timeline) -> int:
     )
 
 
+@requires(Scope.CLUSTERS_READ)
 async def accuracy_for(info: Info, cluster_id: str, since: datetime | None) -> EstimateAccuracy:
-    _principal(info, Scope.CLUSTERS_READ)
     if since is not None:
         since = moment(since, "since", info.context.services.timeline.now())
     async with heavy_work(info.context):

@@ -96,12 +96,17 @@ async def snapshot_then_changes(
     snapshot: Callable[[str], Awaitable[S]],
     change: Callable[[StoredEvent], U | None],
     check: Callable[[], Awaitable[object]] | None = None,
+    opening: Callable[[str], Awaitable[tuple[S, Sequence[StoredEvent]]]] | None = None,
+    resumed: str | None = None,
 ) -> AsyncGenerator[U | S, None]:
     """A stream of the cluster's events as the contract has it: the live subscription opened
     first; then the changes after `since` from the retained history, or else a snapshot
-    (`snapshot(reason)`: subscribed, unknown-since, history-gone); then `live_updates`.
-    `check` runs before a replay (a snapshot checks by itself), e.g. raising NotFound. Whatever
-    is raised here is raised before anything is sent."""
+    (`snapshot(reason)`: subscribed, or for a `since` that cannot be replayed `resumed`, by
+    default unknown-since or history-gone); then `live_updates`, resynchronised with
+    `snapshot("resync")`. `opening(reason)`, where given, takes the first snapshot instead,
+    with the events that followed it (one shared with other subscribers). `check` runs before
+    a replay (a snapshot checks by itself), e.g. raising NotFound. Whatever is raised here is
+    raised before anything is sent."""
     live = await hub.subscribe(cluster_id, buffer=buffer)
     try:
         first: list[U | S] = []
@@ -110,24 +115,24 @@ async def snapshot_then_changes(
             if since is None
             else await events_after(log, cluster_id, since, limit=replay_limit)
         )
+        following: Sequence[StoredEvent]
         if replay is None:
             reason = "subscribed"
             if since is not None:
-                current = await log.current_sequence(cluster_id)
-                reason = "unknown-since" if since > current else "history-gone"
-            taken = await snapshot(reason)
+                reason = resumed or await _why_no_replay(log, cluster_id, since)
+            taken, following = await opening(reason) if opening else (await snapshot(reason), [])
             last = taken.sequence
             first.append(taken)
         else:
             assert since is not None
             if check is not None:
                 await check()
-            last = since
-            for event in replay:
-                last = event.sequence
-                update = change(event)
-                if update is not None:
-                    first.append(update)
+            last, following = since, replay
+        for event in following:
+            last = event.sequence
+            update = change(event)
+            if update is not None:
+                first.append(update)
     except BaseException:
         await live.close()
         raise
@@ -141,3 +146,7 @@ async def snapshot_then_changes(
             log, cluster_id, after, limit=min(replay_limit, CATCH_UP_LIMIT)
         ),
     )
+
+
+async def _why_no_replay(log: EventLog, cluster_id: ClusterId, since: int) -> str:
+    return "unknown-since" if since > await log.current_sequence(cluster_id) else "history-gone"

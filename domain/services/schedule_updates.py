@@ -25,7 +25,7 @@ from domain.model.ids import ClusterId
 from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Row, Segment, Timeline, TimelineDiff
 from domain.ports.events import EventHub, EventLog, StoredEvent
-from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
+from domain.services.replay import snapshot_then_changes
 from domain.services.timeline import (
     TimelineService,
     anonymous,
@@ -116,40 +116,17 @@ class ScheduleUpdatesService:
 
         The live subscription is open, and the snapshot or the missed changes are read, before
         this returns."""
-        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
-        try:
-            first: list[ScheduleUpdate] = []
-            last = since or 0
-            replay = (
-                None
-                if since is None
-                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
-            )
-            if replay is None:
-                snapshot = await self._snapshot(
-                    principal, cluster_id, start, end, "subscribed" if since is None else "resync"
-                )
-                last = snapshot.sequence
-                first.append(snapshot)
-            else:
-                await self._timeline.view(principal, cluster_id, start, end)  # NotFound
-                for event in replay:
-                    last = event.sequence
-                    change = self._cut(event, principal, start, end)
-                    if change is not None:
-                        first.append(change)
-        except BaseException:
-            await live.close()
-            raise
-        return live_updates(
-            live,
-            first,
-            last,
+        return await snapshot_then_changes(
+            self._hub,
+            self._log,
+            cluster_id,
+            since,
+            buffer=self._buffer,
+            replay_limit=self._replay_limit,
+            snapshot=lambda reason: self._snapshot(principal, cluster_id, start, end, reason),
             change=lambda event: self._cut(event, principal, start, end),
-            resync=lambda: self._snapshot(principal, cluster_id, start, end, "resync"),
-            missed=lambda after: events_after(
-                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
-            ),
+            check=lambda: self._timeline.view(principal, cluster_id, start, end),  # NotFound
+            resumed="resync",
         )
 
     def _cut(

@@ -28,7 +28,7 @@ from domain.ports.events import EventHub, EventLog, StoredEvent
 from domain.ports.repositories import JobFilter
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.jobs import scoped_filter
-from domain.services.replay import CATCH_UP_LIMIT, events_after, live_updates
+from domain.services.replay import events_after, snapshot_then_changes
 
 
 @dataclass(frozen=True)
@@ -124,54 +124,22 @@ class UpdatesService:
         since: int | None,
     ) -> AsyncGenerator[JobUpdate, None]:
         narrowed = scoped_filter(principal, job_filter)
-        live = await self._hub.subscribe(cluster_id, buffer=self._buffer)
-        try:
-            first: list[JobUpdate] = []
-            replay = (
-                None
-                if since is None
-                else await events_after(self._log, cluster_id, since, limit=self._replay_limit)
-            )
-            if replay is None:
-                reason = (
-                    "subscribed" if since is None else await self._why_no_replay(cluster_id, since)
-                )
-                snapshot, after = await self._shared_snapshot(
-                    principal, cluster_id, narrowed, reason
-                )
-                first.append(snapshot)
-                last = snapshot.sequence
-            else:
-                assert since is not None
-                last, after = since, replay
-            for event in after:
-                last = event.sequence
-                change = self._visible(principal, narrowed, event)
-                if change is not None:
-                    first.append(change)
-        except BaseException:
-            await live.close()
-            raise
-        updates = live_updates(
-            live,
-            first,
-            last,
+        updates = await snapshot_then_changes(
+            self._hub,
+            self._log,
+            cluster_id,
+            since,
+            buffer=self._buffer,
+            replay_limit=self._replay_limit,
+            snapshot=lambda reason: self._snapshot(principal, cluster_id, narrowed, reason),
             change=lambda event: self._visible(principal, narrowed, event),
-            resync=lambda: self._snapshot(principal, cluster_id, narrowed, "resync"),
-            missed=lambda after: events_after(
-                self._log, cluster_id, after, limit=min(self._replay_limit, CATCH_UP_LIMIT)
-            ),
+            opening=lambda reason: self._shared_snapshot(principal, cluster_id, narrowed, reason),
         )
         try:
             async for update in updates:
                 yield update
         finally:
             await updates.aclose()
-
-    async def _why_no_replay(self, cluster_id: ClusterId, since: int) -> str:
-        if since > await self._log.current_sequence(cluster_id):
-            return "unknown-since"
-        return "history-gone"
 
     async def _shared_snapshot(
         self,
