@@ -328,8 +328,7 @@ async def _wire(
     kube = connector or KubeConnector(allow_plain_http=settings.kube_plain_http)
     stores = _stores(settings, role)
     events = _events(settings, stores, clock)
-    tasks, arq = await queue(settings, clock)
-    return _services(settings, clock, stores, events, (tasks, arq), kube)
+    return _services(settings, clock, stores, events, await queue(settings, clock), kube)
 
 
 def _services(
