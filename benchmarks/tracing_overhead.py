@@ -37,9 +37,10 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 
 from adapters.simulated.config import parse_node_groups, settings_for
 from adapters.tracing.otel import WithinOperations
-from budcluster import migrate
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap, migrate
+from budcluster.bootstrap import App
 from budcluster.http import create_app
+from budcluster.runtime import Runtime
 from budcluster.settings import Settings
 from domain.model.ids import TenantId
 from domain.model.principal import Scope
@@ -87,7 +88,7 @@ async def measure(traced: bool, mutations: int) -> dict[str, list[float] | float
         provider.add_span_processor(BatchSpanProcessor(exporter))
         trace.set_tracer_provider(provider)
     with tempfile.TemporaryDirectory() as data:
-        app = await build(
+        app = await bootstrap.embedded(
             Settings(
                 database_url=f"sqlite:///{Path(data) / 'bench.db'}",
                 token_pepper=b"p" * 32,
@@ -96,7 +97,8 @@ async def measure(traced: bool, mutations: int) -> dict[str, list[float] | float
             )
         )
         await migrate.upgrade(app.db.engine)
-        await app.start()
+        runtime = Runtime(app)
+        await runtime.start()
         try:
             cluster = await app.clusters.create_simulated(
                 "bench", settings_for(parse_node_groups("64x8xnvidia-a100-80gb"))
@@ -115,6 +117,7 @@ async def measure(traced: bool, mutations: int) -> dict[str, list[float] | float
             if provider is not None:
                 provider.force_flush()
         finally:
+            await runtime.stop()
             await app.close()
     return {"times": times, "spans": len(exporter.get_finished_spans()) / mutations}
 

@@ -9,7 +9,7 @@ import getpass
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -23,9 +23,10 @@ from adapters.secrets.keyring import (
     retire_key,
     write_new_key,
 )
-from budcluster import logs, migrate
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap, logs, migrate
+from budcluster.bootstrap import App
 from budcluster.collector import FrozenSurvivors
+from budcluster.runtime import Runtime
 from budcluster.settings import Settings
 from domain.errors import DomainError
 from domain.model.audit import OK, AuditedOperation, without_secrets
@@ -40,9 +41,14 @@ def _configure_logging(settings: Settings) -> None:
     logs.configure(settings.log_level, settings.log_format)
 
 
-async def _prepared(settings: Settings, *, migrate_first: bool, role: str = "cli") -> App:
+async def _prepared(
+    settings: Settings,
+    *,
+    migrate_first: bool,
+    factory: Callable[[Settings], Awaitable[App]] = bootstrap.cli,
+) -> App:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    app = await build(settings, role=role)
+    app = await factory(settings)
     if migrate_first:
         await migrate.upgrade(app.db.engine)
     return app
@@ -90,14 +96,15 @@ async def serve(settings: Settings) -> int:
         )
         return 1
     try:
-        app = await _prepared(settings, migrate_first=settings.auto_migrate, role="api")
+        app = await _prepared(settings, migrate_first=settings.auto_migrate, factory=bootstrap.api)
+        runtime = Runtime(app)  # started and stopped by the ASGI app's lifespan
         try:
             issued = None
             if settings.create_defaults:
                 issued = await app.ensure_defaults(actor=f"cli:{_user()}")
             _announce(settings, issued.secret if issued is not None else None)
             config = uvicorn.Config(
-                create_app(app),
+                create_app(app, runtime=runtime),
                 host=settings.host,
                 port=settings.port,
                 log_level=settings.log_level.lower(),
@@ -112,6 +119,7 @@ async def serve(settings: Settings) -> int:
                 FrozenSurvivors().install()
             await uvicorn.Server(config).serve(sockets=[sock])
         finally:
+            await runtime.stop()
             await app.close()
     finally:
         sock.close()
@@ -121,8 +129,9 @@ async def serve(settings: Settings) -> int:
 async def worker(settings: Settings) -> None:
     from workers.settings import run_worker, worker_for
 
-    app = await _prepared(settings, migrate_first=False, role="worker")
-    await app.start()
+    app = await _prepared(settings, migrate_first=False, factory=bootstrap.worker)
+    runtime = Runtime(app)
+    await runtime.start()
     if settings.gc_freeze:
         FrozenSurvivors().install()
     server = None
@@ -137,6 +146,7 @@ async def worker(settings: Settings) -> None:
     finally:
         if server is not None:
             await server.cleanup()
+        await runtime.stop()
         await app.close()
 
 
@@ -182,7 +192,7 @@ async def _existing(settings: Settings) -> App:
                 f"no budcluster database at {path}: run this where the service runs, or set "
                 "BUDCLUSTER_DATA_DIR (or DATABASE_URL) to the service's"
             )
-    app = await build(settings, role="cli")
+    app = await bootstrap.cli(settings)
     if not await migrate.is_current(app.db.engine):
         await app.close()
         raise CliError(

@@ -1,8 +1,9 @@
 """arq worker settings, for `budcluster worker` and for `arq workers.settings.WorkerSettings`.
 
-The worker builds the same App as the API (settings from the environment), runs the task
-functions with the domain services in the task context, and, unless disabled, also runs the
-cluster supervisor: the watchers that follow each cluster live with the workers.
+The worker builds the same App as the API (`budcluster.bootstrap.worker`, settings from the
+environment), runs the task functions with the domain services in the task context, and starts
+its Runtime, which, unless disabled, also runs the cluster supervisor: the watchers that follow
+each cluster live with the workers.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from arq.worker import Worker
 from redis.exceptions import RedisError
 
 from adapters.tasks.arq import arq_functions, deserialize, job_id, serialize
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap
+from budcluster.bootstrap import App
+from budcluster.runtime import Runtime
 from budcluster.settings import Settings
 from domain.aio import cancel_and_wait
 from domain.backoff import backoff_seconds
@@ -74,12 +77,17 @@ async def run_worker(make: Callable[[], Worker], clock: Clock) -> None:
 
 async def startup(ctx: dict[str, Any]) -> None:
     settings = Settings.from_env()
-    app = await build(settings, role="worker")
-    await app.start()
+    app = await bootstrap.worker(settings)
+    runtime = Runtime(app)
+    await runtime.start()
     ctx.update(app.task_context)
+    ctx["runtime"] = runtime
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
+    runtime: Runtime | None = ctx.get("runtime")
+    if runtime is not None:
+        await runtime.stop()
     app: App | None = ctx.get("app")
     if app is not None:
         await app.close()

@@ -26,6 +26,7 @@ from budcluster import graphiql, schedule_page
 from budcluster.bootstrap import App
 from budcluster.http.guards import BodyLimit, RequestIds, json_error
 from budcluster.http.view import GraphQLView
+from budcluster.runtime import Runtime
 from schema.extensions import tracing as traced_operations
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,13 @@ async def _internal_error(_: Request, exc: Exception) -> Response:
     return json_error(500, "Internal error.")
 
 
-def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
-    """The ASGI app. With `manage_lifecycle`, startup starts the App and shutdown closes it."""
-    view = GraphQLView(app)
+def create_app(
+    app: App, *, manage_lifecycle: bool = True, runtime: Runtime | None = None
+) -> Starlette:
+    """The ASGI app. With `manage_lifecycle`, startup starts the process's Runtime (`runtime`,
+    or one of its own), and shutdown stops it and closes the App."""
+    runtime = runtime or Runtime(app)
+    view = GraphQLView(app, runtime)
 
     async def ready(_: Request) -> JSONResponse:
         """Ready when every store this process needs answers: the database, and Redis when
@@ -72,11 +77,12 @@ def create_app(app: App, *, manage_lifecycle: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         if manage_lifecycle:
-            await app.start()
+            await runtime.start()
         try:
             yield
         finally:
             if manage_lifecycle:
+                await runtime.stop()
                 await app.close()
 
     middleware = [

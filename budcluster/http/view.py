@@ -55,6 +55,7 @@ from budcluster.http.guards import (
 )
 from budcluster.http.persisted import PersistedDocuments, Refused
 from budcluster.http.sessions import Sessions
+from budcluster.runtime import Runtime
 from domain.errors import Unauthenticated, Unavailable
 from domain.services.refusals import Refusal, RefusalRecords
 from schema.admission import pay_for_connection, record, seconds_to_wait
@@ -138,7 +139,7 @@ class GraphQLView(GraphQL[Context, None]):
     websocket_adapter_class = _Socket
     graphql_transport_ws_handler_class = _TransportWS
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, runtime: Runtime) -> None:
         super().__init__(
             schema,
             graphql_ide="graphiql",
@@ -150,6 +151,7 @@ class GraphQLView(GraphQL[Context, None]):
             keep_alive_interval=15,
         )
         self.app = app
+        self.runtime = runtime
         self.persisted = PersistedDocuments.load(
             app.settings.persisted_documents_file,
             only=app.settings.persisted_documents == "only",
@@ -358,7 +360,7 @@ class GraphQLView(GraphQL[Context, None]):
         if context.principal.token_id is not None and isinstance(context.response, WebSocket):
             started = self.sessions.add(context.principal.token_id, context.response)
             if started is not None:
-                self.app.background.append(started)
+                self.runtime.adopt(started)
         context.refresh_loaders()
         return None
 

@@ -19,8 +19,9 @@ import pytest
 
 from adapters.simulated.config import parse_node_groups, settings_for
 from adapters.simulated.gateway import SimulatedGateway
-from budcluster import migrate
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap, migrate
+from budcluster.bootstrap import App
+from budcluster.runtime import Runtime
 from budcluster.settings import Settings
 from domain.errors import Conflict
 from domain.model.cluster import Cluster
@@ -51,7 +52,7 @@ def submission(cluster_id: ClusterId, **changes: Any) -> JobSubmission:
 
 
 async def make_app(url: str, clock: Clock | None = None, **settings: Any) -> App:
-    app = await build(
+    app = await bootstrap.api(
         Settings(
             database_url=url,
             token_pepper=b"p" * 32,
@@ -75,8 +76,10 @@ async def until(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> N
 @pytest.fixture
 async def embedded(sqlite_url: str) -> AsyncIterator[App]:
     app = await make_app(sqlite_url)
-    await app.start()
+    runtime = Runtime(app)
+    await runtime.start()
     yield app
+    await runtime.stop()
     await app.close()
 
 

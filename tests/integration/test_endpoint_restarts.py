@@ -16,7 +16,9 @@ import httpx
 import pytest
 
 from adapters.simulated.serving import ServedModel, SimulatedServing
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap
+from budcluster.bootstrap import App
+from budcluster.runtime import Runtime
 from domain.model.deployment import DeploymentStatus
 from domain.model.ids import DeploymentId, ProjectId
 from domain.services.deployments import DeploymentRequest
@@ -51,14 +53,17 @@ async def running_endpoint(app: App) -> tuple[DeploymentId, str]:
 async def test_a_restarted_service_keeps_its_deployments_endpoint_url(sqlite_url: str) -> None:
     first = await make_app(sqlite_url)
     await first.ensure_defaults()
-    await first.start()
+    runtime = Runtime(first)
+    await runtime.start()
     try:
         deployment_id, url = await running_endpoint(first)
     finally:
+        await runtime.stop()
         await first.close()
 
-    again = await build(first.settings)  # the same database, as a restarted process
-    await again.start()
+    again = await bootstrap.api(first.settings)  # the same database, as a restarted process
+    runtime = Runtime(again)
+    await runtime.start()
     try:
         await again.deployments.refresh_all()  # what a start does, in the background
         found = await again.deployments.get(ALICE, deployment_id)
@@ -68,6 +73,7 @@ async def test_a_restarted_service_keeps_its_deployments_endpoint_url(sqlite_url
         assert models.status_code == 200, models.text
         assert [m["id"] for m in models.json()["data"]] == ["qwen"]
     finally:
+        await runtime.stop()
         await again.close()
 
 

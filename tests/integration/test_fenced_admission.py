@@ -21,8 +21,8 @@ import sqlalchemy as sa
 from adapters.simulated.config import parse_node_groups, settings_for
 from adapters.simulated.gateway import SimulatedGateway
 from adapters.simulated.store import SimulatedStore
-from budcluster import migrate
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap, migrate
+from budcluster.bootstrap import App
 from budcluster.settings import Settings
 from domain.model.cluster import Cluster
 from domain.model.ids import JobId, ProjectId, TenantId
@@ -38,7 +38,7 @@ ALICE = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
 
 @pytest.fixture
 async def app(pg_url: str, prefix: str) -> AsyncIterator[App]:
-    built = await build(
+    built = await bootstrap.api(
         Settings(
             database_url=pg_url,
             token_pepper=b"p" * 32,

@@ -34,10 +34,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, mutations, nodes, queries
 
-from budcluster import migrate
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap, migrate
+from budcluster.bootstrap import App
 from budcluster.http import create_app
 from budcluster.http.view import GraphQLView
+from budcluster.runtime import Runtime
 from budcluster.settings import Settings
 from domain.model.ids import TenantId
 from domain.model.principal import Principal, Scope
@@ -63,6 +64,7 @@ class Recorder(logging.Handler):
 class Harness:
     view: GraphQLView
     principal: Principal
+    runtime: Runtime
 
     def __init__(self, app: App, client: httpx.AsyncClient, token: str, ids: list[str]) -> None:
         self.app = app
@@ -73,7 +75,7 @@ class Harness:
 
     @classmethod
     async def start(cls, url: str) -> Harness:
-        app = await build(
+        app = await bootstrap.api(
             Settings(
                 database_url=url,
                 token_pepper=b"f" * 32,
@@ -83,7 +85,8 @@ class Harness:
             )
         )
         await migrate.upgrade(app.db.engine)
-        await app.start()
+        runtime = Runtime(app)
+        await runtime.start()
         cluster = await sim_cluster(app)
         tenant = TenantId(uuid.uuid4())
         issued = await app.tokens.issue(
@@ -94,6 +97,7 @@ class Harness:
         client = httpx.AsyncClient(transport=transport, base_url="http://test", timeout=60)
         harness = cls(app, client, issued.secret, [str(cluster.id)])
         harness.view = asgi.state.view
+        harness.runtime = runtime
         harness.principal = await app.tokens.authenticate(issued.secret)
         await harness.seed(str(cluster.id))
         return harness
@@ -187,6 +191,7 @@ class Harness:
 
     async def close(self) -> None:
         await self.client.aclose()
+        await self.runtime.stop()
         await self.app.close()
 
 

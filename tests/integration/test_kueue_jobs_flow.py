@@ -31,6 +31,7 @@ from adapters.db.engine import Database
 from adapters.secrets.keyring import write_new_key
 from budcluster.bootstrap import App
 from budcluster.http import create_app
+from budcluster.runtime import Runtime
 from domain.errors import ValidationFailed
 from domain.model.cluster import ClusterStatus, Platform
 from domain.model.ids import ClusterId, ProjectId, TenantId
@@ -61,12 +62,14 @@ async def kueue_cluster(
     async with running_emulator() as emulator:
         emulator.serve_kueue(version)
         emulator.seed(k8s_nodes.a100_gfd_node())
-        await app.start()
+        runtime = Runtime(app)
+        await runtime.start()
         cluster = await app.registry.register(
             Registration(name="lab", platform=Platform.ON_PREM, kubeconfig=kubeconfig_for(emulator))
         )
         await until(lambda: status_of_cluster(app, cluster.id), ClusterStatus.AVAILABLE)
         yield app, emulator, cluster.id
+        await runtime.stop()
         await app.close()
 
 

@@ -24,6 +24,7 @@ from adapters.db.engine import Database
 from adapters.secrets.keyring import write_new_key
 from adapters.tasks.inprocess import InProcessTaskQueue
 from budcluster.bootstrap import App
+from budcluster.runtime import Runtime
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Platform
 from domain.model.ids import ClusterId, TenantId
 from domain.model.principal import Principal, Scope
@@ -50,8 +51,10 @@ async def app(db: Database, tmp_path: Path) -> AsyncIterator[App]:
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
     built = await make_app(db.url, keys_dir=keys, kube_plain_http=True)  # the emulator's HTTP
-    await built.start(supervisor=False)  # in-process tasks run (a quota change's reconcile)
+    runtime = Runtime(built)
+    await runtime.start(supervisor=False)  # in-process tasks run (a quota change's reconcile)
     yield built
+    await runtime.stop()
     await built.close()
 
 

@@ -21,7 +21,7 @@ import pytest
 from arq.connections import ArqRedis
 
 from adapters.tasks.arq import ArqTaskQueue
-from budcluster.bootstrap import build
+from budcluster import bootstrap
 from budcluster.http import create_app
 from budcluster.settings import Settings
 from domain.errors import Unavailable
@@ -39,7 +39,7 @@ def closed_port() -> Iterator[int]:
 async def test_without_a_database_requests_answer_503_and_readiness_says_why(
     closed_port: int, tmp_path: Any
 ) -> None:
-    app = await build(
+    app = await bootstrap.api(
         Settings(
             database_url=f"postgresql://postgres@127.0.0.1:{closed_port}/nothing",
             redis_url=f"redis://127.0.0.1:{closed_port}/0",

@@ -32,6 +32,7 @@ from aiohttp import web
 from adapters.loadgen.client import CONNECTION_FAILED, StreamingLoadGenerator
 from adapters.outbound import ResolvingOutboundPolicy
 from budcluster.bootstrap import App
+from budcluster.runtime import Runtime
 from domain.errors import NotFound, ValidationFailed
 from domain.model.benchmark import BenchmarkStatus
 from domain.model.deployment import DeploymentStatus
@@ -315,10 +316,12 @@ async def until(check: Callable[[], Awaitable[bool]], within: float = 20.0) -> N
 async def embedded(sqlite_url: str, **settings: Any) -> AsyncIterator[App]:
     app = await make_app(sqlite_url, **settings)
     await app.ensure_defaults()
-    await app.start()
+    runtime = Runtime(app)
+    await runtime.start()
     try:
         yield app
     finally:
+        await runtime.stop()
         await app.close()
 
 

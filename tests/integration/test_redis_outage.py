@@ -14,7 +14,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from budcluster.bootstrap import App, build
+from budcluster import bootstrap
+from budcluster.bootstrap import App
+from budcluster.runtime import Runtime
 from budcluster.settings import Settings
 from domain.model.ids import JobId
 from domain.model.job import JobStatus
@@ -36,7 +38,7 @@ async def redis_proxy() -> AsyncIterator[CuttableProxy]:
 async def production_app(url: str, proxy: CuttableProxy, prefix: str) -> App:
     """A process of a production deployment (the test's database is migrated and emptied
     once, by the first)."""
-    return await build(
+    return await bootstrap.production_api(
         Settings(
             database_url=url,
             token_pepper=b"p" * 32,
@@ -53,22 +55,25 @@ async def production_app(url: str, proxy: CuttableProxy, prefix: str) -> App:
 @pytest.fixture
 async def production(
     pg_url: str, prefix: str, redis_proxy: CuttableProxy
-) -> AsyncIterator[tuple[App, App]]:
+) -> AsyncIterator[tuple[Runtime, Runtime]]:
     """Two processes: the first watches the cluster (it starts first, so it holds the lease),
     the second runs an arq worker and supervises too (it takes over when the first goes)."""
-    first = await make_app(
-        pg_url, redis_url=redis_proxy.url, tasks="arq", events="redis", redis_prefix=prefix
+    first = Runtime(
+        await make_app(
+            pg_url, redis_url=redis_proxy.url, tasks="arq", events="redis", redis_prefix=prefix
+        )
     )
     await first.start()
-    second = await production_app(pg_url, redis_proxy, prefix)
+    second = Runtime(await production_app(pg_url, redis_proxy, prefix))
     worker = asyncio.create_task(
-        run_worker(lambda: worker_for(second, handle_signals=False), second.clock)
+        run_worker(lambda: worker_for(second.app, handle_signals=False), second.app.clock)
     )
     yield first, second
     worker.cancel()
     await asyncio.gather(worker, return_exceptions=True)
-    await first.close()
-    await second.close()
+    for runtime in (first, second):
+        await runtime.stop()
+        await runtime.app.close()
 
 
 async def statuses(app: App, ids: list[JobId]) -> set[JobStatus]:
@@ -87,9 +92,10 @@ async def until(condition: Callable[[], Awaitable[bool]], seconds: float = 60) -
 
 
 async def test_the_cluster_admits_and_completes_while_redis_is_down(
-    production: tuple[App, App], redis_proxy: CuttableProxy
+    production: tuple[Runtime, Runtime], redis_proxy: CuttableProxy
 ) -> None:
-    first, app = production
+    first, second = production
+    app = second.app
     cluster = await sim_cluster(app)  # 8 GPUs: two 4-GPU jobs at a time
     quick = {"simulation": {"runtime_seconds": 0.4}}
 
@@ -107,14 +113,15 @@ async def test_the_cluster_admits_and_completes_while_redis_is_down(
 
     warm = [await submit()]
     await until(completed(warm))  # the first process watches the cluster
-    await app.start()  # now the second supervises too
+    await second.start()  # now the second supervises too
     before = [await submit() for _ in range(6)]
     await until(lambda: handed_over(before))
 
     await redis_proxy.cut()
     # queued on the cluster before the outage: admitted and run to the end during it, also
     # when the process running the cluster's loop goes and another takes its lease over
-    await first.close()
+    await first.stop()
+    await first.app.close()
     await until(completed(before))
     # submitted during the outage: the cluster's supervisor hands them over from the database
     during = [await submit() for _ in range(2)]

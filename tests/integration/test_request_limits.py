@@ -24,8 +24,7 @@ import pytest
 from graphql import get_introspection_query
 
 from adapters.clock import ManualClock
-from budcluster import migrate
-from budcluster.bootstrap import build
+from budcluster import bootstrap, migrate
 from budcluster.http import create_app
 from budcluster.settings import Settings
 from domain.model.principal import Scope
@@ -57,7 +56,7 @@ class serving:
         self.url, self.clock, self.settings = url, clock, settings
 
     async def __aenter__(self) -> Api:
-        self.app = await build(
+        self.app = await bootstrap.api(
             Settings(database_url=self.url, token_pepper=b"p" * 32, **self.settings),
             clock=self.clock,
         )

@@ -20,6 +20,7 @@ import pytest
 from adapters.simulated.config import parse_node_groups, settings_for
 from budcluster.bootstrap import App
 from budcluster.http import create_app
+from budcluster.runtime import Runtime
 from domain.model.principal import Scope
 from tests.integration.test_app_flows import make_app
 from tests.integration.test_graphql_api import SUBMIT, Api
@@ -40,7 +41,8 @@ async def live(sqlite_url: str) -> AsyncIterator[Api]:
     app: App = await make_app(
         sqlite_url, timeline_debounce_seconds=0.01, timeline_period_seconds=1.0
     )
-    await app.start()
+    runtime = Runtime(app)
+    await runtime.start()
     cluster = await app.clusters.create_simulated(
         f"sim-{uuid.uuid4().hex[:6]}",
         settings_for(parse_node_groups("2x8xnvidia-a100-80gb"), startup_seconds=0.05),
@@ -51,6 +53,7 @@ async def live(sqlite_url: str) -> AsyncIterator[Api]:
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         yield Api(app, client, str(cluster.id))
+    await runtime.stop()
     await app.close()
 
 

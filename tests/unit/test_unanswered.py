@@ -73,10 +73,10 @@ def test_a_periodic_chore_meeting_an_outage_warns_without_a_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Found by the fault suite: event pruning logged tracebacks through a PostgreSQL restart."""
-    from budcluster.bootstrap import _log_failure
+    from budcluster.runtime import log_failure
 
-    _log_failure("pruning events", ConnectionRefusedError(111, "Connect call failed"))
-    _log_failure(
+    log_failure("pruning events", ConnectionRefusedError(111, "Connect call failed"))
+    log_failure(
         "pruning events", as_sqlalchemy_raises(asyncpg.exceptions.CannotConnectNowError("x"))
     )
     assert [(r.levelname, r.exc_info) for r in caplog.records] == [("WARNING", None)] * 2
@@ -84,5 +84,5 @@ def test_a_periodic_chore_meeting_an_outage_warns_without_a_traceback(
     try:
         raise ValueError("a bug")
     except ValueError as exc:
-        _log_failure("pruning events", exc)
+        log_failure("pruning events", exc)
     assert [r.levelname for r in caplog.records] == ["ERROR"] and caplog.records[0].exc_info
