@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db.tables import event_sequences, outbox
-from domain.model.codec import change_from_document
+from adapters.shapes.documents import change_from_document
 from domain.model.ids import ClusterId
 from domain.ports import StoredEvent
 
