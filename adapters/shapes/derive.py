@@ -222,9 +222,11 @@ class Shapes:
             make: Callable[[Any], Any] = list if origin is list else origin
             if _fixed(hint):
                 items = [self._decoder(a) for a in args]
-                return lambda doc: make(f(x) for f, x in zip(items, doc or (), strict=True))
+                return lambda doc: make([f(x) for f, x in zip(items, doc or (), strict=True)])
             item = self._decoder(args[0]) if args else _identity
-            return lambda doc: make(item(x) for x in doc or ())
+            if item is _identity:
+                return lambda doc: make(doc or ())
+            return lambda doc: make([item(x) for x in doc or ()])
         if isinstance(hint, type):
             if issubclass(hint, enum.Enum):
                 return hint
