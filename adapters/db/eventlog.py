@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db.handle import DatabaseHandle
 from adapters.db.tables import event_sequences, outbox
-from domain.model.codec import change_from_document
+from adapters.shapes.documents import change_from_document
 from domain.model.ids import ClusterId
 from domain.ports.events import StoredEvent
 

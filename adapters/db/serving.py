@@ -15,13 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db.tables import benchmark_samples, benchmarks, deployments
-from domain.errors import Conflict
-from domain.model.benchmark import Benchmark, BenchmarkStatus
-from domain.model.deployment import Deployment, DeploymentStatus
-from domain.model.events import ServingChange
-from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
-from domain.model.load import RequestSample
-from domain.model.serving_codec import (
+from adapters.shapes.documents import (
     benchmark_from_document,
     benchmark_to_document,
     deployment_from_document,
@@ -29,6 +23,12 @@ from domain.model.serving_codec import (
     sample_from_document,
     sample_to_document,
 )
+from domain.errors import Conflict
+from domain.model.benchmark import Benchmark, BenchmarkStatus
+from domain.model.deployment import Deployment, DeploymentStatus
+from domain.model.events import ServingChange
+from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, ProjectId
+from domain.model.load import RequestSample
 from domain.ports.repositories import JobCursor, Page
 from domain.ports.unit_of_work import TenantScope
 

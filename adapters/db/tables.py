@@ -300,7 +300,7 @@ deployments = sa.Table(
     ),
     sa.Column("name", sa.String(63), nullable=False),
     sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("document", JSONDocument, nullable=False),  # the rest (domain.model.serving_codec)
+    sa.Column("document", JSONDocument, nullable=False),  # the rest (adapters.shapes.documents)
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),

@@ -36,11 +36,11 @@ from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, Sql
 from adapters.db.reservations import SqlReservationRepository
 from adapters.db.serving import SqlBenchmarkRepository, SqlDeploymentRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
+from adapters.shapes.documents import change_to_document
 from domain.errors import Conflict, Unavailable
 from domain.model.audit import AuditedOperation
 from domain.model.audit import current as audited_operation
 from domain.model.benchmark import Benchmark
-from domain.model.codec import change_to_document
 from domain.model.deployment import Deployment, DeploymentChanged
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import ClusterId, JobId

@@ -27,8 +27,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from adapters.events.hub import EventHubImpl
+from adapters.shapes.documents import change_from_document, change_to_document
 from domain.backoff import backoff_seconds
-from domain.model.codec import change_from_document, change_to_document
 from domain.model.ids import ClusterId
 from domain.ports.clock import Clock
 from domain.ports.events import StoredEvent

@@ -19,8 +19,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from adapters.shapes.documents import placements_from_document, placements_to_document
 from adapters.simulated.engine import SimWorkload
-from domain.model.codec import placements_from_document, placements_to_document
 from domain.ports.gateways import Superseded, WorkloadPhase
 
 metadata = sa.MetaData()

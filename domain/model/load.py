@@ -13,10 +13,12 @@ Times in samples are seconds (floats from a monotonic clock, relative to the run
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 
 class Api(enum.StrEnum):
@@ -86,6 +88,19 @@ class LoadPlan:
     seed: int = 0
     request_timeout_seconds: float = 120.0
     """A request with no byte for this long fails ("stalled")."""
+
+    def document(self) -> dict[str, Any]:
+        """The plan as plain JSON (enums by value, tuples as lists), as a benchmark's job carries
+        it in its spec for the cluster to read back: the same document as the plan stored with
+        its benchmark (tests/unit/test_shapes.py checks)."""
+        return dataclasses.asdict(self, dict_factory=_json_fields)
+
+
+def _json_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {
+        k: v.value if isinstance(v, enum.Enum) else list(v) if isinstance(v, tuple) else v
+        for k, v in pairs
+    }
 
 
 class FailureKind(enum.StrEnum):

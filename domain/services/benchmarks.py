@@ -43,7 +43,6 @@ from domain.model.load import (
 )
 from domain.model.outbound import parse_url
 from domain.model.principal import Principal
-from domain.model.serving_codec import plan_to_document
 from domain.names import name_problem, text_problem
 from domain.ports.clock import Clock
 from domain.ports.outbound import OutboundPolicy
@@ -356,7 +355,7 @@ class BenchmarkService:
             benchmark_id = new_benchmark_id()
             spec: dict[str, Any] = {"id": str(benchmark_id)}
             if in_cluster:  # its pod may reach the endpoint only (and DNS)
-                spec["plan"] = plan_to_document(plan)
+                spec["plan"] = plan.document()
                 if deployment is not None:
                     spec["egress"] = {"deployment_id": str(deployment.id)}
                 elif destination is not None:

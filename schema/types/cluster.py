@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, cast
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -12,6 +12,7 @@ from domain.model import cluster as model
 from domain.model.principal import Scope
 from schema.context import Info
 from schema.schedule import accuracy_for, schedule_for
+from schema.types.derive import derive
 from schema.types.enums import ClusterStatus, NodeType, Platform
 from schema.types.quota import (
     CapacityReservation,
@@ -114,21 +115,9 @@ class Node:
 
     @classmethod
     def from_domain(cls, node: model.Node) -> Node:
-        return cls(
-            id=strawberry.ID(str(node.id)),
-            name=node.name,
-            node_type=node.node_type,
-            gpu_type=node.gpu_type,
-            gpu_count=node.gpu_count,
-            cpu_cores=node.cpu_cores,
-            memory_gb=node.memory_gb,
-            ready=node.ready,
-            schedulable=node.schedulable,
-            excluded=node.excluded,
-            hardware_info=cast(JSON, node.hardware_info),
-            nfd_detected=node.nfd_detected,
-            detection_method=node.detection_method,
-            internal_ip=node.internal_ip,
+        return derive(
+            cls,
+            node,
             taints=[
                 Taint(key=t.get("key", ""), value=t.get("value"), effect=t.get("effect", ""))
                 for t in node.taints
@@ -145,7 +134,6 @@ class Node:
             ],
             allocatable=_quantities(node.allocatable),
             capacity=_quantities(node.capacity),
-            labels=cast(JSON, node.labels),
         )
 
 
@@ -255,15 +243,10 @@ class Cluster:
 
     @classmethod
     def from_domain(cls, cluster: model.Cluster) -> Cluster:
-        return cls(
-            id=strawberry.ID(str(cluster.id)),
-            name=cluster.name,
-            platform=cluster.platform,
-            status=cluster.status,
+        return derive(
+            cls,
+            cluster,
             stored_reason=cluster.reason,
-            created_at=cluster.created_at,
-            updated_at=cluster.updated_at,
-            nodes=[Node.from_domain(n) for n in cluster.nodes],
             capacity=[
                 GpuCapacity(
                     gpu_type=t,
@@ -273,13 +256,6 @@ class Cluster:
                 )
                 for t, n in sorted(cluster.gpu_capacity().items())
             ],
-            ingress_url=cluster.ingress_url,
-            enable_master_node=cluster.enable_master_node,
-            not_available_since=cluster.not_available_since,
-            last_retry_time=cluster.last_retry_time,
-            last_sync_at=cluster.last_sync_at,
-            health_checked_at=cluster.health_checked_at,
-            context=cluster.context,
             checks=cluster.health,
             api_server=cluster.server_url,
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -15,6 +14,7 @@ from domain.model.ids import ClusterId, JobId
 from domain.services.queue_positions import PositionQuery
 from schema.context import Info
 from schema.types.cluster import Cluster
+from schema.types.derive import derive
 from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
 from schema.types.placement import Placement
 from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, start_window
@@ -62,14 +62,7 @@ class Estimate:
 
     @classmethod
     def from_domain(cls, estimate: model.Estimate | None) -> Estimate | None:
-        if estimate is None:
-            return None
-        return cls(
-            start=estimate.start,
-            end=estimate.end,
-            reason=estimate.reason,
-            warnings=list(estimate.warnings),
-        )
+        return None if estimate is None else derive(cls, estimate)
 
 
 @strawberry.type(description="One status transition of one attempt of a job.")
@@ -82,13 +75,7 @@ class JobEvent:
 
     @classmethod
     def from_domain(cls, event: model.JobEvent) -> JobEvent:
-        return cls(
-            attempt=event.attempt,
-            from_status=event.from_status,
-            to_status=event.to_status,
-            reason=event.reason,
-            at=event.at,
-        )
+        return derive(cls, event)
 
 
 @strawberry.type(
@@ -207,56 +194,15 @@ class Job:
 
     @classmethod
     def from_domain(cls, job: model.Job) -> Job:
-        r = job.resources
-        return cls(
-            id=strawberry.ID(str(job.id)),
-            name=job.name,
-            tenant_id=strawberry.ID(str(job.tenant_id)),
-            project_id=strawberry.ID(str(job.project_id)),
-            cluster_id=strawberry.ID(str(job.cluster_id)),
-            source=JobSource(kind=job.source.kind, source_id=job.source.source_id),
-            job_type=job.job_type,
-            deployment_type=job.deployment_type,
-            spec=cast(JSON, job.spec),
-            resources=Resources(
-                gpu_type=r.gpu_type,
-                gpu_count=r.gpu_count,
-                cpu_cores=r.cpu_cores,
-                memory_gb=r.memory_gb,
-                storage_gb=r.storage_gb,
-                pod_count=r.pod_count,
-                total_gpus=r.total_gpus,
-            ),
-            estimated_duration_seconds=job.estimated_duration_seconds,
-            max_duration_seconds=job.max_duration_seconds,
-            deadline=job.deadline,
-            priority=job.priority,
-            preemptible=job.preemptible,
-            status=job.status,
-            status_message=job.status_message,
-            retry_count=job.retry_count,
-            max_retries=job.max_retries,
-            attempt=job.attempt,
-            estimated_start=job.estimated_start,
-            estimated_end=job.estimated_end,
-            actual_start=job.actual_start,
-            actual_end=job.actual_end,
-            estimated_cost=job.estimated_cost,
-            actual_cost=job.actual_cost,
-            budget_limit=job.budget_limit,
-            outputs=cast(JSON, job.outputs),
-            idempotency_key=job.idempotency_key,
-            placement=Placement.from_domain(job.placement) if job.placement else None,
-            placements=[Placement.from_domain(p) for p in job.placements],
-            next_attempt_at=job.next_attempt_at,
-            queue_name=job.queue_name,
+        """Every field from the job's field of the same name (see `derive`), but these."""
+        return derive(
+            cls,
+            job,
             window=(
                 TimeWindow(start=f"{job.window.start:%H:%M}", end=f"{job.window.end:%H:%M}")
                 if job.window
                 else None
             ),
-            depends_on=[strawberry.ID(str(d)) for d in job.depends_on],
-            reservation_id=strawberry.ID(str(job.reservation_id)) if job.reservation_id else None,
             estimate=(
                 Estimate(
                     start=job.estimated_start,
@@ -272,9 +218,6 @@ class Job:
                 if job.estimate_reason is not None
                 else None
             ),
-            submission_estimate=Estimate.from_domain(job.submission_estimate),
-            admission_estimate=Estimate.from_domain(job.admission_estimate),
-            created_at=job.created_at,
             position_query=PositionQuery(
                 job_id=job.id,
                 cluster_id=job.cluster_id,
@@ -283,5 +226,4 @@ class Job:
                 workload_name=job.workload_name,
                 status=job.status,
             ),
-            updated_at=job.updated_at,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from domain.model import job as model
+from schema.types.derive import derive
 
 
 @strawberry.type(description="The node and GPU indices a job holds: its rows on the timeline.")
@@ -17,8 +18,4 @@ class Placement:
 
     @classmethod
     def from_domain(cls, placement: model.Placement) -> Placement:
-        return cls(
-            node=placement.node,
-            gpu_indices=list(placement.gpu_indices),
-            flavor=placement.flavor,
-        )
+        return derive(cls, placement)

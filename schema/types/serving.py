@@ -21,6 +21,7 @@ from domain.serving import capacity
 from schema.context import Info
 from schema.cost import SAMPLES_PAGE
 from schema.types.connection import PageInfo
+from schema.types.derive import derive
 from schema.types.errors import UserInputError
 from schema.types.job import Job
 
@@ -77,16 +78,7 @@ class EngineArgs:
 
     @classmethod
     def from_domain(cls, a: dm.EngineArgs) -> EngineArgs:
-        return cls(
-            tensor_parallel_size=a.tensor_parallel_size,
-            pipeline_parallel_size=a.pipeline_parallel_size,
-            max_model_len=a.max_model_len,
-            max_num_seqs=a.max_num_seqs,
-            dtype=a.dtype,
-            gpu_memory_utilization=a.gpu_memory_utilization,
-            quantization=a.quantization,
-            extra_args=list(a.extra_args),
-        )
+        return derive(cls, a)
 
 
 @strawberry.type(description="One replica's pod.")
@@ -113,21 +105,10 @@ class Worker:
 
     @classmethod
     def from_domain(cls, w: dm.Worker, now: datetime) -> Worker:
-        return cls(
-            name=w.name,
-            replica=w.replica,
-            job_id=strawberry.ID(str(w.job_id)),
-            status=w.status,
-            reason=w.reason,
-            node=w.node,
-            devices=list(w.devices),
-            restarts=w.restarts,
-            last_restart_at=w.last_restart_at,
-            started_at=w.started_at,
+        return derive(
+            cls,
+            w,
             uptime_seconds=(now - w.started_at).total_seconds() if w.started_at else None,
-            cpu_cores=w.cpu_cores,
-            memory_gb=w.memory_gb,
-            utilisation=w.utilisation,
         )
 
 
@@ -184,30 +165,11 @@ class Deployment:
 
     @classmethod
     def from_domain(cls, d: dm.Deployment, now: datetime) -> Deployment:
-        return cls(
-            id=strawberry.ID(str(d.id)),
-            name=d.name,
-            project_id=strawberry.ID(str(d.project_id)),
-            cluster_id=strawberry.ID(str(d.cluster_id)),
-            model=d.model,
-            served_model_name=d.served_model_name,
-            engine=d.engine,
-            engine_args=EngineArgs.from_domain(d.engine_args),
-            image=d.image,
-            gpu_type=d.gpu_type,
-            gpus_per_replica=d.gpus_per_replica,
-            cpu_cores=d.cpu_cores,
-            memory_gb=d.memory_gb,
-            replicas=d.replicas,
+        return derive(
+            cls,
+            d,
             concurrency=d.engine_args.max_num_seqs,
-            status=d.status,
-            status_message=d.status_message,
-            endpoint_url=d.endpoint_url,
-            endpoints=list(d.endpoints),
             workers=[Worker.from_domain(w, now) for w in d.workers],
-            created_at=d.created_at,
-            updated_at=d.updated_at,
-            stopped_at=d.stopped_at,
             replica_job_ids=list(d.replica_jobs),
             deployment=d,
         )
@@ -281,7 +243,7 @@ class TokenLengths:
 
     @classmethod
     def from_domain(cls, x: lm.Lengths) -> TokenLengths:
-        return cls(distribution=x.kind, mean=x.mean, low=x.low, high=x.high, stddev=x.stddev)
+        return derive(cls, x, distribution=x.kind)
 
 
 @strawberry.type(description="What a benchmark sends.")
@@ -303,20 +265,7 @@ class BenchmarkLoad:
 
     @classmethod
     def from_domain(cls, p: lm.LoadPlan) -> BenchmarkLoad:
-        return cls(
-            endpoint_url=p.endpoint or None,
-            model=p.model,
-            api=p.api,
-            concurrency=p.concurrency,
-            request_rate=p.request_rate,
-            request_count=p.request_count,
-            duration_seconds=p.duration_seconds,
-            prompt_tokens=TokenLengths.from_domain(p.prompt_tokens),
-            output_tokens=TokenLengths.from_domain(p.output_tokens),
-            dataset_size=len(p.prompts),
-            seed=p.seed,
-            request_timeout_seconds=p.request_timeout_seconds,
-        )
+        return derive(cls, p, endpoint_url=p.endpoint or None, dataset_size=len(p.prompts))
 
 
 @strawberry.type(
@@ -388,22 +337,7 @@ class BenchmarkResult:
     def from_domain(cls, r: lm.LoadResult | None) -> BenchmarkResult | None:
         if r is None:
             return None
-        return cls(
-            duration_seconds=r.duration_seconds,
-            successful_requests=r.successful_requests,
-            failed_requests=r.failed_requests,
-            input_tokens=r.input_tokens,
-            output_tokens=r.output_tokens,
-            request_throughput=r.request_throughput,
-            input_throughput=r.input_throughput,
-            output_throughput=r.output_throughput,
-            total_token_throughput=r.total_token_throughput,
-            ttft=LatencySummary.from_domain(r.ttft),
-            tpot=LatencySummary.from_domain(r.tpot),
-            itl=LatencySummary.from_domain(r.itl),
-            e2el=LatencySummary.from_domain(r.e2el),
-            failures=[FailureCount(reason=k, count=n) for k, n in r.failures],
-        )
+        return derive(cls, r, failures=[FailureCount(reason=k, count=n) for k, n in r.failures])
 
 
 @strawberry.type(description="A running benchmark so far.")
@@ -419,14 +353,7 @@ class BenchmarkProgress:
     def from_domain(cls, p: lm.LoadProgress | None) -> BenchmarkProgress | None:
         if p is None:
             return None
-        return cls(
-            elapsed_seconds=p.elapsed_seconds,
-            requests_done=p.requests_done,
-            requests_failed=p.requests_failed,
-            output_tokens=p.output_tokens,
-            ttft_mean_ms=None if p.ttft_mean is None else p.ttft_mean * MS,
-            output_throughput=p.output_throughput,
-        )
+        return derive(cls, p, ttft_mean_ms=None if p.ttft_mean is None else p.ttft_mean * MS)
 
 
 @strawberry.type(description="One request of a run, as the client timed it.")
@@ -444,17 +371,13 @@ class RequestSample:
 
     @classmethod
     def from_domain(cls, s: lm.RequestSample) -> RequestSample:
-        return cls(
-            index=s.index,
+        return derive(
+            cls,
+            s,
             sent_at_seconds=s.sent_at,
-            ok=s.ok,
-            prompt_tokens=s.prompt_tokens,
-            output_tokens=s.output_tokens,
             ttft_ms=None if s.ttft is None else s.ttft * MS,
             e2el_ms=None if s.e2el is None else s.e2el * MS,
             itl_ms=[g * MS for g in s.itl],
-            failure=s.failure,
-            error=s.error,
         )
 
 
@@ -503,25 +426,14 @@ class Benchmark:
 
     @classmethod
     def from_domain(cls, b: bm.Benchmark) -> Benchmark:
-        return cls(
-            id=strawberry.ID(str(b.id)),
-            name=b.name,
-            project_id=strawberry.ID(str(b.project_id)),
-            cluster_id=strawberry.ID(str(b.cluster_id)),
-            deployment_id=strawberry.ID(str(b.deployment_id)) if b.deployment_id else None,
-            job_id=strawberry.ID(str(b.job_id)),
-            status=b.status,
-            status_message=b.status_message,
+        return derive(
+            cls,
+            b,
             load=BenchmarkLoad.from_domain(b.plan),
             configuration=[
                 ConfigurationEntry(key=k, value=bs._text(v))
                 for k, v in sorted(b.configuration.items())
             ],
-            progress=BenchmarkProgress.from_domain(b.progress),
-            result=BenchmarkResult.from_domain(b.result),
-            created_at=b.created_at,
-            started_at=b.started_at,
-            finished_at=b.finished_at,
             benchmark_id=b.id,
         )
 

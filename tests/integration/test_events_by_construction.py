@@ -22,9 +22,9 @@ import pytest
 from sqlalchemy.pool import QueuePool
 
 from adapters.db.uow import ChangeWithoutEvent
+from adapters.shapes.documents import job_to_document
 from budcluster.bootstrap import App
 from domain.errors import DomainError
-from domain.model.codec import job_to_document
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import ChangeKind, Job, JobChanged, JobPriority, Placement
 from domain.ports.events import StoredEvent

@@ -30,6 +30,7 @@ import pytest
 from adapters.db.engine import Database
 from adapters.kubernetes.benchmark_job import bench_serve_args, samples_from_log
 from adapters.kubernetes.kueue.models import replica_service
+from adapters.shapes.documents import sample_to_document
 from domain.errors import Conflict, NotFound, ValidationFailed
 from domain.model.benchmark import Benchmark, BenchmarkStatus
 from domain.model.ids import BenchmarkId, ClusterId, ProjectId, TenantId
@@ -37,7 +38,6 @@ from domain.model.job import Job, JobStatus
 from domain.model.load import Lengths
 from domain.model.principal import Principal
 from domain.model.quota import tenant_namespace
-from domain.model.serving_codec import sample_to_document
 from domain.ports.gateways import Workload
 from domain.services.benchmarks import BenchmarkRequest
 from domain.serving.metrics import progress, summarize

@@ -20,11 +20,11 @@ from ipaddress import ip_address
 from types import TracebackType
 from typing import Any, Self
 
+from adapters.shapes.documents import job_to_document
 from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
 from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
-from domain.model.codec import job_to_document
 from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import (

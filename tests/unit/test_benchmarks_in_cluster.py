@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.shapes.documents import plan_to_document
 from domain.errors import ValidationFailed
 from domain.model.benchmark import BenchmarkStatus
 from domain.model.cluster import Platform
 from domain.model.ids import BenchmarkId, JobId
 from domain.model.job import JobStatus
 from domain.model.load import LoadRun
-from domain.model.serving_codec import plan_to_document
 from domain.ports.gateways import GatewayUnavailable
 from domain.serving.metrics import summarize
 from tests.support.fakes import FakeGateway, FakeOutboundPolicy

@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 from decimal import Decimal
 
-from domain.model.codec import change_from_document, change_to_document
+from adapters.shapes.documents import change_from_document, change_to_document
 from domain.model.job import JobChanged, JobPriority, JobStatus, Placement, Resources
 from tests.support.fakes import T0
 from tests.unit.test_job_model import new_job

@@ -101,7 +101,7 @@ def test_confidence_must_be_a_probability() -> None:
 
 
 def test_coverage_counts_starts_inside_the_windows_shown_at_submission() -> None:
-    from domain.model.codec import estimate_from_document, estimate_to_document
+    from adapters.shapes.documents import estimate_from_document, estimate_to_document
     from domain.model.job import Estimate, JobStatus
     from domain.scheduling.accuracy import measure
     from tests.unit.test_durations import job

@@ -35,10 +35,10 @@ from adapters.kubernetes.kueue.jobs import (
 )
 from adapters.kubernetes.kueue.models import DEPLOYMENT_LABEL, SERVING_PORT
 from adapters.kubernetes.kueue.objects import JsonObject
+from adapters.shapes.documents import plan_from_document
 from domain.model.ids import ClusterId
 from domain.model.load import LoadPlan
 from domain.model.outbound import unreachable_networks
-from domain.model.serving_codec import plan_from_document
 from domain.ports.gateways import Workload
 
 BENCHMARK_KEY = "benchmark"
