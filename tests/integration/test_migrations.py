@@ -83,6 +83,7 @@ async def test_readiness_probes_check_the_migrations_without_logging_each_time(
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            caplog.clear()  # what building the app logged is not the probes'
             with caplog.at_level(logging.DEBUG):
                 for _ in range(2):
                     ready = await client.get("/ready")

@@ -157,7 +157,10 @@ async def test_the_schedule_names_every_tenants_work_for_the_operator_only(live:
 
 
 def test_a_revoked_tokens_event_is_its_tenants(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kept_logging: None,
 ) -> None:
     for name in ("DATABASE_URL", "REDIS_URL"):
         monkeypatch.delenv(f"BUDCLUSTER_{name}", raising=False)

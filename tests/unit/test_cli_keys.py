@@ -9,6 +9,7 @@ with exit code 2. The settings read the key variables and never show the PEM in 
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,17 @@ import pytest
 from adapters.secrets.keyring import ACTIVE_FILE, Keyring, generate_private_key_pem
 from budcluster.cli import main
 from budcluster.settings import Settings
+from tests.support.logging_state import logging_kept
 
 
 @pytest.fixture(autouse=True)
-def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("KEYS_DIR", "KEYS_PEM", "ACTIVE_KEY", "DATABASE_URL", "REDIS_URL"):
         monkeypatch.delenv(f"BUDCLUSTER_{name}", raising=False)
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("BUDCLUSTER_DATA_DIR", str(tmp_path / "data"))
+    with logging_kept():  # the CLI configures the process's logging
+        yield
 
 
 def generate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -14,13 +14,13 @@ import gc
 import io
 import json
 import logging
-import sys
 from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
 
 from budcluster import logs
+from tests.support.logging_state import logging_kept
 from tests.support.tracing import capture
 
 TOKEN = "bud_" + "0123456789abcdef" * 2 + "_" + "S3cretS3cretS3cretS3cret"
@@ -29,17 +29,9 @@ PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END P
 
 @pytest.fixture
 def captured() -> Iterator[tuple[io.StringIO, logging.Logger]]:
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level, sys.unraisablehook)
     out = io.StringIO()
-    yield out, logging.getLogger("budcluster.test")
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in saved[0]:
-        root.addHandler(handler)
-    root.setLevel(saved[1])
-    sys.unraisablehook = saved[2]
-    logging.captureWarnings(False)
+    with logging_kept():
+        yield out, logging.getLogger("budcluster.test")
 
 
 def _to(out: io.StringIO, fmt: str) -> None:
