@@ -69,6 +69,17 @@ IN_CLUSTER_MEMORY_GB = 4.0
 imports torch and loads the model's tokenizer."""
 
 
+async def visible_benchmark(
+    uow_factory: UnitOfWorkFactory, principal: Principal, benchmark_id: BenchmarkId
+) -> Benchmark | None:
+    """The benchmark, if `principal` may see it."""
+    async with uow_factory(TenantScope.of(principal)) as uow:
+        found = await uow.benchmarks.get(benchmark_id)
+    if found is None or not principal.may_see(found.tenant_id, found.project_id):
+        return None
+    return found
+
+
 @dataclass(frozen=True)
 class BenchmarkRequest:
     name: str
@@ -418,11 +429,7 @@ class BenchmarkService:
         return b
 
     async def get(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
-        async with self._uow(TenantScope.of(principal)) as uow:
-            b = await uow.benchmarks.get(benchmark_id)
-        if b is None or not principal.may_see(b.tenant_id, b.project_id):
-            return None
-        return b
+        return await visible_benchmark(self._uow, principal, benchmark_id)
 
     async def samples(
         self, principal: Principal, benchmark_id: BenchmarkId

@@ -23,6 +23,7 @@ from domain.model.ids import BenchmarkId, ClusterId
 from domain.model.principal import Principal
 from domain.ports.events import Overflowed, StoredEvent
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
+from domain.services.benchmarks import visible_benchmark
 from domain.services.replay import ClusterStreams
 
 SNAPSHOT_LIMIT = 1000
@@ -89,11 +90,7 @@ class ServingUpdatesService(ClusterStreams):
         return self._progress(principal, first)
 
     async def _benchmark(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
-        async with self.uow(TenantScope.of(principal)) as uow:
-            found = await uow.benchmarks.get(benchmark_id)
-        if found is None or not principal.may_see(found.tenant_id, found.project_id):
-            return None
-        return found
+        return await visible_benchmark(self.uow, principal, benchmark_id)
 
     async def _progress(
         self, principal: Principal, first: Benchmark
