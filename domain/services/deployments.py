@@ -337,10 +337,7 @@ class DeploymentService:
             raise ValidationFailed.single("replicas", f"must be between 0 and {MAX_REPLICAS}")
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
-            d = await self._get(uow, principal, deployment_id, for_update=True)
-            if d.stopped:
-                raise Conflict(f"deployment {d.name} is stopped", code="ALREADY_STOPPED")
-            jobs = await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
+            d, jobs = await self._running(uow, principal, deployment_id, "is stopped")
             serving = [j for j in d.replica_jobs if j in jobs and _still_serving(jobs[j])]
             if replicas > len(serving):
                 cluster = await uow.clusters.get(d.cluster_id)
@@ -354,27 +351,18 @@ class DeploymentService:
                 for job_id in serving[replicas:]:
                     jobs[job_id].transition(JobStatus.CANCELLED, "deployment scaled down", now)
                 d.scaled(replicas, (), now)
-            if not d.derive(jobs, await self._endpoint(uow, d, jobs), now):
-                d.record_update()  # the replicas wanted changed, if nothing else
-            await uow.deployments.save(d)
-            await uow.commit()
+            await self._save(uow, d, jobs, await self._endpoint(uow, d, jobs), now)
         return await self._with_utilisation(d)
 
     async def stop(self, principal: Principal, deployment_id: DeploymentId) -> Deployment:
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
-            d = await self._get(uow, principal, deployment_id, for_update=True)
-            if d.stopped:
-                raise Conflict(f"deployment {d.name} is already stopped", code="ALREADY_STOPPED")
-            jobs = await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
+            d, jobs = await self._running(uow, principal, deployment_id, "is already stopped")
             for job in jobs.values():
                 if job.status.is_active or job.status is JobStatus.PREEMPTED:
                     job.transition(JobStatus.CANCELLED, "deployment stopped", now)
             d.stop(now)
-            if not d.derive(jobs, EndpointState(None, False), now):
-                d.record_update()
-            await uow.deployments.save(d)
-            await uow.commit()
+            await self._save(uow, d, jobs, EndpointState(None, False), now)
         return d
 
     async def refresh(self, deployment_id: DeploymentId) -> bool:
@@ -481,6 +469,32 @@ class DeploymentService:
             raise NotFound("deployment", deployment_id)
         concerning(d.tenant_id, d.project_id)
         return d
+
+    @classmethod
+    async def _running(
+        cls, uow: UnitOfWork, principal: Principal, deployment_id: DeploymentId, stopped: str
+    ) -> tuple[Deployment, dict[JobId, Job]]:
+        """A deployment that is not stopped (else Conflict: "deployment <name> <stopped>") and
+        its replica jobs, both held for update."""
+        d = await cls._get(uow, principal, deployment_id, for_update=True)
+        if d.stopped:
+            raise Conflict(f"deployment {d.name} {stopped}", code="ALREADY_STOPPED")
+        return d, await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
+
+    @staticmethod
+    async def _save(
+        uow: UnitOfWork,
+        d: Deployment,
+        jobs: dict[JobId, Job],
+        endpoint: EndpointState,
+        now: datetime,
+    ) -> None:
+        """Derive the deployment's view from its replica jobs and commit it with them; a
+        deployment whose view did not change is saved all the same (what was wanted changed)."""
+        if not d.derive(jobs, endpoint, now):
+            d.record_update()
+        await uow.deployments.save(d)
+        await uow.commit()
 
 
 def replica_of(job: Job) -> DeploymentId | None:
