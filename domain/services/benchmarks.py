@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
-from domain.model.audit import concerning
 from domain.model.benchmark import Benchmark, BenchmarkStatus
 from domain.model.cluster import ClusterStatus
 from domain.model.deployment import Deployment, DeploymentStatus, engine_args_document
@@ -52,6 +51,7 @@ from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destination, Destinations
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
+from domain.services.visibility import seen
 
 log = logging.getLogger(__name__)
 
@@ -476,11 +476,8 @@ class BenchmarkService:
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark:
-        b = await uow.benchmarks.get(benchmark_id, for_update=True)
-        if b is None or not principal.may_see(b.tenant_id, b.project_id):
-            raise NotFound("benchmark", benchmark_id)
-        concerning(b.tenant_id, b.project_id)
-        return b
+        found = await uow.benchmarks.get(benchmark_id, for_update=True)
+        return seen(principal, found, "benchmark", benchmark_id)
 
 
 def serving_endpoint(deployment: Deployment) -> str:

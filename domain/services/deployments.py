@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.errors import Conflict, FieldIssue, Forbidden, ValidationFailed
 from domain.model.audit import concerning
 from domain.model.cluster import Cluster, ClusterStatus, Platform
 from domain.model.deployment import (
@@ -49,6 +49,7 @@ from domain.ports.serving import ServingEndpoints
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
+from domain.services.visibility import seen
 from domain.serving.models import fit_problem
 
 MAX_REPLICAS = 64
@@ -464,11 +465,8 @@ class DeploymentService:
     async def _get(
         uow: UnitOfWork, principal: Principal, deployment_id: DeploymentId, *, for_update: bool
     ) -> Deployment:
-        d = await uow.deployments.get(deployment_id, for_update=for_update)
-        if d is None or not principal.may_see(d.tenant_id, d.project_id):
-            raise NotFound("deployment", deployment_id)
-        concerning(d.tenant_id, d.project_id)
-        return d
+        found = await uow.deployments.get(deployment_id, for_update=for_update)
+        return seen(principal, found, "deployment", deployment_id)
 
     @classmethod
     async def _running(

@@ -24,7 +24,6 @@ from domain.errors import (
     DuplicateIdempotencyKey,
     FieldIssue,
     Forbidden,
-    NotFound,
     ValidationFailed,
 )
 from domain.model.audit import concerning
@@ -48,6 +47,7 @@ from domain.services.submission import (
     reference_issues,
     validate_submission,
 )
+from domain.services.visibility import seen
 
 MAX_PAGE = 100
 MAX_REASON = 500
@@ -396,8 +396,4 @@ class JobService:
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, job_id: JobId) -> Job:
-        job = await uow.jobs.get(job_id, for_update=True)
-        if job is None or not principal.may_see(job.tenant_id, job.project_id):
-            raise NotFound("job", job_id)
-        concerning(job.tenant_id, job.project_id)
-        return job
+        return seen(principal, await uow.jobs.get(job_id, for_update=True), "job", job_id)
