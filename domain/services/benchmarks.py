@@ -50,6 +50,7 @@ from domain.ports.repositories import JobCursor, Page
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destination, Destinations
 from domain.services.jobs import JobService
+from domain.services.paging import check_first
 from domain.services.submission import JobSubmission
 from domain.services.visibility import seen
 
@@ -448,8 +449,7 @@ class BenchmarkService:
         first: int = 50,
         after: JobCursor | None = None,
     ) -> Page[Benchmark]:
-        if not 0 < first <= MAX_PAGE:
-            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        check_first(first, MAX_PAGE)
         async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.benchmarks.page(
                 deployment_id=deployment_id,

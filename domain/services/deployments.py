@@ -48,6 +48,7 @@ from domain.ports.repositories import JobCursor, Page
 from domain.ports.serving import ServingEndpoints
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.jobs import JobService
+from domain.services.paging import check_first
 from domain.services.submission import JobSubmission
 from domain.services.visibility import seen
 from domain.serving.models import fit_problem
@@ -429,8 +430,7 @@ class DeploymentService:
         first: int = 50,
         after: JobCursor | None = None,
     ) -> Page[Deployment]:
-        if not 0 < first <= MAX_PAGE:
-            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        check_first(first, MAX_PAGE)
         async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.deployments.page(
                 cluster_ids=cluster_ids,

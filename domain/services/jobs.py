@@ -40,6 +40,7 @@ from domain.ports.repositories import JobCursor, JobFilter, JobPage
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destinations, fetched
+from domain.services.paging import check_first
 from domain.services.reactions import hand_over
 from domain.services.submission import (
     JobSubmission,
@@ -375,8 +376,7 @@ class JobService:
         first: int,
         after: JobCursor | None,
     ) -> JobPage:
-        if not 1 <= first <= MAX_PAGE:
-            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        check_first(first, MAX_PAGE)
         narrowed = scoped_filter(principal, job_filter)
         if narrowed is None:
             return JobPage([], False)
