@@ -19,7 +19,7 @@ from strawberry.types.unset import UNSET
 
 from domain.model.audit import OK, AuditCursor, AuditedOperation, current, without_secrets
 from domain.model.principal import Scope
-from resolvers.common import decode_time_cursor, encode_cursor, page_info
+from resolvers.common import connection, decode_time_cursor, encode_cursor
 from schema.access import requires
 from schema.context import Info
 from schema.refusals import argument_error
@@ -116,8 +116,11 @@ async def audit_events(
     wanted = (filter or AuditFilter()).to_domain()
     with argument_error("first"):
         page = await info.context.services.audit.page(principal, wanted, first=first, after=cursor)
-    edges = [
-        AuditEventEdge(cursor=encode_cursor(e.at, e.id), node=AuditEvent.from_domain(e))
-        for e in page.events
-    ]
-    return AuditEventConnection(edges=edges, page_info=page_info(edges, page.has_next))
+    return connection(
+        AuditEventConnection,
+        AuditEventEdge,
+        page.events,
+        AuditEvent.from_domain,
+        page.has_next,
+        cursor=lambda e: encode_cursor(e.at, e.id),
+    )

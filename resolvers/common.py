@@ -1,14 +1,14 @@
-"""Small helpers every resolver uses: parsing ids and cursors. (The scopes a resolver needs are
-declared with `schema.access.requires`.)"""
+"""Small helpers every resolver uses: parsing ids and cursors, building connections. (The scopes
+a resolver needs are declared with `schema.access.requires`.)"""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from domain.errors import ValidationFailed
 from domain.model.ids import JobId
@@ -17,6 +17,8 @@ from schema.types.connection import PageInfo
 from schema.types.errors import UserInputError
 
 T = TypeVar("T", bound=uuid.UUID)
+C = TypeVar("C")
+Item = TypeVar("Item")
 
 
 def parse_uuid(value: str, field: str) -> uuid.UUID:
@@ -40,13 +42,34 @@ def encode_cursor(created_at: datetime, job_id: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-class Edge(Protocol):
-    cursor: str
+class Listed(Protocol):
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def id(self) -> uuid.UUID: ...
 
 
-def page_info(edges: Sequence[Edge], has_next: bool) -> PageInfo:
-    """A page's PageInfo: whether more follow, and the cursor to ask for them with."""
-    return PageInfo(has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None)
+def created_cursor(item: Listed) -> str:
+    """The cursor of an item listed newest first: its creation time and id."""
+    return encode_cursor(item.created_at, item.id)
+
+
+def connection(
+    of: Callable[..., C],
+    edge: Callable[..., Any],
+    items: Iterable[Item],
+    node: Callable[[Item], Any],
+    has_next: bool,
+    cursor: Callable[[Any], str] = created_cursor,
+) -> C:
+    """A page as a connection `of`: an `edge` per item, with its `node` and its cursor, and the
+    PageInfo (whether more follow, and the cursor to ask for them with)."""
+    edges = [edge(cursor=cursor(item), node=node(item)) for item in items]
+    return of(
+        edges=edges,
+        page_info=PageInfo(has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None),
+    )
 
 
 def decode_cursor(cursor: str) -> JobCursor:

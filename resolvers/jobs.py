@@ -14,7 +14,7 @@ from domain.model.job import Resources, TimeWindow
 from domain.model.principal import Scope
 from domain.ports.repositories import JobFilter as DomainJobFilter
 from domain.services.submission import JobSubmission
-from resolvers.common import decode_cursor, encode_cursor, page_info, parse_uuid, query_uuid
+from resolvers.common import connection, decode_cursor, parse_uuid, query_uuid
 from schema.access import requires
 from schema.context import Info
 from schema.refusals import argument_error, typed_errors
@@ -136,11 +136,7 @@ async def jobs(
         page = await info.context.services.jobs.page(
             principal, to_domain_filter(filter), first=first, after=cursor
         )
-    edges = [
-        JobEdge(cursor=encode_cursor(j.created_at, j.id), node=Job.from_domain(j))
-        for j in page.jobs
-    ]
-    return JobConnection(edges=edges, page_info=page_info(edges, page.has_next))
+    return connection(JobConnection, JobEdge, page.jobs, Job.from_domain, page.has_next)
 
 
 @requires(Scope.JOBS_READ)

@@ -60,6 +60,11 @@ def to_cluster_id(value: strawberry.ID) -> ClusterId:
     return ClusterId(parse_uuid(value, "cluster_id"))
 
 
+def to_tenant_id(value: strawberry.ID | None) -> TenantId | None:
+    """Another tenant's id, for an admin; None: the caller's own tenant."""
+    return TenantId(parse_uuid(value, "tenant_id")) if value else None
+
+
 def labels(given: list[NodeLabelInput]) -> dict[str, str]:
     found: dict[str, str] = {}
     for label in given:
@@ -189,7 +194,7 @@ async def create_local_queue(info: Info, input: LocalQueueInput) -> LocalQueueRe
         cluster_id=to_cluster_id(input.cluster_id),
         name=input.name,
         cluster_queue=input.cluster_queue,
-        tenant_id=TenantId(parse_uuid(input.tenant_id, "tenant_id")) if input.tenant_id else None,
+        tenant_id=to_tenant_id(input.tenant_id),
     )
     return LocalQueue.from_domain(made)
 
@@ -203,7 +208,7 @@ async def delete_local_queue(
         info.context.authenticated(),
         cluster_id=to_cluster_id(cluster_id),
         name=name,
-        tenant_id=TenantId(parse_uuid(tenant_id, "tenant_id")) if tenant_id else None,
+        tenant_id=to_tenant_id(tenant_id),
     )
     return LocalQueue.from_domain(deleted)
 

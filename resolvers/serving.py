@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncGenerator
 from typing import Annotated
 
@@ -16,7 +17,7 @@ from domain.services.benchmarks import BenchmarkRequest
 from domain.services.deployments import DeploymentRequest
 from domain.services.serving_updates import DeploymentSnapshot as DomainSnapshot
 from domain.services.serving_updates import DeploymentUpdate as DomainUpdate
-from resolvers.common import decode_cursor, encode_cursor, page_info, parse_uuid, query_uuid
+from resolvers.common import connection, decode_cursor, parse_uuid, query_uuid
 from resolvers.streams import relay, resumable
 from schema.access import requires
 from schema.context import Info
@@ -167,11 +168,8 @@ async def deployments(
         page = await info.context.services.deployments.page(
             principal, cluster_ids=clusters, statuses=statuses, first=first, after=cursor
         )
-    edges = [
-        DeploymentEdge(cursor=encode_cursor(d.created_at, d.id), node=_deployment(info, d))
-        for d in page.items
-    ]
-    return DeploymentConnection(edges=edges, page_info=page_info(edges, page.has_next))
+    shown = functools.partial(_deployment, info)
+    return connection(DeploymentConnection, DeploymentEdge, page.items, shown, page.has_next)
 
 
 @requires(Scope.JOBS_READ)
@@ -273,11 +271,9 @@ async def benchmarks(
         page = await info.context.services.benchmarks.page(
             principal, deployment_id=deployment, first=first, after=cursor
         )
-    edges = [
-        BenchmarkEdge(cursor=encode_cursor(b.created_at, b.id), node=Benchmark.from_domain(b))
-        for b in page.items
-    ]
-    return BenchmarkConnection(edges=edges, page_info=page_info(edges, page.has_next))
+    return connection(
+        BenchmarkConnection, BenchmarkEdge, page.items, Benchmark.from_domain, page.has_next
+    )
 
 
 @requires(Scope.JOBS_READ)

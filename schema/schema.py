@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
@@ -37,6 +39,16 @@ from schema.types.serving import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def _audited(resolver: Callable[..., Awaitable[Any]], description: str | None = None) -> Any:
+    """A mutation field whose resolver runs `audited`."""
+    return strawberry.mutation(resolver=audited(resolver), description=description)
+
+
+def _capped(resolver: Callable[..., AsyncGenerator[Any, None]], description: str) -> Any:
+    """A subscription field whose streams are `capped` per tenant."""
+    return strawberry.subscription(resolver=capped(resolver), description=description)
 
 
 @strawberry.type
@@ -87,135 +99,121 @@ class Query:
 
 @strawberry.type
 class Mutation:
-    submit_job = strawberry.mutation(
-        resolver=audited(job_resolvers.submit_job),
-        description="Submit a job to a cluster. With an idempotencyKey, a repeat in the same "
+    submit_job = _audited(
+        job_resolvers.submit_job,
+        "Submit a job to a cluster. With an idempotencyKey, a repeat in the same "
         "project returns the first job.",
     )
-    cancel_job = strawberry.mutation(resolver=audited(job_resolvers.cancel_job))
-    retry_job = strawberry.mutation(
-        resolver=audited(job_resolvers.retry_job),
-        description="Start the next attempt of a FAILED or PREEMPTED job, after backoff.",
+    cancel_job = _audited(job_resolvers.cancel_job)
+    retry_job = _audited(
+        job_resolvers.retry_job,
+        "Start the next attempt of a FAILED or PREEMPTED job, after backoff.",
     )
-    update_job_priority = strawberry.mutation(resolver=audited(job_resolvers.update_job_priority))
+    update_job_priority = _audited(job_resolvers.update_job_priority)
 
-    create_resource_flavor = strawberry.mutation(
-        resolver=audited(quota_resolvers.create_resource_flavor)
+    create_resource_flavor = _audited(quota_resolvers.create_resource_flavor)
+    update_resource_flavor = _audited(
+        quota_resolvers.update_resource_flavor, "Replace a flavor's node labels."
     )
-    update_resource_flavor = strawberry.mutation(
-        resolver=audited(quota_resolvers.update_resource_flavor),
-        description="Replace a flavor's node labels.",
+    delete_resource_flavor = _audited(
+        quota_resolvers.delete_resource_flavor, "Refused while a ClusterQueue names the flavor."
     )
-    delete_resource_flavor = strawberry.mutation(
-        resolver=audited(quota_resolvers.delete_resource_flavor),
-        description="Refused while a ClusterQueue names the flavor.",
+    create_cluster_queue = _audited(quota_resolvers.create_cluster_queue)
+    update_cluster_queue = _audited(
+        quota_resolvers.update_cluster_queue,
+        "Replace a ClusterQueue's cohort, strategy, quotas and preemption.",
     )
-    create_cluster_queue = strawberry.mutation(
-        resolver=audited(quota_resolvers.create_cluster_queue)
+    delete_cluster_queue = _audited(
+        quota_resolvers.delete_cluster_queue, "Refused while a LocalQueue points at it."
     )
-    update_cluster_queue = strawberry.mutation(
-        resolver=audited(quota_resolvers.update_cluster_queue),
-        description="Replace a ClusterQueue's cohort, strategy, quotas and preemption.",
+    create_local_queue = _audited(
+        quota_resolvers.create_local_queue, "A LocalQueue in your tenant's namespace."
     )
-    delete_cluster_queue = strawberry.mutation(
-        resolver=audited(quota_resolvers.delete_cluster_queue),
-        description="Refused while a LocalQueue points at it.",
+    delete_local_queue = _audited(
+        quota_resolvers.delete_local_queue,
+        "Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs.",
     )
-    create_local_queue = strawberry.mutation(
-        resolver=audited(quota_resolvers.create_local_queue),
-        description="A LocalQueue in your tenant's namespace.",
+    create_cohort = _audited(quota_resolvers.create_cohort)
+    delete_cohort = _audited(
+        quota_resolvers.delete_cohort, "Refused while ClusterQueues are in it."
     )
-    delete_local_queue = strawberry.mutation(
-        resolver=audited(quota_resolvers.delete_local_queue),
-        description="Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs.",
+    update_workload_priority_class = _audited(
+        quota_resolvers.update_workload_priority_class,
+        "Values must keep CRITICAL > HIGH > NORMAL > LOW > SPOT.",
     )
-    create_cohort = strawberry.mutation(resolver=audited(quota_resolvers.create_cohort))
-    delete_cohort = strawberry.mutation(
-        resolver=audited(quota_resolvers.delete_cohort),
-        description="Refused while ClusterQueues are in it.",
+    create_capacity_reservation = _audited(
+        reservation_resolvers.create_capacity_reservation,
+        "Book GPUs of a flavor for your tenant, paid from a ClusterQueue's quota.",
     )
-    update_workload_priority_class = strawberry.mutation(
-        resolver=audited(quota_resolvers.update_workload_priority_class),
-        description="Values must keep CRITICAL > HIGH > NORMAL > LOW > SPOT.",
-    )
-    create_capacity_reservation = strawberry.mutation(
-        resolver=audited(reservation_resolvers.create_capacity_reservation),
-        description="Book GPUs of a flavor for your tenant, paid from a ClusterQueue's quota.",
-    )
-    cancel_capacity_reservation = strawberry.mutation(
-        resolver=audited(reservation_resolvers.cancel_capacity_reservation)
-    )
-    register_cluster = strawberry.mutation(
-        resolver=audited(cluster_resolvers.register_cluster),
-        description="Register a Kubernetes or OpenShift cluster: REGISTERING at once, then "
+    cancel_capacity_reservation = _audited(reservation_resolvers.cancel_capacity_reservation)
+    register_cluster = _audited(
+        cluster_resolvers.register_cluster,
+        "Register a Kubernetes or OpenShift cluster: REGISTERING at once, then "
         "AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs "
         "clusters:write.",
     )
-    update_cluster = strawberry.mutation(
-        resolver=audited(cluster_resolvers.update_cluster),
-        description="Change a registered cluster; a new kubeconfig or context connects again.",
+    update_cluster = _audited(
+        cluster_resolvers.update_cluster,
+        "Change a registered cluster; a new kubeconfig or context connects again.",
     )
-    delete_cluster = strawberry.mutation(
-        resolver=audited(cluster_resolvers.delete_cluster),
-        description="DELETING, then gone, with its jobs. Refused while jobs are active unless "
-        "`force`.",
+    delete_cluster = _audited(
+        cluster_resolvers.delete_cluster,
+        "DELETING, then gone, with its jobs. Refused while jobs are active unless `force`.",
     )
-    refresh_cluster = strawberry.mutation(
-        resolver=audited(cluster_resolvers.refresh_cluster),
-        description="Reach the cluster now: its nodes and health checks are read again.",
+    refresh_cluster = _audited(
+        cluster_resolvers.refresh_cluster,
+        "Reach the cluster now: its nodes and health checks are read again.",
     )
-    deploy_model = strawberry.mutation(
-        resolver=audited(serving_resolvers.deploy_model),
-        description="Serve a model on a cluster: one SERVICE job per replica (each queued, "
+    deploy_model = _audited(
+        serving_resolvers.deploy_model,
+        "Serve a model on a cluster: one SERVICE job per replica (each queued, "
         "estimated and drawn like every job). DEPLOYING, then RUNNING with an endpoint.",
     )
-    scale_deployment = strawberry.mutation(
-        resolver=audited(serving_resolvers.scale_deployment),
-        description="Change the replicas (0 to 64): new replica jobs, or the newest cancelled.",
+    scale_deployment = _audited(
+        serving_resolvers.scale_deployment,
+        "Change the replicas (0 to 64): new replica jobs, or the newest cancelled.",
     )
-    stop_deployment = strawberry.mutation(
-        resolver=audited(serving_resolvers.stop_deployment),
-        description="Stop every replica; the deployment stays, STOPPED.",
+    stop_deployment = _audited(
+        serving_resolvers.stop_deployment, "Stop every replica; the deployment stays, STOPPED."
     )
-    run_benchmark = strawberry.mutation(
-        resolver=audited(serving_resolvers.run_benchmark),
-        description="Load-test a deployment or an endpoint URL, as a job without GPUs.",
+    run_benchmark = _audited(
+        serving_resolvers.run_benchmark,
+        "Load-test a deployment or an endpoint URL, as a job without GPUs.",
     )
-    cancel_benchmark = strawberry.mutation(
-        resolver=audited(serving_resolvers.cancel_benchmark),
-        description="Stop a benchmark; what it measured so far is kept.",
+    cancel_benchmark = _audited(
+        serving_resolvers.cancel_benchmark, "Stop a benchmark; what it measured so far is kept."
     )
 
 
 @strawberry.type
 class Subscription:
-    job_updates = strawberry.subscription(
-        resolver=capped(subscription_resolvers.job_updates),
-        description="A snapshot of your jobs on a cluster, then every change in order. "
+    job_updates = _capped(
+        subscription_resolvers.job_updates,
+        "A snapshot of your jobs on a cluster, then every change in order. "
         "Reconnect with `since` (the last sequence you hold) to get exactly what you missed.",
     )
-    schedule_timeline = strawberry.subscription(
-        resolver=capped(subscription_resolvers.schedule_timeline),
-        description="A cluster's schedule in a window: a snapshot, then diffs (segments added, "
+    schedule_timeline = _capped(
+        subscription_resolvers.schedule_timeline,
+        "A cluster's schedule in a window: a snapshot, then diffs (segments added, "
         "moved, removed; queue and forecast changes), each with its sequence. Reconnect with "
         "`since` to get exactly the changes you missed. The window is fixed when you subscribe "
         "(defaults as for Cluster.schedule); subscribe again to move it.",
     )
-    deployment_updates = strawberry.subscription(
-        resolver=capped(serving_resolvers.deployment_updates),
-        description="Your deployments on a cluster: a snapshot, then each change (status, "
+    deployment_updates = _capped(
+        serving_resolvers.deployment_updates,
+        "Your deployments on a cluster: a snapshot, then each change (status, "
         "workers, endpoint, replicas) in order. Reconnect with `since` to get exactly what "
         "you missed.",
     )
-    benchmark_progress = strawberry.subscription(
-        resolver=capped(serving_resolvers.benchmark_progress),
-        description="A benchmark as it is, then about every second while it runs (progress), "
+    benchmark_progress = _capped(
+        serving_resolvers.benchmark_progress,
+        "A benchmark as it is, then about every second while it runs (progress), "
         "and once more when it ends (status, result, and its final progress: every request the "
         "run ended); then the stream ends.",
     )
-    cluster_updates = strawberry.subscription(
-        resolver=capped(subscription_resolvers.cluster_updates),
-        description="A cluster's status and nodes: a snapshot, then every change in order, each "
+    cluster_updates = _capped(
+        subscription_resolvers.cluster_updates,
+        "A cluster's status and nodes: a snapshot, then every change in order, each "
         "with its sequence. Reconnect with `since` to get exactly the changes you missed.",
     )
 

@@ -11,8 +11,9 @@ path, and forwards the headers typed in the IDE (``Authorization: Bearer
 <token>``) on both, the latter as the WebSocket's connectionParams.
 """
 
-import functools
 from pathlib import Path
+
+from budcluster.package_data import read_once
 
 __all__ = ["ASSETS_DIRECTORY", "page_html"]
 
@@ -22,7 +23,5 @@ ASSETS_DIRECTORY: Path = _PACKAGE_DIRECTORY / "assets"
 """Folder holding the vendored bundles, to mount at ``/graphiql/assets``."""
 
 
-@functools.cache
-def page_html() -> str:
-    """Return the GraphiQL page's HTML, read from disk once and then cached."""
-    return (_PACKAGE_DIRECTORY / "page.html").read_text(encoding="utf-8")
+page_html = read_once(_PACKAGE_DIRECTORY / "page.html")
+"""The GraphiQL page's HTML."""

@@ -2,12 +2,13 @@
 
 The page is built from ``web/src/schedule`` with npm (``cd web && npm ci && npm run build``);
 its bundle is committed here, so running budcluster needs no Node.js, no CDN and no build
-step. ``tests/test_web_bundle.py`` rebuilds it into a temporary folder and fails when the
+step. ``tests/test_web_contract.py`` rebuilds it into a temporary folder and fails when the
 committed files differ from what the sources give.
 """
 
-import functools
 from pathlib import Path
+
+from budcluster.package_data import read_once
 
 __all__ = ["ASSETS_DIRECTORY", "page_html"]
 
@@ -17,7 +18,5 @@ ASSETS_DIRECTORY: Path = _PACKAGE_DIRECTORY / "assets"
 """The bundle (script, styles and licences), mounted at ``/schedule/assets``."""
 
 
-@functools.cache
-def page_html() -> str:
-    """The page's HTML, read from disk once."""
-    return (_PACKAGE_DIRECTORY / "index.html").read_text(encoding="utf-8")
+page_html = read_once(_PACKAGE_DIRECTORY / "index.html")
+"""The page's HTML."""

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
-from domain.model.audit import concerning
 from domain.model.benchmark import Benchmark, BenchmarkStatus
 from domain.model.cluster import ClusterStatus
 from domain.model.deployment import Deployment, DeploymentStatus, engine_args_document
@@ -50,7 +49,9 @@ from domain.ports.repositories import JobCursor, Page
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destination, Destinations
 from domain.services.jobs import JobService
+from domain.services.paging import check_first
 from domain.services.submission import JobSubmission
+from domain.services.visibility import seen
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,17 @@ MAX_COMPARED = 10
 IN_CLUSTER_MEMORY_GB = 4.0
 """The memory of a benchmark's job on a Kubernetes cluster, whose pod runs vLLM's client: it
 imports torch and loads the model's tokenizer."""
+
+
+async def visible_benchmark(
+    uow_factory: UnitOfWorkFactory, principal: Principal, benchmark_id: BenchmarkId
+) -> Benchmark | None:
+    """The benchmark, if `principal` may see it."""
+    async with uow_factory(TenantScope.of(principal)) as uow:
+        found = await uow.benchmarks.get(benchmark_id)
+    if found is None or not principal.may_see(found.tenant_id, found.project_id):
+        return None
+    return found
 
 
 @dataclass(frozen=True)
@@ -417,11 +429,7 @@ class BenchmarkService:
         return b
 
     async def get(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
-        async with self._uow(TenantScope.of(principal)) as uow:
-            b = await uow.benchmarks.get(benchmark_id)
-        if b is None or not principal.may_see(b.tenant_id, b.project_id):
-            return None
-        return b
+        return await visible_benchmark(self._uow, principal, benchmark_id)
 
     async def samples(
         self, principal: Principal, benchmark_id: BenchmarkId
@@ -440,8 +448,7 @@ class BenchmarkService:
         first: int = 50,
         after: JobCursor | None = None,
     ) -> Page[Benchmark]:
-        if not 0 < first <= MAX_PAGE:
-            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        check_first(first, MAX_PAGE)
         async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.benchmarks.page(
                 deployment_id=deployment_id,
@@ -468,11 +475,8 @@ class BenchmarkService:
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark:
-        b = await uow.benchmarks.get(benchmark_id, for_update=True)
-        if b is None or not principal.may_see(b.tenant_id, b.project_id):
-            raise NotFound("benchmark", benchmark_id)
-        concerning(b.tenant_id, b.project_id)
-        return b
+        found = await uow.benchmarks.get(benchmark_id, for_update=True)
+        return seen(principal, found, "benchmark", benchmark_id)
 
 
 def serving_endpoint(deployment: Deployment) -> str:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from domain.errors import NotFound
 from domain.model.events import ClusterChangeKind, ClusterState
 from domain.model.ids import ClusterId
-from domain.ports.events import EventHub, EventLog, StoredEvent
+from domain.ports.events import StoredEvent
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
-from domain.services.replay import snapshot_then_changes
+from domain.services.replay import ClusterStreams
 
 KINDS = (ClusterChangeKind.STATUS, ClusterChangeKind.NODES)
 
@@ -34,21 +34,10 @@ class ClusterUpdate:
     """For a snapshot: subscribed, resync, history-gone, unknown-since."""
 
 
-class ClusterUpdatesService:
-    def __init__(
-        self,
-        *,
-        uow: UnitOfWorkFactory,
-        hub: EventHub,
-        log: EventLog,
-        buffer: int = 256,
-        replay_limit: int = 10_000,
-    ) -> None:
-        self._uow = uow
-        self._hub = hub
-        self._log = log
-        self._buffer = buffer
-        self._replay_limit = replay_limit
+@dataclass(kw_only=True, eq=False)
+class ClusterUpdatesService(ClusterStreams):
+    uow: UnitOfWorkFactory
+    buffer: int = 256
 
     async def updates(
         self, cluster_id: ClusterId, since: int | None = None
@@ -56,20 +45,16 @@ class ClusterUpdatesService:
         """Raises NotFound (before anything is sent) for an unknown cluster. The live
         subscription is open, and the snapshot or the missed changes read, before this
         returns."""
-        return await snapshot_then_changes(
-            self._hub,
-            self._log,
+        return await self._snapshot_then_changes(
             cluster_id,
             since,
-            buffer=self._buffer,
-            replay_limit=self._replay_limit,
             snapshot=lambda reason: self._snapshot(cluster_id, reason),
             change=_update,
             check=lambda: self._snapshot(cluster_id, "check"),  # NotFound: an unknown cluster
         )
 
     async def _snapshot(self, cluster_id: ClusterId, reason: str) -> ClusterUpdate:
-        async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+        async with self.uow(TenantScope.system(), consistent_read=True) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None:
                 raise NotFound("cluster", cluster_id)

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.errors import Conflict, FieldIssue, Forbidden, ValidationFailed
 from domain.model.audit import concerning
 from domain.model.cluster import Cluster, ClusterStatus, Platform
 from domain.model.deployment import (
@@ -48,7 +48,9 @@ from domain.ports.repositories import JobCursor, Page
 from domain.ports.serving import ServingEndpoints
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.jobs import JobService
+from domain.services.paging import check_first
 from domain.services.submission import JobSubmission
+from domain.services.visibility import seen
 from domain.serving.models import fit_problem
 
 MAX_REPLICAS = 64
@@ -337,10 +339,7 @@ class DeploymentService:
             raise ValidationFailed.single("replicas", f"must be between 0 and {MAX_REPLICAS}")
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
-            d = await self._get(uow, principal, deployment_id, for_update=True)
-            if d.stopped:
-                raise Conflict(f"deployment {d.name} is stopped", code="ALREADY_STOPPED")
-            jobs = await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
+            d, jobs = await self._running(uow, principal, deployment_id, "is stopped")
             serving = [j for j in d.replica_jobs if j in jobs and _still_serving(jobs[j])]
             if replicas > len(serving):
                 cluster = await uow.clusters.get(d.cluster_id)
@@ -354,27 +353,18 @@ class DeploymentService:
                 for job_id in serving[replicas:]:
                     jobs[job_id].transition(JobStatus.CANCELLED, "deployment scaled down", now)
                 d.scaled(replicas, (), now)
-            if not d.derive(jobs, await self._endpoint(uow, d, jobs), now):
-                d.record_update()  # the replicas wanted changed, if nothing else
-            await uow.deployments.save(d)
-            await uow.commit()
+            await self._save(uow, d, jobs, await self._endpoint(uow, d, jobs), now)
         return await self._with_utilisation(d)
 
     async def stop(self, principal: Principal, deployment_id: DeploymentId) -> Deployment:
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
-            d = await self._get(uow, principal, deployment_id, for_update=True)
-            if d.stopped:
-                raise Conflict(f"deployment {d.name} is already stopped", code="ALREADY_STOPPED")
-            jobs = await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
+            d, jobs = await self._running(uow, principal, deployment_id, "is already stopped")
             for job in jobs.values():
                 if job.status.is_active or job.status is JobStatus.PREEMPTED:
                     job.transition(JobStatus.CANCELLED, "deployment stopped", now)
             d.stop(now)
-            if not d.derive(jobs, EndpointState(None, False), now):
-                d.record_update()
-            await uow.deployments.save(d)
-            await uow.commit()
+            await self._save(uow, d, jobs, EndpointState(None, False), now)
         return d
 
     async def refresh(self, deployment_id: DeploymentId) -> bool:
@@ -440,8 +430,7 @@ class DeploymentService:
         first: int = 50,
         after: JobCursor | None = None,
     ) -> Page[Deployment]:
-        if not 0 < first <= MAX_PAGE:
-            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        check_first(first, MAX_PAGE)
         async with self._uow(TenantScope.of(principal)) as uow:
             return await uow.deployments.page(
                 cluster_ids=cluster_ids,
@@ -476,11 +465,34 @@ class DeploymentService:
     async def _get(
         uow: UnitOfWork, principal: Principal, deployment_id: DeploymentId, *, for_update: bool
     ) -> Deployment:
-        d = await uow.deployments.get(deployment_id, for_update=for_update)
-        if d is None or not principal.may_see(d.tenant_id, d.project_id):
-            raise NotFound("deployment", deployment_id)
-        concerning(d.tenant_id, d.project_id)
-        return d
+        found = await uow.deployments.get(deployment_id, for_update=for_update)
+        return seen(principal, found, "deployment", deployment_id)
+
+    @classmethod
+    async def _running(
+        cls, uow: UnitOfWork, principal: Principal, deployment_id: DeploymentId, stopped: str
+    ) -> tuple[Deployment, dict[JobId, Job]]:
+        """A deployment that is not stopped (else Conflict: "deployment <name> <stopped>") and
+        its replica jobs, both held for update."""
+        d = await cls._get(uow, principal, deployment_id, for_update=True)
+        if d.stopped:
+            raise Conflict(f"deployment {d.name} {stopped}", code="ALREADY_STOPPED")
+        return d, await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
+
+    @staticmethod
+    async def _save(
+        uow: UnitOfWork,
+        d: Deployment,
+        jobs: dict[JobId, Job],
+        endpoint: EndpointState,
+        now: datetime,
+    ) -> None:
+        """Derive the deployment's view from its replica jobs and commit it with them; a
+        deployment whose view did not change is saved all the same (what was wanted changed)."""
+        if not d.derive(jobs, endpoint, now):
+            d.record_update()
+        await uow.deployments.save(d)
+        await uow.commit()
 
 
 def replica_of(job: Job) -> DeploymentId | None:

@@ -24,7 +24,6 @@ from domain.errors import (
     DuplicateIdempotencyKey,
     FieldIssue,
     Forbidden,
-    NotFound,
     ValidationFailed,
 )
 from domain.model.audit import concerning
@@ -41,6 +40,7 @@ from domain.ports.repositories import JobCursor, JobFilter, JobPage
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.destinations import Destinations, fetched
+from domain.services.paging import check_first
 from domain.services.reactions import hand_over
 from domain.services.submission import (
     JobSubmission,
@@ -48,6 +48,7 @@ from domain.services.submission import (
     reference_issues,
     validate_submission,
 )
+from domain.services.visibility import seen
 
 MAX_PAGE = 100
 MAX_REASON = 500
@@ -375,8 +376,7 @@ class JobService:
         first: int,
         after: JobCursor | None,
     ) -> JobPage:
-        if not 1 <= first <= MAX_PAGE:
-            raise ValidationFailed.single("first", f"must be between 1 and {MAX_PAGE}")
+        check_first(first, MAX_PAGE)
         narrowed = scoped_filter(principal, job_filter)
         if narrowed is None:
             return JobPage([], False)
@@ -396,8 +396,4 @@ class JobService:
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, job_id: JobId) -> Job:
-        job = await uow.jobs.get(job_id, for_update=True)
-        if job is None or not principal.may_see(job.tenant_id, job.project_id):
-            raise NotFound("job", job_id)
-        concerning(job.tenant_id, job.project_id)
-        return job
+        return seen(principal, await uow.jobs.get(job_id, for_update=True), "job", job_id)

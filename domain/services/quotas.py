@@ -184,6 +184,15 @@ def cluster_queue_usage(
     }
 
 
+def _local_queues_of(principal: Principal, tenant_id: TenantId | None) -> TenantId:
+    """The tenant whose LocalQueues the principal manages (queues:write; another tenant's:
+    admin), as what the operation concerns."""
+    require(principal, Scope.QUEUES_WRITE)
+    tenant = acting_for(principal, tenant_id, "local queues")
+    concerning(tenant)
+    return tenant
+
+
 class QuotaService:
     def __init__(self, *, uow: UnitOfWorkFactory, clock: Clock) -> None:
         self._uow = uow
@@ -324,9 +333,7 @@ class QuotaService:
         cluster_queue: str,
         tenant_id: TenantId | None = None,
     ) -> LocalQueue:
-        require(principal, Scope.QUEUES_WRITE)
-        tenant = acting_for(principal, tenant_id, "local queues")
-        concerning(tenant)
+        tenant = _local_queues_of(principal, tenant_id)
         if issues := rules.name_issues(name):
             raise ValidationFailed(issues)
         queue = LocalQueue(
@@ -359,9 +366,7 @@ class QuotaService:
         name: str,
         tenant_id: TenantId | None = None,
     ) -> LocalQueue:
-        require(principal, Scope.QUEUES_WRITE)
-        tenant = acting_for(principal, tenant_id, "local queues")
-        concerning(tenant)
+        tenant = _local_queues_of(principal, tenant_id)
         namespace = tenant_namespace(tenant)
         async with self._uow(TenantScope.system()) as uow:
             found = await uow.quotas.get_local_queue(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from domain.model.ids import ClusterId
@@ -85,68 +86,79 @@ async def live_updates(
         await live.close()
 
 
-async def snapshot_then_changes(
-    hub: EventHub,
-    log: EventLog,
-    cluster_id: ClusterId,
-    since: int | None,
-    *,
-    buffer: int,
-    replay_limit: int,
-    snapshot: Callable[[str], Awaitable[S]],
-    change: Callable[[StoredEvent], U | None],
-    check: Callable[[], Awaitable[object]] | None = None,
-    opening: Callable[[str], Awaitable[tuple[S, Sequence[StoredEvent]]]] | None = None,
-    resumed: str | None = None,
-) -> AsyncGenerator[U | S, None]:
-    """A stream of the cluster's events as the contract has it: the live subscription opened
-    first; then the changes after `since` from the retained history, or else a snapshot
-    (`snapshot(reason)`: subscribed, or for a `since` that cannot be replayed `resumed`, by
-    default unknown-since or history-gone); then `live_updates`, resynchronised with
-    `snapshot("resync")`. `opening(reason)`, where given, takes the first snapshot instead,
-    with the events that followed it (one shared with other subscribers). `check` runs before
-    a replay (a snapshot checks by itself), e.g. raising NotFound. Whatever is raised here is
-    raised before anything is sent."""
-    live = await hub.subscribe(cluster_id, buffer=buffer)
-    try:
-        first: list[U | S] = []
-        replay = (
-            None
-            if since is None
-            else await events_after(log, cluster_id, since, limit=replay_limit)
-        )
-        following: Sequence[StoredEvent]
-        if replay is None:
-            reason = "subscribed"
-            if since is not None:
-                reason = resumed or await _why_no_replay(log, cluster_id, since)
-            taken, following = await opening(reason) if opening else (await snapshot(reason), [])
-            last = taken.sequence
-            first.append(taken)
-        else:
-            assert since is not None
-            if check is not None:
-                await check()
-            last, following = since, replay
-        for event in following:
-            last = event.sequence
-            update = change(event)
-            if update is not None:
-                first.append(update)
-    except BaseException:
-        await live.close()
-        raise
-    return live_updates(
-        live,
-        first,
-        last,
-        change=change,
-        resync=lambda: snapshot("resync"),
-        missed=lambda after: events_after(
-            log, cluster_id, after, limit=min(replay_limit, CATCH_UP_LIMIT)
-        ),
-    )
-
-
 async def _why_no_replay(log: EventLog, cluster_id: ClusterId, since: int) -> str:
     return "unknown-since" if since > await log.current_sequence(cluster_id) else "history-gone"
+
+
+@dataclass(kw_only=True, eq=False)
+class ClusterStreams:
+    """What a service of cluster streams opens them from: the live `hub` and the retained `log`,
+    how many live events a subscriber may hold (`buffer`) before it is caught up or resynchronised,
+    and how many missed events are replayed (`replay_limit`) before a fresh snapshot is sent
+    instead. The services extend it with what their snapshots read."""
+
+    hub: EventHub
+    log: EventLog
+    buffer: int = 64
+    replay_limit: int = 10_000
+
+    async def _snapshot_then_changes(
+        self,
+        cluster_id: ClusterId,
+        since: int | None,
+        *,
+        snapshot: Callable[[str], Awaitable[S]],
+        change: Callable[[StoredEvent], U | None],
+        check: Callable[[], Awaitable[object]] | None = None,
+        opening: Callable[[str], Awaitable[tuple[S, Sequence[StoredEvent]]]] | None = None,
+        resumed: str | None = None,
+    ) -> AsyncGenerator[U | S, None]:
+        """A stream of the cluster's events as the contract has it: the live subscription opened
+        first; then the changes after `since` from the retained history, or else a snapshot
+        (`snapshot(reason)`: subscribed, or for a `since` that cannot be replayed `resumed`, by
+        default unknown-since or history-gone); then `live_updates`, resynchronised with
+        `snapshot("resync")`. `opening(reason)`, where given, takes the first snapshot instead,
+        with the events that followed it (one shared with other subscribers). `check` runs before
+        a replay (a snapshot checks by itself), e.g. raising NotFound. Whatever is raised here is
+        raised before anything is sent."""
+        live = await self.hub.subscribe(cluster_id, buffer=self.buffer)
+        try:
+            first: list[U | S] = []
+            replay = (
+                None
+                if since is None
+                else await events_after(self.log, cluster_id, since, limit=self.replay_limit)
+            )
+            following: Sequence[StoredEvent]
+            if replay is None:
+                reason = "subscribed"
+                if since is not None:
+                    reason = resumed or await _why_no_replay(self.log, cluster_id, since)
+                taken, following = (
+                    await opening(reason) if opening else (await snapshot(reason), [])
+                )
+                last = taken.sequence
+                first.append(taken)
+            else:
+                assert since is not None
+                if check is not None:
+                    await check()
+                last, following = since, replay
+            for event in following:
+                last = event.sequence
+                update = change(event)
+                if update is not None:
+                    first.append(update)
+        except BaseException:
+            await live.close()
+            raise
+        return live_updates(
+            live,
+            first,
+            last,
+            change=change,
+            resync=lambda: snapshot("resync"),
+            missed=lambda after: events_after(
+                self.log, cluster_id, after, limit=min(self.replay_limit, CATCH_UP_LIMIT)
+            ),
+        )

@@ -17,15 +17,15 @@ tenant's through one set of projects (`viewer_key`).
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.model.events import ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Row, Segment, Timeline, TimelineDiff
-from domain.ports.events import EventHub, EventLog, StoredEvent
-from domain.services.replay import snapshot_then_changes
+from domain.ports.events import StoredEvent
+from domain.services.replay import ClusterStreams
 from domain.services.timeline import (
     TimelineService,
     anonymous,
@@ -87,22 +87,13 @@ def cut_change(
     )
 
 
-class ScheduleUpdatesService:
-    def __init__(
-        self,
-        *,
-        timeline: TimelineService,
-        hub: EventHub,
-        log: EventLog,
-        buffer: int = 256,
-        replay_limit: int = 10_000,
-    ) -> None:
-        self._timeline = timeline
-        self._hub = hub
-        self._log = log
-        self._buffer = buffer
-        self._replay_limit = replay_limit
-        self._cuts: dict[tuple[int, ClusterId, str, datetime, datetime], ScheduleChange] = {}
+@dataclass(kw_only=True, eq=False)
+class ScheduleUpdatesService(ClusterStreams):
+    timeline: TimelineService
+    buffer: int = 256
+    _cuts: dict[tuple[int, ClusterId, str, datetime, datetime], ScheduleChange] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     async def updates(
         self,
@@ -116,16 +107,12 @@ class ScheduleUpdatesService:
 
         The live subscription is open, and the snapshot or the missed changes are read, before
         this returns."""
-        return await snapshot_then_changes(
-            self._hub,
-            self._log,
+        return await self._snapshot_then_changes(
             cluster_id,
             since,
-            buffer=self._buffer,
-            replay_limit=self._replay_limit,
             snapshot=lambda reason: self._snapshot(principal, cluster_id, start, end, reason),
             change=lambda event: self._cut(event, principal, start, end),
-            check=lambda: self._timeline.view(principal, cluster_id, start, end),  # NotFound
+            check=lambda: self.timeline.view(principal, cluster_id, start, end),  # NotFound
             resumed="resync",
         )
 
@@ -153,5 +140,5 @@ class ScheduleUpdatesService:
         end: datetime,
         reason: str,
     ) -> ScheduleSnapshot:
-        view = await self._timeline.view(principal, cluster_id, start, end)
+        view = await self.timeline.view(principal, cluster_id, start, end)
         return ScheduleSnapshot(view.sequence, view.timeline, reason)

@@ -21,9 +21,10 @@ from domain.model.benchmark import Benchmark
 from domain.model.deployment import Deployment
 from domain.model.ids import BenchmarkId, ClusterId
 from domain.model.principal import Principal
-from domain.ports.events import EventHub, EventLog, Overflowed, StoredEvent
+from domain.ports.events import Overflowed, StoredEvent
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
-from domain.services.replay import snapshot_then_changes
+from domain.services.benchmarks import visible_benchmark
+from domain.services.replay import ClusterStreams
 
 SNAPSHOT_LIMIT = 1000
 
@@ -42,27 +43,15 @@ class DeploymentUpdate:
     deployment: Deployment
 
 
-class ServingUpdatesService:
-    def __init__(
-        self,
-        *,
-        uow: UnitOfWorkFactory,
-        hub: EventHub,
-        log: EventLog,
-        buffer: int = 64,
-        replay_limit: int = 10_000,
-    ) -> None:
-        self._uow = uow
-        self._hub = hub
-        self._log = log
-        self._buffer = buffer
-        self._replay_limit = replay_limit
+@dataclass(kw_only=True, eq=False)
+class ServingUpdatesService(ClusterStreams):
+    uow: UnitOfWorkFactory
 
     async def deployment_updates(
         self, principal: Principal, cluster_id: ClusterId, since: int | None = None
     ) -> AsyncGenerator[DeploymentSnapshot | DeploymentUpdate, None]:
         """Raises NotFound (before anything is sent) for an unknown cluster."""
-        async with self._uow(TenantScope.system()) as uow:
+        async with self.uow(TenantScope.system()) as uow:
             if await uow.clusters.get(cluster_id) is None:
                 raise NotFound("cluster", cluster_id)
         return self._deployments(principal, cluster_id, since)
@@ -70,13 +59,9 @@ class ServingUpdatesService:
     async def _deployments(
         self, principal: Principal, cluster_id: ClusterId, since: int | None
     ) -> AsyncGenerator[DeploymentSnapshot | DeploymentUpdate, None]:
-        updates = await snapshot_then_changes(
-            self._hub,
-            self._log,
+        updates = await self._snapshot_then_changes(
             cluster_id,
             since,
-            buffer=self._buffer,
-            replay_limit=self._replay_limit,
             snapshot=lambda reason: self._snapshot(principal, cluster_id, reason),
             change=lambda event: _visible(principal, event),
         )
@@ -89,7 +74,7 @@ class ServingUpdatesService:
     async def _snapshot(
         self, principal: Principal, cluster_id: ClusterId, reason: str
     ) -> DeploymentSnapshot:
-        async with self._uow(TenantScope.of(principal), consistent_read=True) as uow:
+        async with self.uow(TenantScope.of(principal), consistent_read=True) as uow:
             sequence = await uow.current_sequence(cluster_id)
             found = await uow.deployments.on_cluster(cluster_id, limit=SNAPSHOT_LIMIT)
         visible = [d for d in found if principal.may_see(d.tenant_id, d.project_id)]
@@ -105,16 +90,12 @@ class ServingUpdatesService:
         return self._progress(principal, first)
 
     async def _benchmark(self, principal: Principal, benchmark_id: BenchmarkId) -> Benchmark | None:
-        async with self._uow(TenantScope.of(principal)) as uow:
-            found = await uow.benchmarks.get(benchmark_id)
-        if found is None or not principal.may_see(found.tenant_id, found.project_id):
-            return None
-        return found
+        return await visible_benchmark(self.uow, principal, benchmark_id)
 
     async def _progress(
         self, principal: Principal, first: Benchmark
     ) -> AsyncGenerator[Benchmark, None]:
-        live = await self._hub.subscribe(first.cluster_id, buffer=self._buffer)
+        live = await self.hub.subscribe(first.cluster_id, buffer=self.buffer)
         try:
             # read again with the subscription open: nothing committed in between is lost
             current = await self._benchmark(principal, first.id) or first

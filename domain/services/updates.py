@@ -18,17 +18,17 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from domain.errors import NotFound
 from domain.model.ids import ClusterId
 from domain.model.job import Job, JobChanged
 from domain.model.principal import Principal
-from domain.ports.events import EventHub, EventLog, StoredEvent
+from domain.ports.events import StoredEvent
 from domain.ports.repositories import JobFilter
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.services.jobs import scoped_filter
-from domain.services.replay import events_after, snapshot_then_changes
+from domain.services.replay import ClusterStreams, events_after
 
 
 @dataclass(frozen=True)
@@ -82,26 +82,15 @@ class _Read:
 _ViewKey = tuple[ClusterId, object, object, object, JobFilter]
 
 
-class UpdatesService:
-    def __init__(
-        self,
-        *,
-        uow: UnitOfWorkFactory,
-        hub: EventHub,
-        log: EventLog,
-        buffer: int = 64,
-        snapshot_limit: int = 1000,
-        replay_limit: int = 10_000,
-    ) -> None:
-        self._uow = uow
-        self._hub = hub
-        self._log = log
-        self._buffer = buffer
-        self._snapshot_limit = snapshot_limit
-        self._replay_limit = replay_limit
-        self._reads: OrderedDict[_ViewKey, asyncio.Future[_Read]] = OrderedDict()
-        self.reads = 0
-        """Snapshots read from the database (for tests and operators)."""
+@dataclass(kw_only=True, eq=False)
+class UpdatesService(ClusterStreams):
+    uow: UnitOfWorkFactory
+    snapshot_limit: int = 1000
+    reads: int = field(default=0, init=False)
+    """Snapshots read from the database (for tests and operators)."""
+    _reads: OrderedDict[_ViewKey, asyncio.Future[_Read]] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
 
     async def job_updates(
         self,
@@ -111,7 +100,7 @@ class UpdatesService:
         since: int | None = None,
     ) -> AsyncGenerator[JobUpdate, None]:
         """Raises NotFound (before anything is sent) for an unknown cluster."""
-        async with self._uow(TenantScope.system()) as uow:
+        async with self.uow(TenantScope.system()) as uow:
             if await uow.clusters.get(cluster_id) is None:
                 raise NotFound("cluster", cluster_id)
         return self._stream(principal, cluster_id, job_filter, since)
@@ -124,13 +113,9 @@ class UpdatesService:
         since: int | None,
     ) -> AsyncGenerator[JobUpdate, None]:
         narrowed = scoped_filter(principal, job_filter)
-        updates = await snapshot_then_changes(
-            self._hub,
-            self._log,
+        updates = await self._snapshot_then_changes(
             cluster_id,
             since,
-            buffer=self._buffer,
-            replay_limit=self._replay_limit,
             snapshot=lambda reason: self._snapshot(principal, cluster_id, narrowed, reason),
             change=lambda event: self._visible(principal, narrowed, event),
             opening=lambda reason: self._shared_snapshot(principal, cluster_id, narrowed, reason),
@@ -176,7 +161,7 @@ class UpdatesService:
                 read = None  # the other subscriber's read failed: read again below
             if read is not None:
                 gap = SHARED_GAP if in_flight else 0
-                after = await events_after(self._log, cluster_id, read.sequence, limit=gap)
+                after = await events_after(self.log, cluster_id, read.sequence, limit=gap)
                 if after is not None:
                     return Snapshot(read.sequence, read.jobs, read.truncated, reason), after
         snapshot = await self._snapshot(principal, cluster_id, job_filter, reason, share=key)
@@ -192,7 +177,7 @@ class UpdatesService:
         share: _ViewKey | None = None,
     ) -> Snapshot:
         if job_filter is None:
-            async with self._uow(TenantScope(principal.tenant_id), consistent_read=True) as uow:
+            async with self.uow(TenantScope(principal.tenant_id), consistent_read=True) as uow:
                 return Snapshot(await uow.current_sequence(cluster_id), [], False, reason)
         future: asyncio.Future[_Read] = asyncio.get_running_loop().create_future()
         if share is not None:
@@ -219,13 +204,13 @@ class UpdatesService:
     ) -> _Read:
         self.reads += 1
         scope = TenantScope.of(principal)
-        async with self._uow(scope, consistent_read=True) as uow:
+        async with self.uow(scope, consistent_read=True) as uow:
             sequence = await uow.current_sequence(cluster_id)
             jobs = await uow.jobs.list_for_cluster(
-                cluster_id, job_filter, limit=self._snapshot_limit + 1
+                cluster_id, job_filter, limit=self.snapshot_limit + 1
             )
-        truncated = len(jobs) > self._snapshot_limit
-        return _Read(sequence, jobs[: self._snapshot_limit], truncated)
+        truncated = len(jobs) > self.snapshot_limit
+        return _Read(sequence, jobs[: self.snapshot_limit], truncated)
 
     @staticmethod
     def _visible(

@@ -14,7 +14,7 @@ from domain.backoff import backoff_seconds
 from domain.model.ids import JobId
 from domain.model.job import Job, JobStatus
 from domain.ports.clock import Clock
-from domain.ports.gateways import GatewayFactory, GatewayUnavailable, Workload
+from domain.ports.gateways import ClusterGateway, GatewayFactory, GatewayUnavailable, Workload
 from domain.ports.helm import ReleaseRejected
 from domain.ports.tasks import RetryTask
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
@@ -118,14 +118,11 @@ class WorkloadService:
 
     async def cancel(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> None:
         job = await self._load(job_id)
-        if job is None:
-            return
-        async with self._uow(TenantScope.system()) as uow:
-            cluster = await uow.clusters.get(job.cluster_id)
-        if cluster is None:
+        gateway = None if job is None else await self._gateway(job)
+        if gateway is None:
             return
         try:
-            await self._gateways.for_cluster(cluster).cancel(job_id, attempt)
+            await gateway.cancel(job_id, attempt)
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc
 
@@ -133,15 +130,20 @@ class WorkloadService:
         job = await self._load(job_id)
         if job is None or job.attempt != attempt or not job.status.is_active:
             return
-        async with self._uow(TenantScope.system()) as uow:
-            cluster = await uow.clusters.get(job.cluster_id)
-        if cluster is None:
+        gateway = await self._gateway(job)
+        if gateway is None:
             return
         try:
-            await self._gateways.for_cluster(cluster).set_priority(job_id, attempt, job.priority)
+            await gateway.set_priority(job_id, attempt, job.priority)
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc
 
     async def _load(self, job_id: JobId) -> Job | None:
         async with self._uow(TenantScope.system()) as uow:
             return await uow.jobs.get(job_id)
+
+    async def _gateway(self, job: Job) -> ClusterGateway | None:
+        """The gateway to the job's cluster; None when the cluster is gone."""
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(job.cluster_id)
+        return None if cluster is None else self._gateways.for_cluster(cluster)

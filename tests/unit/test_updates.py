@@ -116,7 +116,7 @@ async def test_commits_between_subscribing_and_the_snapshot_are_neither_lost_nor
                 )
             return real_factory(scope, consistent_read=consistent_read)
 
-    stream_maker.service._uow = RacingFactory()
+    stream_maker.service.uow = RacingFactory()
     stream = await stream_maker.open(world.alice)
     first = await take(stream, 1)
     racer = await racing["job"]
