@@ -68,10 +68,12 @@ from domain.ports.limits import RateLimiter
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope
 from domain.services.audit import AuditService
+from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
+from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
@@ -81,7 +83,6 @@ from domain.services.reactions import Reactions
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationLimits, ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
-from domain.services.serving_updates import ServingUpdatesService
 from domain.services.task_names import TaskBacklog
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import TokenService
@@ -448,7 +449,8 @@ def _services(
         benchmark_runner=BenchmarkRunner(
             uow=uow, clock=clock, gateways=gateways, loadgen=StreamingLoadGenerator(rules=rules)
         ),
-        serving_updates=ServingUpdatesService(uow=uow, hub=hub, log=event_log, buffer=buffer),
+        deployment_updates=DeploymentUpdatesService(uow=uow, hub=hub, log=event_log, buffer=buffer),
+        benchmark_progress=BenchmarkProgressService(uow=uow, hub=hub, log=event_log, buffer=buffer),
         serving=serving,
         limiter=_limiter(settings, stores.redis, clock),
         compute=compute,

@@ -43,10 +43,12 @@ from domain.ports.events import EventPublisher
 from domain.ports.limits import RateLimiter
 from domain.ports.tasks import TaskQueue
 from domain.services.audit import AuditService
+from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
+from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
@@ -55,7 +57,6 @@ from domain.services.quotas import QuotaService
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
-from domain.services.serving_updates import ServingUpdatesService
 from domain.services.task_names import TaskBacklog
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import IssuedToken, TokenService
@@ -101,7 +102,8 @@ class App:
     deployments: DeploymentService
     benchmarks: BenchmarkService
     benchmark_runner: BenchmarkRunner
-    serving_updates: ServingUpdatesService
+    deployment_updates: DeploymentUpdatesService
+    benchmark_progress: BenchmarkProgressService
     serving: SimulatedServing
     limiter: RateLimiter
     compute: Compute

@@ -20,9 +20,11 @@ from domain.model.principal import Principal
 from domain.ports.clock import Clock
 from domain.ports.limits import Bucket, RateLimiter
 from domain.services.audit import AuditService
+from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmarks import BenchmarkService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
+from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
 from domain.services.jobs import JobService
 from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
@@ -31,7 +33,6 @@ from domain.services.refusals import RefusalRecords
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
-from domain.services.serving_updates import ServingUpdatesService
 from domain.services.timeline import TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
@@ -122,7 +123,8 @@ class ApiServices:
     queue_positions: QueuePositionService
     deployments: DeploymentService
     benchmarks: BenchmarkService
-    serving_updates: ServingUpdatesService
+    deployment_updates: DeploymentUpdatesService
+    benchmark_progress: BenchmarkProgressService
     limits: RequestLimits
     audit: AuditService
     observe_operation: OperationObserver | None = None

@@ -14,11 +14,12 @@ from strawberry.types import ExecutionContext
 
 from domain.errors import Unavailable
 from resolvers import audit as audit_resolvers
+from resolvers import benchmarks as benchmark_resolvers
 from resolvers import clusters as cluster_resolvers
+from resolvers import deployments as deployment_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
-from resolvers import serving as serving_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
 from resolvers.audit import audited
@@ -26,17 +27,12 @@ from schema.execution import ExecutionContext as SharingExecutionContext
 from schema.extensions import extensions, is_fault
 from schema.fairness import capped
 from schema.types.audit import AuditEventConnection
+from schema.types.benchmark import Benchmark, BenchmarkComparison, BenchmarkConnection
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
+from schema.types.deployment import Deployment, DeploymentConnection
 from schema.types.job import Job, JobEvent
 from schema.types.quota import WorkloadPriorityClass
-from schema.types.serving import (
-    Benchmark,
-    BenchmarkComparison,
-    BenchmarkConnection,
-    Deployment,
-    DeploymentConnection,
-)
 
 log = logging.getLogger(__name__)
 
@@ -77,21 +73,21 @@ class Query:
         description="The value of each priority, highest first (global, as Kueue's are).",
     )
     deployment: Deployment | None = strawberry.field(
-        resolver=serving_resolvers.deployment, description="A model deployment you may see."
+        resolver=deployment_resolvers.deployment, description="A model deployment you may see."
     )
     deployments: DeploymentConnection = strawberry.field(
-        resolver=serving_resolvers.deployments,
+        resolver=deployment_resolvers.deployments,
         description="Your model deployments, newest first (at most 100 per page).",
     )
     benchmark: Benchmark | None = strawberry.field(
-        resolver=serving_resolvers.benchmark, description="A benchmark you may see."
+        resolver=benchmark_resolvers.benchmark, description="A benchmark you may see."
     )
     benchmarks: BenchmarkConnection = strawberry.field(
-        resolver=serving_resolvers.benchmarks,
+        resolver=benchmark_resolvers.benchmarks,
         description="Your benchmarks (of one deployment, if given), newest first.",
     )
     compare_benchmarks: BenchmarkComparison = strawberry.field(
-        resolver=serving_resolvers.compare_benchmarks,
+        resolver=benchmark_resolvers.compare_benchmarks,
         description="2 to 10 benchmarks side by side: their metrics, the configuration that "
         "differs, and the best by each metric.",
     )
@@ -165,23 +161,23 @@ class Mutation:
         "Reach the cluster now: its nodes and health checks are read again.",
     )
     deploy_model = _audited(
-        serving_resolvers.deploy_model,
+        deployment_resolvers.deploy_model,
         "Serve a model on a cluster: one SERVICE job per replica (each queued, "
         "estimated and drawn like every job). DEPLOYING, then RUNNING with an endpoint.",
     )
     scale_deployment = _audited(
-        serving_resolvers.scale_deployment,
+        deployment_resolvers.scale_deployment,
         "Change the replicas (0 to 64): new replica jobs, or the newest cancelled.",
     )
     stop_deployment = _audited(
-        serving_resolvers.stop_deployment, "Stop every replica; the deployment stays, STOPPED."
+        deployment_resolvers.stop_deployment, "Stop every replica; the deployment stays, STOPPED."
     )
     run_benchmark = _audited(
-        serving_resolvers.run_benchmark,
+        benchmark_resolvers.run_benchmark,
         "Load-test a deployment or an endpoint URL, as a job without GPUs.",
     )
     cancel_benchmark = _audited(
-        serving_resolvers.cancel_benchmark, "Stop a benchmark; what it measured so far is kept."
+        benchmark_resolvers.cancel_benchmark, "Stop a benchmark; what it measured so far is kept."
     )
 
 
@@ -200,13 +196,13 @@ class Subscription:
         "(defaults as for Cluster.schedule); subscribe again to move it.",
     )
     deployment_updates = _capped(
-        serving_resolvers.deployment_updates,
+        deployment_resolvers.deployment_updates,
         "Your deployments on a cluster: a snapshot, then each change (status, "
         "workers, endpoint, replicas) in order. Reconnect with `since` to get exactly what "
         "you missed.",
     )
     benchmark_progress = _capped(
-        serving_resolvers.benchmark_progress,
+        benchmark_resolvers.benchmark_progress,
         "A benchmark as it is, then about every second while it runs (progress), "
         "and once more when it ends (status, result, and its final progress: every request the "
         "run ended); then the stream ends.",

@@ -29,12 +29,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
 from adapters.db.audit import WROTE, SqlAuditRepository
+from adapters.db.benchmarks import SqlBenchmarkRepository
+from adapters.db.deployments import SqlDeploymentRepository
 from adapters.db.eventlog import events_after
 from adapters.db.handle import DatabaseHandle
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
 from adapters.db.reservations import SqlReservationRepository
-from adapters.db.serving import SqlBenchmarkRepository, SqlDeploymentRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
 from adapters.shapes.documents import change_to_document
 from domain.errors import Conflict, Unavailable

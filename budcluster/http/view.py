@@ -173,7 +173,8 @@ class GraphQLView(GraphQL[Context, None]):
             queue_positions=app.queue_positions,
             deployments=app.deployments,
             benchmarks=app.benchmarks,
-            serving_updates=app.serving_updates,
+            deployment_updates=app.deployment_updates,
+            benchmark_progress=app.benchmark_progress,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

@@ -42,12 +42,12 @@ from domain.model.outbound import NOT_REACHABLE
 from domain.model.principal import Principal, Scope
 from domain.ports.unit_of_work import TenantScope
 from domain.services import task_names
+from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkRequest, BenchmarkService
 from domain.services.deployments import DeploymentRequest, DeploymentService
 from domain.services.jobs import JobService
 from domain.services.reactions import Reactions
-from domain.services.serving_updates import ServingUpdatesService
 from tests.support.fakes import (
     FakeClock,
     FakeEventLog,
@@ -422,7 +422,7 @@ async def test_the_progress_streams_last_message_counts_every_request_the_run_en
     world.uow.after_commit = Reactions(
         publisher=HubPublisher(hub), tasks=world.tasks, uow=world.uow
     )
-    updates = ServingUpdatesService(uow=world.uow, hub=hub, log=FakeEventLog(world.uow.store))
+    updates = BenchmarkProgressService(uow=world.uow, hub=hub, log=FakeEventLog(world.uow.store))
     b = await world.service.run(world.alice, world.request())
     world.run_job(b.id)
     stream = await updates.benchmark_progress(world.alice, b.id)

@@ -22,10 +22,10 @@ from domain.model.ids import ProjectId, TenantId, TokenId
 from domain.model.job import JobPriority, JobStatus
 from domain.model.principal import Principal, Scope
 from domain.ports.repositories import JobFilter
-from domain.services.serving_updates import (
+from domain.services.deployment_updates import (
     DeploymentSnapshot,
     DeploymentUpdate,
-    ServingUpdatesService,
+    DeploymentUpdatesService,
 )
 from domain.services.tokens import TokenService
 from domain.services.updates import Change
@@ -138,7 +138,7 @@ async def test_the_operators_job_stream_carries_every_tenant() -> None:
 async def test_the_operators_deployment_stream_carries_every_tenant() -> None:
     world = test_deployments.World()
     hub = FakeHub()
-    service = ServingUpdatesService(uow=world.uow, hub=hub, log=FakeEventLog(world.uow.store))
+    service = DeploymentUpdatesService(uow=world.uow, hub=hub, log=FakeEventLog(world.uow.store))
     d = await world.service.deploy(world.alice, world.request(replicas=1))
     stream = await service.deployment_updates(OPERATOR, world.cluster.id)
     first = await asyncio.wait_for(anext(stream), 1)

@@ -36,9 +36,10 @@ from domain.model.quota import ClusterQueue, Cohort, LocalQueue, ResourceFlavor
 from domain.model.reservation import CapacityReservation
 from domain.model.secrets import Envelope
 from schema import schema as _registered  # noqa: F401  (every type and enum registered)
+from schema.types import benchmark as gql_benchmark
 from schema.types import cluster as gql_cluster
+from schema.types import deployment as gql_deployment
 from schema.types import job as gql_job
-from schema.types import serving as gql_serving
 from tests.support.instances import instances, plain
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -576,14 +577,18 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 GRAPHQL: list[tuple[type, type, Callable[[Any], Any]]] = [
     (Job, gql_job.Job, gql_job.Job.from_domain),
-    (Deployment, gql_serving.Deployment, lambda d: gql_serving.Deployment.from_domain(d, NOW)),
-    (Worker, gql_serving.Worker, lambda w: gql_serving.Worker.from_domain(w, NOW)),
-    (EngineArgs, gql_serving.EngineArgs, gql_serving.EngineArgs.from_domain),
-    (Benchmark, gql_serving.Benchmark, gql_serving.Benchmark.from_domain),
-    (LoadPlan, gql_serving.BenchmarkLoad, gql_serving.BenchmarkLoad.from_domain),
-    (LoadResult, gql_serving.BenchmarkResult, gql_serving.BenchmarkResult.from_domain),
-    (LoadProgress, gql_serving.BenchmarkProgress, gql_serving.BenchmarkProgress.from_domain),
-    (RequestSample, gql_serving.RequestSample, gql_serving.RequestSample.from_domain),
+    (
+        Deployment,
+        gql_deployment.Deployment,
+        lambda d: gql_deployment.Deployment.from_domain(d, NOW),
+    ),
+    (Worker, gql_deployment.Worker, lambda w: gql_deployment.Worker.from_domain(w, NOW)),
+    (EngineArgs, gql_deployment.EngineArgs, gql_deployment.EngineArgs.from_domain),
+    (Benchmark, gql_benchmark.Benchmark, gql_benchmark.Benchmark.from_domain),
+    (LoadPlan, gql_benchmark.BenchmarkLoad, gql_benchmark.BenchmarkLoad.from_domain),
+    (LoadResult, gql_benchmark.BenchmarkResult, gql_benchmark.BenchmarkResult.from_domain),
+    (LoadProgress, gql_benchmark.BenchmarkProgress, gql_benchmark.BenchmarkProgress.from_domain),
+    (RequestSample, gql_benchmark.RequestSample, gql_benchmark.RequestSample.from_domain),
     (Node, gql_cluster.Node, gql_cluster.Node.from_domain),
     (Cluster, gql_cluster.Cluster, gql_cluster.Cluster.from_domain),
 ]
