@@ -529,7 +529,7 @@ class _State:
                         job.status = JobStatus.QUEUED
                         job.placements = ()
                         job.actual_start = None
-                        job.retry_count = w.attempt + 1
+                        job.attempt = w.attempt + 1
                         job.next_attempt_at = due
                     continue
                 assert w.phase is WorkloadPhase.SUCCEEDED

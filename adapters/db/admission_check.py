@@ -30,7 +30,7 @@ async def unwanted_attempts(
     if not attempts:
         return set()
     ids = sorted({job_id for job_id, _ in attempts}, key=str)
-    stmt = sa.select(jobs.c.id, jobs.c.status, jobs.c.retry_count).where(jobs.c.id.in_(ids))
+    stmt = sa.select(jobs.c.id, jobs.c.status, jobs.c.attempt).where(jobs.c.id.in_(ids))
     if conn.dialect.name == "postgresql":
         stmt = stmt.order_by(jobs.c.id).with_for_update(read=True)
     found = {row.id: row for row in (await conn.execute(stmt)).all()}
@@ -39,6 +39,6 @@ async def unwanted_attempts(
         row = found.get(job_id)
         if row is None:
             continue
-        if not JobStatus(row.status).is_active or row.retry_count != attempt:
+        if not JobStatus(row.status).is_active or row.attempt != attempt:
             unwanted.add((job_id, attempt))
     return unwanted

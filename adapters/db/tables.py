@@ -103,7 +103,7 @@ jobs = sa.Table(
     sa.Column("preemptible", sa.Boolean, nullable=False),
     sa.Column("status", sa.String(20), nullable=False),
     sa.Column("status_message", sa.Text),
-    sa.Column("retry_count", sa.Integer, nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
     sa.Column("max_retries", sa.Integer, nullable=False),
     sa.Column("estimated_start", UTCDateTime),
     sa.Column("estimated_end", UTCDateTime),

@@ -46,7 +46,12 @@ PLACEMENTS = Field(
 SHAPES = Shapes(
     Shape(
         Job,
-        document={"placements": PLACEMENTS, "changes": NOT_STORED},
+        # `attempt` keeps the key documents were written with
+        document={
+            "placements": PLACEMENTS,
+            "changes": NOT_STORED,
+            "attempt": Field(key="retry_count"),
+        },
         row={
             "source": Field(columns={"kind": "source_kind", "source_id": "source_id"}),
             "resources": Field(columns=flat(Resources)),

@@ -274,7 +274,8 @@ class Job:
     preemptible: bool = False
     status: JobStatus = JobStatus.PENDING
     status_message: str | None = None
-    retry_count: int = 0
+    attempt: int = 0
+    """0 for the first run, then one more per retry (the contract also calls it retryCount)."""
     max_retries: int = 3
     estimated_start: datetime | None = None
     estimated_end: datetime | None = None
@@ -309,10 +310,6 @@ class Job:
 
     changes: list[JobChanged] = field(default_factory=list, repr=False, compare=False)
     """Domain events raised since the job was loaded; the unit of work drains them on commit."""
-
-    @property
-    def attempt(self) -> int:
-        return self.retry_count
 
     @property
     def placement(self) -> Placement | None:
@@ -370,7 +367,7 @@ class Job:
         """Start the next attempt: back to PENDING, to be handed to the cluster at `not_before`."""
         if not self.can_transition_to(JobStatus.PENDING):
             raise InvalidTransition(self.id, self.status.value, JobStatus.PENDING.value)
-        self.retry_count += 1
+        self.attempt += 1
         self.actual_start = None
         self.actual_end = None
         self.estimated_start = None

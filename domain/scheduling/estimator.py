@@ -367,7 +367,7 @@ class _Replay:
         self.preempted_at.setdefault(key, t)
         job = self.jobs.get(key)
         self.end[key] = t
-        if job is None or job.retry_count >= job.max_retries:
+        if job is None or job.attempt >= job.max_retries:
             return
         requeued = Demand(**{**holding.demand.__dict__, "created_at": t})
         self.demands[key] = requeued

@@ -245,7 +245,7 @@ class JobService:
                     f"{job.status.value}",
                     code="NOT_RETRYABLE",
                 )
-            if job.retry_count >= job.max_retries:
+            if job.attempt >= job.max_retries:
                 raise Conflict(retries_exhausted(job), code="RETRIES_EXHAUSTED")
             self.start_next_attempt(job, "retry requested")
             await uow.commit()  # its hand-over follows, after the backoff (reactions)
@@ -257,7 +257,7 @@ class JobService:
         commit). A hand-over the cluster refused is not retried: it would fail the same way."""
         if job.status not in (JobStatus.FAILED, JobStatus.PREEMPTED):
             return False
-        if job.retry_count >= job.max_retries:
+        if job.attempt >= job.max_retries:
             return False
         self.start_next_attempt(job, f"{job.status.value.lower()} ({why})")
         return True
@@ -265,7 +265,7 @@ class JobService:
     def start_next_attempt(self, job: Job, why: str) -> None:
         """Move a FAILED or PREEMPTED job to its next attempt, due after a backoff delay."""
         now = self._clock.now()
-        attempt = job.retry_count + 1
+        attempt = job.attempt + 1
         delay = timedelta(seconds=self._backoff(attempt))
         job.begin_retry(
             now,

@@ -218,6 +218,7 @@ class Job:
                 if job.estimate_reason is not None
                 else None
             ),
+            retry_count=job.attempt,
             position_query=PositionQuery(
                 job_id=job.id,
                 cluster_id=job.cluster_id,

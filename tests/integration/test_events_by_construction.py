@@ -53,7 +53,6 @@ def visible(job: Job) -> tuple[object, ...]:
     return (
         job.status,
         job.attempt,
-        job.retry_count,
         job.priority,
         job.placements,
         job.status_message,

@@ -17,7 +17,8 @@ import sqlalchemy as sa
 from alembic.util.exc import CommandError
 
 from adapters.db.engine import Database
-from adapters.db.tables import audit_events
+from adapters.db.mapping import job_to_row
+from adapters.db.tables import audit_events, jobs
 from budcluster import migrate
 from budcluster.http import create_app
 from domain.errors import DuplicateIdempotencyKey
@@ -208,6 +209,21 @@ async def test_the_audit_trails_targets_are_indexed_when_upgrading(
             await drop_database(url)
 
 
+async def insert_as_stored_then(
+    db: Database, row: dict[str, object], *, renamed: dict[str, str]
+) -> None:
+    """A job row as an older release wrote it: today's row, with the columns renamed since
+    given their old names, and the columns that did not exist yet left out."""
+    row = {renamed.get(k, k): v for k, v in row.items()}
+    async with db.engine.begin() as conn:
+        columns = await conn.run_sync(
+            lambda sync: {c["name"] for c in sa.inspect(sync).get_columns("job")}
+        )
+        typed = [sa.Column(renamed.get(c.name, c.name), c.type) for c in jobs.columns]
+        table = sa.Table("job", sa.MetaData(), *(c for c in typed if c.name in columns))
+        await conn.execute(table.insert().values({k: v for k, v in row.items() if k in columns}))
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_keys_and_events_become_a_projects_when_upgrading(
     backend: str, tmp_path: Path
@@ -226,7 +242,7 @@ async def test_keys_and_events_become_a_projects_when_upgrading(
             await uow.clusters.add(make_cluster(cluster, nodes=()))
             await uow.commit()
         first = job_on(cluster, tenant, project_id=p1, idempotency_key="k")
-        await save(db, first)
+        await insert_as_stored_then(db, job_to_row(first), renamed={"attempt": "retry_count"})
         async with db.engine.begin() as conn:
             await conn.execute(
                 audit_events.insert().values(

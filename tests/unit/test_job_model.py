@@ -123,7 +123,7 @@ def test_retry_from_a_live_status_is_refused() -> None:
     job = new_job(S.RUNNING)
     with pytest.raises(InvalidTransition):
         job.begin_retry(T0, T0, "retry")
-    assert job.retry_count == 0
+    assert job.attempt == 0
 
 
 def test_priority_change_records_the_previous_priority() -> None:

@@ -224,7 +224,7 @@ async def test_retry_after_failure_backs_off_and_is_bounded(world: World) -> Non
     with pytest.raises(Conflict) as err:
         await world.service.retry(world.alice, job.id)
     assert err.value.code == "RETRIES_EXHAUSTED"
-    assert world.stored(job.id).retry_count == 2
+    assert world.stored(job.id).attempt == 2
 
 
 @pytest.mark.parametrize(
@@ -239,7 +239,7 @@ async def test_a_refused_retry_counts_the_retries_in_words(
     world: World, max_retries: int, message: str
 ) -> None:
     job = await world.service.submit(world.alice, replace(GOOD, max_retries=max_retries))
-    world.stored(job.id).retry_count = max_retries
+    world.stored(job.id).attempt = max_retries
     world.stored(job.id).status = JobStatus.FAILED
     with pytest.raises(Conflict) as err:
         await world.service.retry(world.alice, job.id)

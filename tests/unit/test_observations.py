@@ -177,11 +177,7 @@ async def test_a_failure_is_retried_with_backoff_until_the_retries_are_used(
         stored = world.stored(job.id)
         await svc.apply(observation(stored, WorkloadPhase.FAILED, reason="exit code 1"))
         stored = world.stored(job.id)
-        assert (stored.status, stored.attempt, stored.retry_count) == (
-            S.PENDING,
-            attempt + 1,
-            attempt + 1,
-        )
+        assert (stored.status, stored.attempt) == (S.PENDING, attempt + 1)
         assert stored.status_message is not None
         assert stored.status_message.startswith("failed (exit code 1): attempt")
         assert stored.next_attempt_at == world.clock.now() + timedelta(seconds=10 * (attempt + 1))
@@ -192,7 +188,7 @@ async def test_a_failure_is_retried_with_backoff_until_the_retries_are_used(
         )
     await svc.apply(observation(world.stored(job.id), WorkloadPhase.FAILED, reason="exit code 1"))
     stored = world.stored(job.id)
-    assert (stored.status, stored.status_message, stored.retry_count) == (
+    assert (stored.status, stored.status_message, stored.attempt) == (
         S.FAILED,
         "exit code 1",
         2,
