@@ -44,6 +44,7 @@ class Demand:
     pods: int = 1
     """Pods in the pod set, each asking `gpu_count` GPUs, `cpu` cores and `memory` GB."""
     _resource: str | None = field(default=None, repr=False, compare=False)
+    _order: AdmissionOrder | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def gpus(self) -> int:
@@ -52,7 +53,12 @@ class Demand:
 
     @property
     def order(self) -> AdmissionOrder:
-        return AdmissionOrder(-self.priority, self.created_at, self.key)
+        """Worked out once: a demand's priority, creation and key never change (a requeued one
+        is a new demand, `dataclasses.replace`)."""
+        order = self._order
+        if order is None:
+            order = self._order = AdmissionOrder(-self.priority, self.created_at, self.key)
+        return order
 
     @property
     def lane(self) -> LaneKey:

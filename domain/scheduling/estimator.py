@@ -365,7 +365,7 @@ class _Replay:
         self.end[key] = t
         if job is None or job.retry_count >= job.max_retries:
             return
-        requeued = Demand(**{**holding.demand.__dict__, "created_at": t})
+        requeued = replace(holding.demand, created_at=t)
         self.demands[key] = requeued
         self.start.pop(key, None)
         self.admitted.pop(key, None)

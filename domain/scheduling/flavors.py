@@ -102,7 +102,10 @@ class FlavorAssigner:
             self._headrooms[(queue, gpu_type)] = (version, float("inf"))
             return float("inf")
         best = 0.0
-        for flavor in self._flavors_of_type(queue, gpu_type, resource):
+        flavors = self._type_flavors.get((queue, gpu_type))
+        if flavors is None:
+            flavors = self._flavors_of_type(queue, gpu_type, resource)
+        for flavor in flavors:
             if flavor is not None:
                 best = max(best, self.ledger.headroom(queue, flavor, resource))
         self._headrooms[(queue, gpu_type)] = (version, best)
