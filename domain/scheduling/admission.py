@@ -270,7 +270,7 @@ class ClusterModel:
             lane.remove(demand.key)
             self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
         for key in done:
-            self.withdraw(key)
+            waiting.withdraw(key)
         waiting.tidy()
         decision.never = dict(self.never)
         return decision
