@@ -22,7 +22,8 @@ from domain.model.job import Placement
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports.gateways import WorkloadPhase
-from domain.scheduling.admission import INFINITE_PRIORITY, ClusterModel, Demand, Holding
+from domain.scheduling.admission import ClusterModel
+from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding
 
 FINISHED = frozenset(
     {WorkloadPhase.SUCCEEDED, WorkloadPhase.FAILED, WorkloadPhase.PREEMPTED, WorkloadPhase.DELETED}

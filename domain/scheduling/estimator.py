@@ -30,12 +30,8 @@ from domain.model.ids import JobId
 from domain.model.job import Job, JobPriority, JobStatus, Placement, TimeWindow
 from domain.model.quota import QuotaSet, tenant_namespace
 from domain.model.reservation import CapacityReservation
-from domain.scheduling.admission import (
-    INFINITE_PRIORITY,
-    ClusterModel,
-    Demand,
-    Holding,
-)
+from domain.scheduling.admission import ClusterModel
+from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, ask
 from domain.scheduling.durations import Durations
 
 NEVER_FITS = "NEVER_FITS"
@@ -369,7 +365,7 @@ class _Replay:
         self.end[key] = t
         if job is None or job.attempt >= job.max_retries:
             return
-        requeued = Demand(**{**holding.demand.__dict__, "created_at": t})
+        requeued = replace(holding.demand, created_at=t)
         self.demands[key] = requeued
         self.start.pop(key, None)
         self.admitted.pop(key, None)
@@ -447,10 +443,8 @@ class _Replay:
             return f"retry backs off until {job.next_attempt_at:%H:%M:%S}"
         why = self.reasons.get(key, "waits for capacity")
         n = ahead.get(key, 0)
-        ask = ClusterModel.ask(demand)
-        return (
-            f"needs {ask} in {demand.cluster_queue}; {n} job{'s' if n != 1 else ''} ahead ({why})"
-        )
+        jobs = f"{n} job{'s' if n != 1 else ''}"
+        return f"needs {ask(demand)} in {demand.cluster_queue}; {jobs} ahead ({why})"
 
 
 def estimate(snapshot: Snapshot) -> Schedule:

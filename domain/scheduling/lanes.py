@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from domain.scheduling.admission import Demand
-
-LaneKey = tuple[str, str | None, str | None]
-"""(cluster queue, GPU type or None for CPU-only work, reservation or None)"""
+from domain.scheduling.demand import Demand
 
 
 class Lane:

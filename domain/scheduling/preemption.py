@@ -12,22 +12,94 @@ in that order until its GPUs are free, then others until the quota allows; the p
 fewest victims wins. A pod set (several pods) takes candidates in that order until all its pods
 fit, then gives back, newest choice first, each victim it can do without (as Kueue minimises
 its preemptions).
+
+It reads the cluster through a `ClusterView` and tries admissions through `Trials` (the admission
+cycle provides both), so it never imports the cycle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from domain.model.quota import ClusterQueue, ReclaimWithinCohort, WithinClusterQueue
+from domain.scheduling.demand import Demand, Holding, Refusal
+from domain.scheduling.nodes import NodeSlots
+from domain.scheduling.ordering import VictimOrder
+from domain.scheduling.quota_ledger import QuotaLedger
 
-if TYPE_CHECKING:
-    from domain.scheduling.admission import ClusterModel, Demand, Holding, NodeSlots
+
+@dataclass(frozen=True)
+class ClusterView:
+    """What preemption reads of the cluster."""
+
+    queues: Mapping[str, ClusterQueue]
+    ledger: QuotaLedger
+    holdings_of: Callable[[str, str | None], Iterable[Holding]]
+    """A queue's preemptible holdings of a GPU type."""
+    holders: Callable[[str | None], Iterable[Holding]]
+    """Preemptible holdings of a GPU type (any, for CPU work)."""
+    weakest: Callable[[str, str | None], int | None]
+    """The lowest priority among a queue's preemptible holdings of a GPU type."""
+    cohort_members: Callable[[str], tuple[ClusterQueue, ...]]
+    flavors_for: Callable[[str, Demand], tuple[str | None, ...]]
+    hosts_for: Callable[[str, Demand], dict[str, NodeSlots]]
+    max_free: Callable[[str | None], int]
+
+
+class Trials(Protocol):
+    """The admissions preemption tries: each is undone unless it is the one chosen."""
+
+    def release(self, key: str) -> Holding | None: ...
+
+    def hold(self, demand: Demand, holding: Holding) -> None: ...
+
+    def try_admit(self, demand: Demand, now: datetime) -> Holding:
+        """Admit now or raise Refusal."""
+        ...
+
+
+def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
+    """A cheap test: could any preemption policy of the demand's queue find a victim?"""
+    queue = cluster.queues.get(demand.cluster_queue)
+    if queue is None or demand.is_reservation or demand.reservation is not None:
+        return False
+    kind = demand.gpu_type if demand.gpu_count else None
+    within = queue.preemption.within_cluster_queue
+    if within is not WithinClusterQueue.NEVER:
+        weakest = cluster.weakest(queue.name, kind)
+        if weakest is not None and (
+            weakest < demand.priority
+            or (
+                weakest == demand.priority
+                and within is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
+            )
+        ):
+            return True
+    if queue.cohort is None or queue.preemption.reclaim_within_cohort is (
+        ReclaimWithinCohort.NEVER
+    ):
+        return False
+    if demand.gpu_count and not cluster.ledger.within_nominal(
+        queue, demand.gpu_resource, demand.gpus
+    ):
+        return False
+    resource = demand.gpu_resource
+    for member in cluster.cohort_members(queue.cohort):
+        if member.name == queue.name or not cluster.holdings_of(member.name, kind):
+            continue
+        if any(
+            flavor and cluster.ledger.borrowing(member.name, flavor, resource) > 0
+            for flavor in cluster.flavors_for(member.name, demand)
+        ):
+            return True
+    return False
 
 
 def victim_test(
-    model: ClusterModel, queue: ClusterQueue, demand: Demand
+    cluster: ClusterView, queue: ClusterQueue, demand: Demand
 ) -> Callable[[Holding], bool]:
     """Whether `demand` (of `queue`) may evict a holding, by the queue's preemption policies.
     What does not depend on the victim (the policies, whether the demand is within its nominal
@@ -39,7 +111,7 @@ def victim_test(
 
     def within_nominal() -> bool:
         if not nominal:
-            nominal.append(model.ledger.within_nominal(queue, demand.gpu_resource, demand.gpus))
+            nominal.append(cluster.ledger.within_nominal(queue, demand.gpu_resource, demand.gpus))
         return nominal[0]
 
     def may_preempt(victim: Holding) -> bool:
@@ -56,7 +128,7 @@ def victim_test(
             return False
         if queue.cohort is None or reclaim is ReclaimWithinCohort.NEVER:
             return False
-        victim_queue = model.queues.get(other.cluster_queue)
+        victim_queue = cluster.queues.get(other.cluster_queue)
         if victim_queue is None or victim_queue.cohort != queue.cohort or not within_nominal():
             return False
         flavor = victim.gpu_flavor
@@ -66,7 +138,7 @@ def victim_test(
         lends = borrowing.get(key)
         if lends is None:
             lends = borrowing[key] = (
-                model.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource) > 0
+                cluster.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource) > 0
             )
         if not lends:
             return False
@@ -76,27 +148,27 @@ def victim_test(
 
 
 def try_preempt(
-    model: ClusterModel, demand: Demand, now: datetime
+    cluster: ClusterView, trials: Trials, demand: Demand, now: datetime
 ) -> tuple[Holding, list[Holding]] | None:
     """Evict the fewest, least important workloads that let `demand` in; None if none do."""
-    queue = model.queues.get(demand.cluster_queue)
+    queue = cluster.queues.get(demand.cluster_queue)
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return None
-    may_preempt = victim_test(model, queue, demand)
+    may_preempt = victim_test(cluster, queue, demand)
     candidates: list[Holding] = []
     evictable: dict[str, int] = {}
-    for holding in _eligible(model, queue, demand):
+    for holding in _eligible(cluster, queue, demand):
         if may_preempt(holding):
             candidates.append(holding)
             for p in holding.placements:
                 evictable[p.node] = evictable.get(p.node, 0) + len(p.gpu_indices)
     if not candidates:
         return None
-    hosts = model.hosts_for(queue.name, demand)
-    if demand.gpu_count and not _could_hold(model, demand, hosts, evictable):
+    hosts = cluster.hosts_for(queue.name, demand)
+    if demand.gpu_count and not _could_hold(cluster, demand, hosts, evictable):
         return None  # the nodes could not hold it even with every candidate gone
     candidates.sort(
-        key=lambda h: (
+        key=lambda h: VictimOrder(
             h.demand.cluster_queue == queue.name,
             h.demand.priority,
             -h.since.timestamp(),
@@ -127,24 +199,24 @@ def try_preempt(
     for plan in sorted(plans, key=len):
         if best is not None and len(plan) >= len(best):
             break
-        victims = _complete(model, demand, plan, candidates, now)
+        victims = _complete(trials, demand, plan, candidates, now)
         if victims is not None and (best is None or len(victims) < len(best)):
             best = victims
     if best is None:
         return None
     if demand.pods > 1:
-        best = _fewest(model, demand, best, now)
+        best = _fewest(trials, demand, best, now)
     for victim in best:
-        model.release(victim.demand.key)
-    return model.try_admit(demand, now), best
+        trials.release(victim.demand.key)
+    return trials.try_admit(demand, now), best
 
 
 def _could_hold(
-    model: ClusterModel, demand: Demand, hosts: dict[str, NodeSlots], evictable: dict[str, int]
+    cluster: ClusterView, demand: Demand, hosts: dict[str, NodeSlots], evictable: dict[str, int]
 ) -> bool:
     """Whether the demand's pods could find nodes if every candidate were gone."""
     if demand.pods == 1:
-        return model.max_free(demand.gpu_type) >= demand.gpu_count or any(
+        return cluster.max_free(demand.gpu_type) >= demand.gpu_count or any(
             name in hosts and len(hosts[name].free) + count >= demand.gpu_count
             for name, count in evictable.items()
         )
@@ -155,60 +227,54 @@ def _could_hold(
     return room >= demand.pods
 
 
-def _fewest(
-    model: ClusterModel, demand: Demand, victims: list[Holding], now: datetime
-) -> list[Holding]:
+def _fewest(trials: Trials, demand: Demand, victims: list[Holding], now: datetime) -> list[Holding]:
     """`victims` without those the demand can do without: each, newest choice first, is kept if
     the demand is still admitted with the others gone."""
     needed = list(victims)
     for victim in reversed(victims):
         others = [v for v in needed if v is not victim]
-        if _admitted_without(model, demand, others, now):
+        if _admitted_without(trials, demand, others, now):
             needed = others
     return needed
 
 
-def _admitted_without(
-    model: ClusterModel, demand: Demand, gone: list[Holding], now: datetime
-) -> bool:
-    """Whether `demand` is admitted once `gone` are released; the model is left as it was."""
-    from domain.scheduling.admission import Refusal
-
+def _admitted_without(trials: Trials, demand: Demand, gone: list[Holding], now: datetime) -> bool:
+    """Whether `demand` is admitted once `gone` are released; the cluster is left as it was."""
     released: list[Holding] = []
     try:
         for holding in gone:
-            model.release(holding.demand.key)
+            trials.release(holding.demand.key)
             released.append(holding)
         try:
-            trial = model.try_admit(demand, now)
+            trial = trials.try_admit(demand, now)
         except Refusal:
             return False
-        model.release(trial.demand.key)
+        trials.release(trial.demand.key)
         return True
     finally:
         for holding in reversed(released):
-            model.hold(holding.demand, holding)
+            trials.hold(holding.demand, holding)
 
 
-def _eligible(model: ClusterModel, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
+def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
     """The preemptible holdings `victim_test` may accept: of the demand's GPU type, in its own
     queue (if its within-queue policy allows any) and in the other queues of its cohort (if it
     may reclaim); the rest of the cluster's holdings are never looked at."""
     if not demand.gpu_count:
-        yield from model.holders(None)
+        yield from cluster.holders(None)
         return
     kind = demand.gpu_type
     if queue.preemption.within_cluster_queue is not WithinClusterQueue.NEVER:
-        yield from model.holdings_of(queue.name, kind)
+        yield from cluster.holdings_of(queue.name, kind)
     if queue.cohort is None or queue.preemption.reclaim_within_cohort is ReclaimWithinCohort.NEVER:
         return
-    for member in model.cohort_members(queue.cohort):
+    for member in cluster.cohort_members(queue.cohort):
         if member.name != queue.name:
-            yield from model.holdings_of(member.name, kind)
+            yield from cluster.holdings_of(member.name, kind)
 
 
 def _complete(
-    model: ClusterModel,
+    trials: Trials,
     demand: Demand,
     plan: list[Holding],
     candidates: list[Holding],
@@ -216,26 +282,24 @@ def _complete(
 ) -> list[Holding] | None:
     """Release `plan`, then more candidates until `demand` is admitted; undo it all and say who
     had to go (None if even all of them do not make room)."""
-    from domain.scheduling.admission import Refusal
-
     released: list[Holding] = []
     extra = (h for h in candidates if h not in plan)
     try:
         for holding in plan:
-            model.release(holding.demand.key)
+            trials.release(holding.demand.key)
             released.append(holding)
         while True:
             try:
-                trial = model.try_admit(demand, now)
+                trial = trials.try_admit(demand, now)
             except Refusal:
                 nxt = next(extra, None)
                 if nxt is None:
                     return None
-                model.release(nxt.demand.key)
+                trials.release(nxt.demand.key)
                 released.append(nxt)
                 continue
-            model.release(trial.demand.key)
+            trials.release(trial.demand.key)
             return list(released)
     finally:
         for holding in reversed(released):
-            model.hold(holding.demand, holding)
+            trials.hold(holding.demand, holding)

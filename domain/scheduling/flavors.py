@@ -1,0 +1,181 @@
+"""Flavor assignment: which flavor, and which nodes, a demand would be admitted on now (Kueue's
+flavor assigner), and whether it can ever be.
+
+The queue's flavors are tried in its order, those whose nodes have the demand's GPU type: the
+first where the queue has quota for the whole pod set (within its nominal quota or by borrowing,
+`quota_ledger`), CPU and memory quota in the queue's CPU flavor, and a node for each pod gives
+the assignment. Nothing is taken or charged: `assign` returns an `Assignment`, or a `NoFit` that
+says why there is none. A flavor whose nodes, all empty, could not hold the pods, or whose
+quota (with all the cohort can lend) is smaller, never can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.model.quota import CPU, MEMORY, QuotaSet, gpu_resource
+from domain.scheduling.demand import Demand, ask
+from domain.scheduling.nodes import Nodes, NodeSlots
+from domain.scheduling.quota_ledger import QuotaLedger
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where a demand would be admitted now: its flavors and a node for each pod."""
+
+    gpu_flavor: str | None
+    cpu_flavor: str | None
+    nodes: list[NodeSlots]
+
+
+@dataclass(frozen=True)
+class NoFit:
+    """Why no flavor has room for a demand now (`never`: nor ever will, as configured;
+    `cpu_bound`: a flavor had the GPU quota but not the CPU or memory quota)."""
+
+    reason: str
+    never: bool = False
+    cpu_bound: bool = False
+
+
+class FlavorAssigner:
+    """Flavor order, quota and node fit for one cluster's queues."""
+
+    def __init__(self, quotas: QuotaSet, ledger: QuotaLedger, nodes: Nodes) -> None:
+        self.queues = {q.name: q for q in quotas.cluster_queues}
+        self.ledger = ledger
+        self.nodes = nodes
+        self._all_flavors = tuple(f.name for f in quotas.flavors)
+        self._type_flavors: dict[tuple[str, str | None], tuple[str | None, ...]] = {}
+        self._hosts: dict[tuple[str, str | None], dict[str, NodeSlots]] = {}
+        self._cpu_flavor = {
+            q.name: (ledger.flavors(q.name, CPU) or (None,))[0] for q in quotas.cluster_queues
+        }
+        self._headrooms: dict[tuple[str, str], tuple[int, float]] = {}
+
+    def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
+        """The flavors, in the queue's order, whose nodes have the demand's GPU type."""
+        if demand.gpu_count == 0:
+            return (None,)
+        found = self._type_flavors.get((queue, demand.gpu_type))
+        if found is None:
+            found = self._flavors_of_type(queue, demand.gpu_type, demand.gpu_resource)
+        return found
+
+    def _flavors_of_type(
+        self, queue: str, gpu_type: str | None, resource: str
+    ) -> tuple[str | None, ...]:
+        key = (queue, gpu_type)
+        found = self._type_flavors.get(key)
+        if found is None:
+            listed = (
+                self.ledger.flavors(queue, resource)
+                if self.ledger.covers(queue, resource)
+                else self._all_flavors
+            )
+            found = tuple(f for f in listed if (gpu_type, f) in self.nodes.by_type_flavor)
+            self._type_flavors[key] = found
+        return found
+
+    def hosts_for(self, queue: str, demand: Demand) -> dict[str, NodeSlots]:
+        """The nodes, by name, of the flavors `flavors_for` gives (they never change)."""
+        key = (queue, demand.gpu_type)
+        found = self._hosts.get(key)
+        if found is None:
+            found = self._hosts[key] = {
+                n.name: n
+                for flavor in self.flavors_for(queue, demand)
+                if flavor is not None
+                for n in self.nodes.by_type_flavor.get((demand.gpu_type, flavor), [])
+            }
+        return found
+
+    def headroom(self, queue: str, gpu_type: str) -> float:
+        """The most GPUs of `gpu_type` the queue's quota could give now (kept until its cohort's
+        usage changes)."""
+        version = self.ledger.version(queue)
+        cached = self._headrooms.get((queue, gpu_type))
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        resource = gpu_resource(gpu_type)
+        if not self.ledger.covers(queue, resource):
+            self._headrooms[(queue, gpu_type)] = (version, float("inf"))
+            return float("inf")
+        best = 0.0
+        flavors = self._type_flavors.get((queue, gpu_type))
+        if flavors is None:
+            flavors = self._flavors_of_type(queue, gpu_type, resource)
+        for flavor in flavors:
+            if flavor is not None:
+                best = max(best, self.ledger.headroom(queue, flavor, resource))
+        self._headrooms[(queue, gpu_type)] = (version, best)
+        return best
+
+    # --- never ------------------------------------------------------------------------------
+
+    def never_reason(self, demand: Demand) -> str | None:
+        """Why `demand` can never be admitted as the cluster is configured, or None."""
+        queue = demand.cluster_queue
+        if queue not in self.queues:
+            return f"cluster queue {queue} does not exist"
+        if demand.is_reservation or demand.reservation is not None or not demand.gpu_count:
+            return None
+        for flavor in self.flavors_for(queue, demand):
+            if flavor is not None and not self._never_in(demand, queue, flavor):
+                return None
+        return self.never_text(demand)
+
+    def _never_in(self, demand: Demand, queue: str, flavor: str) -> bool:
+        """Whether `demand` can never be admitted in `flavor`: its nodes, all empty, could not
+        hold its pods, or the quota (with all the cohort can lend) is smaller."""
+        key = (demand.gpu_type, flavor)
+        if self.nodes.largest.get(key, 0) < demand.gpu_count:
+            return True
+        if demand.gpus > self.ledger.most_ever(queue, flavor, demand.gpu_resource):
+            return True
+        if demand.pods == 1:
+            return False
+        return sum(size // demand.gpu_count for size in self.nodes.sizes[key]) < demand.pods
+
+    def never_text(self, demand: Demand) -> str:
+        large = "enough nodes that large" if demand.pods > 1 else "a node that large"
+        return (
+            f"{demand.cluster_queue} can never give {ask(demand)}: no flavor has {large}, "
+            "or the quota (with what the cohort can lend) is smaller"
+        )
+
+    # --- the assignment ---------------------------------------------------------------------
+
+    def assign(self, demand: Demand) -> Assignment | NoFit:
+        """The first of the queue's flavors with quota and nodes for `demand` now, or why none
+        is (a workload of the queue's own: not a reservation nor inside one)."""
+        queue = demand.cluster_queue
+        ledger = self.ledger
+        cpu_flavor = self._cpu_flavor.get(queue)
+        resource = demand.gpu_resource
+        refusal = ""
+        never = True
+        cpu_bound = False
+        for gpu_flavor in self.flavors_for(queue, demand):
+            if gpu_flavor is not None and self._never_in(demand, queue, gpu_flavor):
+                continue
+            never = False
+            if gpu_flavor is not None and not ledger.fits(queue, gpu_flavor, resource, demand.gpus):
+                refusal = refusal or f"no quota left in {queue} for {ask(demand)}"
+                continue
+            if cpu_flavor is not None and not (
+                ledger.fits(queue, cpu_flavor, CPU, demand.cpu * demand.pods)
+                and ledger.fits(queue, cpu_flavor, MEMORY, demand.memory * demand.pods)
+            ):
+                refusal = refusal or f"no CPU or memory quota left in {queue}"
+                cpu_bound = True
+                continue
+            nodes = self.nodes.nodes_for(demand, gpu_flavor, cpu_flavor)
+            if nodes is None:
+                where = "no node has" if demand.pods == 1 else "the nodes do not have"
+                refusal = refusal or f"{where} {ask(demand)} free"
+                continue
+            return Assignment(gpu_flavor, cpu_flavor, nodes)
+        if never:
+            return NoFit(self.never_text(demand), never=True)
+        return NoFit(refusal, cpu_bound=cpu_bound)
