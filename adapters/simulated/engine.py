@@ -259,15 +259,13 @@ def _restore(
         demand = demand_of(w, quotas)
         if demand.reservation is not None and demand.reservation not in model.holdings:
             demand = replace(demand, reservation=None)  # its reservation is over
-        queue = model.queues.get(demand.cluster_queue)
-        cpu_flavors = queue.flavors_for("cpu") if queue else ()
         assert w.node is not None
         model.hold(
             demand,
             Holding(
                 demand,
                 w.flavor,
-                cpu_flavors[0].flavor if cpu_flavors else None,
+                model.flavors.cpu_flavor_on(demand.cluster_queue, w.node),
                 list(w.placements),
                 w.started_at or w.admitted_at or w.created_at,
             ),

@@ -12,7 +12,9 @@ admitted when
    first (pods may share a node that has room for both).
 `flavors` finds that assignment without taking anything; admitting it takes the nodes' GPUs
 and charges the queue in the snapshot of who holds what (`holdings`). Queues are served in one
-order (`ordering`): priority, then age. A StrictFIFO queue admits only its head, so a head that
+order (`ordering`): priority, then age, except that, as in Kueue's cycle (entry ordering in
+pkg/scheduler), a demand that would borrow beyond its queue's nominal quota goes after those that
+fit within theirs. A StrictFIFO queue admits only its head, so a head that
 does not fit (even one that never can) blocks the queue; BestEffortFIFO lets later workloads
 pass. The first waiting workload of a queue that does not fit in a cycle may preempt
 (`preemption`). A reservation is admitted ahead of everything of its flavor from its start,
@@ -54,8 +56,9 @@ class Decision:
     """Demands that can never be admitted as things are configured."""
 
 
-Heap = list[tuple[AdmissionOrder, LaneKey, int]]
-"""The next demand of each lane being looked at: (its order, its lane, its index in the lane)."""
+Heap = list[tuple[bool, AdmissionOrder, LaneKey, int]]
+"""The next demand of each lane being looked at: (whether it would borrow, its order, its lane,
+its index in the lane)."""
 
 
 class ClusterModel:
@@ -181,9 +184,14 @@ class ClusterModel:
                 self._push_next(heap, lane_key, lane, 0, tried_preemption)
         done: list[str] = []
         while heap:
-            _, lane_key, index = heapq.heappop(heap)
+            borrowing, order, lane_key, index = heapq.heappop(heap)
             lane = lanes[lane_key]
             demand = lane.items[index]
+            if not borrowing and heap and self.flavors.borrows(demand):
+                # earlier admissions of the cycle used its nominal quota: it now goes after
+                # those that fit within theirs
+                heapq.heappush(heap, (True, order, lane_key, index))
+                continue
             strict = demand.cluster_queue in waiting.strict_queues
             if demand.cluster_queue in blocked:
                 decision.waiting[demand.key] = (
@@ -270,7 +278,7 @@ class ClusterModel:
             lane.remove(demand.key)
             self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
         for key in done:
-            waiting.withdraw(key)
+            self.withdraw(key)
         waiting.tidy()
         decision.never = dict(self.never)
         return decision
@@ -300,4 +308,5 @@ class ClusterModel:
                 ):
                     index = head
         if index is not None:
-            heapq.heappush(heap, (lane.items[index].order, lane_key, index))
+            demand = lane.items[index]
+            heapq.heappush(heap, (self.flavors.borrows(demand), demand.order, lane_key, index))

@@ -242,11 +242,7 @@ class _Replay:
         key = str(job.id)
         assert job.placement is not None
         flavor = job.placement.flavor
-        queue = self.model.queues.get(demand.cluster_queue)
-        cpu_flavor = None
-        if queue is not None:
-            cpu_flavors = queue.flavors_for("cpu")
-            cpu_flavor = cpu_flavors[0].flavor if cpu_flavors else None
+        cpu_flavor = self.model.flavors.cpu_flavor_on(demand.cluster_queue, job.placement.node)
         started = job.actual_start or job.updated_at
         demand = replace(demand, reservation=None)  # counted as its queue's own from here on
         holding = Holding(demand, flavor, cpu_flavor, list(job.placements), started)

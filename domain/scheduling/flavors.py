@@ -3,8 +3,9 @@ flavor assigner), and whether it can ever be.
 
 The queue's flavors are tried in its order, those whose nodes have the demand's GPU type: the
 first where the queue has quota for the whole pod set (within its nominal quota or by borrowing,
-`quota_ledger`), CPU and memory quota in the queue's CPU flavor, and a node for each pod gives
-the assignment. Nothing is taken or charged: `assign` returns an `Assignment`, or a `NoFit` that
+`quota_ledger`), CPU and memory quota in one of the queue's CPU flavors (tried in its order, as
+Kueue assigns each resource group its own flavor), and a node for each pod gives the
+assignment. Nothing is taken or charged: `assign` returns an `Assignment`, or a `NoFit` that
 says why there is none. A flavor whose nodes, all empty, could not hold the pods, or whose
 quota (with all the cohort can lend) is smaller, never can.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from domain.model.quota import CPU, MEMORY, QuotaSet, gpu_resource
 from domain.scheduling.demand import Demand, ask
 from domain.scheduling.nodes import Nodes, NodeSlots
-from domain.scheduling.quota_ledger import QuotaLedger
+from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,13 @@ class FlavorAssigner:
         self._all_flavors = tuple(f.name for f in quotas.flavors)
         self._type_flavors: dict[tuple[str, str | None], tuple[str | None, ...]] = {}
         self._hosts: dict[tuple[str, str | None], dict[str, NodeSlots]] = {}
-        self._cpu_flavor = {
-            q.name: (ledger.flavors(q.name, CPU) or (None,))[0] for q in quotas.cluster_queues
+        self._cpu_flavors: dict[str, tuple[str | None, ...]] = {
+            q.name: ledger.flavors(q.name, CPU) or (None,) for q in quotas.cluster_queues
         }
         self._headrooms: dict[tuple[str, str], tuple[int, float]] = {}
+        self._rooms_cache: dict[
+            tuple[str, str | None], tuple[int, tuple[tuple[float, float], ...]]
+        ] = {}
 
     def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
         """The flavors, in the queue's order, whose nodes have the demand's GPU type."""
@@ -111,6 +115,59 @@ class FlavorAssigner:
         self._headrooms[(queue, gpu_type)] = (version, best)
         return best
 
+    def borrows(self, demand: Demand) -> bool:
+        """Whether the demand would be admitted beyond its queue's nominal quota (Kueue's
+        Assignment.Borrows): in the first of its flavors whose quota has room for it now. Only
+        a queue in a cohort can borrow; only GPUs are looked at. The room of each flavor is
+        kept until the cohort's usage changes."""
+        queue = demand.cluster_queue
+        if (
+            not demand.gpu_count
+            or demand.is_reservation
+            or demand.reservation is not None
+            or self.ledger.cohort(queue) is None
+        ):
+            return False
+        gpus = demand.gpus
+        for room, nominal_room in self._rooms(queue, demand):
+            if gpus <= room + EPSILON:
+                return gpus > nominal_room + EPSILON
+        return False
+
+    def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[float, float], ...]:
+        """Per flavor of the demand's GPU type, in the queue's order: how much more the queue
+        could take now, and how much more within its nominal quota."""
+        version = self.ledger.version(queue)
+        key = (queue, demand.gpu_type)
+        cached = self._rooms_cache.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        ledger = self.ledger
+        resource = demand.gpu_resource
+        rooms = []
+        for flavor in self.flavors_for(queue, demand):
+            if flavor is None:
+                continue
+            quota = ledger.quota(queue, flavor, resource)
+            nominal = quota.nominal_quota if quota else 0.0
+            used = ledger.usage[(queue, flavor, resource)]
+            rooms.append((ledger.headroom(queue, flavor, resource), nominal - used))
+        found = tuple(rooms)
+        self._rooms_cache[key] = (version, found)
+        return found
+
+    def cpu_flavor_on(self, queue: str, node: str | None) -> str | None:
+        """The CPU flavor a workload of `queue` running on `node` is charged to: the first of
+        the queue's CPU flavors whose labels the node has (a running workload's record names its
+        GPU flavor, not its CPU flavor)."""
+        flavors = self._cpu_flavors.get(queue, (None,))
+        slots = self.nodes.by_name.get(node) if node is not None else None
+        if slots is not None:
+            for flavor in flavors:
+                if flavor is not None and flavor in slots.flavors:
+                    return flavor
+        return flavors[0]
+
     # --- never ------------------------------------------------------------------------------
 
     def never_reason(self, demand: Demand) -> str | None:
@@ -151,7 +208,7 @@ class FlavorAssigner:
         is (a workload of the queue's own: not a reservation nor inside one)."""
         queue = demand.cluster_queue
         ledger = self.ledger
-        cpu_flavor = self._cpu_flavor.get(queue)
+        cpu_flavors = self._cpu_flavors.get(queue, (None,))
         resource = demand.gpu_resource
         refusal = ""
         never = True
@@ -163,19 +220,20 @@ class FlavorAssigner:
             if gpu_flavor is not None and not ledger.fits(queue, gpu_flavor, resource, demand.gpus):
                 refusal = refusal or f"no quota left in {queue} for {ask(demand)}"
                 continue
-            if cpu_flavor is not None and not (
-                ledger.fits(queue, cpu_flavor, CPU, demand.cpu * demand.pods)
-                and ledger.fits(queue, cpu_flavor, MEMORY, demand.memory * demand.pods)
-            ):
-                refusal = refusal or f"no CPU or memory quota left in {queue}"
-                cpu_bound = True
-                continue
-            nodes = self.nodes.nodes_for(demand, gpu_flavor, cpu_flavor)
-            if nodes is None:
-                where = "no node has" if demand.pods == 1 else "the nodes do not have"
-                refusal = refusal or f"{where} {ask(demand)} free"
-                continue
-            return Assignment(gpu_flavor, cpu_flavor, nodes)
+            for cpu_flavor in cpu_flavors:
+                if cpu_flavor is not None and not (
+                    ledger.fits(queue, cpu_flavor, CPU, demand.cpu * demand.pods)
+                    and ledger.fits(queue, cpu_flavor, MEMORY, demand.memory * demand.pods)
+                ):
+                    refusal = refusal or f"no CPU or memory quota left in {queue}"
+                    cpu_bound = True
+                    continue
+                nodes = self.nodes.nodes_for(demand, gpu_flavor, cpu_flavor)
+                if nodes is None:
+                    where = "no node has" if demand.pods == 1 else "the nodes do not have"
+                    refusal = refusal or f"{where} {ask(demand)} free"
+                    continue
+                return Assignment(gpu_flavor, cpu_flavor, nodes)
         if never:
             return NoFit(self.never_text(demand), never=True)
         return NoFit(refusal, cpu_bound=cpu_bound)

@@ -2,16 +2,15 @@
 
 Within its ClusterQueue, a waiting workload may evict lower-priority ones (LowerPriority), or also
 newer ones of equal priority (LowerOrNewerEqualPriority), per the queue's withinClusterQueue
-policy. To win back its own nominal quota it may evict workloads of other queues of its cohort
-that are borrowing, of any priority (Any) or lower (LowerPriority), per reclaimWithinCohort.
+policy. It may evict workloads of other queues of its cohort that are borrowing, of any priority
+(Any) or lower (LowerPriority), per reclaimWithinCohort: when it fits in its own nominal quota,
+or, if its queue uses less than its nominal quota, so long as it then fits without borrowing.
 CRITICAL workloads, workloads not marked preemptible and reservations are never evicted.
 
-Victims are chosen preferring borrowers of other queues, then the lowest priority, then the most
-recently started; for each node that could host the waiting workload the victims on it are taken
-in that order until its GPUs are free, then others until the quota allows; the plan with the
-fewest victims wins. A pod set (several pods) takes candidates in that order until all its pods
-fit, then gives back, newest choice first, each victim it can do without (as Kueue minimises
-its preemptions).
+Victims are taken as Kueue's classical preemption takes them (pkg/scheduler/preemption,
+classicalPreemptions): in `VictimOrder` (other queues' borrowers first, then the lowest priority,
+then the most recently started) until the waiting workload fits (its quota and, here, nodes for
+its pods), then each victim it can do without is given back, newest choice first.
 
 It reads the cluster through a `ClusterView` and tries admissions through `Trials` (the admission
 cycle provides both), so it never imports the cycle.
@@ -82,10 +81,8 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ReclaimWithinCohort.NEVER
     ):
         return False
-    if demand.gpu_count and not cluster.ledger.within_nominal(
-        queue, demand.gpu_resource, demand.gpus
-    ):
-        return False
+    if demand.gpu_count and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource):
+        return False  # at or above its nominal quota it may only preempt within its queue
     resource = demand.gpu_resource
     for member in cluster.cohort_members(queue.cohort):
         if member.name == queue.name or not cluster.holdings_of(member.name, kind):
@@ -101,18 +98,14 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
 def victim_test(
     cluster: ClusterView, queue: ClusterQueue, demand: Demand
 ) -> Callable[[Holding], bool]:
-    """Whether `demand` (of `queue`) may evict a holding, by the queue's preemption policies.
-    What does not depend on the victim (the policies, whether the demand is within its nominal
-    quota) is worked out once, and each other queue's borrowing once per flavor."""
+    """Whether `demand` (of `queue`) may evict a holding, by the queue's preemption policies
+    (Kueue's classifyPreemptionVariant): in its own queue by withinClusterQueue; in another
+    queue of its cohort by reclaimWithinCohort, and only while that queue borrows in the
+    holding's flavor (Kueue collects candidates only from cohort members above their nominal
+    quota). Each other queue's borrowing is worked out once per flavor."""
     within = queue.preemption.within_cluster_queue
     reclaim = queue.preemption.reclaim_within_cohort
-    nominal: list[bool] = []
     borrowing: dict[tuple[str, str], bool] = {}
-
-    def within_nominal() -> bool:
-        if not nominal:
-            nominal.append(cluster.ledger.within_nominal(queue, demand.gpu_resource, demand.gpus))
-        return nominal[0]
 
     def may_preempt(victim: Holding) -> bool:
         other = victim.demand
@@ -129,7 +122,7 @@ def victim_test(
         if queue.cohort is None or reclaim is ReclaimWithinCohort.NEVER:
             return False
         victim_queue = cluster.queues.get(other.cluster_queue)
-        if victim_queue is None or victim_queue.cohort != queue.cohort or not within_nominal():
+        if victim_queue is None or victim_queue.cohort != queue.cohort:
             return False
         flavor = victim.gpu_flavor
         if flavor is None:
@@ -150,7 +143,16 @@ def victim_test(
 def try_preempt(
     cluster: ClusterView, trials: Trials, demand: Demand, now: datetime
 ) -> tuple[Holding, list[Holding]] | None:
-    """Evict the fewest, least important workloads that let `demand` in; None if none do."""
+    """Evict a minimal set of the least important workloads that lets `demand` in (Kueue's
+    classicalPreemptions); None if none does.
+
+    Candidates are taken in `VictimOrder` until the demand fits, then each but the last is given
+    back, newest choice first, if the demand still fits without it (Kueue's fillBackWorkloads).
+    A candidate of another queue counts only while that queue still borrows. Up to two attempts,
+    in Kueue's order: one where the demand may borrow once admitted, where another queue's
+    workloads may go only if the demand fits in its own queue's nominal quota (Kueue's
+    hierarchical reclaim); and one where it must fit within its nominal quota, where they may go
+    whenever its queue uses less than its nominal quota (reclaiming without borrowing)."""
     queue = cluster.queues.get(demand.cluster_queue)
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return None
@@ -164,8 +166,9 @@ def try_preempt(
                 evictable[p.node] = evictable.get(p.node, 0) + len(p.gpu_indices)
     if not candidates:
         return None
-    hosts = cluster.hosts_for(queue.name, demand)
-    if demand.gpu_count and not _could_hold(cluster, demand, hosts, evictable):
+    if demand.gpu_count and not _could_hold(
+        cluster, demand, cluster.hosts_for(queue.name, demand), evictable
+    ):
         return None  # the nodes could not hold it even with every candidate gone
     candidates.sort(
         key=lambda h: VictimOrder(
@@ -175,40 +178,25 @@ def try_preempt(
             h.demand.key,
         )
     )
-    plans: list[list[Holding]] = []
-    if demand.gpu_count and demand.pods == 1:
-        by_node: dict[str, list[tuple[Holding, int]]] = {}
-        for holding in candidates:
-            for p in holding.placements:
-                by_node.setdefault(p.node, []).append((holding, len(p.gpu_indices)))
-        for name, node in hosts.items():
-            on_node = by_node.get(name, [])
-            if len(node.free) + sum(gpus for _, gpus in on_node) < demand.gpu_count:
-                continue
-            plan: list[Holding] = []
-            free = len(node.free)
-            for holding, gpus in on_node:
-                if free >= demand.gpu_count:
-                    break
-                plan.append(holding)
-                free += gpus
-            plans.append(plan)
+    resource = demand.gpu_resource
+    from_others = candidates[0].demand.cluster_queue != queue.name
+    advantage = cluster.ledger.within_nominal(queue, resource, demand.gpus)
+    """The demand fits in its own nominal quota: other queues' borrowers may go even if it then
+    borrows (Kueue's hasHierarchicalAdvantage)."""
+    attempts: tuple[bool, ...]
+    if not from_others or not cluster.ledger.under_nominal(queue.name, resource):
+        attempts = (True,)
+    elif not advantage:
+        attempts = (False, True)
     else:
-        plans.append([])
-    best: list[Holding] | None = None
-    for plan in sorted(plans, key=len):
-        if best is not None and len(plan) >= len(best):
-            break
-        victims = _complete(trials, demand, plan, candidates, now)
-        if victims is not None and (best is None or len(victims) < len(best)):
-            best = victims
-    if best is None:
-        return None
-    if demand.pods > 1:
-        best = _fewest(trials, demand, best, now)
-    for victim in best:
-        trials.release(victim.demand.key)
-    return trials.try_admit(demand, now), best
+        attempts = (True, False)
+    for borrow in attempts:
+        victims = _minimal(cluster, trials, demand, candidates, borrow, advantage, now)
+        if victims is not None:
+            for victim in victims:
+                trials.release(victim.demand.key)
+            return trials.try_admit(demand, now), victims
+    return None
 
 
 def _could_hold(
@@ -227,33 +215,71 @@ def _could_hold(
     return room >= demand.pods
 
 
-def _fewest(trials: Trials, demand: Demand, victims: list[Holding], now: datetime) -> list[Holding]:
-    """`victims` without those the demand can do without: each, newest choice first, is kept if
-    the demand is still admitted with the others gone."""
-    needed = list(victims)
-    for victim in reversed(victims):
-        others = [v for v in needed if v is not victim]
-        if _admitted_without(trials, demand, others, now):
-            needed = others
-    return needed
-
-
-def _admitted_without(trials: Trials, demand: Demand, gone: list[Holding], now: datetime) -> bool:
-    """Whether `demand` is admitted once `gone` are released; the cluster is left as it was."""
+def _minimal(
+    cluster: ClusterView,
+    trials: Trials,
+    demand: Demand,
+    candidates: list[Holding],
+    borrow: bool,
+    advantage: bool,
+    now: datetime,
+) -> list[Holding] | None:
+    """One attempt: release candidates in order until `demand` fits, then give back those it
+    can do without; undo it all and say who had to go (None: even all of them do not make
+    room)."""
+    queue = demand.cluster_queue
     released: list[Holding] = []
     try:
-        for holding in gone:
-            trials.release(holding.demand.key)
+        for holding in candidates:
+            other = holding.demand
+            if other.cluster_queue != queue:
+                if borrow and not advantage:
+                    continue  # reclaiming without borrowing only
+                flavor = holding.gpu_flavor
+                if (
+                    flavor is None
+                    or cluster.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource)
+                    <= 0
+                ):
+                    continue  # its queue no longer borrows
+            trials.release(other.key)
             released.append(holding)
-        try:
-            trial = trials.try_admit(demand, now)
-        except Refusal:
-            return False
-        trials.release(trial.demand.key)
-        return True
+            if _fits(cluster, trials, demand, borrow, now):
+                needed = list(released)
+                for victim in reversed(released[:-1]):
+                    trials.hold(victim.demand, victim)
+                    if _fits(cluster, trials, demand, borrow, now):
+                        needed.remove(victim)
+                    else:
+                        trials.release(victim.demand.key)
+                released = needed
+                return list(needed)
+        return None
     finally:
         for holding in reversed(released):
             trials.hold(holding.demand, holding)
+
+
+def _fits(
+    cluster: ClusterView, trials: Trials, demand: Demand, borrow: bool, now: datetime
+) -> bool:
+    """Whether `demand` is admitted now (without borrowing, unless `borrow`); the cluster is
+    left as it was."""
+    if demand.pods == 1 and demand.gpu_count > cluster.max_free(demand.gpu_type):
+        return False  # no node has room: the attempt would only refuse
+    try:
+        trial = trials.try_admit(demand, now)
+    except Refusal:
+        return False
+    try:
+        return (
+            borrow
+            or trial.gpu_flavor is None
+            or cluster.ledger.borrowing(demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource)
+            <= 0
+        )
+    finally:
+        trials.release(trial.demand.key)
 
 
 def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
@@ -271,35 +297,3 @@ def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iter
     for member in cluster.cohort_members(queue.cohort):
         if member.name != queue.name:
             yield from cluster.holdings_of(member.name, kind)
-
-
-def _complete(
-    trials: Trials,
-    demand: Demand,
-    plan: list[Holding],
-    candidates: list[Holding],
-    now: datetime,
-) -> list[Holding] | None:
-    """Release `plan`, then more candidates until `demand` is admitted; undo it all and say who
-    had to go (None if even all of them do not make room)."""
-    released: list[Holding] = []
-    extra = (h for h in candidates if h not in plan)
-    try:
-        for holding in plan:
-            trials.release(holding.demand.key)
-            released.append(holding)
-        while True:
-            try:
-                trial = trials.try_admit(demand, now)
-            except Refusal:
-                nxt = next(extra, None)
-                if nxt is None:
-                    return None
-                trials.release(nxt.demand.key)
-                released.append(nxt)
-                continue
-            trials.release(trial.demand.key)
-            return list(released)
-    finally:
-        for holding in reversed(released):
-            trials.hold(holding.demand, holding)

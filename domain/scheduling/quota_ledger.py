@@ -141,6 +141,18 @@ class QuotaLedger:
         nominal = quota.nominal_quota if quota else 0.0
         return max(0.0, self.usage[(queue, flavor, resource)] - nominal)
 
+    def under_nominal(self, queue: str, resource: str) -> bool:
+        """Does the queue use less than its nominal quota of `resource` in some flavor (Kueue's
+        queueUnderNominalInResourcesNeedingPreemption: the condition to reclaim from the cohort
+        without borrowing)?"""
+        for flavor in self.flavors(queue, resource):
+            quota = self._quota.get((queue, flavor, resource))
+            if quota is not None and self.usage[(queue, flavor, resource)] < (
+                quota.nominal_quota - EPSILON
+            ):
+                return True
+        return False
+
     def within_nominal(self, queue: ClusterQueue, resource: str, amount: float) -> bool:
         """Would `amount` more fit in the queue's own nominal quota of some flavor?"""
         for flavor in self.flavors(queue.name, resource):
