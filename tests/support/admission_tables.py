@@ -5,6 +5,10 @@ workloads already running, workloads waiting, and what one admission pass must d
 waiting workloads are admitted, which running ones are preempted, which can never be admitted.
 Both the estimator (tests/unit/test_admission_rules.py) and the simulated cluster's engine
 (tests/unit/test_simulated_admission.py) must give exactly these answers.
+
+Kueue's cases (KUEUE_CASES), ported from Kueue's own table tests, are run through both too; a
+case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and expected
+to fail, strictly, in the path(s) where it does: whoever fixes the rule removes the mark.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+import pytest
 
 from domain.model.cluster import Node, NodeType
 from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId
@@ -25,6 +32,7 @@ from domain.model.job import (
     Resources,
 )
 from domain.model.quota import (
+    AMD_GPU,
     CPU,
     GPU_LABEL,
     MEMORY,
@@ -49,7 +57,13 @@ CLUSTER = ClusterId(uuid.UUID(int=7))
 TENANT = TenantId(uuid.UUID(int=42))
 A100 = "nvidia-a100-80gb"
 H100 = "nvidia-h100-sxm"
+MI300 = "amd-mi300x"
+"""An AMD GPU: requested as amd.com/gpu, a resource of its own (Kueue's example.com/gpu)."""
 P = JobPriority
+FLAVOR_LABEL = "budcluster.test/flavor"
+"""The label of nodes that belong to a named flavor (`Scenario.node_flavors`)."""
+Limits = tuple[float, float | None, float | None]
+"""(nominal quota, borrowing limit, lending limit)"""
 
 
 @dataclass(frozen=True)
@@ -57,11 +71,17 @@ class Q:
     """A ClusterQueue: quotas per GPU flavor as (nominal, borrowing limit, lending limit)."""
 
     name: str
-    quotas: dict[str, tuple[float, float | None, float | None]]
+    quotas: dict[str, Limits]
+    """nvidia.com/gpu, per flavor in the queue's order (empty: no GPU resource group)."""
     cohort: str | None = None
     strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
     within: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY
     reclaim: ReclaimWithinCohort = ReclaimWithinCohort.NEVER
+    amd_quotas: dict[str, Limits] = field(default_factory=dict)
+    """A second GPU resource group, of amd.com/gpu, per flavor (empty: none)."""
+    cpu_quotas: dict[str, dict[str, Limits]] | None = None
+    """The CPU and memory resource group: per flavor in the queue's order, the limits of `cpu`
+    and `memory` it lists; None: one flavor, default-cpu, with room for everything."""
 
 
 @dataclass(frozen=True)
@@ -80,18 +100,42 @@ class W:
     """Seconds after the first workload it was created (FIFO order)."""
     pods: int = 1
     """Pods of `gpus` GPUs each."""
+    cpu: float = 1
+    """Cores per pod."""
+    memory: float = 4
+    """Memory per pod (GB)."""
+    started: int | None = None
+    """Running: seconds after the first running workload it started (None: as `age`)."""
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
     nodes: list[tuple[str, str, int]]
+    """(name, GPU type, GPUs)"""
     queues: list[Q]
     running: list[W] = field(default_factory=list)
     waiting: list[W] = field(default_factory=list)
     admitted: set[str] = field(default_factory=set)
     preempted: set[str] = field(default_factory=set)
-    never: set[str] = field(default_factory=set)
+    never: set[str] | None = field(default_factory=set)
+    """None: not checked (Kueue has no such notion: its cases say only what is admitted)."""
+    flavors: dict[str, str] = field(default_factory=dict)
+    """The GPU flavor admitted workloads land on, where it matters."""
+    node_flavors: dict[str, str] = field(default_factory=dict)
+    """Nodes that belong to a named flavor (several flavors over one GPU type, told apart by
+    FLAVOR_LABEL); the other nodes belong to the flavor named after their GPU type."""
+    node_cpu: float = 128
+    node_memory: float = 2048
+    local_queues: dict[str, str] = field(default_factory=dict)
+    """LocalQueues besides the one named after each ClusterQueue: name -> ClusterQueue."""
+    kueue: str = ""
+    """A ported Kueue case: the Kueue test file it comes from."""
+    disagrees: str = ""
+    """Which rule of budcluster gives another answer than Kueue's (the case is expected to
+    fail, strictly: a fix makes it pass, and then this mark goes)."""
+    disagrees_only_in: Literal["", "estimator", "simulated"] = ""
+    """Where the disagreement shows, when only one of the two paths gives another answer."""
 
     def node_objects(self) -> list[Node]:
         return [
@@ -102,18 +146,25 @@ class Scenario:
                 NodeType.GPU,
                 gpu,
                 count,
-                128,
-                2048,
-                labels={GPU_LABEL: gpu},
+                self.node_cpu,
+                self.node_memory,
+                labels={GPU_LABEL: gpu}
+                | ({FLAVOR_LABEL: self.node_flavors[name]} if name in self.node_flavors else {}),
             )
             for name, gpu, count in self.nodes
         ]
 
     def quota_set(self) -> QuotaSet:
-        gpu_types = sorted({gpu for _, gpu, _ in self.nodes})
+        gpu_types = sorted({gpu for name, gpu, _ in self.nodes if name not in self.node_flavors})
+        named = dict.fromkeys(self.node_flavors.values())
+        cpu_flavors = dict.fromkeys(
+            f for q in self.queues for f in (q.cpu_quotas or {}) if f not in named
+        )
         flavors = (
             *tuple(ResourceFlavor(CLUSTER, gpu, {GPU_LABEL: gpu}, NOW, NOW) for gpu in gpu_types),
+            *tuple(ResourceFlavor(CLUSTER, f, {FLAVOR_LABEL: f}, NOW, NOW) for f in named),
             ResourceFlavor(CLUSTER, "default-cpu", {}, NOW, NOW),
+            *tuple(ResourceFlavor(CLUSTER, f, {}, NOW, NOW) for f in cpu_flavors),
         )
         queues = tuple(
             ClusterQueue(
@@ -123,27 +174,7 @@ class Scenario:
                 NOW,
                 cohort=q.cohort,
                 queueing_strategy=q.strategy,
-                resource_groups=(
-                    ResourceGroup(
-                        (NVIDIA_GPU,),
-                        tuple(
-                            FlavorQuotas(f, (ResourceQuota(NVIDIA_GPU, *limits),))
-                            for f, limits in q.quotas.items()
-                        ),
-                    ),
-                    ResourceGroup(
-                        (CPU, MEMORY),
-                        (
-                            FlavorQuotas(
-                                "default-cpu",
-                                (
-                                    ResourceQuota(CPU, 10_000),
-                                    ResourceQuota(MEMORY, 100_000),
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
+                resource_groups=resource_groups(q),
                 preemption=PreemptionPolicy(q.within, q.reclaim),
             )
             for q in self.queues
@@ -153,8 +184,8 @@ class Scenario:
             for name in sorted({q.cohort for q in self.queues if q.cohort})
         )
         local = tuple(
-            LocalQueue(CLUSTER, q.name, tenant_namespace(TENANT), TENANT, q.name, NOW)
-            for q in self.queues
+            LocalQueue(CLUSTER, name, tenant_namespace(TENANT), TENANT, cq, NOW)
+            for name, cq in {**{q.name: q.name for q in self.queues}, **self.local_queues}.items()
         )
         return QuotaSet(flavors, queues, local, cohorts)
 
@@ -167,13 +198,43 @@ class Scenario:
             for node in w.node.split(","):
                 first = taken.get(node, 0)
                 taken[node] = first + w.gpus
-                placements.append(Placement(node, tuple(range(first, first + w.gpus)), w.gpu_type))
+                flavor = self.node_flavors.get(node, w.gpu_type) if w.gpus else None
+                placements.append(Placement(node, tuple(range(first, first + w.gpus)), flavor))
             job = make_job(w, JobStatus.RUNNING)
             job.placements = tuple(placements)
-            job.actual_start = NOW - timedelta(minutes=30) + timedelta(seconds=w.age)
+            started = w.age if w.started is None else w.started
+            job.actual_start = NOW - timedelta(minutes=30) + timedelta(seconds=started)
             jobs.append(job)
         jobs.extend(make_job(w, JobStatus.QUEUED) for w in self.waiting)
         return jobs
+
+
+def resource_groups(q: Q) -> tuple[ResourceGroup, ...]:
+    """The queue's GPU resource groups (nvidia.com/gpu, then amd.com/gpu), then its CPU and
+    memory group."""
+    groups = [
+        ResourceGroup(
+            (resource,),
+            tuple(
+                FlavorQuotas(f, (ResourceQuota(resource, *limits),)) for f, limits in quotas.items()
+            ),
+        )
+        for resource, quotas in ((NVIDIA_GPU, q.quotas), (AMD_GPU, q.amd_quotas))
+        if quotas
+    ]
+    cpu = q.cpu_quotas
+    if cpu is None:
+        cpu = {"default-cpu": {CPU: (10_000, None, None), MEMORY: (100_000, None, None)}}
+    groups.append(
+        ResourceGroup(
+            (CPU, MEMORY),
+            tuple(
+                FlavorQuotas(f, tuple(ResourceQuota(r, *limits) for r, limits in listed.items()))
+                for f, listed in cpu.items()
+            ),
+        )
+    )
+    return tuple(groups)
 
 
 def job_id(key: str) -> JobId:
@@ -192,7 +253,7 @@ def make_job(w: W, status: JobStatus) -> Job:
         deployment_type=DeploymentType.DOCKER,
         created_at=created,
         updated_at=created,
-        resources=Resources(w.gpu_type, w.gpus, 1, 4, pod_count=w.pods),
+        resources=Resources(w.gpu_type, w.gpus, w.cpu, w.memory, pod_count=w.pods),
         estimated_duration_seconds=86_400,
         priority=w.priority,
         preemptible=w.preemptible,
@@ -349,3 +410,118 @@ SCENARIOS = [
              waiting=[W("high", "cq", 8, P.HIGH, age=1)], admitted={"high"},
              preempted={"spread"}),
 ]  # fmt: skip
+
+
+# --- Kueue's cases ---------------------------------------------------------------------------
+
+BIG = 1_000
+"""GPUs of each node of a Kueue case: one node per flavor, so node fit never binds."""
+
+
+def kq(
+    name: str,
+    quotas: dict[str, Limits],
+    *,
+    cohort: str | None = None,
+    strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO,
+    within: WithinClusterQueue = WithinClusterQueue.NEVER,
+    reclaim: ReclaimWithinCohort = ReclaimWithinCohort.NEVER,
+    amd: dict[str, Limits] | None = None,
+    cpu: dict[str, dict[str, Limits]] | None = None,
+) -> Q:
+    """A ClusterQueue of a Kueue case, with Kueue's defaults (BestEffortFIFO, no preemption)."""
+    return Q(name, quotas, cohort, strategy, within, reclaim, amd or {}, cpu)
+
+
+def lim(nominal: float, borrow: float | None = None, lend: float | None = None) -> Limits:
+    return (nominal, borrow, lend)
+
+
+def kw(
+    key: str,
+    queue: str,
+    gpus: int,
+    priority: JobPriority = P.NORMAL,
+    *,
+    node: str | None = None,
+    age: int = 0,
+    started: int | None = None,
+    gpu_type: str = A100,
+    cpu: float = 0,
+    memory: float = 0,
+) -> W:
+    """A workload of a Kueue case: its `cpu` request is GPUs (one pod); running ones may be
+    preempted (Kueue's all may)."""
+    return W(
+        key,
+        queue,
+        gpus,
+        priority,
+        gpu_type,
+        preemptible=True,
+        node=node,
+        age=age,
+        cpu=cpu,
+        memory=memory,
+        started=started,
+    )
+
+
+def kueue_case(
+    kueue: str,
+    name: str,
+    nodes: list[tuple[str, str, str]],
+    queues: list[Q],
+    *,
+    running: list[W] | None = None,
+    waiting: list[W] | None = None,
+    admitted: set[str] | None = None,
+    preempted: set[str] | None = None,
+    flavors: dict[str, str] | None = None,
+    local_queues: dict[str, str] | None = None,
+    disagrees: str = "",
+    disagrees_only_in: Literal["", "estimator", "simulated"] = "",
+) -> Scenario:
+    """A Kueue case: `nodes` are (node, its flavor, GPU type), large enough never to bind."""
+    return Scenario(
+        name,
+        [(node, gpu, BIG) for node, _, gpu in nodes],
+        queues,
+        running or [],
+        waiting or [],
+        admitted or set(),
+        preempted or set(),
+        never=None,
+        flavors=flavors or {},
+        node_flavors={node: flavor for node, flavor, _ in nodes},
+        node_cpu=1_000_000,
+        node_memory=1_000_000,
+        local_queues=local_queues or {},
+        kueue=kueue,
+        disagrees=disagrees,
+        disagrees_only_in=disagrees_only_in,
+    )
+
+
+def nodes_of(*flavors: str, gpu: str = A100) -> list[tuple[str, str, str]]:
+    """One node per flavor, named after it."""
+    return [(f, f, gpu) for f in flavors]
+
+
+KUEUE_CASES: list[Scenario] = []
+assert len({s.name for s in [*SCENARIOS, *KUEUE_CASES]}) == len(SCENARIOS) + len(KUEUE_CASES)
+
+
+def parametrized(path: Literal["estimator", "simulated"]) -> list[pytest.ParameterSet]:
+    """SCENARIOS and KUEUE_CASES as pytest parameters, each Kueue case that `path` disagrees on
+    marked as a strict expected failure."""
+    return [
+        pytest.param(
+            s,
+            id=s.name,
+            marks=[pytest.mark.xfail(strict=True, reason=s.disagrees)]
+            if s.disagrees and s.disagrees_only_in in ("", path)
+            else [],
+        )
+        for s in [*SCENARIOS, *KUEUE_CASES]
+    ]
