@@ -1,8 +1,9 @@
 """The admission rules (tests/support/admission_tables.py) through the simulated cluster's engine.
 
 The same scenarios the estimator is held to: one engine step at NOW must admit exactly the
-expected workloads, preempt exactly the expected running ones, and leave the rest queued, the
-never-fitting ones with a reason that says so.
+expected workloads (on the expected GPU flavor, where the scenario says), preempt exactly the
+expected running ones, and leave the rest queued, the never-fitting ones with a reason that says
+so. Kueue's cases that budcluster disagrees with are expected to fail (`Scenario.disagrees`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from adapters.simulated.engine import Pace, SimWorkload, step
 from domain.model.job import JobPriority
 from domain.model.quota import tenant_namespace
 from domain.ports.gateways import WorkloadPhase
-from tests.support.admission_tables import NOW, SCENARIOS, TENANT, Scenario, W
+from tests.support.admission_tables import NOW, TENANT, Scenario, W, parametrized
 
 
 def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
@@ -27,8 +28,8 @@ def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
         priority=quotas.priority_value(w.priority),
         gpu_type=w.gpu_type,
         gpu_count=w.gpus,
-        cpu_cores=1,
-        memory_gb=4,
+        cpu_cores=w.cpu,
+        memory_gb=w.memory,
         pod_count=w.pods,
         runtime_seconds=86_400,
         max_duration_seconds=None,
@@ -42,7 +43,7 @@ def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
     )
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", parametrized("simulated"))
 def test_simulated_cluster_follows_the_rules(scenario: Scenario) -> None:
     running = [sim(w, scenario, WorkloadPhase.RUNNING) for w in scenario.running]
     for job, workload in zip(scenario.jobs(), running, strict=False):
@@ -59,4 +60,12 @@ def test_simulated_cluster_follows_the_rules(scenario: Scenario) -> None:
     admitted = {w.name for w in waiting if w.phase is WorkloadPhase.RUNNING}
     preempted = {w.name for w in running if w.phase is WorkloadPhase.PREEMPTED}
     never = {w.name for w in waiting if w.reason.startswith(w.queue_name) and "never" in w.reason}
-    assert (admitted, preempted, never) == (scenario.admitted, scenario.preempted, scenario.never)
+    by_name = {w.name: w for w in waiting}
+    flavors = {key: by_name[key].flavor for key in scenario.flavors}
+    assert (admitted, preempted, flavors) == (
+        scenario.admitted,
+        scenario.preempted,
+        scenario.flavors,
+    )
+    if scenario.never is not None:
+        assert never == scenario.never
