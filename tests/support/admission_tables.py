@@ -733,11 +733,6 @@ S_CASES = [
         admitted={"eng-beta/preemptor"},
         preempted={"eng-beta/low-2", "eng-alpha/borrower"},
         flavors={"eng-beta/preemptor": "on-demand"},
-        disagrees=(
-            "reclaiming needs the request to fit the nominal quota now, not after "
-            "preempting in the own queue too: low-1 and low-2 are evicted, not low-2 and "
-            "borrower"
-        ),
     ),
     # Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH.
     s_case(
@@ -1184,7 +1179,6 @@ P_CASES = [
         waiting=[kw("in", "standalone", 2, P.HIGH)],
         admitted={"in"},
         preempted={"mid"},
-        disagrees="the victims of a one-pod workload are not minimised: low is evicted with mid",
     ),
     p_case(
         "reclaim quota from borrower",
@@ -1282,9 +1276,6 @@ P_CASES = [
         waiting=[kw("in", "l1", 4, P.HIGH)],
         admitted={"in"},
         preempted={"l1-med"},
-        disagrees=(
-            "the victims of a one-pod workload are not minimised: l1-low is evicted with l1-med"
-        ),
     ),
     p_case(
         "do not reclaim borrowed quota from same priority for "
@@ -1313,10 +1304,6 @@ P_CASES = [
         waiting=[kw("in", "c1", 4)],
         admitted={"in"},
         preempted={"c1-low", "c2-low"},
-        disagrees=(
-            "reclaiming needs the request to fit the nominal quota now, not after "
-            'preempting in the own queue too: nothing is evicted, "in" waits'
-        ),
     ),
     # wl1 was created long before, "in" 15 s before wl2 and wl3; wl2 was admitted 1 s after
     # wl1 and wl3.
@@ -1356,10 +1343,6 @@ P_CASES = [
         waiting=[kw("in", "lend1", 4)],
         admitted={"in"},
         preempted={"lend1-low", "lend2-low"},
-        disagrees=(
-            "reclaiming needs the request to fit the nominal quota now, not after "
-            'preempting in the own queue too: nothing is evicted, "in" waits'
-        ),
     ),
     p_case(
         "cannot preempt from other ClusterQueues if exceeds requestable quota including "
@@ -1419,10 +1402,6 @@ P_CASES = [
         waiting=[kw("in", "a", 2)],
         admitted={"in"},
         preempted={"a1", "b5"},
-        disagrees=(
-            "reclaiming needs the request to fit the nominal quota now, not after "
-            'preempting in the own queue too: nothing is evicted, "in" waits'
-        ),
     ),
 ]
 
@@ -1495,10 +1474,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 3, cpu=3, memory=10)],
         admitted={"wl"},
         flavors={"wl": "b_one"},
-        disagrees=(
-            "only a queue's first CPU flavor is used: cpu 3 does not fit flavor one and "
-            "flavor two is not tried"
-        ),
     ),
     f_case(
         "multiple resources in a group, doesn't fit",
@@ -1523,10 +1498,6 @@ F_CASES = [
         [kq(CQ, {}, cpu={"one": {CPU: lim(4)}, "two": {CPU: lim(10)}})],
         waiting=[kw("wl/driver", CQ, 0, cpu=5), kw("wl/worker", CQ, 0, cpu=3, age=1)],
         admitted={"wl/driver", "wl/worker"},
-        disagrees=(
-            "only a queue's first CPU flavor is used: the driver does not fit flavor one "
-            "and flavor two is not tried"
-        ),
     ),
     # Its two pod sets are two workloads here too (both fit); memory is in GiB.
     f_case(
