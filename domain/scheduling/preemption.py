@@ -66,6 +66,10 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
+    if demand.gpu_count and not cluster.ledger.nominal_holds(
+        queue.name, demand.gpu_resource, demand.gpus
+    ):
+        return False  # Kueue preempts only for a request within a flavor's nominal quota
     within = queue.preemption.within_cluster_queue
     if within is not WithinClusterQueue.NEVER:
         weakest = cluster.weakest(queue.name, kind)

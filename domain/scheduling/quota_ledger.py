@@ -141,6 +141,18 @@ class QuotaLedger:
         nominal = quota.nominal_quota if quota else 0.0
         return max(0.0, self.usage[(queue, flavor, resource)] - nominal)
 
+    def nominal_holds(self, queue: str, resource: str, amount: float) -> bool:
+        """Is some flavor's nominal quota of `resource` at least `amount` (Kueue's condition for
+        a request to preempt, fitsResourceQuota in pkg/scheduler/flavorassigner, without
+        borrowWithinCohort)? A resource the queue does not cover is not limited."""
+        if (queue, resource) not in self._covered:
+            return True
+        for flavor in self.flavors(queue, resource):
+            quota = self._quota.get((queue, flavor, resource))
+            if quota is not None and amount <= quota.nominal_quota + EPSILON:
+                return True
+        return False
+
     def under_nominal(self, queue: str, resource: str) -> bool:
         """Does the queue use less than its nominal quota of `resource` in some flavor (Kueue's
         queueUnderNominalInResourcesNeedingPreemption: the condition to reclaim from the cohort

@@ -834,10 +834,6 @@ S_CASES = [
             kw("eng-beta/b1", "other-beta", 1, P.LOW, node="on-demand"),
         ],
         waiting=[kw("eng-alpha/incoming", "other-alpha", 3, P.HIGH)],
-        disagrees=(
-            "preemption within the queue for a request larger than its nominal quota: a1 is "
-            "evicted and incoming admitted, borrowing"
-        ),
     ),
     # Kueue's priorities 0, 100: NORMAL, HIGH.
     s_case(
