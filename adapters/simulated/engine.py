@@ -22,7 +22,7 @@ from domain.model.job import Placement
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports.gateways import WorkloadPhase
-from domain.scheduling.admission import ClusterModel
+from domain.scheduling.admission import HOLDING, KUEUE_NEXT_CYCLE, ClusterModel
 from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding
 
 FINISHED = frozenset(
@@ -156,6 +156,7 @@ def step(
     """Advance every workload to `now`; new reservation rows are appended to `workloads` (marked
     `new`). Returns when the next thing is due (None: nothing is)."""
     live = [w for w in workloads if w.phase not in FINISHED]
+    holders = [w for w in live if w.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)]
     _honour_requests(live, now)
     _start_and_finish(live, now, pace)
     by_id = {str(r.id): r for r in reservations}
@@ -166,6 +167,8 @@ def step(
                 row.finished_at = min(now, booked.end) if booked else now
                 row.move(WorkloadPhase.SUCCEEDED, "reservation ended")
 
+    freed = {w.gpu_type for w in holders if w.phase in FINISHED}
+    """GPU types something gave back in this step before its cycle."""
     model = ClusterModel(nodes, quotas)
     _restore(model, live, quotas, by_id)
     for reservation in reservations:
@@ -183,6 +186,8 @@ def step(
     queued = {w.name: w for w in live if w.kind != RESERVATION and w.phase is WorkloadPhase.QUEUED}
     for w in queued.values():
         model.enqueue(demand_of(w, quotas))
+        if w.reason.endswith(HOLDING) and w.gpu_type not in freed:
+            model.set_aside(w.name, w.gpu_type if w.gpu_count else None)
     decision = model.cycle(now)
     for victim in decision.preempted:
         w = next(x for x in live if x.name == victim.demand.key)
@@ -201,8 +206,20 @@ def step(
         waiting = queued.get(key)
         if waiting is not None and waiting.phase is WorkloadPhase.QUEUED and waiting.reason != why:
             waiting.reason = why  # as Kueue's QuotaReserved=False message: not a phase change
+    for w in queued.values():  # the reason says whether it is set aside, as the model has it
+        if w.phase is WorkloadPhase.QUEUED and w.reason.endswith(HOLDING) != (
+            w.name in decision.aside
+        ):
+            w.reason = (
+                f"{w.reason}; {HOLDING}"
+                if w.name in decision.aside
+                else w.reason.removesuffix(f"; {HOLDING}")
+            )
     _record_reservations(model, workloads, live, reservations, now)
-    return _next_due(live, pace, reservations, now)
+    due = _next_due(live, pace, reservations, now)
+    if decision.again:  # what this cycle kept out may go in Kueue's next one
+        due = min(due or now + KUEUE_NEXT_CYCLE, now + KUEUE_NEXT_CYCLE)
+    return due
 
 
 def _honour_requests(live: list[SimWorkload], now: datetime) -> None:

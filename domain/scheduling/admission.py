@@ -30,10 +30,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from domain.model.cluster import Node
-from domain.model.quota import QuotaSet
+from domain.model.quota import QuotaSet, ReclaimWithinCohort
 from domain.scheduling.demand import Demand, Holding, LaneKey, Refusal, ask
 from domain.scheduling.flavors import FlavorAssigner, NoFit
 from domain.scheduling.holdings import Holdings
@@ -54,6 +54,23 @@ class Decision:
     """Why each demand that was looked at still waits."""
     never: dict[str, str] = field(default_factory=dict)
     """Demands that can never be admitted as things are configured."""
+    aside: set[str] = field(default_factory=set)
+    """Demands set aside after holding capacity, until resources of their kind come free."""
+    again: bool = False
+    """Run another cycle `KUEUE_NEXT_CYCLE` later: a refused demand newly held its queue's
+    unused nominal quota from the cohort, or demands waited for the victims of a preemption to
+    be gone; what that kept out may be admitted in Kueue's next cycle."""
+
+
+KUEUE_NEXT_CYCLE = timedelta(milliseconds=10)
+"""How soon Kueue runs its next cycle after one that admitted nothing: its scheduler backs off
+from 1 ms to at most 10 ms (maxBackoff, pkg/util/wait/backoff.go, Kueue ff69552e). A cycle in
+which a demand held capacity is followed by one this much later (the estimator's event, the
+simulated cluster's next step)."""
+
+HOLDING = "set aside: no workload it may preempt, and its queue cannot always reclaim its quota"
+"""Ends the reason of a demand that held capacity and waits, as Kueue's inadmissible
+workloads do, until resources of its kind come free (`ClusterModel.set_aside`)."""
 
 
 Heap = list[tuple[bool, AdmissionOrder, LaneKey, int]]
@@ -89,6 +106,10 @@ class ClusterModel:
             max_free=self.nodes.max_free,
         )
         """What preemption reads (bound to the parts, not to the model: no reference cycle)."""
+        self._aside: dict[str, int] = {}
+        """Demands that held capacity, at which epoch of their GPU type (`set_aside`)."""
+        self._held_in: set[str] = set()
+        """Queues whose demand held capacity in this cycle (Kueue: one head per queue)."""
         self._preemption_failed: dict[str, tuple[int, int]] = {}
         """Demands whose preemption found no way in, at which holdings version of their type."""
 
@@ -99,6 +120,7 @@ class ClusterModel:
 
     def withdraw(self, key: str) -> None:
         self.waiting.withdraw(key)
+        self._aside.pop(key, None)
 
     def is_waiting(self, key: str) -> bool:
         return key in self.waiting
@@ -147,6 +169,13 @@ class ClusterModel:
         self.snapshot.add(holding)
         return holding
 
+    def _undo(self, holding: Holding) -> None:
+        """Take back an admission of this cycle: nothing came free that was not free before."""
+        demand = holding.demand
+        self.snapshot.drop(demand.key)
+        self.nodes.changed(demand.gpu_type if demand.gpu_count else None)
+        self.snapshot.vacate(holding)
+
     # --- preemption -------------------------------------------------------------------------
 
     def _preemption_state(self, demand: Demand) -> tuple[int, int]:
@@ -160,6 +189,77 @@ class ClusterModel:
 
     def preemption_failed(self, demand: Demand) -> None:
         self._preemption_failed[demand.key] = self._preemption_state(demand)
+
+    # --- capacity held for a workload that cannot preempt ---------------------------------
+
+    def set_aside(self, key: str, gpu_type: str | None) -> None:
+        """`key` held capacity before (a simulated cluster's step rebuilds the model: it says
+        which, by `HOLDING` in the reason) and nothing of its kind has come free since."""
+        self._aside[key] = self.waiting.type_epoch[gpu_type]
+
+    def is_aside(self, demand: Demand) -> bool:
+        """Whether `demand` held capacity and waits, like a Kueue inadmissible workload, until
+        resources of its kind come free. A StrictFIFO queue keeps its head: never aside."""
+        epoch = self._aside.get(demand.key)
+        return (
+            epoch is not None
+            and epoch == self.waiting.type_epoch[demand.gpu_type if demand.gpu_count else None]
+            and demand.cluster_queue not in self.waiting.strict_queues
+        )
+
+    def _may_hold(self, demand: Demand) -> bool:
+        """Could `demand` hold capacity in this cycle: a GPU workload of a queue in a cohort
+        that cannot always reclaim (reclaimWithinCohort not Any), none of whose demands held
+        yet in this cycle, and not set aside."""
+        queue = self.queues.get(demand.cluster_queue)
+        return (
+            queue is not None
+            and queue.cohort is not None
+            and queue.preemption.reclaim_within_cohort is not ReclaimWithinCohort.ANY
+            and demand.gpu_count > 0
+            and not demand.is_reservation
+            and demand.reservation is None
+            and queue.name not in self._held_in
+            and not self.is_aside(demand)
+        )
+
+    def _hold(self, demand: Demand, decision: Decision) -> bool:
+        """A demand refused for want of its queue's GPU quota, with no workload it may preempt,
+        keeps what its queue has unused of its nominal quota from the rest of the cohort for the
+        rest of the cycle (Kueue's reserveCapacityForUnreclaimablePreempt, pkg/scheduler), so
+        another queue does not borrow what this one might never get back; then it is set aside
+        (Kueue: inadmissible) until resources of its kind come free. Whether it held."""
+        if not self._may_hold(demand):
+            return False
+        hold = self.flavors.unreclaimable(demand)
+        if hold is None:
+            return False
+        queue = demand.cluster_queue
+        self.ledger.hold(queue, hold[0], demand.gpu_resource, hold[1])
+        self._held_in.add(queue)
+        if queue not in self.waiting.strict_queues:
+            self._aside[demand.key] = self.waiting.type_epoch[demand.gpu_type]
+            decision.again = True
+        return True
+
+    def _end_holds(self, decision: Decision) -> None:
+        """The cycle's holds end; what they refused is looked at again. The demands still set
+        aside are said (`Decision.aside`), and so is it in the reason of each looked at."""
+        if self._held_in:
+            self.ledger.release_holds()
+            for queue in self._held_in:
+                self.waiting.look_again(self.snapshot.sharing(queue))
+            self._held_in.clear()
+        if not self._aside:
+            return
+        for key in list(self._aside):
+            demand = self.waiting.get(key)
+            if demand is None or not self.is_aside(demand):
+                del self._aside[key]
+        decision.aside = set(self._aside)
+        for key, reason in decision.waiting.items():
+            if key in self._aside and not reason.endswith(HOLDING):
+                decision.waiting[key] = f"{reason}; {HOLDING}"
 
     # --- the cycle --------------------------------------------------------------------------
 
@@ -175,6 +275,11 @@ class ClusterModel:
         decision = Decision()
         blocked: set[str] = set()
         tried_preemption: set[str] = set()
+        preempting: set[tuple[str, str | None]] = set()
+        """(cohort, or queue without one; GPU type) where a preemption happened in this cycle:
+        Kueue nominates every workload on the cycle's first snapshot, so what the victims free
+        goes to the preemptor alone until the next cycle. A later demand there that fits is
+        taken back and waits for it; one that must preempt may, as in Kueue."""
         heap: Heap = []
         waiting, nodes, view = self.waiting, self.nodes, self._view
         lanes = waiting.lanes
@@ -201,6 +306,22 @@ class ClusterModel:
                 continue
             if demand.key in self.never:
                 decision.never[demand.key] = self.never[demand.key]
+                if strict:
+                    blocked.add(demand.cluster_queue)
+                self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
+                continue
+            if (
+                self._may_hold(demand)
+                and (
+                    demand.cluster_queue in tried_preemption
+                    or self.preemption_hopeless(demand)
+                    or not could_preempt(view, demand)
+                )
+                and self._hold(demand, decision)
+            ):  # no preemption to try: it holds capacity and waits
+                decision.waiting[demand.key] = (
+                    f"no quota left in {demand.cluster_queue} for {ask(demand)}"
+                )
                 if strict:
                     blocked.add(demand.cluster_queue)
                 self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
@@ -242,6 +363,20 @@ class ClusterModel:
                 ):  # no node has room: it is here to preempt; the attempt would only refuse
                     raise Refusal(f"no node has {ask(demand)} free")
                 holding = self.try_admit(demand, now)
+                if (
+                    preempting
+                    and (self.snapshot.group(demand.cluster_queue), lane_key[1]) in preempting
+                    and not demand.is_reservation
+                ):  # it may only have fitted in what the victims left
+                    self._undo(holding)
+                    decision.waiting[demand.key] = (
+                        "waits for the next cycle: preemptions are under way"
+                    )
+                    decision.again = True
+                    if strict:
+                        blocked.add(demand.cluster_queue)
+                    self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
+                    continue
             except Refusal as refusal:
                 outcome = None
                 if refusal.never:
@@ -258,6 +393,7 @@ class ClusterModel:
                         self.preemption_failed(demand)
                 if outcome is None:
                     if not refusal.never:
+                        self._hold(demand, decision)
                         decision.waiting[demand.key] = refusal.reason
                         if lane_key[2] is None and demand.gpu_count and demand.pods == 1:
                             # what one pod of this size cannot get, a larger one cannot either;
@@ -270,6 +406,7 @@ class ClusterModel:
                     self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                     continue
                 holding, victims = outcome
+                preempting.add((self.snapshot.group(demand.cluster_queue), lane_key[1]))
                 decision.preempted.extend(victims)
                 decision.admitted = [h for h in decision.admitted if h not in victims]
             if not demand.is_reservation:
@@ -279,6 +416,7 @@ class ClusterModel:
             self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
         for key in done:
             self.withdraw(key)
+        self._end_holds(decision)
         waiting.tidy()
         decision.never = dict(self.never)
         return decision
@@ -305,6 +443,17 @@ class ClusterModel:
                     and (index is None or head < index)
                     and not self.preemption_hopeless(lane.items[head])
                     and could_preempt(self._view, lane.items[head])
+                ):
+                    index = head
+            if queue_name not in self._held_in:  # or hold capacity
+                head = lane.next_live(start)
+                while head is not None and self.is_aside(lane.items[head]):
+                    head = lane.next_live(head + 1)
+                if (
+                    head is not None
+                    and (index is None or head < index)
+                    and self._may_hold(lane.items[head])
+                    and self.flavors.unreclaimable(lane.items[head]) is not None
                 ):
                     index = head
         if index is not None:

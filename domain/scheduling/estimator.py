@@ -30,7 +30,7 @@ from domain.model.ids import JobId
 from domain.model.job import Job, JobPriority, JobStatus, Placement, TimeWindow
 from domain.model.quota import QuotaSet, tenant_namespace
 from domain.model.reservation import CapacityReservation
-from domain.scheduling.admission import ClusterModel
+from domain.scheduling.admission import KUEUE_NEXT_CYCLE, ClusterModel
 from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, ask
 from domain.scheduling.durations import Durations
 
@@ -192,6 +192,8 @@ class _Replay:
                 self._handle(kind, key, t)
             decision = self.model.cycle(t, explain=t == self.now)  # reasons: now only
             schedule.cycles += 1
+            if decision.again:  # what this cycle kept out may go in Kueue's next one
+                self.push(t + KUEUE_NEXT_CYCLE, "cycle", "")
             for holding in decision.preempted:
                 self._preempted(holding, t)
             for holding in decision.admitted:

@@ -117,7 +117,8 @@ class FlavorAssigner:
 
     def borrows(self, demand: Demand) -> bool:
         """Whether the demand would be admitted beyond its queue's nominal quota (Kueue's
-        Assignment.Borrows): in the first of its flavors whose quota has room for it now. Only
+        Assignment.Borrows): in the first of its flavors whose quota has room for it now, or,
+        if none has, in its first flavor (where it would preempt). Only
         a queue in a cohort can borrow; only GPUs are looked at. The room of each flavor is
         kept until the cohort's usage changes."""
         queue = demand.cluster_queue
@@ -129,10 +130,12 @@ class FlavorAssigner:
         ):
             return False
         gpus = demand.gpus
-        for room, nominal_room in self._rooms(queue, demand):
+        rooms = self._rooms(queue, demand)
+        for room, nominal_room in rooms:
             if gpus <= room + EPSILON:
                 return gpus > nominal_room + EPSILON
-        return False
+        # no flavor has room: it would be admitted after preemptions, in its first flavor
+        return bool(rooms) and gpus > rooms[0][1] + EPSILON
 
     def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[float, float], ...]:
         """Per flavor of the demand's GPU type, in the queue's order: how much more the queue
@@ -155,6 +158,27 @@ class FlavorAssigner:
         found = tuple(rooms)
         self._rooms_cache[key] = (version, found)
         return found
+
+    def unreclaimable(self, demand: Demand) -> tuple[str, float] | None:
+        """What a workload refused for want of GPU quota would hold of its queue's nominal quota
+        (Kueue's resourcesToReserve, for an assignment that does not borrow): the first of its
+        flavors whose nominal quota could hold it, and its request up to what the queue leaves
+        unused there. None if some flavor's quota has room for it (it waits for nodes, not
+        quota) or no flavor's nominal quota could hold it."""
+        queue = demand.cluster_queue
+        resource = demand.gpu_resource
+        ledger = self.ledger
+        chosen: tuple[str, float] | None = None
+        for flavor in self.flavors_for(queue, demand):
+            if flavor is None or self._never_in(demand, queue, flavor):
+                continue
+            if ledger.fits(queue, flavor, resource, demand.gpus):
+                return None
+            quota = ledger.quota(queue, flavor, resource)
+            if chosen is None and quota is not None and quota.nominal_quota >= demand.gpus:
+                unused = quota.nominal_quota - ledger.usage[(queue, flavor, resource)]
+                chosen = (flavor, max(0.0, min(float(demand.gpus), unused)))
+        return chosen
 
     def cpu_flavor_on(self, queue: str, node: str | None) -> str | None:
         """The CPU flavor a workload of `queue` running on `node` is charged to: the first of

@@ -57,6 +57,10 @@ class Holdings:
             found = self._cohort_members[cohort] = self.quotas.members(cohort)
         return found
 
+    def group(self, queue: str) -> str:
+        """The cohort whose quota `queue` shares, or the queue alone (named apart)."""
+        return self._group_of.get(queue, queue)
+
     def sharing(self, queue: str) -> tuple[str, ...]:
         """The queues whose quota `queue`'s usage bears on: its cohort's, or itself alone."""
         cohort = self.ledger.cohort(queue)

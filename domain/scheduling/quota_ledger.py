@@ -47,6 +47,9 @@ class QuotaLedger:
                             self._pool[(queue.cohort, fq.flavor, quota.name)] += quota.lendable
         self.usage: dict[Key, float] = defaultdict(float)
         self._pool_used: dict[Key, float] = defaultdict(float)
+        self._held: dict[Key, float] = {}
+        """What a queue holds of its cohort's pool for a waiting workload, in this cycle only
+        (`hold`): the others of the cohort cannot borrow it; the queue itself can use it."""
         self._versions: dict[str, int] = defaultdict(int)
         """Per cohort (or queue without one): bumped by every charge, so that what is worked
         out from a queue's usage can be kept until it changes."""
@@ -86,7 +89,10 @@ class QuotaLedger:
         kept = self._kept[(queue, flavor, resource)]
         from_pool = max(0.0, after - kept) - max(0.0, used - kept)
         pool_key = (cohort, flavor, resource)
-        return self._pool_used[pool_key] + from_pool <= self._pool[pool_key] + EPSILON
+        pool_used = self._pool_used[pool_key]
+        if self._held:
+            pool_used -= self._held.get((queue, flavor, resource), 0.0)
+        return pool_used + from_pool <= self._pool[pool_key] + EPSILON
 
     def most_ever(self, queue: str, flavor: str, resource: str) -> float:
         """The most of `resource` in `flavor` the queue could hold, everything else idle."""
@@ -115,8 +121,11 @@ class QuotaLedger:
         if cohort is None:
             return quota.nominal_quota - used
         pool_key = (cohort, flavor, resource)
+        pool_used = self._pool_used[pool_key]
+        if self._held:
+            pool_used -= self._held.get((queue, flavor, resource), 0.0)
         room = max(0.0, self._kept[(queue, flavor, resource)] - used) + max(
-            0.0, self._pool[pool_key] - self._pool_used[pool_key]
+            0.0, self._pool[pool_key] - pool_used
         )
         if quota.borrowing_limit is not None:
             room = min(room, quota.nominal_quota + quota.borrowing_limit - used)
@@ -135,6 +144,28 @@ class QuotaLedger:
             kept = self._kept[key]
             delta = max(0.0, before + amount - kept) - max(0.0, before - kept)
             self._pool_used[(cohort, flavor, resource)] += delta
+
+    def hold(self, queue: str, flavor: str, resource: str, amount: float) -> None:
+        """Keep `amount` of the queue's unused nominal quota from the rest of its cohort until
+        `release_holds` (Kueue's reserveCapacityForUnreclaimablePreempt, for one cycle)."""
+        cohort = self._cohort.get(queue)
+        key = (queue, flavor, resource)
+        if cohort is None or amount <= 0 or key not in self._kept:
+            return
+        used = self.usage[key]
+        kept = self._kept[key]
+        delta = max(0.0, used + amount - kept) - max(0.0, used - kept)
+        self._pool_used[(cohort, flavor, resource)] += delta
+        self._held[key] = self._held.get(key, 0.0) + delta
+        self._versions[cohort] += 1
+
+    def release_holds(self) -> None:
+        for (queue, flavor, resource), delta in self._held.items():
+            cohort = self._cohort[queue]
+            assert cohort is not None
+            self._pool_used[(cohort, flavor, resource)] -= delta
+            self._versions[cohort] += 1
+        self._held.clear()
 
     def borrowing(self, queue: str, flavor: str, resource: str) -> float:
         quota = self._quota.get((queue, flavor, resource))

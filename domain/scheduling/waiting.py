@@ -57,6 +57,9 @@ class Waiting:
             self.lanes[demand.lane].remove(demand.key)
             self.lanes[demand.lane].tidy()
 
+    def get(self, key: str) -> Demand | None:
+        return self._by_key.get(key)
+
     def __contains__(self, key: str) -> bool:
         return key in self._by_key
 
@@ -72,6 +75,13 @@ class Waiting:
         for queue in queues:
             self._queue_epoch[queue] += 1
             self._active |= self.cpu_bound & self._lanes_of_queue[queue]
+
+    def look_again(self, queues: Iterable[str]) -> None:
+        """Refusals remembered for `queues` may no longer hold (what held their quota let go):
+        their lanes are looked at in the next cycle."""
+        for queue in queues:
+            self._queue_epoch[queue] += 1
+            self._active |= self._lanes_of_queue[queue]
 
     def epoch(self, lane_key: LaneKey) -> tuple[int, int]:
         """Under which a lane's remembered refusal holds: its GPU type's and its queue's."""

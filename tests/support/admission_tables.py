@@ -76,7 +76,8 @@ Left out (89 of 161 cases; 72 are ported), by reason:
   flavors with different label keys, ...", "labelless flavor in group with labeled flavor, ...",
   "multiple flavors, doesn't fit node affinity", "can only preempt flavors that match affinity".
 - Two resources in one flavor beside the resource mapped to GPUs, or usage in a second CPU
-  flavor (a running workload is charged to its queue's first): TestSchedule "two workloads can
+  flavor that its node's labels do not tell (a running workload is charged to the first of its
+  queue's CPU flavors its node has): TestSchedule "two workloads can
   borrow different resources from the same flavor in the same cycle"; TestAssignFlavors
   "multiple resource groups with multiple resources, fits with different modes" (also a stubbed
   preemption oracle).
@@ -999,10 +1000,6 @@ S_CASES = [
             kw("eng-alpha/a2-pending", "ClusterQueueA", 2),
             kw("eng-beta/b1-pending", "ClusterQueueB", 1, age=1),
         ],
-        disagrees=(
-            "no capacity is held for a workload that needs a preemption its queue cannot "
-            "make (a2-pending): b1-pending borrows it"
-        ),
     ),
     s_case(
         "capacity blocked when lending clusterqueue not guaranteed to reclaim "
@@ -1016,10 +1013,6 @@ S_CASES = [
             kw("eng-alpha/a2-pending", "ClusterQueueA", 2),
             kw("eng-beta/b1-pending", "ClusterQueueB", 1, age=1),
         ],
-        disagrees=(
-            "no capacity is held for a workload that needs a preemption its queue cannot "
-            "make (a2-pending): b1-pending borrows it"
-        ),
     ),
     # Its FlavorFungibility is Kueue's default. Priorities 50, 100: LOW, NORMAL.
     s_case(
