@@ -1,28 +1,21 @@
-"""What makes Kueue's objects and capacity reservations acceptable, and the quotas a new cluster
-starts with.
+"""What makes Kueue's objects and capacity reservations acceptable.
 
 Pure functions over the model, and the permission rules the quota and reservation services
 share (see `QuotaService` for who may do what). Each check returns every problem at once as
 `FieldIssue`s whose paths follow the input in snake_case
 (`resource_groups.0.flavors.1.resources.0.lending_limit`); the GraphQL layer renders them
 camelCased. Whether a referenced object exists is passed in by the caller, which read it in the
-same unit of work that then writes.
-
-The defaults make a fresh cluster usable at once, as a Kueue install with one catch-all queue
-would: a flavor per GPU product (selecting nodes by the GPU Feature Discovery label) plus a
-"default-cpu" flavor, and a ClusterQueue "default" whose nominal quota is the whole cluster.
+same unit of work that then writes. The quotas a new cluster starts with are `quota_defaults`.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden
-from domain.inventory.flavor_labels import product_selector
 from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
@@ -30,24 +23,18 @@ from domain.model.principal import Principal, Scope
 from domain.model.quota import (
     CPU,
     DEFAULT_PRIORITY_VALUES,
-    DEFAULT_QUEUE,
-    GPU_LABEL,
     MEMORY,
     ClusterQueue,
     FlavorQuotas,
     PreemptionPolicy,
     QueueingStrategy,
-    ReclaimWithinCohort,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
-    WithinClusterQueue,
     WorkloadPriorityClass,
-    gpu_resource,
 )
 from domain.names import MAX_OBJECT_NAME, label_problem, name_problem, text_problem
 
-DEFAULT_CPU_FLAVOR = "default-cpu"
 MIN_PRIORITY_VALUE = -1_000_000_000
 MAX_PRIORITY_VALUE = 1_000_000_000
 MAX_DESCRIPTION = 500
@@ -351,64 +338,3 @@ def in_use(
 
 def taken(what: str) -> Conflict:
     return Conflict(f"{what} already exists on this cluster", code="ALREADY_EXISTS")
-
-
-# --- the quotas a new cluster starts with ------------------------------------------------------
-
-
-def flavor_name_for(gpu_type: str) -> str:
-    """A DNS-1123 name for the flavor of a GPU product (`nvidia-h100.sxm` -> `nvidia-h100-sxm`)."""
-    name = re.sub(r"[^a-z0-9-]+", "-", gpu_type.lower()).strip("-")
-    return name[:MAX_OBJECT_NAME].rstrip("-") or "gpu"
-
-
-def _selector(cluster: Cluster, gpu_type: str) -> dict[str, str]:
-    """The nodeLabels of a GPU type's flavor: the product label its nodes carry (e.g.
-    nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB on a real cluster), so that Kueue places the
-    flavor's workloads on them. A node with no such label gets an empty selector: its GPU
-    resource (habana.ai/gaudi, amd.com/gpu) already confines the pods to nodes that have it."""
-    for node in cluster.workers:
-        if node.gpu_type == gpu_type:
-            return product_selector(node.labels)
-    return {GPU_LABEL: gpu_type}
-
-
-def default_quotas(cluster: Cluster, now: datetime) -> tuple[list[ResourceFlavor], ClusterQueue]:
-    """A flavor per GPU type plus "default-cpu", and the ClusterQueue "default" whose nominal
-    quota is the cluster's whole capacity: GPUs per flavor in one resource group, cores and GB of
-    memory in another. When GPU types map to different resources (NVIDIA, AMD), each GPU flavor
-    lists every covered resource, as Kueue requires, with 0 for the ones it does not have."""
-    capacity = cluster.gpu_capacity()
-    resources = tuple(sorted({gpu_resource(t) for t in capacity}))
-    flavors: list[ResourceFlavor] = []
-    gpu_flavors: list[FlavorQuotas] = []
-    for gpu_type in sorted(capacity):
-        name = flavor_name_for(gpu_type)
-        if name == DEFAULT_CPU_FLAVOR or any(f.name == name for f in flavors):
-            continue
-        flavors.append(ResourceFlavor(cluster.id, name, _selector(cluster, gpu_type), now, now))
-        own = gpu_resource(gpu_type)
-        quotas = tuple(
-            ResourceQuota(r, float(capacity[gpu_type]) if r == own else 0.0) for r in resources
-        )
-        gpu_flavors.append(FlavorQuotas(name, quotas))
-    flavors.append(ResourceFlavor(cluster.id, DEFAULT_CPU_FLAVOR, {}, now, now))
-    groups: list[ResourceGroup] = []
-    if gpu_flavors:
-        groups.append(ResourceGroup(resources, tuple(gpu_flavors)))
-    cpu_quotas = (
-        ResourceQuota(CPU, float(sum(n.cpu_cores for n in cluster.workers))),
-        ResourceQuota(MEMORY, float(sum(n.memory_gb for n in cluster.workers))),
-    )
-    groups.append(ResourceGroup((CPU, MEMORY), (FlavorQuotas(DEFAULT_CPU_FLAVOR, cpu_quotas),)))
-    queue = ClusterQueue(
-        cluster_id=cluster.id,
-        name=DEFAULT_QUEUE,
-        created_at=now,
-        updated_at=now,
-        cohort=None,
-        queueing_strategy=QueueingStrategy.BEST_EFFORT_FIFO,
-        resource_groups=tuple(groups),
-        preemption=PreemptionPolicy(WithinClusterQueue.LOWER_PRIORITY, ReclaimWithinCohort.NEVER),
-    )
-    return flavors, queue

@@ -49,6 +49,7 @@ from domain.model.reservation import CapacityReservation
 from domain.ports.clock import Clock
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
+from domain.services.quota_defaults import default_quotas
 from domain.services.quota_rules import (
     ClusterQueueSpec,
     acting_for,
@@ -500,7 +501,7 @@ class QuotaService:
 
     async def ensure_defaults(self, cluster: Cluster, *, uow: UnitOfWork | None = None) -> bool:
         """Give a cluster that has no ClusterQueue the default flavors and ClusterQueue (see
-        `quota_rules.default_quotas`); True if it did. Inside `uow` when given (the caller
+        `quota_defaults.default_quotas`); True if it did. Inside `uow` when given (the caller
         commits), else in a unit of work of its own."""
         if uow is not None:
             return await self._install_defaults(uow, cluster)
@@ -514,7 +515,7 @@ class QuotaService:
         existing = await uow.quotas.quota_set(cluster.id)
         if existing.cluster_queues:
             return False
-        flavors, queue = rules.default_quotas(cluster, self._clock.now())
+        flavors, queue = default_quotas(cluster, self._clock.now())
         have = {f.name for f in existing.flavors}
         for flavor in flavors:
             if flavor.name not in have:

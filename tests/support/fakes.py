@@ -66,7 +66,7 @@ from domain.ports.events import Overflowed, StoredEvent
 from domain.ports.gateways import PendingWorkload, Workload, WorkloadObservation
 from domain.ports.repositories import JobCursor, JobFilter, JobPage, Page
 from domain.ports.unit_of_work import TenantScope
-from domain.services.quota_rules import default_quotas
+from domain.services.quota_defaults import default_quotas
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
