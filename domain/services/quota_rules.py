@@ -1,11 +1,12 @@
-"""What makes Kueue's objects and capacity reservations acceptable.
+"""What makes Kueue's objects acceptable, and who may change them.
 
 Pure functions over the model, and the permission rules the quota and reservation services
 share (see `QuotaService` for who may do what). Each check returns every problem at once as
 `FieldIssue`s whose paths follow the input in snake_case
 (`resource_groups.0.flavors.1.resources.0.lending_limit`); the GraphQL layer renders them
 camelCased. Whether a referenced object exists is passed in by the caller, which read it in the
-same unit of work that then writes. The quotas a new cluster starts with are `quota_defaults`.
+same unit of work that then writes. The quotas a new cluster starts with are `quota_defaults`,
+what makes a reservation acceptable `reservation_rules`.
 """
 
 from __future__ import annotations
@@ -16,21 +17,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden
-from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
 from domain.model.principal import Principal, Scope
 from domain.model.quota import (
-    CPU,
     DEFAULT_PRIORITY_VALUES,
-    MEMORY,
     ClusterQueue,
     FlavorQuotas,
     PreemptionPolicy,
     QueueingStrategy,
-    ResourceFlavor,
     ResourceGroup,
-    ResourceQuota,
     WorkloadPriorityClass,
 )
 from domain.names import MAX_OBJECT_NAME, label_problem, name_problem, text_problem
@@ -64,17 +60,6 @@ class ClusterQueueSpec:
             resource_groups=self.resource_groups,
             preemption=self.preemption,
         )
-
-
-@dataclass(frozen=True)
-class ReservationSpec:
-    cluster_id: ClusterId
-    name: str
-    cluster_queue: str
-    flavor: str
-    gpu_count: int
-    start: datetime
-    end: datetime
 
 
 def name_issues(name: str, path: str = "name") -> list[FieldIssue]:
@@ -235,70 +220,6 @@ def priority_value_issues(
             )
         ]
     return []
-
-
-def flavor_capacity(flavor: ResourceFlavor, nodes: Iterable[Node]) -> int:
-    """GPUs on the nodes the flavor selects."""
-    return sum(n.gpu_count for n in nodes if n.gpu_count and flavor.matches(n))
-
-
-def gpu_quota(queue: ClusterQueue, flavor: str) -> ResourceQuota | None:
-    """The queue's quota of GPUs (any resource but cpu and memory) in `flavor`, if above 0."""
-    for group in queue.resource_groups:
-        for fq in group.flavors:
-            if fq.flavor == flavor:
-                for quota in fq.resources:
-                    if quota.name not in (CPU, MEMORY) and quota.nominal_quota > 0:
-                        return quota
-    return None
-
-
-def reservation_issues(
-    spec: ReservationSpec,
-    *,
-    cluster: Cluster,
-    queue: ClusterQueue | None,
-    flavor: ResourceFlavor | None,
-    now: datetime,
-) -> list[FieldIssue]:
-    issues = name_issues(spec.name)
-    if spec.gpu_count < 1:
-        issues.append(FieldIssue("gpu_count", "must be at least 1"))
-    if flavor is None:
-        issues.append(FieldIssue("flavor", f"no flavor {spec.flavor} on this cluster", "NOT_FOUND"))
-    elif spec.gpu_count > (capacity := flavor_capacity(flavor, cluster.nodes)):
-        issues.append(
-            FieldIssue(
-                "gpu_count",
-                f"cluster {cluster.name} has {capacity} GPUs of flavor {flavor.name}",
-                "EXCEEDS_CAPACITY",
-            )
-        )
-    if queue is None:
-        issues.append(
-            FieldIssue(
-                "cluster_queue",
-                f"no cluster queue {spec.cluster_queue} on this cluster",
-                "NOT_FOUND",
-            )
-        )
-    elif flavor is not None and gpu_quota(queue, flavor.name) is None:
-        issues.append(
-            FieldIssue(
-                "cluster_queue",
-                f"cluster queue {queue.name} has no GPU quota in flavor {flavor.name}",
-                "NO_QUOTA",
-            )
-        )
-    for path, moment in (("start", spec.start), ("end", spec.end)):
-        if moment.tzinfo is None:
-            issues.append(FieldIssue(path, "must carry a timezone"))
-    if spec.start.tzinfo is not None and spec.end.tzinfo is not None:
-        if spec.end <= spec.start:
-            issues.append(FieldIssue("end", "must be after start", "BEFORE_START"))
-        elif spec.end <= now:
-            issues.append(FieldIssue("end", "is in the past", "IN_THE_PAST"))
-    return issues
 
 
 # --- who may do what -------------------------------------------------------------------------
