@@ -17,8 +17,8 @@ import strawberry
 from domain.model import quota as model
 from domain.model.ids import ClusterId
 from domain.model.reservation import CapacityReservation as DomainReservation
+from domain.services.quota_usage import FlavorUsage as DomainFlavorUsage
 from domain.services.quotas import ClusterQuotas
-from domain.services.quotas import FlavorUsage as DomainFlavorUsage
 from schema.context import Info
 from schema.types.enums import (
     JobPriority,
