@@ -7,6 +7,14 @@ share (see `QuotaService` for who may do what). Each check returns every problem
 camelCased. Whether a referenced object exists is passed in by the caller, which read it in the
 same unit of work that then writes. The quotas a new cluster starts with are `quota_defaults`,
 what makes a reservation acceptable `reservation_rules`.
+
+The rules follow Kueue's own (apis/kueue/v1beta2 CEL rules, pkg/webhooks), so that nothing
+budcluster accepts is refused by a cluster: borrowing and lending limits only in a cohort (for a
+cohort: only under a parent), a queue's lending limit within its nominal quota (a cohort's may
+exceed it), a borrowWithinCohort policy other than Never only with a reclaimWithinCohort other
+than Never, fair-sharing weights of 0 or above 1e-9. A cohort's parent may be implicit (a name no
+Cohort holds), as in Kueue; a parent that would make a cohort its own ancestor is refused (Kueue
+would accept it and stop admitting into the whole tree).
 """
 
 from __future__ import annotations
@@ -22,10 +30,14 @@ from domain.model.job import JobPriority
 from domain.model.principal import Principal, Scope
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
+    Cohort,
+    FlavorFungibility,
     FlavorQuotas,
     PreemptionPolicy,
     QueueingStrategy,
+    ReclaimWithinCohort,
     ResourceGroup,
     WorkloadPriorityClass,
 )
@@ -36,6 +48,13 @@ MAX_PRIORITY_VALUE = 1_000_000_000
 MAX_DESCRIPTION = 500
 MAX_RESOURCE_NAME = 253
 MAX_NODE_LABELS = 32
+INT32 = (-(2**31), 2**31 - 1)
+"""Kueue's maxPriorityThreshold is an int32, as priorities are."""
+MIN_POSITIVE_WEIGHT = 1e-9
+"""Kueue (validateFairSharing): a weight is 0 or more than 1n; a smaller one collapses to 0."""
+MAX_WEIGHT = 1e9
+"""A weight is rendered in Kueue's nano precision; Kubernetes keeps such a quantity exactly as an
+int64 of nano-units up to about 9.2e9."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,8 @@ class ClusterQueueSpec:
     queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
     resource_groups: tuple[ResourceGroup, ...] = ()
     preemption: PreemptionPolicy = field(default_factory=PreemptionPolicy)
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    fair_sharing_weight: float = 1.0
 
     def build(self, *, created_at: datetime, updated_at: datetime) -> ClusterQueue:
         return ClusterQueue(
@@ -59,7 +80,54 @@ class ClusterQueueSpec:
             queueing_strategy=self.queueing_strategy,
             resource_groups=self.resource_groups,
             preemption=self.preemption,
+            flavor_fungibility=self.flavor_fungibility,
+            fair_sharing_weight=self.fair_sharing_weight,
         )
+
+
+@dataclass(frozen=True)
+class CohortSpec:
+    """A Cohort as a caller writes it (create, or the whole new state on update)."""
+
+    cluster_id: ClusterId
+    name: str
+    description: str | None = None
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_sharing_weight: float = 1.0
+
+    def build(self, *, created_at: datetime) -> Cohort:
+        return Cohort(
+            cluster_id=self.cluster_id,
+            name=self.name,
+            created_at=created_at,
+            description=self.description,
+            parent=self.parent,
+            resource_groups=self.resource_groups,
+            fair_sharing_weight=self.fair_sharing_weight,
+        )
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """Where borrowing and lending limits may be set (Kueue's validationConfig)."""
+
+    allowed: bool
+    """A queue in a cohort; a cohort with a parent."""
+    needs: str
+    code: str
+    within_nominal: bool
+    """A queue lends at most its nominal quota; a cohort may lend more (its subtree's too)."""
+
+
+def _queue_limits(cohort: str | None) -> _Limits:
+    return _Limits(cohort is not None, "applies only to a queue in a cohort", "NEEDS_COHORT", True)
+
+
+def _cohort_limits(parent: str | None) -> _Limits:
+    return _Limits(
+        parent is not None, "applies only to a cohort with a parent", "NEEDS_PARENT", False
+    )
 
 
 def name_issues(name: str, path: str = "name") -> list[FieldIssue]:
@@ -102,9 +170,96 @@ def cluster_queue_issues(
             issues.append(
                 FieldIssue("cohort", f"no cohort {spec.cohort} on this cluster", "NOT_FOUND")
             )
+    issues += resource_group_issues(
+        spec.resource_groups, flavors=flavors, limits=_queue_limits(spec.cohort)
+    )
+    issues += preemption_issues(spec.preemption)
+    issues += weight_issues(spec.fair_sharing_weight)
+    return issues
+
+
+def cohort_issues(
+    spec: CohortSpec, *, flavors: Collection[str], parents: Mapping[str, str | None]
+) -> list[FieldIssue]:
+    """`flavors`: the names of the cluster's ResourceFlavors; `parents`: each Cohort of the
+    cluster with its parent."""
+    issues = name_issues(spec.name) + description_issues(spec.description)
+    if spec.parent is not None:
+        if problems := name_issues(spec.parent, "parent"):
+            issues += problems
+        elif cycle := _cycle(spec.name, spec.parent, parents):
+            issues.append(
+                FieldIssue(
+                    "parent",
+                    f"would make cohort {spec.name} its own ancestor: {' -> '.join(cycle)}",
+                    "CYCLE",
+                )
+            )
+    issues += resource_group_issues(
+        spec.resource_groups, flavors=flavors, limits=_cohort_limits(spec.parent)
+    )
+    issues += weight_issues(spec.fair_sharing_weight)
+    return issues
+
+
+def _cycle(name: str, parent: str, parents: Mapping[str, str | None]) -> list[str] | None:
+    """The path from `name` back to itself when `parent` becomes its parent, else None."""
+    path = [name]
+    at: str | None = parent
+    while at is not None and at not in path:
+        path.append(at)
+        at = parents.get(at)
+    return [*path, name] if at == name else None
+
+
+def preemption_issues(preemption: PreemptionPolicy) -> list[FieldIssue]:
+    """Kueue's CEL rule on ClusterQueuePreemption (v1beta1 and v1beta2):
+    `!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) &&
+    self.borrowWithinCohort.policy != 'Never')`; maxPriorityThreshold is an int32."""
+    issues: list[FieldIssue] = []
+    borrow = preemption.borrow_within_cohort
+    at = "preemption.borrow_within_cohort"
+    if (
+        preemption.reclaim_within_cohort is ReclaimWithinCohort.NEVER
+        and borrow.policy is not BorrowWithinCohortPolicy.NEVER
+    ):
+        issues.append(
+            FieldIssue(
+                f"{at}.policy",
+                "must be NEVER while `preemption.reclaim_within_cohort` is NEVER "
+                "(Kueue: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never)",
+                "NEEDS_RECLAIM",
+            )
+        )
+    threshold = borrow.max_priority_threshold
+    if threshold is not None and not INT32[0] <= threshold <= INT32[1]:
+        issues.append(
+            FieldIssue(
+                f"{at}.max_priority_threshold",
+                f"must be between {INT32[0]} and {INT32[1]} (an int32)",
+            )
+        )
+    return issues
+
+
+def weight_issues(weight: float, path: str = "fair_sharing_weight") -> list[FieldIssue]:
+    if not math.isfinite(weight) or weight < 0:
+        return [FieldIssue(path, "must be a finite number of 0 or more")]
+    if 0 < weight <= MIN_POSITIVE_WEIGHT:
+        return [FieldIssue(path, f"must be 0 or more than {MIN_POSITIVE_WEIGHT:g}", "TOO_SMALL")]
+    if weight > MAX_WEIGHT:
+        return [FieldIssue(path, f"must be at most {MAX_WEIGHT:g}", "TOO_LARGE")]
+    return []
+
+
+def resource_group_issues(
+    groups: Sequence[ResourceGroup], *, flavors: Collection[str], limits: _Limits
+) -> list[FieldIssue]:
+    """A ClusterQueue's or a Cohort's resource groups (Kueue's validateResourceGroups)."""
+    issues: list[FieldIssue] = []
     group_of_flavor: dict[str, int] = {}
     group_of_resource: dict[str, int] = {}
-    for i, group in enumerate(spec.resource_groups):
+    for i, group in enumerate(groups):
         at = f"resource_groups.{i}"
         covered = group.covered_resources
         if not covered:
@@ -129,19 +284,19 @@ def cluster_queue_issues(
             issues.append(FieldIssue(f"{at}.flavors", "must name at least one", "REQUIRED"))
         for j, fq in enumerate(group.flavors):
             issues += _flavor_quota_issues(
-                spec, fq, f"{at}.flavors.{j}", covered, flavors, group_of_flavor, i
+                fq, f"{at}.flavors.{j}", covered, flavors, group_of_flavor, i, limits
             )
     return issues
 
 
 def _flavor_quota_issues(
-    spec: ClusterQueueSpec,
     fq: FlavorQuotas,
     at: str,
     covered: Sequence[str],
     flavors: Collection[str],
     group_of_flavor: dict[str, int],
     group: int,
+    limits: _Limits,
 ) -> list[FieldIssue]:
     issues: list[FieldIssue] = []
     if fq.flavor in group_of_flavor:
@@ -176,15 +331,15 @@ def _flavor_quota_issues(
             limit: float | None = getattr(quota, attribute)
             if limit is None:
                 continue
-            if spec.cohort is None:
-                issues.append(
-                    FieldIssue(
-                        f"{qat}.{attribute}", "applies only to a queue in a cohort", "NEEDS_COHORT"
-                    )
-                )
+            if not limits.allowed:
+                issues.append(FieldIssue(f"{qat}.{attribute}", limits.needs, limits.code))
             elif problem := _quantity_problem(limit):
                 issues.append(FieldIssue(f"{qat}.{attribute}", problem))
-            elif attribute == "lending_limit" and limit > quota.nominal_quota:
+            elif (
+                attribute == "lending_limit"
+                and limits.within_nominal
+                and limit > quota.nominal_quota
+            ):
                 issues.append(
                     FieldIssue(
                         f"{qat}.lending_limit",

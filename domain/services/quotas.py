@@ -11,10 +11,13 @@ their own tenant, unless they are admins, and a refusal names only what its call
 
 Every command is one unit of work in system scope (the objects belong to the cluster, and the
 refusals need every tenant's jobs), and refuses before writing anything. Removals keep references
-whole: a flavor stays while a ClusterQueue names it, a ClusterQueue while a LocalQueue points at it
-(and so while any job is active in it, for a LocalQueue with active jobs stays too), a cohort while
-it has member queues. The checks are pure functions in `quota_rules`; how much of its quota each
-queue uses is one in `quota_usage`, of a quota set, the active jobs and the reservations.
+whole: a flavor stays while a ClusterQueue or a cohort names it, a ClusterQueue while a LocalQueue
+points at it (and so while any job is active in it, for a LocalQueue with active jobs stays too),
+a cohort while it has member queues. A cohort whose children remain may go: they then name an
+implicit cohort, as they may from the start (Kueue's parentName needs no object). The checks are
+pure functions in `quota_rules`; how much of its quota each queue uses is one in `quota_usage`, of
+a quota set, the active jobs and the reservations. A cluster's quota settings (is Kueue's fair
+sharing on) are recorded here, not pushed: Kueue's controller configuration is the operator's.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from domain.model.quota import (
     Cohort,
     LocalQueue,
     QuotaSet,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
     tenant_namespace,
@@ -45,6 +49,7 @@ from domain.services import quota_rules as rules
 from domain.services.quota_defaults import default_quotas
 from domain.services.quota_rules import (
     ClusterQueueSpec,
+    CohortSpec,
     acting_for,
     in_use,
     require,
@@ -65,6 +70,7 @@ class ClusterQuotas:
     reservations: tuple[CapacityReservation, ...]
     usage: Mapping[str, tuple[FlavorUsage, ...]]
     """Per ClusterQueue name."""
+    settings: QuotaSettings
 
 
 def _local_queues_of(principal: Principal, tenant_id: TenantId | None) -> TenantId:
@@ -136,8 +142,16 @@ class QuotaService:
             found = next((f for f in quotas.flavors if f.name == name), None)
             if found is None:
                 raise NotFound("resource flavor", name)
-            if users := [q.name for q in quotas.cluster_queues if name in q.flavor_names]:
-                raise in_use(f"resource flavor {name}", [f"cluster queue {u}" for u in users])
+            users = [
+                f"cluster queue {q.name}" for q in quotas.cluster_queues if name in q.flavor_names
+            ]
+            users += [
+                f"cohort {c.name}"
+                for c in quotas.cohorts
+                if any(fq.flavor == name for g in c.resource_groups for fq in g.flavors)
+            ]
+            if users:
+                raise in_use(f"resource flavor {name}", users)
             await uow.quotas.delete_flavor(cluster_id=cluster_id, name=name)
             await self._commit(uow, cluster_id)
         return found
@@ -280,24 +294,39 @@ class QuotaService:
 
     # --- cohorts --------------------------------------------------------------------------
 
-    async def create_cohort(
-        self,
-        principal: Principal,
-        *,
-        cluster_id: ClusterId,
-        name: str,
-        description: str | None = None,
-    ) -> Cohort:
-        require(principal, Scope.CLUSTERS_WRITE)
-        if issues := rules.name_issues(name) + rules.description_issues(description):
+    async def _checked_cohort(self, uow: UnitOfWork, spec: CohortSpec) -> QuotaSet:
+        await self._cluster(uow, spec.cluster_id)
+        quotas = await uow.quotas.quota_set(spec.cluster_id)
+        issues = rules.cohort_issues(
+            spec,
+            flavors={f.name for f in quotas.flavors},
+            parents={c.name: c.parent for c in quotas.cohorts},
+        )
+        if issues:
             raise ValidationFailed(issues)
-        cohort = Cohort(cluster_id, name, self._clock.now(), description)
+        return quotas
+
+    async def create_cohort(self, principal: Principal, spec: CohortSpec) -> Cohort:
+        require(principal, Scope.CLUSTERS_WRITE)
+        cohort = spec.build(created_at=self._clock.now())
         async with self._uow(TenantScope.system()) as uow:
-            await self._cluster(uow, cluster_id)
-            if await uow.quotas.get_cohort(cluster_id=cluster_id, name=name) is not None:
-                raise taken(f"cohort {name}")
+            quotas = await self._checked_cohort(uow, spec)
+            if quotas.cohort(spec.name) is not None:
+                raise taken(f"cohort {spec.name}")
             await uow.quotas.add_cohort(cohort)
-            await self._commit(uow, cluster_id)
+            await self._commit(uow, spec.cluster_id)
+        return cohort
+
+    async def update_cohort(self, principal: Principal, spec: CohortSpec) -> Cohort:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await self._checked_cohort(uow, spec)
+            found = quotas.cohort(spec.name)
+            if found is None:
+                raise NotFound("cohort", spec.name)
+            cohort = spec.build(created_at=found.created_at)
+            await uow.quotas.update_cohort(cohort)
+            await self._commit(uow, spec.cluster_id)
         return cohort
 
     async def delete_cohort(
@@ -306,7 +335,7 @@ class QuotaService:
         require(principal, Scope.CLUSTERS_WRITE)
         async with self._uow(TenantScope.system()) as uow:
             quotas = await uow.quotas.quota_set(cluster_id)
-            found = next((c for c in quotas.cohorts if c.name == name), None)
+            found = quotas.cohort(name)
             if found is None:
                 raise NotFound("cohort", name)
             if members := quotas.members(name):
@@ -314,6 +343,20 @@ class QuotaService:
             await uow.quotas.delete_cohort(cluster_id=cluster_id, name=name)
             await self._commit(uow, cluster_id)
         return found
+
+    # --- a cluster's settings -------------------------------------------------------------
+
+    async def update_quota_settings(
+        self, principal: Principal, settings: QuotaSettings
+    ) -> QuotaSettings:
+        """Record what the cluster's Kueue is configured with (budcluster does not configure
+        Kueue's controller: the operator keeps the two the same)."""
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            await self._cluster(uow, settings.cluster_id)
+            await uow.quotas.save_quota_settings(settings)
+            await self._commit(uow, settings.cluster_id)
+        return settings
 
     # --- priority classes -----------------------------------------------------------------
 
@@ -376,6 +419,7 @@ class QuotaService:
                 usage=cluster_queue_usage(
                     quotas, (j for j in jobs if j.cluster_id == cluster_id), booked, now
                 ),
+                settings=QuotaSettings(cluster_id, fair_sharing=quotas.fair_sharing),
             )
         return result
 

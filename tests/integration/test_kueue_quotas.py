@@ -36,7 +36,7 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.ports.unit_of_work import TenantScope
-from domain.services.quota_rules import ClusterQueueSpec
+from domain.services.quota_rules import ClusterQueueSpec, CohortSpec
 from domain.services.registry import Registration
 from tests.integration.test_app_flows import make_app
 from tests.support import k8s_nodes
@@ -185,7 +185,7 @@ async def test_the_cohort_field_follows_the_served_version(
         emulator.serve_kueue(served)
         emulator.seed(k8s_nodes.a100_gfd_node())
         cluster = await connected(app, emulator)
-        await app.quotas.create_cohort(ADMIN, cluster_id=cluster.id, name="research")
+        await app.quotas.create_cohort(ADMIN, CohortSpec(cluster.id, "research"))
         spec = ClusterQueueSpec(
             cluster_id=cluster.id,
             name="shared",
