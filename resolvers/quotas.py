@@ -15,14 +15,19 @@ from domain.errors import ValidationFailed
 from domain.model.ids import ClusterId, TenantId
 from domain.model.principal import Scope
 from domain.model.quota import (
+    BorrowWithinCohort,
+    FlavorFungibility,
     FlavorQuotas,
     PreemptionPolicy,
     ResourceGroup,
 )
 from domain.model.quota import (
+    QuotaSettings as DomainQuotaSettings,
+)
+from domain.model.quota import (
     ResourceQuota as DomainResourceQuota,
 )
-from domain.services.quota_rules import ClusterQueueSpec
+from domain.services.quota_rules import ClusterQueueSpec, CohortSpec
 from resolvers.common import parse_uuid
 from schema.access import requires
 from schema.context import Info
@@ -33,6 +38,7 @@ from schema.types.quota import (
     ClusterQueue,
     Cohort,
     LocalQueue,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
 )
@@ -41,7 +47,9 @@ from schema.types.quota_inputs import (
     CohortInput,
     LocalQueueInput,
     NodeLabelInput,
+    QuotaSettingsInput,
     ResourceFlavorInput,
+    ResourceGroupInput,
 )
 
 Errors = (
@@ -51,6 +59,7 @@ ResourceFlavorResult = Annotated[ResourceFlavor | Errors, strawberry.union("Reso
 ClusterQueueResult = Annotated[ClusterQueue | Errors, strawberry.union("ClusterQueueResult")]
 LocalQueueResult = Annotated[LocalQueue | Errors, strawberry.union("LocalQueueResult")]
 CohortResult = Annotated[Cohort | Errors, strawberry.union("CohortResult")]
+QuotaSettingsResult = Annotated[QuotaSettings | Errors, strawberry.union("QuotaSettingsResult")]
 WorkloadPriorityClassResult = Annotated[
     WorkloadPriorityClass | Errors, strawberry.union("WorkloadPriorityClassResult")
 ]
@@ -74,33 +83,55 @@ def labels(given: list[NodeLabelInput]) -> dict[str, str]:
     return found
 
 
+def groups(given: list[ResourceGroupInput]) -> tuple[ResourceGroup, ...]:
+    return tuple(
+        ResourceGroup(
+            covered_resources=tuple(group.covered_resources),
+            flavors=tuple(
+                FlavorQuotas(
+                    flavor=fq.flavor,
+                    resources=tuple(
+                        DomainResourceQuota(
+                            q.name, q.nominal_quota, q.borrowing_limit, q.lending_limit
+                        )
+                        for q in fq.resources
+                    ),
+                )
+                for fq in group.flavors
+            ),
+        )
+        for group in given
+    )
+
+
 def queue_spec(data: ClusterQueueInput) -> ClusterQueueSpec:
+    preemption, borrow = data.preemption, data.preemption.borrow_within_cohort
     return ClusterQueueSpec(
         cluster_id=to_cluster_id(data.cluster_id),
         name=data.name,
         cohort=data.cohort,
         queueing_strategy=data.queueing_strategy,
-        resource_groups=tuple(
-            ResourceGroup(
-                covered_resources=tuple(group.covered_resources),
-                flavors=tuple(
-                    FlavorQuotas(
-                        flavor=fq.flavor,
-                        resources=tuple(
-                            DomainResourceQuota(
-                                q.name, q.nominal_quota, q.borrowing_limit, q.lending_limit
-                            )
-                            for q in fq.resources
-                        ),
-                    )
-                    for fq in group.flavors
-                ),
-            )
-            for group in data.resource_groups
-        ),
+        resource_groups=groups(data.resource_groups),
         preemption=PreemptionPolicy(
-            data.preemption.within_cluster_queue, data.preemption.reclaim_within_cohort
+            preemption.within_cluster_queue,
+            preemption.reclaim_within_cohort,
+            BorrowWithinCohort(borrow.policy, borrow.max_priority_threshold),
         ),
+        flavor_fungibility=FlavorFungibility(
+            data.flavor_fungibility.when_can_borrow, data.flavor_fungibility.when_can_preempt
+        ),
+        fair_sharing_weight=data.fair_sharing_weight,
+    )
+
+
+def cohort_spec(data: CohortInput) -> CohortSpec:
+    return CohortSpec(
+        cluster_id=to_cluster_id(data.cluster_id),
+        name=data.name,
+        description=data.description,
+        parent=data.parent,
+        resource_groups=groups(data.resource_groups),
+        fair_sharing_weight=data.fair_sharing_weight,
     )
 
 
@@ -220,12 +251,18 @@ async def delete_local_queue(
 @typed_errors
 async def create_cohort(info: Info, input: CohortInput) -> CohortResult:
     made = await info.context.services.quotas.create_cohort(
-        info.context.authenticated(),
-        cluster_id=to_cluster_id(input.cluster_id),
-        name=input.name,
-        description=input.description,
+        info.context.authenticated(), cohort_spec(input)
     )
     return Cohort.from_domain(made)
+
+
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
+async def update_cohort(info: Info, input: CohortInput) -> CohortResult:
+    changed = await info.context.services.quotas.update_cohort(
+        info.context.authenticated(), cohort_spec(input)
+    )
+    return Cohort.from_domain(changed)
 
 
 @requires(Scope.CLUSTERS_WRITE)
@@ -235,6 +272,19 @@ async def delete_cohort(info: Info, cluster_id: strawberry.ID, name: str) -> Coh
         info.context.authenticated(), cluster_id=to_cluster_id(cluster_id), name=name
     )
     return Cohort.from_domain(deleted)
+
+
+# --- a cluster's quota settings (clusters:write) ----------------------------------------------
+
+
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
+async def update_quota_settings(info: Info, input: QuotaSettingsInput) -> QuotaSettingsResult:
+    settings = DomainQuotaSettings(to_cluster_id(input.cluster_id), input.fair_sharing)
+    saved = await info.context.services.quotas.update_quota_settings(
+        info.context.authenticated(), settings
+    )
+    return QuotaSettings.from_domain(saved)
 
 
 # --- priority classes (clusters:write) --------------------------------------------------------

@@ -9,7 +9,7 @@ import strawberry
 
 from domain.model.principal import Scope
 from domain.model.reservation import ReservationId
-from domain.services.quota_rules import ReservationSpec
+from domain.services.reservation_rules import ReservationSpec
 from resolvers.common import parse_uuid
 from resolvers.quotas import Errors, to_cluster_id
 from schema.access import requires

@@ -145,6 +145,7 @@ LIST_SIZES: dict[str, int] = {
     "Cluster.localQueues": 20,
     "Cluster.reservations": 10,
     "ClusterQueue.resourceGroups": 3,
+    "Cohort.resourceGroups": 1,  # most cohorts hold no quota of their own
     "ClusterQueue.usage": 10,
     "ResourceGroup.flavors": 5,
     "FlavorQuotas.resources": 4,

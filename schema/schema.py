@@ -117,7 +117,8 @@ class Mutation:
     create_cluster_queue = _audited(quota_resolvers.create_cluster_queue)
     update_cluster_queue = _audited(
         quota_resolvers.update_cluster_queue,
-        "Replace a ClusterQueue's cohort, strategy, quotas and preemption.",
+        "Replace a ClusterQueue's cohort, strategy, quotas, preemption, flavor fungibility and "
+        "fair-sharing weight.",
     )
     delete_cluster_queue = _audited(
         quota_resolvers.delete_cluster_queue, "Refused while a LocalQueue points at it."
@@ -130,8 +131,18 @@ class Mutation:
         "Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs.",
     )
     create_cohort = _audited(quota_resolvers.create_cohort)
+    update_cohort = _audited(
+        quota_resolvers.update_cohort,
+        "Replace a cohort's description, parent, quotas and fair-sharing weight.",
+    )
     delete_cohort = _audited(
-        quota_resolvers.delete_cohort, "Refused while ClusterQueues are in it."
+        quota_resolvers.delete_cohort,
+        "Refused while ClusterQueues are in it; child cohorts then name an implicit cohort.",
+    )
+    update_quota_settings = _audited(
+        quota_resolvers.update_quota_settings,
+        "Record how the cluster's Kueue is configured (fair sharing on or off). budcluster does "
+        "not change Kueue's controller configuration: set it on the cluster too.",
     )
     update_workload_priority_class = _audited(
         quota_resolvers.update_workload_priority_class,

@@ -19,6 +19,7 @@ from domain.model.quota import (
     ClusterQueue,
     Cohort,
     LocalQueue,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
 )
@@ -32,6 +33,7 @@ flavor_from_row = SHAPES.row_decoder(ResourceFlavor)
 cluster_queue_from_row = SHAPES.row_decoder(ClusterQueue)
 local_queue_from_row = SHAPES.row_decoder(LocalQueue)
 cohort_from_row = SHAPES.row_decoder(Cohort)
+quota_settings_from_row = SHAPES.row_decoder(QuotaSettings)
 priority_class_from_row = SHAPES.row_decoder(WorkloadPriorityClass)
 reservation_from_row = SHAPES.row_decoder(CapacityReservation)
 
@@ -39,6 +41,8 @@ job_to_row: Callable[[Job], dict[str, Any]] = SHAPES.to_row
 flavor_to_row: Callable[[ResourceFlavor], dict[str, Any]] = SHAPES.to_row
 cluster_queue_to_row: Callable[[ClusterQueue], dict[str, Any]] = SHAPES.to_row
 local_queue_to_row: Callable[[LocalQueue], dict[str, Any]] = SHAPES.to_row
+cohort_to_row: Callable[[Cohort], dict[str, Any]] = SHAPES.to_row
+quota_settings_to_row: Callable[[QuotaSettings], dict[str, Any]] = SHAPES.to_row
 reservation_to_row: Callable[[CapacityReservation], dict[str, Any]] = SHAPES.to_row
 
 

@@ -1,11 +1,12 @@
 """Kueue's objects and the priority classes, over the unit of work's connection.
 
 Every read takes many clusters at once (`WHERE cluster_id IN ...`): a cluster's whole quota set is
-five statements whatever the number of clusters, which keeps GraphQL listings at a constant
+six statements whatever the number of clusters, which keeps GraphQL listings at a constant
 statement count. Names are primary keys, so a second object of a taken name is refused by the
 database as well as by the service's own check; that refusal becomes `Conflict` (ALREADY_EXISTS).
 A tenant's default LocalQueue is created on its first submission, possibly by two submissions at
-once: `add_local_queue(..., if_absent=True)` inserts with ON CONFLICT DO NOTHING on both dialects.
+once: `add_local_queue(..., if_absent=True)` inserts with ON CONFLICT DO NOTHING on both dialects;
+a cluster's quota settings are one row, upserted (ON CONFLICT DO UPDATE) the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from adapters.db.tables import (
     cluster_queues,
     cohorts,
     local_queues,
+    quota_settings,
     resource_flavors,
     workload_priority_classes,
 )
@@ -35,6 +37,7 @@ from domain.model.quota import (
     Cohort,
     LocalQueue,
     QuotaSet,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
 )
@@ -47,6 +50,9 @@ class SqlQuotaRepository:
     async def _rows(self, stmt: sa.Select[Any]) -> Sequence[sa.RowMapping]:
         rows: Sequence[sa.RowMapping] = (await self._conn.execute(stmt)).mappings().all()
         return rows
+
+    def _dialect(self) -> Any:
+        return postgresql if self._conn.dialect.name == "postgresql" else sqlite
 
     async def _insert(self, table: sa.Table, row: dict[str, Any], what: str) -> None:
         try:
@@ -81,6 +87,7 @@ class SqlQuotaRepository:
             stmt = sa.select(table).where(table.c.cluster_id.in_(ids)).order_by(*order)
             for row in await self._rows(stmt):
                 parts[kind][ClusterId(row["cluster_id"])].append(convert(row))
+        settings = await self.quota_settings_of(ids)
         values = {pc.priority: pc.value for pc in await self.priority_classes()}
         return {
             cluster_id: QuotaSet(
@@ -89,9 +96,28 @@ class SqlQuotaRepository:
                 local_queues=tuple(parts["local"][cluster_id]),
                 cohorts=tuple(parts["cohorts"][cluster_id]),
                 priority_values=dict(values),
+                fair_sharing=settings[cluster_id].fair_sharing,
             )
             for cluster_id in ids
         }
+
+    # --- a cluster's settings --------------------------------------------------------------
+
+    async def quota_settings_of(
+        self, cluster_ids: Sequence[ClusterId]
+    ) -> dict[ClusterId, QuotaSettings]:
+        t = quota_settings
+        rows = await self._rows(sa.select(t).where(t.c.cluster_id.in_(list(cluster_ids))))
+        found = {ClusterId(row["cluster_id"]): mapping.quota_settings_from_row(row) for row in rows}
+        return {c: found.get(c) or QuotaSettings(c) for c in cluster_ids}
+
+    async def save_quota_settings(self, settings: QuotaSettings) -> None:
+        row = mapping.quota_settings_to_row(settings)
+        changed = {k: v for k, v in row.items() if k != "cluster_id"}
+        insert = self._dialect().insert(quota_settings).values(row)
+        await self._conn.execute(
+            insert.on_conflict_do_update(index_elements=["cluster_id"], set_=changed)
+        )
 
     # --- flavors ---------------------------------------------------------------------------
 
@@ -156,8 +182,8 @@ class SqlQuotaRepository:
         if not if_absent:
             await self._insert(local_queues, row, "local queue")
             return
-        dialect = postgresql if self._conn.dialect.name == "postgresql" else sqlite
-        await self._conn.execute(dialect.insert(local_queues).values(row).on_conflict_do_nothing())
+        insert = self._dialect().insert(local_queues).values(row)
+        await self._conn.execute(insert.on_conflict_do_nothing())
 
     async def delete_local_queue(self, *, cluster_id: ClusterId, namespace: str, name: str) -> None:
         t = local_queues
@@ -175,13 +201,15 @@ class SqlQuotaRepository:
         return mapping.cohort_from_row(rows[0]) if rows else None
 
     async def add_cohort(self, cohort: Cohort) -> None:
-        row = {
-            "cluster_id": cohort.cluster_id,
-            "name": cohort.name,
-            "description": cohort.description,
-            "created_at": cohort.created_at,
-        }
-        await self._insert(cohorts, row, "cohort")
+        await self._insert(cohorts, mapping.cohort_to_row(cohort), "cohort")
+
+    async def update_cohort(self, cohort: Cohort) -> None:
+        t = cohorts
+        row = mapping.cohort_to_row(cohort)
+        for key in ("cluster_id", "name", "created_at"):
+            row.pop(key)
+        where = (t.c.cluster_id == cohort.cluster_id, t.c.name == cohort.name)
+        await self._conn.execute(t.update().where(*where).values(row))
 
     async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None:
         t = cohorts

@@ -216,6 +216,10 @@ def _cluster_fk() -> sa.Column[object]:
     )
 
 
+NEVER_BORROW = sa.text("""'{"policy": "Never"}'""")
+"""Kueue's default borrowWithinCohort. The Kueue settings' columns keep server defaults (Kueue's),
+so a release from before them can still write rows during a rolling upgrade."""
+
 resource_flavors = sa.Table(
     "resource_flavor",
     metadata,
@@ -236,6 +240,10 @@ cluster_queues = sa.Table(
     sa.Column("resource_groups", JSONDocument, nullable=False),
     sa.Column("within_cluster_queue", sa.String(30), nullable=False),
     sa.Column("reclaim_within_cohort", sa.String(30), nullable=False),
+    sa.Column("borrow_within_cohort", JSONDocument, nullable=False, server_default=NEVER_BORROW),
+    sa.Column("when_can_borrow", sa.String(30), nullable=False, server_default="MayStopSearch"),
+    sa.Column("when_can_preempt", sa.String(30), nullable=False, server_default="TryNextFlavor"),
+    sa.Column("fair_sharing_weight", sa.Float, nullable=False, server_default="1"),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
 )
@@ -258,7 +266,18 @@ cohorts = sa.Table(
     sa.Column("name", sa.String(63), primary_key=True),
     sa.Column("description", sa.Text),
     sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("parent", sa.String(63)),
+    sa.Column("resource_groups", JSONDocument, nullable=False, server_default=sa.text("'[]'")),
+    sa.Column("fair_sharing_weight", sa.Float, nullable=False, server_default="1"),
 )
+
+quota_settings = sa.Table(
+    "quota_settings",
+    metadata,
+    _cluster_fk(),
+    sa.Column("fair_sharing", sa.Boolean, nullable=False, server_default=sa.false()),
+)
+"""At most one row per cluster; a cluster without one has Kueue's defaults."""
 
 workload_priority_classes = sa.Table(
     "workload_priority_class",

@@ -12,7 +12,7 @@ from domain.model.deployment import Deployment, DeploymentChanged
 from domain.model.events import ClusterChanged
 from domain.model.job import Job, JobChanged, Placement, Resources
 from domain.model.load import RequestSample, Summary
-from domain.model.quota import ClusterQueue, PreemptionPolicy
+from domain.model.quota import ClusterQueue, FlavorFungibility, PreemptionPolicy
 from domain.model.secrets import Envelope
 from domain.model.timeline import diff_from_document, diff_to_document
 
@@ -81,7 +81,13 @@ SHAPES = Shapes(
             ),
         },
     ),
-    Shape(ClusterQueue, row={"preemption": Field(columns=flat(PreemptionPolicy))}),
+    Shape(
+        ClusterQueue,
+        row={
+            "preemption": Field(columns=flat(PreemptionPolicy)),
+            "flavor_fungibility": Field(columns=flat(FlavorFungibility)),
+        },
+    ),
     Shape(Deployment, document={"changes": NOT_STORED}),
     Shape(DeploymentChanged, document={"recorded": NOT_STORED}),
     Shape(Benchmark, document={"changes": NOT_STORED}),

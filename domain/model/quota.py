@@ -6,6 +6,13 @@ borrowing limit (how much more it may take from its cohort) and a lending limit 
 unused quota the cohort may take). ClusterQueues in the same cohort share unused quota. A tenant
 submits to a LocalQueue in its namespace, which points at a ClusterQueue. WorkloadPriorityClasses
 give each priority its value. All of these belong to one cluster, as Kueue's objects do.
+
+Cohorts form trees (Kueue's hierarchical cohorts): a cohort may name a parent and hold quotas of
+its own, shared by everything below it. A name that no Cohort object holds is an implicit cohort,
+as in Kueue: no quotas, no parent, weight 1. Fair sharing (the weights) applies only where Kueue's
+configuration enables it, which `QuotaSet.fair_sharing` records per cluster. The defaults of every
+field are Kueue's (apis/kueue/v1beta2: clusterqueue_types.go, cohort_types.go,
+fairsharing_types.go).
 """
 
 from __future__ import annotations
@@ -107,10 +114,44 @@ class ResourceGroup:
     flavors: tuple[FlavorQuotas, ...]
 
 
+class BorrowWithinCohortPolicy(enum.StrEnum):
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+
+
+@dataclass(frozen=True)
+class BorrowWithinCohort:
+    """Whether a workload that must borrow may preempt workloads of other queues in the cohort
+    (Kueue: classical preemption only, not with fair sharing)."""
+
+    policy: BorrowWithinCohortPolicy = BorrowWithinCohortPolicy.NEVER
+    max_priority_threshold: int | None = None
+    """Only workloads of priority <= this may be preempted by a borrowing workload (None: any the
+    policy allows)."""
+
+
 @dataclass(frozen=True)
 class PreemptionPolicy:
     within_cluster_queue: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY
     reclaim_within_cohort: ReclaimWithinCohort = ReclaimWithinCohort.NEVER
+    borrow_within_cohort: BorrowWithinCohort = BorrowWithinCohort()
+
+
+class FungibilityPolicy(enum.StrEnum):
+    """Kueue v1beta2's names; v1beta1 spells MAY_STOP_SEARCH Borrow (whenCanBorrow) or Preempt
+    (whenCanPreempt)."""
+
+    MAY_STOP_SEARCH = "MayStopSearch"
+    TRY_NEXT_FLAVOR = "TryNextFlavor"
+
+
+@dataclass(frozen=True)
+class FlavorFungibility:
+    """Whether a workload tries the queue's next flavor before borrowing, or before preempting,
+    in the flavor it is looking at."""
+
+    when_can_borrow: FungibilityPolicy = FungibilityPolicy.MAY_STOP_SEARCH
+    when_can_preempt: FungibilityPolicy = FungibilityPolicy.TRY_NEXT_FLAVOR
 
 
 @dataclass
@@ -135,6 +176,10 @@ class ClusterQueue:
     queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
     resource_groups: tuple[ResourceGroup, ...] = ()
     preemption: PreemptionPolicy = field(default_factory=PreemptionPolicy)
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    fair_sharing_weight: float = 1.0
+    """Its advantage in fair sharing: its share is its usage above nominal quota divided by
+    this; 0 makes it always last."""
 
     def flavors_for(self, resource: str) -> tuple[FlavorQuotas, ...]:
         """The flavors, in order of preference, that hold quota for `resource`."""
@@ -172,6 +217,13 @@ class Cohort:
     name: str
     created_at: datetime
     description: str | None = None
+    parent: str | None = None
+    """Kueue's spec.parentName: the cohort this one borrows from and lends to. It may be
+    implicit (no Cohort of that name)."""
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    """The cohort's own quotas, shared by its subtree; borrowing and lending limits (with its
+    parent) only when it has a parent."""
+    fair_sharing_weight: float = 1.0
 
 
 @dataclass
@@ -187,6 +239,17 @@ class WorkloadPriorityClass:
 
 
 @dataclass(frozen=True)
+class QuotaSettings:
+    """What one cluster's Kueue is configured with, as far as its quotas go. On a real cluster
+    this is Kueue's controller configuration (a ConfigMap), which budcluster records but does not
+    manage: the operator keeps the two the same."""
+
+    cluster_id: ClusterId
+    fair_sharing: bool = False
+    """Kueue's fairSharing.enable: unused quota shared by weight, and preemption to even shares."""
+
+
+@dataclass(frozen=True)
 class QuotaSet:
     """Everything the admission rules need to know about one cluster's quotas."""
 
@@ -197,6 +260,8 @@ class QuotaSet:
     priority_values: Mapping[JobPriority, int] = field(
         default_factory=lambda: dict(DEFAULT_PRIORITY_VALUES)
     )
+    fair_sharing: bool = False
+    """Kueue's configuration fairSharing.enable on this cluster (`QuotaSettings`)."""
 
     def cluster_queue(self, name: str) -> ClusterQueue | None:
         return next((q for q in self.cluster_queues if q.name == name), None)
@@ -211,3 +276,7 @@ class QuotaSet:
 
     def members(self, cohort: str) -> tuple[ClusterQueue, ...]:
         return tuple(q for q in self.cluster_queues if q.cohort == cohort)
+
+    def cohort(self, name: str) -> Cohort | None:
+        """The Cohort object of that name; None for an implicit cohort (a name only)."""
+        return next((c for c in self.cohorts if c.name == name), None)

@@ -35,6 +35,7 @@ from domain.model.quota import (
     Cohort,
     LocalQueue,
     QuotaSet,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
 )
@@ -174,7 +175,8 @@ class QuotaRepository(Protocol):
     """
 
     async def quota_set(self, cluster_id: ClusterId) -> QuotaSet:
-        """Flavors, cluster queues, local queues, cohorts and priority values of one cluster."""
+        """Flavors, cluster queues, local queues, cohorts, priority values and settings of one
+        cluster."""
 
     async def quota_sets(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, QuotaSet]:
         """`quota_set` of each cluster, in a constant number of statements."""
@@ -213,7 +215,16 @@ class QuotaRepository(Protocol):
 
     async def add_cohort(self, cohort: Cohort) -> None: ...
 
+    async def update_cohort(self, cohort: Cohort) -> None: ...
+
     async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None: ...
+
+    async def quota_settings_of(
+        self, cluster_ids: Sequence[ClusterId]
+    ) -> dict[ClusterId, QuotaSettings]:
+        """Each cluster's settings; Kueue's defaults for one that never had them set."""
+
+    async def save_quota_settings(self, settings: QuotaSettings) -> None: ...
 
     async def priority_classes(self, *, for_update: bool = False) -> list[WorkloadPriorityClass]:
         """Every priority class, highest priority first; `for_update` holds them until commit

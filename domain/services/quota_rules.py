@@ -1,58 +1,60 @@
-"""What makes Kueue's objects and capacity reservations acceptable, and the quotas a new cluster
-starts with.
+"""What makes Kueue's objects acceptable, and who may change them.
 
 Pure functions over the model, and the permission rules the quota and reservation services
 share (see `QuotaService` for who may do what). Each check returns every problem at once as
 `FieldIssue`s whose paths follow the input in snake_case
 (`resource_groups.0.flavors.1.resources.0.lending_limit`); the GraphQL layer renders them
 camelCased. Whether a referenced object exists is passed in by the caller, which read it in the
-same unit of work that then writes.
+same unit of work that then writes. The quotas a new cluster starts with are `quota_defaults`,
+what makes a reservation acceptable `reservation_rules`.
 
-The defaults make a fresh cluster usable at once, as a Kueue install with one catch-all queue
-would: a flavor per GPU product (selecting nodes by the GPU Feature Discovery label) plus a
-"default-cpu" flavor, and a ClusterQueue "default" whose nominal quota is the whole cluster.
+The rules follow Kueue's own (apis/kueue/v1beta2 CEL rules, pkg/webhooks), so that nothing
+budcluster accepts is refused by a cluster: borrowing and lending limits only in a cohort (for a
+cohort: only under a parent), a queue's lending limit within its nominal quota (a cohort's may
+exceed it), a borrowWithinCohort policy other than Never only with a reclaimWithinCohort other
+than Never, fair-sharing weights of 0 or above 1e-9. A cohort's parent may be implicit (a name no
+Cohort holds), as in Kueue; a parent that would make a cohort its own ancestor is refused (Kueue
+would accept it and stop admitting into the whole tree).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden
-from domain.inventory.flavor_labels import product_selector
-from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
 from domain.model.principal import Principal, Scope
 from domain.model.quota import (
-    CPU,
     DEFAULT_PRIORITY_VALUES,
-    DEFAULT_QUEUE,
-    GPU_LABEL,
-    MEMORY,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
+    Cohort,
+    FlavorFungibility,
     FlavorQuotas,
     PreemptionPolicy,
     QueueingStrategy,
     ReclaimWithinCohort,
-    ResourceFlavor,
     ResourceGroup,
-    ResourceQuota,
-    WithinClusterQueue,
     WorkloadPriorityClass,
-    gpu_resource,
 )
 from domain.names import MAX_OBJECT_NAME, label_problem, name_problem, text_problem
 
-DEFAULT_CPU_FLAVOR = "default-cpu"
 MIN_PRIORITY_VALUE = -1_000_000_000
 MAX_PRIORITY_VALUE = 1_000_000_000
 MAX_DESCRIPTION = 500
 MAX_RESOURCE_NAME = 253
 MAX_NODE_LABELS = 32
+INT32 = (-(2**31), 2**31 - 1)
+"""Kueue's maxPriorityThreshold is an int32, as priorities are."""
+MIN_POSITIVE_WEIGHT = 1e-9
+"""Kueue (validateFairSharing): a weight is 0 or more than 1n; a smaller one collapses to 0."""
+MAX_WEIGHT = 1e9
+"""A weight is rendered in Kueue's nano precision; Kubernetes keeps such a quantity exactly as an
+int64 of nano-units up to about 9.2e9."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class ClusterQueueSpec:
     queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
     resource_groups: tuple[ResourceGroup, ...] = ()
     preemption: PreemptionPolicy = field(default_factory=PreemptionPolicy)
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    fair_sharing_weight: float = 1.0
 
     def build(self, *, created_at: datetime, updated_at: datetime) -> ClusterQueue:
         return ClusterQueue(
@@ -76,18 +80,54 @@ class ClusterQueueSpec:
             queueing_strategy=self.queueing_strategy,
             resource_groups=self.resource_groups,
             preemption=self.preemption,
+            flavor_fungibility=self.flavor_fungibility,
+            fair_sharing_weight=self.fair_sharing_weight,
         )
 
 
 @dataclass(frozen=True)
-class ReservationSpec:
+class CohortSpec:
+    """A Cohort as a caller writes it (create, or the whole new state on update)."""
+
     cluster_id: ClusterId
     name: str
-    cluster_queue: str
-    flavor: str
-    gpu_count: int
-    start: datetime
-    end: datetime
+    description: str | None = None
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_sharing_weight: float = 1.0
+
+    def build(self, *, created_at: datetime) -> Cohort:
+        return Cohort(
+            cluster_id=self.cluster_id,
+            name=self.name,
+            created_at=created_at,
+            description=self.description,
+            parent=self.parent,
+            resource_groups=self.resource_groups,
+            fair_sharing_weight=self.fair_sharing_weight,
+        )
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """Where borrowing and lending limits may be set (Kueue's validationConfig)."""
+
+    allowed: bool
+    """A queue in a cohort; a cohort with a parent."""
+    needs: str
+    code: str
+    within_nominal: bool
+    """A queue lends at most its nominal quota; a cohort may lend more (its subtree's too)."""
+
+
+def _queue_limits(cohort: str | None) -> _Limits:
+    return _Limits(cohort is not None, "applies only to a queue in a cohort", "NEEDS_COHORT", True)
+
+
+def _cohort_limits(parent: str | None) -> _Limits:
+    return _Limits(
+        parent is not None, "applies only to a cohort with a parent", "NEEDS_PARENT", False
+    )
 
 
 def name_issues(name: str, path: str = "name") -> list[FieldIssue]:
@@ -130,9 +170,96 @@ def cluster_queue_issues(
             issues.append(
                 FieldIssue("cohort", f"no cohort {spec.cohort} on this cluster", "NOT_FOUND")
             )
+    issues += resource_group_issues(
+        spec.resource_groups, flavors=flavors, limits=_queue_limits(spec.cohort)
+    )
+    issues += preemption_issues(spec.preemption)
+    issues += weight_issues(spec.fair_sharing_weight)
+    return issues
+
+
+def cohort_issues(
+    spec: CohortSpec, *, flavors: Collection[str], parents: Mapping[str, str | None]
+) -> list[FieldIssue]:
+    """`flavors`: the names of the cluster's ResourceFlavors; `parents`: each Cohort of the
+    cluster with its parent."""
+    issues = name_issues(spec.name) + description_issues(spec.description)
+    if spec.parent is not None:
+        if problems := name_issues(spec.parent, "parent"):
+            issues += problems
+        elif cycle := _cycle(spec.name, spec.parent, parents):
+            issues.append(
+                FieldIssue(
+                    "parent",
+                    f"would make cohort {spec.name} its own ancestor: {' -> '.join(cycle)}",
+                    "CYCLE",
+                )
+            )
+    issues += resource_group_issues(
+        spec.resource_groups, flavors=flavors, limits=_cohort_limits(spec.parent)
+    )
+    issues += weight_issues(spec.fair_sharing_weight)
+    return issues
+
+
+def _cycle(name: str, parent: str, parents: Mapping[str, str | None]) -> list[str] | None:
+    """The path from `name` back to itself when `parent` becomes its parent, else None."""
+    path = [name]
+    at: str | None = parent
+    while at is not None and at not in path:
+        path.append(at)
+        at = parents.get(at)
+    return [*path, name] if at == name else None
+
+
+def preemption_issues(preemption: PreemptionPolicy) -> list[FieldIssue]:
+    """Kueue's CEL rule on ClusterQueuePreemption (v1beta1 and v1beta2):
+    `!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) &&
+    self.borrowWithinCohort.policy != 'Never')`; maxPriorityThreshold is an int32."""
+    issues: list[FieldIssue] = []
+    borrow = preemption.borrow_within_cohort
+    at = "preemption.borrow_within_cohort"
+    if (
+        preemption.reclaim_within_cohort is ReclaimWithinCohort.NEVER
+        and borrow.policy is not BorrowWithinCohortPolicy.NEVER
+    ):
+        issues.append(
+            FieldIssue(
+                f"{at}.policy",
+                "must be NEVER while `preemption.reclaim_within_cohort` is NEVER "
+                "(Kueue: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never)",
+                "NEEDS_RECLAIM",
+            )
+        )
+    threshold = borrow.max_priority_threshold
+    if threshold is not None and not INT32[0] <= threshold <= INT32[1]:
+        issues.append(
+            FieldIssue(
+                f"{at}.max_priority_threshold",
+                f"must be between {INT32[0]} and {INT32[1]} (an int32)",
+            )
+        )
+    return issues
+
+
+def weight_issues(weight: float, path: str = "fair_sharing_weight") -> list[FieldIssue]:
+    if not math.isfinite(weight) or weight < 0:
+        return [FieldIssue(path, "must be a finite number of 0 or more")]
+    if 0 < weight <= MIN_POSITIVE_WEIGHT:
+        return [FieldIssue(path, f"must be 0 or more than {MIN_POSITIVE_WEIGHT:g}", "TOO_SMALL")]
+    if weight > MAX_WEIGHT:
+        return [FieldIssue(path, f"must be at most {MAX_WEIGHT:g}", "TOO_LARGE")]
+    return []
+
+
+def resource_group_issues(
+    groups: Sequence[ResourceGroup], *, flavors: Collection[str], limits: _Limits
+) -> list[FieldIssue]:
+    """A ClusterQueue's or a Cohort's resource groups (Kueue's validateResourceGroups)."""
+    issues: list[FieldIssue] = []
     group_of_flavor: dict[str, int] = {}
     group_of_resource: dict[str, int] = {}
-    for i, group in enumerate(spec.resource_groups):
+    for i, group in enumerate(groups):
         at = f"resource_groups.{i}"
         covered = group.covered_resources
         if not covered:
@@ -157,19 +284,19 @@ def cluster_queue_issues(
             issues.append(FieldIssue(f"{at}.flavors", "must name at least one", "REQUIRED"))
         for j, fq in enumerate(group.flavors):
             issues += _flavor_quota_issues(
-                spec, fq, f"{at}.flavors.{j}", covered, flavors, group_of_flavor, i
+                fq, f"{at}.flavors.{j}", covered, flavors, group_of_flavor, i, limits
             )
     return issues
 
 
 def _flavor_quota_issues(
-    spec: ClusterQueueSpec,
     fq: FlavorQuotas,
     at: str,
     covered: Sequence[str],
     flavors: Collection[str],
     group_of_flavor: dict[str, int],
     group: int,
+    limits: _Limits,
 ) -> list[FieldIssue]:
     issues: list[FieldIssue] = []
     if fq.flavor in group_of_flavor:
@@ -204,15 +331,15 @@ def _flavor_quota_issues(
             limit: float | None = getattr(quota, attribute)
             if limit is None:
                 continue
-            if spec.cohort is None:
-                issues.append(
-                    FieldIssue(
-                        f"{qat}.{attribute}", "applies only to a queue in a cohort", "NEEDS_COHORT"
-                    )
-                )
+            if not limits.allowed:
+                issues.append(FieldIssue(f"{qat}.{attribute}", limits.needs, limits.code))
             elif problem := _quantity_problem(limit):
                 issues.append(FieldIssue(f"{qat}.{attribute}", problem))
-            elif attribute == "lending_limit" and limit > quota.nominal_quota:
+            elif (
+                attribute == "lending_limit"
+                and limits.within_nominal
+                and limit > quota.nominal_quota
+            ):
                 issues.append(
                     FieldIssue(
                         f"{qat}.lending_limit",
@@ -248,70 +375,6 @@ def priority_value_issues(
             )
         ]
     return []
-
-
-def flavor_capacity(flavor: ResourceFlavor, nodes: Iterable[Node]) -> int:
-    """GPUs on the nodes the flavor selects."""
-    return sum(n.gpu_count for n in nodes if n.gpu_count and flavor.matches(n))
-
-
-def gpu_quota(queue: ClusterQueue, flavor: str) -> ResourceQuota | None:
-    """The queue's quota of GPUs (any resource but cpu and memory) in `flavor`, if above 0."""
-    for group in queue.resource_groups:
-        for fq in group.flavors:
-            if fq.flavor == flavor:
-                for quota in fq.resources:
-                    if quota.name not in (CPU, MEMORY) and quota.nominal_quota > 0:
-                        return quota
-    return None
-
-
-def reservation_issues(
-    spec: ReservationSpec,
-    *,
-    cluster: Cluster,
-    queue: ClusterQueue | None,
-    flavor: ResourceFlavor | None,
-    now: datetime,
-) -> list[FieldIssue]:
-    issues = name_issues(spec.name)
-    if spec.gpu_count < 1:
-        issues.append(FieldIssue("gpu_count", "must be at least 1"))
-    if flavor is None:
-        issues.append(FieldIssue("flavor", f"no flavor {spec.flavor} on this cluster", "NOT_FOUND"))
-    elif spec.gpu_count > (capacity := flavor_capacity(flavor, cluster.nodes)):
-        issues.append(
-            FieldIssue(
-                "gpu_count",
-                f"cluster {cluster.name} has {capacity} GPUs of flavor {flavor.name}",
-                "EXCEEDS_CAPACITY",
-            )
-        )
-    if queue is None:
-        issues.append(
-            FieldIssue(
-                "cluster_queue",
-                f"no cluster queue {spec.cluster_queue} on this cluster",
-                "NOT_FOUND",
-            )
-        )
-    elif flavor is not None and gpu_quota(queue, flavor.name) is None:
-        issues.append(
-            FieldIssue(
-                "cluster_queue",
-                f"cluster queue {queue.name} has no GPU quota in flavor {flavor.name}",
-                "NO_QUOTA",
-            )
-        )
-    for path, moment in (("start", spec.start), ("end", spec.end)):
-        if moment.tzinfo is None:
-            issues.append(FieldIssue(path, "must carry a timezone"))
-    if spec.start.tzinfo is not None and spec.end.tzinfo is not None:
-        if spec.end <= spec.start:
-            issues.append(FieldIssue("end", "must be after start", "BEFORE_START"))
-        elif spec.end <= now:
-            issues.append(FieldIssue("end", "is in the past", "IN_THE_PAST"))
-    return issues
 
 
 # --- who may do what -------------------------------------------------------------------------
@@ -351,64 +414,3 @@ def in_use(
 
 def taken(what: str) -> Conflict:
     return Conflict(f"{what} already exists on this cluster", code="ALREADY_EXISTS")
-
-
-# --- the quotas a new cluster starts with ------------------------------------------------------
-
-
-def flavor_name_for(gpu_type: str) -> str:
-    """A DNS-1123 name for the flavor of a GPU product (`nvidia-h100.sxm` -> `nvidia-h100-sxm`)."""
-    name = re.sub(r"[^a-z0-9-]+", "-", gpu_type.lower()).strip("-")
-    return name[:MAX_OBJECT_NAME].rstrip("-") or "gpu"
-
-
-def _selector(cluster: Cluster, gpu_type: str) -> dict[str, str]:
-    """The nodeLabels of a GPU type's flavor: the product label its nodes carry (e.g.
-    nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB on a real cluster), so that Kueue places the
-    flavor's workloads on them. A node with no such label gets an empty selector: its GPU
-    resource (habana.ai/gaudi, amd.com/gpu) already confines the pods to nodes that have it."""
-    for node in cluster.workers:
-        if node.gpu_type == gpu_type:
-            return product_selector(node.labels)
-    return {GPU_LABEL: gpu_type}
-
-
-def default_quotas(cluster: Cluster, now: datetime) -> tuple[list[ResourceFlavor], ClusterQueue]:
-    """A flavor per GPU type plus "default-cpu", and the ClusterQueue "default" whose nominal
-    quota is the cluster's whole capacity: GPUs per flavor in one resource group, cores and GB of
-    memory in another. When GPU types map to different resources (NVIDIA, AMD), each GPU flavor
-    lists every covered resource, as Kueue requires, with 0 for the ones it does not have."""
-    capacity = cluster.gpu_capacity()
-    resources = tuple(sorted({gpu_resource(t) for t in capacity}))
-    flavors: list[ResourceFlavor] = []
-    gpu_flavors: list[FlavorQuotas] = []
-    for gpu_type in sorted(capacity):
-        name = flavor_name_for(gpu_type)
-        if name == DEFAULT_CPU_FLAVOR or any(f.name == name for f in flavors):
-            continue
-        flavors.append(ResourceFlavor(cluster.id, name, _selector(cluster, gpu_type), now, now))
-        own = gpu_resource(gpu_type)
-        quotas = tuple(
-            ResourceQuota(r, float(capacity[gpu_type]) if r == own else 0.0) for r in resources
-        )
-        gpu_flavors.append(FlavorQuotas(name, quotas))
-    flavors.append(ResourceFlavor(cluster.id, DEFAULT_CPU_FLAVOR, {}, now, now))
-    groups: list[ResourceGroup] = []
-    if gpu_flavors:
-        groups.append(ResourceGroup(resources, tuple(gpu_flavors)))
-    cpu_quotas = (
-        ResourceQuota(CPU, float(sum(n.cpu_cores for n in cluster.workers))),
-        ResourceQuota(MEMORY, float(sum(n.memory_gb for n in cluster.workers))),
-    )
-    groups.append(ResourceGroup((CPU, MEMORY), (FlavorQuotas(DEFAULT_CPU_FLAVOR, cpu_quotas),)))
-    queue = ClusterQueue(
-        cluster_id=cluster.id,
-        name=DEFAULT_QUEUE,
-        created_at=now,
-        updated_at=now,
-        cohort=None,
-        queueing_strategy=QueueingStrategy.BEST_EFFORT_FIFO,
-        resource_groups=tuple(groups),
-        preemption=PreemptionPolicy(WithinClusterQueue.LOWER_PRIORITY, ReclaimWithinCohort.NEVER),
-    )
-    return flavors, queue

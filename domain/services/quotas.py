@@ -1,5 +1,5 @@
 """Kueue's objects of each cluster, the priority classes and capacity reservations: commands,
-reads, the quotas every new cluster starts with, and how much of its quota each queue uses.
+reads, and the quotas every new cluster starts with.
 
 Who may do what. Flavors, ClusterQueues, cohorts and priority classes are shared by every tenant
 of a cluster: changing them is the platform operator's (`clusters:write`; admin implies it). A
@@ -11,71 +11,52 @@ their own tenant, unless they are admins, and a refusal names only what its call
 
 Every command is one unit of work in system scope (the objects belong to the cluster, and the
 refusals need every tenant's jobs), and refuses before writing anything. Removals keep references
-whole: a flavor stays while a ClusterQueue names it, a ClusterQueue while a LocalQueue points at it
-(and so while any job is active in it, for a LocalQueue with active jobs stays too), a cohort while
-it has member queues. The checks are pure functions in `quota_rules`; usage is one here,
-`cluster_queue_usage`, of a quota set, the active jobs and the reservations.
+whole: a flavor stays while a ClusterQueue or a cohort names it, a ClusterQueue while a LocalQueue
+points at it (and so while any job is active in it, for a LocalQueue with active jobs stays too),
+a cohort while it has member queues. A cohort whose children remain may go: they then name an
+implicit cohort, as they may from the start (Kueue's parentName needs no object). The checks are
+pure functions in `quota_rules`; how much of its quota each queue uses is one in `quota_usage`, of
+a quota set, the active jobs and the reservations. A cluster's quota settings (is Kueue's fair
+sharing on) are recorded here, not pushed: Kueue's controller configuration is the operator's.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 from domain.errors import FieldIssue, NotFound, ValidationFailed
 from domain.model.audit import concerning
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, TenantId
-from domain.model.job import Job, JobPriority, JobStatus
+from domain.model.job import JobPriority
 from domain.model.principal import Principal, Scope
 from domain.model.quota import (
-    CPU,
-    GPU_LABEL,
-    MEMORY,
     ClusterQueue,
     Cohort,
-    FlavorQuotas,
     LocalQueue,
     QuotaSet,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
-    gpu_resource,
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation
 from domain.ports.clock import Clock
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import quota_rules as rules
+from domain.services.quota_defaults import default_quotas
 from domain.services.quota_rules import (
     ClusterQueueSpec,
+    CohortSpec,
     acting_for,
     in_use,
     require,
     sees,
     taken,
 )
-
-WAITING = frozenset({JobStatus.PENDING, JobStatus.QUEUED})
-HOLDING = frozenset({JobStatus.ADMITTED, JobStatus.RUNNING})
-
-
-@dataclass(frozen=True)
-class FlavorUsage:
-    """One (flavor, resource) row of a ClusterQueue: its quota and what holds it now."""
-
-    flavor: str
-    resource: str
-    nominal_quota: float
-    borrowing_limit: float | None
-    lending_limit: float | None
-    used: float
-    borrowed: float
-    reserved: int
-    pending_workloads: int
-    admitted_workloads: int
+from domain.services.quota_usage import FlavorUsage, cluster_queue_usage
 
 
 @dataclass(frozen=True)
@@ -89,99 +70,7 @@ class ClusterQuotas:
     reservations: tuple[CapacityReservation, ...]
     usage: Mapping[str, tuple[FlavorUsage, ...]]
     """Per ClusterQueue name."""
-
-
-def queue_of(job: Job, quotas: QuotaSet) -> str | None:
-    """The ClusterQueue a job is submitted to: through its LocalQueue in its tenant's namespace."""
-    local = quotas.local_queue(tenant_namespace(job.tenant_id), job.queue_name)
-    return local.cluster_queue if local else None
-
-
-def _used(resource: str, flavor: str, cpu_flavor: str | None, holding: Sequence[Job]) -> float:
-    if resource in (CPU, MEMORY):
-        wanted = (
-            j.resources.total_cpu_cores if resource == CPU else j.resources.total_memory_gb
-            for j in holding
-        )
-        return float(sum(wanted)) if flavor == cpu_flavor else 0.0
-    return float(
-        sum(
-            j.resources.total_gpus
-            for j in holding
-            if j.placement is not None
-            and j.placement.flavor == flavor
-            and gpu_resource(j.resources.gpu_type) == resource
-        )
-    )
-
-
-def _reserved_resource(fq: FlavorQuotas, flavor: ResourceFlavor | None) -> str | None:
-    """The resource reservations of a flavor hold: its GPU product's, else its first non-CPU."""
-    names = [q.name for q in fq.resources]
-    if flavor is not None and GPU_LABEL in flavor.node_labels:
-        own = gpu_resource(flavor.node_labels[GPU_LABEL])
-        return own if own in names else None
-    return next((n for n in names if n not in (CPU, MEMORY)), None)
-
-
-def _queue_usage(
-    queue: ClusterQueue,
-    jobs: Sequence[Job],
-    reservations: Sequence[CapacityReservation],
-    flavors: Mapping[str, ResourceFlavor],
-) -> tuple[FlavorUsage, ...]:
-    holding = [j for j in jobs if j.status in HOLDING]
-    waiting = sum(1 for j in jobs if j.status in WAITING)
-    cpu_flavors = queue.flavors_for(CPU)
-    cpu_flavor = cpu_flavors[0].flavor if cpu_flavors else None
-    rows: list[FlavorUsage] = []
-    for group in queue.resource_groups:
-        for fq in group.flavors:
-            held = _reserved_resource(fq, flavors.get(fq.flavor))
-            booked = sum(r.gpu_count for r in reservations if r.flavor == fq.flavor)
-            for quota in fq.resources:
-                used = _used(quota.name, fq.flavor, cpu_flavor, holding)
-                rows.append(
-                    FlavorUsage(
-                        flavor=fq.flavor,
-                        resource=quota.name,
-                        nominal_quota=quota.nominal_quota,
-                        borrowing_limit=quota.borrowing_limit,
-                        lending_limit=quota.lending_limit,
-                        used=used,
-                        borrowed=max(0.0, used - quota.nominal_quota),
-                        reserved=booked if quota.name == held else 0,
-                        pending_workloads=waiting,
-                        admitted_workloads=len(holding),
-                    )
-                )
-    return tuple(rows)
-
-
-def cluster_queue_usage(
-    quotas: QuotaSet,
-    jobs: Iterable[Job],
-    reservations: Iterable[CapacityReservation],
-    now: datetime,
-) -> dict[str, tuple[FlavorUsage, ...]]:
-    """For each ClusterQueue of one cluster, a row per (flavor, resource) of its quota.
-
-    `used` sums the requests of the queue's ADMITTED and RUNNING jobs: GPUs against the flavor
-    they were admitted under (`placement.flavor`), cores and GB against the queue's CPU flavor
-    (the first covering "cpu"). `reserved` is the GPUs of its reservations active at `now`.
-    """
-    by_queue: dict[str, list[Job]] = defaultdict(list)
-    for job in jobs:
-        if (name := queue_of(job, quotas)) is not None:
-            by_queue[name].append(job)
-    active = [r for r in reservations if r.active_at(now)]
-    flavors = {f.name: f for f in quotas.flavors}
-    return {
-        q.name: _queue_usage(
-            q, by_queue[q.name], [r for r in active if r.cluster_queue == q.name], flavors
-        )
-        for q in quotas.cluster_queues
-    }
+    settings: QuotaSettings
 
 
 def _local_queues_of(principal: Principal, tenant_id: TenantId | None) -> TenantId:
@@ -253,8 +142,16 @@ class QuotaService:
             found = next((f for f in quotas.flavors if f.name == name), None)
             if found is None:
                 raise NotFound("resource flavor", name)
-            if users := [q.name for q in quotas.cluster_queues if name in q.flavor_names]:
-                raise in_use(f"resource flavor {name}", [f"cluster queue {u}" for u in users])
+            users = [
+                f"cluster queue {q.name}" for q in quotas.cluster_queues if name in q.flavor_names
+            ]
+            users += [
+                f"cohort {c.name}"
+                for c in quotas.cohorts
+                if any(fq.flavor == name for g in c.resource_groups for fq in g.flavors)
+            ]
+            if users:
+                raise in_use(f"resource flavor {name}", users)
             await uow.quotas.delete_flavor(cluster_id=cluster_id, name=name)
             await self._commit(uow, cluster_id)
         return found
@@ -397,24 +294,39 @@ class QuotaService:
 
     # --- cohorts --------------------------------------------------------------------------
 
-    async def create_cohort(
-        self,
-        principal: Principal,
-        *,
-        cluster_id: ClusterId,
-        name: str,
-        description: str | None = None,
-    ) -> Cohort:
-        require(principal, Scope.CLUSTERS_WRITE)
-        if issues := rules.name_issues(name) + rules.description_issues(description):
+    async def _checked_cohort(self, uow: UnitOfWork, spec: CohortSpec) -> QuotaSet:
+        await self._cluster(uow, spec.cluster_id)
+        quotas = await uow.quotas.quota_set(spec.cluster_id)
+        issues = rules.cohort_issues(
+            spec,
+            flavors={f.name for f in quotas.flavors},
+            parents={c.name: c.parent for c in quotas.cohorts},
+        )
+        if issues:
             raise ValidationFailed(issues)
-        cohort = Cohort(cluster_id, name, self._clock.now(), description)
+        return quotas
+
+    async def create_cohort(self, principal: Principal, spec: CohortSpec) -> Cohort:
+        require(principal, Scope.CLUSTERS_WRITE)
+        cohort = spec.build(created_at=self._clock.now())
         async with self._uow(TenantScope.system()) as uow:
-            await self._cluster(uow, cluster_id)
-            if await uow.quotas.get_cohort(cluster_id=cluster_id, name=name) is not None:
-                raise taken(f"cohort {name}")
+            quotas = await self._checked_cohort(uow, spec)
+            if quotas.cohort(spec.name) is not None:
+                raise taken(f"cohort {spec.name}")
             await uow.quotas.add_cohort(cohort)
-            await self._commit(uow, cluster_id)
+            await self._commit(uow, spec.cluster_id)
+        return cohort
+
+    async def update_cohort(self, principal: Principal, spec: CohortSpec) -> Cohort:
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            quotas = await self._checked_cohort(uow, spec)
+            found = quotas.cohort(spec.name)
+            if found is None:
+                raise NotFound("cohort", spec.name)
+            cohort = spec.build(created_at=found.created_at)
+            await uow.quotas.update_cohort(cohort)
+            await self._commit(uow, spec.cluster_id)
         return cohort
 
     async def delete_cohort(
@@ -423,7 +335,7 @@ class QuotaService:
         require(principal, Scope.CLUSTERS_WRITE)
         async with self._uow(TenantScope.system()) as uow:
             quotas = await uow.quotas.quota_set(cluster_id)
-            found = next((c for c in quotas.cohorts if c.name == name), None)
+            found = quotas.cohort(name)
             if found is None:
                 raise NotFound("cohort", name)
             if members := quotas.members(name):
@@ -431,6 +343,20 @@ class QuotaService:
             await uow.quotas.delete_cohort(cluster_id=cluster_id, name=name)
             await self._commit(uow, cluster_id)
         return found
+
+    # --- a cluster's settings -------------------------------------------------------------
+
+    async def update_quota_settings(
+        self, principal: Principal, settings: QuotaSettings
+    ) -> QuotaSettings:
+        """Record what the cluster's Kueue is configured with (budcluster does not configure
+        Kueue's controller: the operator keeps the two the same)."""
+        require(principal, Scope.CLUSTERS_WRITE)
+        async with self._uow(TenantScope.system()) as uow:
+            await self._cluster(uow, settings.cluster_id)
+            await uow.quotas.save_quota_settings(settings)
+            await self._commit(uow, settings.cluster_id)
+        return settings
 
     # --- priority classes -----------------------------------------------------------------
 
@@ -493,6 +419,7 @@ class QuotaService:
                 usage=cluster_queue_usage(
                     quotas, (j for j in jobs if j.cluster_id == cluster_id), booked, now
                 ),
+                settings=QuotaSettings(cluster_id, fair_sharing=quotas.fair_sharing),
             )
         return result
 
@@ -500,7 +427,7 @@ class QuotaService:
 
     async def ensure_defaults(self, cluster: Cluster, *, uow: UnitOfWork | None = None) -> bool:
         """Give a cluster that has no ClusterQueue the default flavors and ClusterQueue (see
-        `quota_rules.default_quotas`); True if it did. Inside `uow` when given (the caller
+        `quota_defaults.default_quotas`); True if it did. Inside `uow` when given (the caller
         commits), else in a unit of work of its own."""
         if uow is not None:
             return await self._install_defaults(uow, cluster)
@@ -514,7 +441,7 @@ class QuotaService:
         existing = await uow.quotas.quota_set(cluster.id)
         if existing.cluster_queues:
             return False
-        flavors, queue = rules.default_quotas(cluster, self._clock.now())
+        flavors, queue = default_quotas(cluster, self._clock.now())
         have = {f.name for f in existing.flavors}
         for flavor in flavors:
             if flavor.name not in have:

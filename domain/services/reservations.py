@@ -29,8 +29,9 @@ from domain.model.principal import Principal, Scope
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.ports.clock import Clock
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
-from domain.services import quota_rules as rules
-from domain.services.quota_rules import ReservationSpec, require, sees_all, taken
+from domain.services import reservation_rules as rules
+from domain.services.quota_rules import require, sees_all, taken
+from domain.services.reservation_rules import ReservationSpec
 
 
 @dataclass(frozen=True)

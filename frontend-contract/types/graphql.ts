@@ -207,6 +207,26 @@ export type BestBenchmark = {
   value: Scalars['Float']['output'];
 };
 
+/** Kueue's borrowWithinCohort: preemption in other queues of the cohort for a workload that has to borrow to fit (classical preemption only; Kueue ignores it with fair sharing). */
+export type BorrowWithinCohort = {
+  __typename?: 'BorrowWithinCohort';
+  /** Only workloads of at most this priority value may be preempted; null: any the policy allows. */
+  maxPriorityThreshold?: Maybe<Scalars['Int']['output']>;
+  policy: BorrowWithinCohortPolicy;
+};
+
+export type BorrowWithinCohortInput = {
+  /** Only workloads of at most this priority value may be preempted; null: any the policy allows. */
+  maxPriorityThreshold?: InputMaybe<Scalars['Int']['input']>;
+  /** Not NEVER only while reclaimWithinCohort is not NEVER (Kueue's rule). */
+  policy?: BorrowWithinCohortPolicy;
+};
+
+/** Which workloads of other queues in the cohort a workload that must borrow may preempt: NEVER, or LOWER_PRIORITY ones. */
+export type BorrowWithinCohortPolicy =
+  | 'LOWER_PRIORITY'
+  | 'NEVER';
+
 /** GPUs of a flavor booked for a tenant from start to end. */
 export type CapacityReservation = {
   __typename?: 'CapacityReservation';
@@ -261,6 +281,7 @@ export type Cluster = {
   nodes: Array<Node>;
   notAvailableSince?: Maybe<Scalars['DateTime']['output']>;
   platform: Platform;
+  quotaSettings: QuotaSettings;
   reason?: Maybe<Scalars['String']['output']>;
   /** Your tenant's reservations that have not ended, cancelled ones included (an admin sees every tenant's). */
   reservations: Array<CapacityReservation>;
@@ -306,6 +327,9 @@ export type ClusterQueue = {
   clusterId: Scalars['ID']['output'];
   cohort?: Maybe<Scalars['String']['output']>;
   createdAt: Scalars['DateTime']['output'];
+  /** Kueue's fairSharing.weight: with fair sharing on (QuotaSettings.fairSharing), unused quota goes first to the queue or cohort with the lowest share (its usage above nominal quota divided by this weight), and preemption evens shares out; 0 puts it always last. Ignored while fair sharing is off. */
+  fairSharingWeight: Scalars['Float']['output'];
+  flavorFungibility: FlavorFungibility;
   name: Scalars['String']['output'];
   preemption: PreemptionPolicy;
   queueingStrategy: QueueingStrategy;
@@ -319,6 +343,9 @@ export type ClusterQueue = {
 export type ClusterQueueInput = {
   clusterId: Scalars['ID']['input'];
   cohort?: InputMaybe<Scalars['String']['input']>;
+  /** Kueue's fairSharing.weight (see ClusterQueue.fairSharingWeight): 0, or more than 1e-9. */
+  fairSharingWeight?: Scalars['Float']['input'];
+  flavorFungibility?: FlavorFungibilityInput;
   name: Scalars['String']['input'];
   preemption?: PreemptionPolicyInput;
   queueingStrategy?: QueueingStrategy;
@@ -349,19 +376,32 @@ export type ClusterStatus =
 
 export type ClusterUpdate = ClusterChange | ClusterSnapshot;
 
-/** ClusterQueues that lend each other their unused quota. */
+/** ClusterQueues that lend each other their unused quota; cohorts form a tree (Kueue's hierarchical cohorts), each sharing its own quotas with everything below it. */
 export type Cohort = {
   __typename?: 'Cohort';
   clusterId: Scalars['ID']['output'];
   createdAt: Scalars['DateTime']['output'];
   description?: Maybe<Scalars['String']['output']>;
+  /** Kueue's fairSharing.weight: with fair sharing on (QuotaSettings.fairSharing), unused quota goes first to the queue or cohort with the lowest share (its usage above nominal quota divided by this weight), and preemption evens shares out; 0 puts it always last. Ignored while fair sharing is off. */
+  fairSharingWeight: Scalars['Float']['output'];
   name: Scalars['String']['output'];
+  /** Kueue's parentName: the cohort this one borrows from and lends to. It may name a cohort with no Cohort object: Kueue takes that as an implicit cohort (no quotas, no parent). */
+  parent?: Maybe<Scalars['String']['output']>;
+  /** The cohort's own quotas, on top of its members': a pool shared by its subtree. borrowingLimit (what the subtree may borrow from the parent) and lendingLimit (what it may lend to it) only with a parent. */
+  resourceGroups: Array<ResourceGroup>;
 };
 
+/** A Cohort whole: on update, its complete new state. */
 export type CohortInput = {
   clusterId: Scalars['ID']['input'];
   description?: InputMaybe<Scalars['String']['input']>;
+  /** Kueue's fairSharing.weight (see ClusterQueue.fairSharingWeight): 0, or more than 1e-9. */
+  fairSharingWeight?: Scalars['Float']['input'];
   name: Scalars['String']['input'];
+  /** Its parent cohort; one with no Cohort object is implicit, as in Kueue. It must not make the cohort its own ancestor. */
+  parent?: InputMaybe<Scalars['String']['input']>;
+  /** The cohort's own quotas; borrowingLimit and lendingLimit only with a parent (a cohort may lend more than its nominalQuota: its subtree's quota too). */
+  resourceGroups?: Array<ResourceGroupInput>;
 };
 
 export type CohortResult = Cohort | ConflictError | ForbiddenError | NotFoundError | ValidationError;
@@ -585,6 +625,18 @@ export type FieldError = {
   path: Scalars['String']['output'];
 };
 
+/** Kueue's flavorFungibility: when a workload fits a flavor only by borrowing, or only by preempting, whether it takes that flavor or first tries the queue's next one. */
+export type FlavorFungibility = {
+  __typename?: 'FlavorFungibility';
+  whenCanBorrow: FungibilityPolicy;
+  whenCanPreempt: FungibilityPolicy;
+};
+
+export type FlavorFungibilityInput = {
+  whenCanBorrow?: FungibilityPolicy;
+  whenCanPreempt?: FungibilityPolicy;
+};
+
 export type FlavorQuotas = {
   __typename?: 'FlavorQuotas';
   flavor: Scalars['String']['output'];
@@ -628,6 +680,11 @@ export type ForecastPoint = {
   at: Scalars['DateTime']['output'];
   freeGpus: Scalars['Int']['output'];
 };
+
+/** MAY_STOP_SEARCH: take the flavor being looked at; TRY_NEXT_FLAVOR: look at the queue's next flavor first (Kueue v1beta1 spells MAY_STOP_SEARCH Borrow or Preempt). */
+export type FungibilityPolicy =
+  | 'MAY_STOP_SEARCH'
+  | 'TRY_NEXT_FLAVOR';
 
 /** A GPU type on a cluster and how many of it there are. */
 export type GpuCapacity = {
@@ -912,7 +969,7 @@ export type Mutation = {
   deleteCluster: ClusterResult;
   /** Refused while a LocalQueue points at it. */
   deleteClusterQueue: ClusterQueueResult;
-  /** Refused while ClusterQueues are in it. */
+  /** Refused while ClusterQueues are in it; child cohorts then name an implicit cohort. */
   deleteCohort: CohortResult;
   /** Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs. */
   deleteLocalQueue: LocalQueueResult;
@@ -936,9 +993,13 @@ export type Mutation = {
   submitJob: SubmitJobResult;
   /** Change a registered cluster; a new kubeconfig or context connects again. */
   updateCluster: ClusterResult;
-  /** Replace a ClusterQueue's cohort, strategy, quotas and preemption. */
+  /** Replace a ClusterQueue's cohort, strategy, quotas, preemption, flavor fungibility and fair-sharing weight. */
   updateClusterQueue: ClusterQueueResult;
+  /** Replace a cohort's description, parent, quotas and fair-sharing weight. */
+  updateCohort: CohortResult;
   updateJobPriority: JobCommandResult;
+  /** Record how the cluster's Kueue is configured (fair sharing on or off). budcluster does not change Kueue's controller configuration: set it on the cluster too. */
+  updateQuotaSettings: QuotaSettingsResult;
   /** Replace a flavor's node labels. */
   updateResourceFlavor: ResourceFlavorResult;
   /** Values must keep CRITICAL > HIGH > NORMAL > LOW > SPOT. */
@@ -1070,9 +1131,19 @@ export type MutationUpdateClusterQueueArgs = {
 };
 
 
+export type MutationUpdateCohortArgs = {
+  input: CohortInput;
+};
+
+
 export type MutationUpdateJobPriorityArgs = {
   id: Scalars['ID']['input'];
   priority: JobPriority;
+};
+
+
+export type MutationUpdateQuotaSettingsArgs = {
+  input: QuotaSettingsInput;
 };
 
 
@@ -1178,11 +1249,14 @@ export type Platform =
 
 export type PreemptionPolicy = {
   __typename?: 'PreemptionPolicy';
+  /** Not NEVER only while reclaimWithinCohort is not NEVER (Kueue's rule). */
+  borrowWithinCohort: BorrowWithinCohort;
   reclaimWithinCohort: ReclaimWithinCohort;
   withinClusterQueue: WithinClusterQueue;
 };
 
 export type PreemptionPolicyInput = {
+  borrowWithinCohort?: BorrowWithinCohortInput;
   reclaimWithinCohort?: ReclaimWithinCohort;
   withinClusterQueue?: WithinClusterQueue;
 };
@@ -1310,6 +1384,22 @@ export type QueueingStrategy =
   | 'BEST_EFFORT_FIFO'
   | 'STRICT_FIFO';
 
+/** How a cluster's Kueue is configured, as far as its quotas go. */
+export type QuotaSettings = {
+  __typename?: 'QuotaSettings';
+  clusterId: Scalars['ID']['output'];
+  /** Kueue's fairSharing.enable: queues and cohorts share unused quota by their fairSharingWeight, and preempt to even out shares. On a real cluster this is Kueue's controller configuration (its ConfigMap), which budcluster does not manage: this field records it, and the operator sets both alike. */
+  fairSharing: Scalars['Boolean']['output'];
+};
+
+export type QuotaSettingsInput = {
+  clusterId: Scalars['ID']['input'];
+  /** Whether the cluster's Kueue runs fair sharing (its configuration's fairSharing.enable, which budcluster records but does not set on the cluster). */
+  fairSharing: Scalars['Boolean']['input'];
+};
+
+export type QuotaSettingsResult = ConflictError | ForbiddenError | NotFoundError | QuotaSettings | ValidationError;
+
 /** Which workloads of other queues in the cohort a queue may preempt to take back quota they borrowed from it. */
 export type ReclaimWithinCohort =
   | 'ANY'
@@ -1409,9 +1499,9 @@ export type ResourceQuota = {
 };
 
 export type ResourceQuotaInput = {
-  /** Only for a queue in a cohort. */
+  /** Only for a queue in a cohort (a cohort: with a parent). */
   borrowingLimit?: InputMaybe<Scalars['Float']['input']>;
-  /** Only for a queue in a cohort; at most nominalQuota. */
+  /** Only for a queue in a cohort, at most nominalQuota (a cohort: with a parent). */
   lendingLimit?: InputMaybe<Scalars['Float']['input']>;
   /** A resource: nvidia.com/gpu, cpu, memory (GB), ... */
   name: Scalars['String']['input'];
@@ -1960,12 +2050,14 @@ export type CancelJobMutationVariables = Exact<{
 
 export type CancelJobMutation = { __typename?: 'Mutation', cancelJob: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, status: JobStatus } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
+export type GroupQuotasFragment = { __typename?: 'ResourceGroup', coveredResources: Array<string>, flavors: Array<{ __typename?: 'FlavorQuotas', flavor: string, resources: Array<{ __typename?: 'ResourceQuota', name: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null }> }> };
+
 export type ClusterQuotasQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
-export type ClusterQuotasQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, resourceFlavors: Array<{ __typename?: 'ResourceFlavor', name: string, nodeLabels: Array<{ __typename?: 'NodeLabel', key: string, value: string }> }>, clusterQueues: Array<{ __typename?: 'ClusterQueue', name: string, cohort?: string | null, queueingStrategy: QueueingStrategy, usage: Array<{ __typename?: 'FlavorUsage', flavor: string, resource: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null, used: number, borrowed: number, reserved: number, pendingWorkloads: number, admittedWorkloads: number }> }>, cohorts: Array<{ __typename?: 'Cohort', name: string, description?: string | null }>, localQueues: Array<{ __typename?: 'LocalQueue', name: string, namespace: string, clusterQueue: string }> } | null };
+export type ClusterQuotasQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, quotaSettings: { __typename?: 'QuotaSettings', fairSharing: boolean }, resourceFlavors: Array<{ __typename?: 'ResourceFlavor', name: string, nodeLabels: Array<{ __typename?: 'NodeLabel', key: string, value: string }> }>, clusterQueues: Array<{ __typename?: 'ClusterQueue', name: string, cohort?: string | null, queueingStrategy: QueueingStrategy, fairSharingWeight: number, preemption: { __typename?: 'PreemptionPolicy', withinClusterQueue: WithinClusterQueue, reclaimWithinCohort: ReclaimWithinCohort, borrowWithinCohort: { __typename?: 'BorrowWithinCohort', policy: BorrowWithinCohortPolicy, maxPriorityThreshold?: number | null } }, flavorFungibility: { __typename?: 'FlavorFungibility', whenCanBorrow: FungibilityPolicy, whenCanPreempt: FungibilityPolicy }, usage: Array<{ __typename?: 'FlavorUsage', flavor: string, resource: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null, used: number, borrowed: number, reserved: number, pendingWorkloads: number, admittedWorkloads: number }> }>, cohorts: Array<{ __typename?: 'Cohort', name: string, description?: string | null, parent?: string | null, fairSharingWeight: number, resourceGroups: Array<{ __typename?: 'ResourceGroup', coveredResources: Array<string>, flavors: Array<{ __typename?: 'FlavorQuotas', flavor: string, resources: Array<{ __typename?: 'ResourceQuota', name: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null }> }> }> }>, localQueues: Array<{ __typename?: 'LocalQueue', name: string, namespace: string, clusterQueue: string }> } | null };
 
 export type SegmentFragment = { __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null };
 
@@ -2110,6 +2202,20 @@ export const DeploymentViewFragmentDoc = new TypedDocumentString(`
   }
 }
     `, {"fragmentName":"DeploymentView"}) as unknown as TypedDocumentString<DeploymentViewFragment, unknown>;
+export const GroupQuotasFragmentDoc = new TypedDocumentString(`
+    fragment GroupQuotas on ResourceGroup {
+  coveredResources
+  flavors {
+    flavor
+    resources {
+      name
+      nominalQuota
+      borrowingLimit
+      lendingLimit
+    }
+  }
+}
+    `, {"fragmentName":"GroupQuotas"}) as unknown as TypedDocumentString<GroupQuotasFragment, unknown>;
 export const SegmentFragmentDoc = new TypedDocumentString(`
     fragment Segment on TimelineSegment {
   id
@@ -3094,6 +3200,9 @@ export const ClusterQuotasDocument = new TypedDocumentString(`
     query ClusterQuotas($id: ID!) {
   cluster(id: $id) {
     id
+    quotaSettings {
+      fairSharing
+    }
     resourceFlavors {
       name
       nodeLabels {
@@ -3105,6 +3214,19 @@ export const ClusterQuotasDocument = new TypedDocumentString(`
       name
       cohort
       queueingStrategy
+      preemption {
+        withinClusterQueue
+        reclaimWithinCohort
+        borrowWithinCohort {
+          policy
+          maxPriorityThreshold
+        }
+      }
+      flavorFungibility {
+        whenCanBorrow
+        whenCanPreempt
+      }
+      fairSharingWeight
       usage {
         flavor
         resource
@@ -3121,6 +3243,11 @@ export const ClusterQuotasDocument = new TypedDocumentString(`
     cohorts {
       name
       description
+      parent
+      fairSharingWeight
+      resourceGroups {
+        ...GroupQuotas
+      }
     }
     localQueues {
       name
@@ -3129,7 +3256,18 @@ export const ClusterQuotasDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"12bdbd7d1ff437a0452bee14174e079a0164123dbbebf1e7d4fc4d9c365830c0"}) as unknown as TypedDocumentString<ClusterQuotasQuery, ClusterQuotasQueryVariables>;
+    fragment GroupQuotas on ResourceGroup {
+  coveredResources
+  flavors {
+    flavor
+    resources {
+      name
+      nominalQuota
+      borrowingLimit
+      lendingLimit
+    }
+  }
+}`, {"hash":"96592a0f73a53ead287b1b4a6340098faa65e17b3421b9176ab6c5567d34303a"}) as unknown as TypedDocumentString<ClusterQuotasQuery, ClusterQuotasQueryVariables>;
 export const ClusterScheduleDocument = new TypedDocumentString(`
     query ClusterSchedule($id: ID!, $from: DateTime, $to: DateTime) {
   cluster(id: $id) {

@@ -19,6 +19,7 @@ from schema.types.quota import (
     ClusterQueue,
     Cohort,
     LocalQueue,
+    QuotaSettings,
     ResourceFlavor,
     quotas_of,
 )
@@ -204,6 +205,10 @@ class Cluster:
     @strawberry.field
     async def cohorts(self, info: Info) -> list[Cohort]:
         return [Cohort.from_domain(c) for c in (await quotas_of(info, self.id)).cohorts]
+
+    @strawberry.field
+    async def quota_settings(self, info: Info) -> QuotaSettings:
+        return QuotaSettings.from_domain((await quotas_of(info, self.id)).settings)
 
     @strawberry.field(description="Your tenant's LocalQueues (an admin sees every tenant's).")  # type: ignore[untyped-decorator]
     async def local_queues(self, info: Info) -> list[LocalQueue]:

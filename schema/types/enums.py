@@ -10,7 +10,13 @@ import strawberry
 
 from domain.model.cluster import ClusterStatus, NodeType, Platform
 from domain.model.job import ChangeKind, DeploymentType, JobPriority, JobStatus, JobType, SourceKind
-from domain.model.quota import QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue
+from domain.model.quota import (
+    BorrowWithinCohortPolicy,
+    FungibilityPolicy,
+    QueueingStrategy,
+    ReclaimWithinCohort,
+    WithinClusterQueue,
+)
 from domain.model.timeline import SegmentKind
 
 strawberry.enum(JobStatus, description="Where a job is in its lifecycle.")
@@ -46,11 +52,23 @@ strawberry.enum(
     description="Which workloads of other queues in the cohort a queue may preempt to take back "
     "quota they borrowed from it.",
 )
+strawberry.enum(
+    BorrowWithinCohortPolicy,
+    description="Which workloads of other queues in the cohort a workload that must borrow may "
+    "preempt: NEVER, or LOWER_PRIORITY ones.",
+)
+strawberry.enum(
+    FungibilityPolicy,
+    description="MAY_STOP_SEARCH: take the flavor being looked at; TRY_NEXT_FLAVOR: look at the "
+    "queue's next flavor first (Kueue v1beta1 spells MAY_STOP_SEARCH Borrow or Preempt).",
+)
 
 __all__ = [
+    "BorrowWithinCohortPolicy",
     "ChangeKind",
     "ClusterStatus",
     "DeploymentType",
+    "FungibilityPolicy",
     "JobPriority",
     "JobStatus",
     "JobType",

@@ -1,10 +1,12 @@
 """Kueue's objects, the priority classes and capacity reservations, as the API shows them.
 
-Names follow Kueue's (and the domain's): ResourceFlavor, ClusterQueue with resourceGroups and
-preemption, LocalQueue, Cohort, WorkloadPriorityClass. A ClusterQueue's `usage` and a cluster's
-quota fields come from one per-request DataLoader (`loaders.quotas`), which reads every cluster
-asked for at once, with the caller's visibility applied by the domain: any number of clusters and
-queues is a constant number of statements.
+Names follow Kueue's (and the domain's): ResourceFlavor, ClusterQueue with resourceGroups,
+preemption, flavorFungibility and its fair-sharing weight, LocalQueue, Cohort (a tree: parent,
+quotas of its own, weight), WorkloadPriorityClass, and a cluster's QuotaSettings. Descriptions say
+what Kueue does with each setting (budcluster's estimate is not said to follow them all). A
+ClusterQueue's `usage` and a cluster's quota fields come from one per-request DataLoader
+(`loaders.quotas`), which reads every cluster asked for at once, with the caller's visibility
+applied by the domain: any number of clusters and queues is a constant number of statements.
 """
 
 from __future__ import annotations
@@ -17,14 +19,24 @@ import strawberry
 from domain.model import quota as model
 from domain.model.ids import ClusterId
 from domain.model.reservation import CapacityReservation as DomainReservation
+from domain.services.quota_usage import FlavorUsage as DomainFlavorUsage
 from domain.services.quotas import ClusterQuotas
-from domain.services.quotas import FlavorUsage as DomainFlavorUsage
 from schema.context import Info
+from schema.types.derive import derive
 from schema.types.enums import (
+    BorrowWithinCohortPolicy,
+    FungibilityPolicy,
     JobPriority,
     QueueingStrategy,
     ReclaimWithinCohort,
     WithinClusterQueue,
+)
+
+FAIR_SHARING_WEIGHT = (
+    "Kueue's fairSharing.weight: with fair sharing on (QuotaSettings.fairSharing), unused quota "
+    "goes first to the queue or cohort with the lowest share (its usage above nominal quota "
+    "divided by this weight), and preemption evens shares out; 0 puts it always last. Ignored "
+    "while fair sharing is off."
 )
 
 
@@ -82,10 +94,35 @@ class ResourceGroup:
     flavors: list[FlavorQuotas]
 
 
+@strawberry.type(
+    description="Kueue's borrowWithinCohort: preemption in other queues of the cohort for a "
+    "workload that has to borrow to fit (classical preemption only; Kueue ignores it with fair "
+    "sharing)."
+)
+class BorrowWithinCohort:
+    policy: BorrowWithinCohortPolicy
+    max_priority_threshold: int | None = strawberry.field(
+        description="Only workloads of at most this priority value may be preempted; null: any "
+        "the policy allows."
+    )
+
+
 @strawberry.type
 class PreemptionPolicy:
     within_cluster_queue: WithinClusterQueue
     reclaim_within_cohort: ReclaimWithinCohort
+    borrow_within_cohort: BorrowWithinCohort = strawberry.field(
+        description="Not NEVER only while reclaimWithinCohort is not NEVER (Kueue's rule)."
+    )
+
+
+@strawberry.type(
+    description="Kueue's flavorFungibility: when a workload fits a flavor only by borrowing, or "
+    "only by preempting, whether it takes that flavor or first tries the queue's next one."
+)
+class FlavorFungibility:
+    when_can_borrow: FungibilityPolicy
+    when_can_preempt: FungibilityPolicy
 
 
 @strawberry.type(description="One (flavor, resource) of a ClusterQueue: its quota and its use now.")
@@ -127,6 +164,8 @@ class ClusterQueue:
     queueing_strategy: QueueingStrategy
     resource_groups: list[ResourceGroup]
     preemption: PreemptionPolicy
+    flavor_fungibility: FlavorFungibility
+    fair_sharing_weight: float = strawberry.field(description=FAIR_SHARING_WEIGHT)
     created_at: datetime
     updated_at: datetime
 
@@ -137,39 +176,7 @@ class ClusterQueue:
 
     @classmethod
     def from_domain(cls, queue: model.ClusterQueue) -> ClusterQueue:
-        return cls(
-            cluster_id=strawberry.ID(str(queue.cluster_id)),
-            name=queue.name,
-            cohort=queue.cohort,
-            queueing_strategy=queue.queueing_strategy,
-            resource_groups=[
-                ResourceGroup(
-                    covered_resources=list(group.covered_resources),
-                    flavors=[
-                        FlavorQuotas(
-                            flavor=fq.flavor,
-                            resources=[
-                                ResourceQuota(
-                                    name=q.name,
-                                    nominal_quota=q.nominal_quota,
-                                    borrowing_limit=q.borrowing_limit,
-                                    lending_limit=q.lending_limit,
-                                )
-                                for q in fq.resources
-                            ],
-                        )
-                        for fq in group.flavors
-                    ],
-                )
-                for group in queue.resource_groups
-            ],
-            preemption=PreemptionPolicy(
-                within_cluster_queue=queue.preemption.within_cluster_queue,
-                reclaim_within_cohort=queue.preemption.reclaim_within_cohort,
-            ),
-            created_at=queue.created_at,
-            updated_at=queue.updated_at,
-        )
+        return derive(cls, queue)
 
 
 @strawberry.type(description="A tenant's queue (in its namespace) pointing at a ClusterQueue.")
@@ -193,21 +200,45 @@ class LocalQueue:
         )
 
 
-@strawberry.type(description="ClusterQueues that lend each other their unused quota.")
+@strawberry.type(
+    description="ClusterQueues that lend each other their unused quota; cohorts form a tree "
+    "(Kueue's hierarchical cohorts), each sharing its own quotas with everything below it."
+)
 class Cohort:
     cluster_id: strawberry.ID
     name: str
     description: str | None
+    parent: str | None = strawberry.field(
+        description="Kueue's parentName: the cohort this one borrows from and lends to. It may "
+        "name a cohort with no Cohort object: Kueue takes that as an implicit cohort (no "
+        "quotas, no parent)."
+    )
+    resource_groups: list[ResourceGroup] = strawberry.field(
+        description="The cohort's own quotas, on top of its members': a pool shared by its "
+        "subtree. borrowingLimit (what the subtree may borrow from the parent) and lendingLimit "
+        "(what it may lend to it) only with a parent."
+    )
+    fair_sharing_weight: float = strawberry.field(description=FAIR_SHARING_WEIGHT)
     created_at: datetime
 
     @classmethod
     def from_domain(cls, cohort: model.Cohort) -> Cohort:
-        return cls(
-            cluster_id=strawberry.ID(str(cohort.cluster_id)),
-            name=cohort.name,
-            description=cohort.description,
-            created_at=cohort.created_at,
-        )
+        return derive(cls, cohort)
+
+
+@strawberry.type(description="How a cluster's Kueue is configured, as far as its quotas go.")
+class QuotaSettings:
+    cluster_id: strawberry.ID
+    fair_sharing: bool = strawberry.field(
+        description="Kueue's fairSharing.enable: queues and cohorts share unused quota by their "
+        "fairSharingWeight, and preempt to even out shares. On a real cluster this is Kueue's "
+        "controller configuration (its ConfigMap), which budcluster does not manage: this field "
+        "records it, and the operator sets both alike."
+    )
+
+    @classmethod
+    def from_domain(cls, settings: model.QuotaSettings) -> QuotaSettings:
+        return derive(cls, settings)
 
 
 @strawberry.type(description="The value a priority has for admission and preemption.")

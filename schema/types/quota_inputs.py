@@ -6,7 +6,15 @@ from datetime import datetime
 
 import strawberry
 
-from schema.types.enums import QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue
+from schema.types.enums import (
+    BorrowWithinCohortPolicy,
+    FungibilityPolicy,
+    QueueingStrategy,
+    ReclaimWithinCohort,
+    WithinClusterQueue,
+)
+
+WEIGHT = "Kueue's fairSharing.weight (see ClusterQueue.fairSharingWeight): 0, or more than 1e-9."
 
 
 @strawberry.input
@@ -29,10 +37,11 @@ class ResourceQuotaInput:
     name: str = strawberry.field(description="A resource: nvidia.com/gpu, cpu, memory (GB), ...")
     nominal_quota: float
     borrowing_limit: float | None = strawberry.field(
-        default=None, description="Only for a queue in a cohort."
+        default=None, description="Only for a queue in a cohort (a cohort: with a parent)."
     )
     lending_limit: float | None = strawberry.field(
-        default=None, description="Only for a queue in a cohort; at most nominalQuota."
+        default=None,
+        description="Only for a queue in a cohort, at most nominalQuota (a cohort: with a parent).",
     )
 
 
@@ -51,9 +60,31 @@ class ResourceGroupInput:
 
 
 @strawberry.input
+class BorrowWithinCohortInput:
+    policy: BorrowWithinCohortPolicy = strawberry.field(
+        default=BorrowWithinCohortPolicy.NEVER,
+        description="Not NEVER only while reclaimWithinCohort is not NEVER (Kueue's rule).",
+    )
+    max_priority_threshold: int | None = strawberry.field(
+        default=None,
+        description="Only workloads of at most this priority value may be preempted; null: any "
+        "the policy allows.",
+    )
+
+
+@strawberry.input
 class PreemptionPolicyInput:
     within_cluster_queue: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY
     reclaim_within_cohort: ReclaimWithinCohort = ReclaimWithinCohort.NEVER
+    borrow_within_cohort: BorrowWithinCohortInput = strawberry.field(
+        default_factory=BorrowWithinCohortInput
+    )
+
+
+@strawberry.input
+class FlavorFungibilityInput:
+    when_can_borrow: FungibilityPolicy = FungibilityPolicy.MAY_STOP_SEARCH
+    when_can_preempt: FungibilityPolicy = FungibilityPolicy.TRY_NEXT_FLAVOR
 
 
 @strawberry.input(description="A ClusterQueue whole: on update, its complete new state.")
@@ -64,6 +95,10 @@ class ClusterQueueInput:
     queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
     resource_groups: list[ResourceGroupInput] = strawberry.field(default_factory=list)
     preemption: PreemptionPolicyInput = strawberry.field(default_factory=PreemptionPolicyInput)
+    flavor_fungibility: FlavorFungibilityInput = strawberry.field(
+        default_factory=FlavorFungibilityInput
+    )
+    fair_sharing_weight: float = strawberry.field(default=1.0, description=WEIGHT)
 
 
 @strawberry.input
@@ -76,11 +111,31 @@ class LocalQueueInput:
     )
 
 
-@strawberry.input
+@strawberry.input(description="A Cohort whole: on update, its complete new state.")
 class CohortInput:
     cluster_id: strawberry.ID
     name: str
     description: str | None = None
+    parent: str | None = strawberry.field(
+        default=None,
+        description="Its parent cohort; one with no Cohort object is implicit, as in Kueue. It "
+        "must not make the cohort its own ancestor.",
+    )
+    resource_groups: list[ResourceGroupInput] = strawberry.field(
+        default_factory=list,
+        description="The cohort's own quotas; borrowingLimit and lendingLimit only with a "
+        "parent (a cohort may lend more than its nominalQuota: its subtree's quota too).",
+    )
+    fair_sharing_weight: float = strawberry.field(default=1.0, description=WEIGHT)
+
+
+@strawberry.input
+class QuotaSettingsInput:
+    cluster_id: strawberry.ID
+    fair_sharing: bool = strawberry.field(
+        description="Whether the cluster's Kueue runs fair sharing (its configuration's "
+        "fairSharing.enable, which budcluster records but does not set on the cluster)."
+    )
 
 
 @strawberry.input

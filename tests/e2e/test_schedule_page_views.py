@@ -7,7 +7,9 @@ stays when the subscription moves with the clock; a start window of no width (or
 pixel) is drawn with a visible width and reads as a moment with its seconds, never as an empty
 range from 21:21 to 21:21; when the filters hide every waiting job the queue says how many they
 hide, not that nothing waits; the queue, "Why it waits" included, fits the page: no cell clipped
-or past the edge of its pane or the viewport.
+or past the edge of its pane or the viewport; the quota pane, closed at first, shows the
+cluster's queues with Kueue's settings (preemption while borrowing, flavor search, weight) and
+whether fair sharing is on, inside the page.
 
 Its own embedded service, so the durations it shows are those the jobs state (no history of
 other tests' runs corrects them) and its injected messages meet a quiet cluster; every job a
@@ -449,3 +451,36 @@ async def test_the_queue_fits_the_page(
             assert not page.failures, page.failures
         finally:
             await page.close()
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+async def test_the_quota_pane_shows_kueues_settings(
+    service: Service, browser: Any, viewport: dict[str, int]
+) -> None:
+    page = await open_at(browser, service, viewport)
+    try:
+        assert await page.evaluate("() => document.querySelector('#quotas').open") is False
+        await page.wait_for_function(
+            "() => /fair sharing off/.test(document.querySelector('#quotas-summary').textContent)",
+            timeout=15_000,
+        )
+        await page.click("#quotas summary")
+        queue = page.locator('#quotas-body [data-queue="default"]')
+        await queue.wait_for(timeout=5_000)
+        text = " ".join((await queue.inner_text()).split())
+        assert "in queue: lower priority · reclaim: never · while borrowing: never" in text, text
+        assert "can borrow: may stop search · can preempt: try next flavor" in text, text
+        assert "Fair-sharing weight 1 (fair sharing off)" in text, text
+        assert f"{A100} nvidia.com/gpu: 0 / 2" in text, text
+        note = await page.get_attribute("#quotas-body .quota-note", "data-fair-sharing")
+        assert note == "false"
+        inside: bool = await page.evaluate(
+            """() => {
+              const r = document.querySelector('#quotas').getBoundingClientRect();
+              return r.right <= window.innerWidth + 0.5 && r.bottom <= window.innerHeight + 0.5;
+            }"""
+        )
+        assert inside
+        assert not page.failures, page.failures
+    finally:
+        await page.close()

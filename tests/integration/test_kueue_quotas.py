@@ -6,8 +6,10 @@ classes, and reports `kueue_quotas` ok; a second pass changes nothing; a tenant'
 brings its namespace (tenant label, Pod Security baseline) and the queue, through the quota
 change's task; a ClusterQueue edited in the cluster and a flavor deleted there are restored and
 reported as drift, while a change of the model is not drift; an object the model dropped is
-removed; v1beta1 clusters get `cohort`, v1beta2 ones `cohortName`; a cluster without Kueue, or
-with no supported version, fails the check with the reason.
+removed; v1beta1 clusters get `cohort` and fungibility's Borrow, v1beta2 ones `cohortName` and
+MayStopSearch, both a queue's borrowWithinCohort and weight and a cohort's parent (an implicit
+one as an empty Cohort), quotas and weight, and a second pass finds no drift; a cluster without
+Kueue, or with no supported version, fails the check with the reason.
 """
 
 from __future__ import annotations
@@ -29,14 +31,19 @@ from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Platform
 from domain.model.ids import ClusterId, TenantId
 from domain.model.principal import Principal, Scope
 from domain.model.quota import (
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     FlavorQuotas,
+    PreemptionPolicy,
     QueueingStrategy,
+    ReclaimWithinCohort,
     ResourceGroup,
     ResourceQuota,
+    WithinClusterQueue,
     tenant_namespace,
 )
 from domain.ports.unit_of_work import TenantScope
-from domain.services.quota_rules import ClusterQueueSpec
+from domain.services.quota_rules import ClusterQueueSpec, CohortSpec
 from domain.services.registry import Registration
 from tests.integration.test_app_flows import make_app
 from tests.support import k8s_nodes
@@ -177,15 +184,25 @@ async def test_drift_is_restored_and_reported(app: App, kueue: KubeEmulator) -> 
     assert "removed: ClusterQueue/spare" in quotas_check(await stored(app, cluster.id)).detail
 
 
-@pytest.mark.parametrize(("served", "field"), [("v1beta1", "cohort"), ("v1beta2", "cohortName")])
+@pytest.mark.parametrize(
+    ("served", "field", "may_stop"),
+    [("v1beta1", "cohort", "Borrow"), ("v1beta2", "cohortName", "MayStopSearch")],
+)
 async def test_the_cohort_field_follows_the_served_version(
-    app: App, served: str, field: str
+    app: App, served: str, field: str, may_stop: str
 ) -> None:
     async with running_emulator() as emulator:
         emulator.serve_kueue(served)
         emulator.seed(k8s_nodes.a100_gfd_node())
         cluster = await connected(app, emulator)
-        await app.quotas.create_cohort(ADMIN, cluster_id=cluster.id, name="research")
+        pool = ResourceGroup(
+            ("nvidia.com/gpu",),
+            (FlavorQuotas("nvidia-a100-80gb", (ResourceQuota("nvidia.com/gpu", 1, 1),)),),
+        )
+        research = CohortSpec(
+            cluster.id, "research", parent="org", resource_groups=(pool,), fair_sharing_weight=2
+        )
+        await app.quotas.create_cohort(ADMIN, research)
         spec = ClusterQueueSpec(
             cluster_id=cluster.id,
             name="shared",
@@ -201,6 +218,12 @@ async def test_the_cohort_field_follows_the_served_version(
                     ),
                 ),
             ),
+            preemption=PreemptionPolicy(
+                WithinClusterQueue.LOWER_PRIORITY,
+                ReclaimWithinCohort.ANY,
+                BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY, 10),
+            ),
+            fair_sharing_weight=0.5,
         )
         await app.quotas.create_cluster_queue(ADMIN, spec)
         done = await app.registry.reconcile_quotas(cluster.id)
@@ -213,7 +236,24 @@ async def test_the_cohort_field_follows_the_served_version(
         assert (
             shared["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"] == 2
         )
-        assert "research" in by_name(emulator, "cohorts")
+        assert shared["spec"]["preemption"]["borrowWithinCohort"] == {
+            "policy": "LowerPriority",
+            "maxPriorityThreshold": 10,
+        }
+        assert shared["spec"]["flavorFungibility"] == {
+            "whenCanBorrow": may_stop,
+            "whenCanPreempt": "TryNextFlavor",
+        }
+        assert shared["spec"]["fairSharing"] == {"weight": "0.5"}
+        cohorts = by_name(emulator, "cohorts")
+        assert cohorts["research"]["spec"]["parentName"] == "org"
+        assert cohorts["research"]["spec"]["fairSharing"] == {"weight": 2}
+        assert cohorts["research"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"] == [
+            {"name": "nvidia.com/gpu", "nominalQuota": 1, "borrowingLimit": 1}
+        ]
+        assert cohorts["org"]["spec"] == {}  # implicit: a name only
+        again = await app.registry.reconcile_quotas(cluster.id)
+        assert quotas_check(again) == quotas_check(done)  # nothing drifted against itself
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,12 @@
 """Kueue's objects, priority classes, reservations and the jobs' new fields on PostgreSQL and
 SQLite.
 
-Covers: flavors, ClusterQueues (resource groups with limits, preemption), LocalQueues and cohorts
-survive the round trip and come back per cluster in `quota_set`; update and delete; a taken name
+Covers: flavors, ClusterQueues (resource groups with limits, preemption, Kueue's settings),
+LocalQueues and cohorts (a tree: parent, own quotas, weight) survive the round trip and come back
+per cluster in `quota_set`, with each cluster's fair-sharing setting (upserted; Kueue's default
+for a cluster that never set it); update and delete; a taken name
 is a Conflict, except for `add_local_queue(if_absent=True)`, which keeps the first; quota sets of
-any number of clusters are five statements; the priority classes the migration seeds, and
+any number of clusters are six statements; the priority classes the migration seeds, and
 updating one (concurrent updates on PostgreSQL cannot break their order); reservations (active ones for admission, every unended one for listings,
 cancelling); a job's queue, window, dependencies, reservation and stored estimates, and node
 labels, round trip; nothing is written on rollback.
@@ -27,12 +29,17 @@ from domain.model.job import Estimate, JobPriority, TimeWindow
 from domain.model.quota import (
     DEFAULT_PRIORITY_VALUES,
     GPU_LABEL,
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
+    FungibilityPolicy,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
+    QuotaSettings,
     ReclaimWithinCohort,
     ResourceFlavor,
     ResourceGroup,
@@ -161,6 +168,43 @@ async def test_update_and_delete(db: Database) -> None:
     assert quotas.cluster_queues == () and [f.name for f in quotas.flavors] == ["cpu"]
 
 
+async def test_kueue_settings_round_trip(db: Database) -> None:
+    cluster, other = await add_cluster(db, "one"), await add_cluster(db, "two")
+    await add_objects(db, cluster)
+    tuned = queue(cluster)
+    tuned.preemption = PreemptionPolicy(
+        WithinClusterQueue.NEVER,
+        ReclaimWithinCohort.ANY,
+        BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY, -5),
+    )
+    tuned.flavor_fungibility = FlavorFungibility(
+        FungibilityPolicy.TRY_NEXT_FLAVOR, FungibilityPolicy.MAY_STOP_SEARCH
+    )
+    tuned.fair_sharing_weight = 0.25
+    pool = (ResourceGroup(("cpu",), (FlavorQuotas("cpu", (ResourceQuota("cpu", 8, 2, 16),)),)),)
+    child = Cohort(cluster, "team", T0, "a pool", "lab", pool, 2.5)
+    async with db.unit_of_work(SYSTEM) as uow:
+        await uow.quotas.update_cluster_queue(tuned)
+        await uow.quotas.add_cohort(child)
+        await uow.quotas.save_quota_settings(QuotaSettings(cluster, fair_sharing=True))
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        quotas = await uow.quotas.quota_set(cluster)
+        assert quotas.cluster_queues == (tuned,)
+        assert quotas.cohort("team") == child
+        assert quotas.cohort("lab") == Cohort(cluster, "lab", T0, "the lab's queues")
+        assert quotas.fair_sharing and not (await uow.quotas.quota_set(other)).fair_sharing
+        moved = Cohort(cluster, "team", T0, None, "everyone", (), 0.0)
+        await uow.quotas.update_cohort(moved)
+        await uow.quotas.save_quota_settings(QuotaSettings(cluster, fair_sharing=False))
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        quotas = await uow.quotas.quota_set(cluster)
+        settings = await uow.quotas.quota_settings_of([cluster, other])
+    assert quotas.cohort("team") == moved and quotas.cohort("everyone") is None
+    assert settings == {cluster: QuotaSettings(cluster), other: QuotaSettings(other)}
+
+
 @pytest.mark.parametrize("kind", ["flavor", "cluster_queue", "local_queue", "cohort"])
 async def test_a_taken_name_is_a_conflict(db: Database, kind: str) -> None:
     cluster = await add_cluster(db)
@@ -194,7 +238,7 @@ async def test_add_local_queue_if_absent_keeps_the_first(db: Database) -> None:
     ]
 
 
-async def test_quota_sets_of_many_clusters_take_five_statements(db: Database) -> None:
+async def test_quota_sets_of_many_clusters_take_six_statements(db: Database) -> None:
     clusters = [await add_cluster(db, f"c{i}") for i in range(4)]
     for cluster in clusters:
         await add_objects(db, cluster)
@@ -210,7 +254,7 @@ async def test_quota_sets_of_many_clusters_take_five_statements(db: Database) ->
             sets = await uow.quotas.quota_sets(clusters)
         finally:
             event.remove(db.engine.sync_engine, "before_cursor_execute", count)
-    assert len(statements) == 5
+    assert len(statements) == 6  # flavors, queues, local queues, cohorts, settings, priorities
     assert all(len(s.cluster_queues) == 1 and len(s.flavors) == 2 for s in sets.values())
 
 

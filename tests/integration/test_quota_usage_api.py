@@ -203,8 +203,8 @@ async def test_queues_and_usage_take_a_constant_number_of_statements(api: Api) -
     many = await _statements(api, USAGE, {"id": api.cluster_id}, admin)
     listing_many = await _statements(api, LISTING, {}, admin)
     # token lookup; the cluster and its nodes; flavors, cluster queues, local queues, cohorts,
-    # priority classes; reservations; active jobs
-    assert one == many == listing_one == listing_many == 10
+    # quota settings, priority classes; reservations; active jobs
+    assert one == many == listing_one == listing_many == 11
 
 
 async def test_a_local_queue_with_active_jobs_stays(api: Api) -> None:

@@ -100,7 +100,7 @@ async def test_the_uis_main_queries_cost_a_pinned_number_of_statements(ui: Api) 
         "JobList": 2,  # one page of jobs (resources are columns)
         "JobDetail": 4,  # the job, its events, the timeline's estimate
         "ClusterSchedule": 6,  # the stored timeline and what it is cut with
-        "ClusterQuotas": 10,  # flavors, queues, usage, cohorts, local queues
+        "ClusterQuotas": 11,  # flavors, queues, usage, cohorts, settings, local queues
     }
 
 

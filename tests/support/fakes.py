@@ -56,6 +56,7 @@ from domain.model.quota import (
     Cohort,
     LocalQueue,
     QuotaSet,
+    QuotaSettings,
     ResourceFlavor,
     WorkloadPriorityClass,
 )
@@ -66,7 +67,7 @@ from domain.ports.events import Overflowed, StoredEvent
 from domain.ports.gateways import PendingWorkload, Workload, WorkloadObservation
 from domain.ports.repositories import JobCursor, JobFilter, JobPage, Page
 from domain.ports.unit_of_work import TenantScope
-from domain.services.quota_rules import default_quotas
+from domain.services.quota_defaults import default_quotas
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -127,6 +128,7 @@ class QuotaState:
     cluster_queues: dict[tuple[ClusterId, str], ClusterQueue] = field(default_factory=dict)
     local_queues: dict[tuple[ClusterId, str, str], LocalQueue] = field(default_factory=dict)
     cohorts: dict[tuple[ClusterId, str], Cohort] = field(default_factory=dict)
+    settings: dict[ClusterId, QuotaSettings] = field(default_factory=dict)
     reservations: dict[ReservationId, CapacityReservation] = field(default_factory=dict)
     priority_classes: dict[JobPriority, WorkloadPriorityClass] = field(
         default_factory=lambda: {
@@ -484,6 +486,7 @@ class FakeQuotaRepository:
             local_queues=of(q.local_queues),
             cohorts=of(q.cohorts),
             priority_values={p: pc.value for p, pc in q.priority_classes.items()},
+            fair_sharing=q.settings.get(cluster_id, QuotaSettings(cluster_id)).fair_sharing,
         )
 
     async def quota_sets(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, QuotaSet]:
@@ -532,8 +535,19 @@ class FakeQuotaRepository:
     async def add_cohort(self, cohort: Cohort) -> None:
         self._add(self._w.cohorts, (cohort.cluster_id, cohort.name), cohort, "cohort")
 
+    async def update_cohort(self, cohort: Cohort) -> None:
+        self._w.cohorts[(cohort.cluster_id, cohort.name)] = copy.deepcopy(cohort)
+
     async def delete_cohort(self, *, cluster_id: ClusterId, name: str) -> None:
         self._w.cohorts.pop((cluster_id, name), None)
+
+    async def quota_settings_of(
+        self, cluster_ids: Sequence[ClusterId]
+    ) -> dict[ClusterId, QuotaSettings]:
+        return {c: self._q.settings.get(c, QuotaSettings(c)) for c in cluster_ids}
+
+    async def save_quota_settings(self, settings: QuotaSettings) -> None:
+        self._w.settings[settings.cluster_id] = settings
 
     async def priority_classes(self, *, for_update: bool = False) -> list[WorkloadPriorityClass]:
         return [copy.deepcopy(self._q.priority_classes[p]) for p in JobPriority]

@@ -1,13 +1,17 @@
 """Rendering the quota model as Kueue's objects, and telling drift from noise.
 
 Covers: the API version chosen from what a cluster serves; quantities per resource (cpu cores or
-millicores, memory GiB or MiB, whole GPU counts); full ClusterQueues in v1beta1 and v1beta2 (the
-cohort field's name, two resource groups, limits only when set and only in a cohort, a covered
-resource without a quota); ResourceFlavors, Cohorts, LocalQueues, tenant Namespaces (tenant and
-Pod Security labels) and WorkloadPriorityClasses in full; creation order; ownership labels and the
-spec hash (stable across key order, changed by a quota); object keys and URL paths; drift: missing,
-changed, added, being deleted, wrong labels, stale hash, and no drift for server noise (status,
-resourceVersion, managedFields, defaults, quantities as strings, other labels).
+millicores, memory GiB or MiB, whole GPU counts) and fair-sharing weights (to 1n, rounded up);
+full ClusterQueues in v1beta1 and v1beta2 (the cohort field's name, two resource groups, limits
+only when set and only in a cohort, a covered resource without a quota, preemption with
+borrowWithinCohort and its threshold, flavorFungibility in each version's names, the weight);
+Cohorts in full (parent, own quotas with limits only under a parent, a lending limit above
+nominal, weight; an implicit parent as an empty Cohort); ResourceFlavors, LocalQueues, tenant
+Namespaces (tenant and Pod Security labels) and WorkloadPriorityClasses in full; creation order;
+ownership labels and the spec hash (stable across key order, changed by a quota); object keys and
+URL paths; drift: missing, changed, added, being deleted, wrong labels, stale hash, and no drift
+for server noise (status, resourceVersion, managedFields, defaults, quantities and weights as
+strings, v1beta1's old fungibility names read back as MayStopSearch, other labels).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from adapters.kubernetes.kueue.drift import drifted
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_QUEUE,
     COHORT,
@@ -35,13 +40,13 @@ from adapters.kubernetes.kueue.objects import (
     choose_version,
     collection_path,
     desired_objects,
-    drifted,
     object_key,
     object_path,
     owned_part,
     priority_class_name,
     quantity,
     spec_hash,
+    weight,
 )
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
@@ -52,9 +57,13 @@ from domain.model.quota import (
     GPU_LABEL,
     MEMORY,
     NVIDIA_GPU,
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
+    FungibilityPolicy,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
@@ -114,8 +123,14 @@ def research(**changes: Any) -> ClusterQueue:
         queueing_strategy=QueueingStrategy.STRICT_FIFO,
         resource_groups=gpu_and_cpu_groups(),
         preemption=PreemptionPolicy(
-            WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY, ReclaimWithinCohort.ANY
+            WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY,
+            ReclaimWithinCohort.ANY,
+            BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY, 100),
         ),
+        flavor_fungibility=FlavorFungibility(
+            FungibilityPolicy.TRY_NEXT_FLAVOR, FungibilityPolicy.MAY_STOP_SEARCH
+        ),
+        fair_sharing_weight=2.5,
     )
     return replace(queue, **changes)
 
@@ -168,9 +183,11 @@ def as_served(obj: dict[str, Any]) -> dict[str, Any]:
     live["status"] = {"conditions": [{"type": "Active", "status": "True"}]}
     spec: dict[str, Any] = live.get("spec") or {}
     if live["kind"] == CLUSTER_QUEUE:
-        spec["flavorFungibility"] = {"whenCanBorrow": "MayStopSearch"}
         spec["stopPolicy"] = "None"
-        spec["preemption"]["borrowWithinCohort"] = {"policy": "Never"}
+        spec["admissionScope"] = {"admissionMode": "NoAdmissionFairSharing"}
+    if live["kind"] in (CLUSTER_QUEUE, COHORT):
+        if "fairSharing" in spec:
+            spec["fairSharing"]["weight"] = str(spec["fairSharing"]["weight"])
         for group in spec.get("resourceGroups", []):
             for fq in group["flavors"]:
                 for quota in fq["resources"]:
@@ -232,6 +249,30 @@ def test_quantity_refuses_impossible_quotas(value: float) -> None:
         quantity(CPU, value)
 
 
+@pytest.mark.parametrize(
+    ("value", "rendered"),
+    [
+        (1.0, 1),
+        (0, 0),
+        (3, 3),
+        (0.5, "0.5"),
+        (2.25, "2.25"),
+        (1e-6, "0.000001"),
+        (1.5e-9, "0.000000002"),  # Kubernetes keeps 1n: a finer weight is rounded up
+        (1e9, 1000000000),
+    ],
+)
+def test_weight(value: float, rendered: str | int) -> None:
+    assert weight(value) == rendered
+    assert type(weight(value)) is type(rendered)
+
+
+@pytest.mark.parametrize("value", [-0.5, float("nan"), float("inf")])
+def test_weight_refuses_impossible_weights(value: float) -> None:
+    with pytest.raises(ValueError, match="not a finite, non-negative weight"):
+        weight(value)
+
+
 # --- ClusterQueues --------------------------------------------------------------------------
 
 
@@ -247,7 +288,13 @@ def test_cluster_queue_with_two_resource_groups_in_full() -> None:
             "preemption": {
                 "withinClusterQueue": "LowerOrNewerEqualPriority",
                 "reclaimWithinCohort": "Any",
+                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
             },
+            "flavorFungibility": {
+                "whenCanBorrow": "TryNextFlavor",
+                "whenCanPreempt": "MayStopSearch",
+            },
+            "fairSharing": {"weight": "2.5"},
             "cohortName": "platform",
             "resourceGroups": [
                 {
@@ -307,6 +354,46 @@ def test_cohort_field_per_version(
     assert queue["spec"][field] == "platform"
     assert absent not in queue["spec"]
     assert {o["apiVersion"] for o in objects if o["kind"] != NAMESPACE} == {api_version}
+
+
+@pytest.mark.parametrize(
+    ("version", "borrow", "preempt", "rendered"),
+    [
+        (V2, "MAY_STOP_SEARCH", "TRY_NEXT_FLAVOR", ("MayStopSearch", "TryNextFlavor")),
+        (V1, "MAY_STOP_SEARCH", "TRY_NEXT_FLAVOR", ("Borrow", "TryNextFlavor")),
+        (V2, "TRY_NEXT_FLAVOR", "MAY_STOP_SEARCH", ("TryNextFlavor", "MayStopSearch")),
+        (V1, "TRY_NEXT_FLAVOR", "MAY_STOP_SEARCH", ("TryNextFlavor", "Preempt")),
+    ],
+)
+def test_flavor_fungibility_in_each_versions_names(
+    version: KueueVersion, borrow: str, preempt: str, rendered: tuple[str, str]
+) -> None:
+    """v1beta1 before Kueue v0.15 (no v1beta2 served) knows only Borrow / Preempt for
+    MayStopSearch; v1beta2 knows only MayStopSearch."""
+    fungibility = FlavorFungibility(FungibilityPolicy[borrow], FungibilityPolicy[preempt])
+    quotas = quota_set(cluster_queues=(research(flavor_fungibility=fungibility),))
+    spec = find(render(quotas, version), CLUSTER_QUEUE, "research")["spec"]
+    assert spec["flavorFungibility"] == {
+        "whenCanBorrow": rendered[0],
+        "whenCanPreempt": rendered[1],
+    }
+
+
+def test_a_default_queue_carries_kueues_defaults_whole() -> None:
+    """Defaults are rendered too, so that a change made in the cluster is drift."""
+    queue = ClusterQueue(CLUSTER, "plain", NOW, NOW)
+    spec = find(render(quota_set(cluster_queues=(queue,))), CLUSTER_QUEUE, "plain")["spec"]
+    assert spec == {
+        "namespaceSelector": {},
+        "queueingStrategy": "BestEffortFIFO",
+        "preemption": {
+            "withinClusterQueue": "LowerPriority",
+            "reclaimWithinCohort": "Never",
+            "borrowWithinCohort": {"policy": "Never"},
+        },
+        "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+        "fairSharing": {"weight": 1},
+    }
 
 
 def test_a_queue_without_a_cohort_has_no_cohort_field_and_no_limits() -> None:
@@ -393,7 +480,10 @@ def test_a_queue_without_resource_groups_renders_none_and_selects_all_namespaces
         "preemption": {
             "withinClusterQueue": "LowerOrNewerEqualPriority",
             "reclaimWithinCohort": "Any",
+            "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
         },
+        "flavorFungibility": {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "MayStopSearch"},
+        "fairSharing": {"weight": "2.5"},
     }
 
 
@@ -413,8 +503,83 @@ def test_resource_flavors_and_cohorts_in_full() -> None:
         "apiVersion": "kueue.x-k8s.io/v1beta1",
         "kind": "Cohort",
         "metadata": {"name": "platform", "labels": MANAGED},
-        "spec": {},
+        "spec": {"fairSharing": {"weight": 1}},
     }
+
+
+def cohort_groups() -> tuple[ResourceGroup, ...]:
+    quota = ResourceQuota(NVIDIA_GPU, 4, borrowing_limit=2, lending_limit=6)
+    return (ResourceGroup((NVIDIA_GPU, CPU), (FlavorQuotas("a100", (quota,)),)),)
+
+
+@pytest.mark.parametrize("version", [V1, V2])
+def test_a_cohort_in_a_tree_in_full(version: KueueVersion) -> None:
+    """Its own quotas (every covered resource, a missing one as 0), limits under a parent (a
+    lending limit above nominal is Kueue's to accept for a cohort), its weight."""
+    child = Cohort(
+        CLUSTER,
+        "platform",
+        NOW,
+        parent="org",
+        resource_groups=cohort_groups(),
+        fair_sharing_weight=0.5,
+    )
+    assert without_hash(find(render(quota_set(cohorts=(child,)), version), COHORT, "platform")) == {
+        "apiVersion": f"kueue.x-k8s.io/{version}",
+        "kind": "Cohort",
+        "metadata": {"name": "platform", "labels": MANAGED},
+        "spec": {
+            "parentName": "org",
+            "resourceGroups": [
+                {
+                    "coveredResources": ["nvidia.com/gpu", "cpu"],
+                    "flavors": [
+                        {
+                            "name": "a100",
+                            "resources": [
+                                {
+                                    "name": "nvidia.com/gpu",
+                                    "nominalQuota": 4,
+                                    "borrowingLimit": 2,
+                                    "lendingLimit": 6,
+                                },
+                                {"name": "cpu", "nominalQuota": 0},
+                            ],
+                        }
+                    ],
+                }
+            ],
+            "fairSharing": {"weight": "0.5"},
+        },
+    }
+
+
+def test_a_root_cohort_has_no_limits_and_its_implicit_parent_is_an_empty_cohort() -> None:
+    root = Cohort(CLUSTER, "org", NOW, resource_groups=cohort_groups(), fair_sharing_weight=0)
+    child = Cohort(CLUSTER, "platform", NOW, parent="everyone")
+    objects = render(quota_set(cohorts=(root, child)))
+    assert find(objects, COHORT, "org")["spec"] == {
+        "resourceGroups": [
+            {
+                "coveredResources": ["nvidia.com/gpu", "cpu"],
+                "flavors": [
+                    {
+                        "name": "a100",
+                        "resources": [
+                            {"name": "nvidia.com/gpu", "nominalQuota": 4},
+                            {"name": "cpu", "nominalQuota": 0},
+                        ],
+                    }
+                ],
+            }
+        ],
+        "fairSharing": {"weight": 0},
+    }
+    assert find(objects, COHORT, "platform")["spec"] == {
+        "parentName": "everyone",
+        "fairSharing": {"weight": 1},
+    }
+    assert find(objects, COHORT, "everyone")["spec"] == {}
 
 
 def test_cohorts_cover_the_model_and_every_name_a_queue_uses_unless_left_out() -> None:
@@ -567,13 +732,19 @@ def test_spec_hash_changes_when_a_quota_changes() -> None:
 
 
 def test_spec_hash_is_the_same_for_both_versions_except_the_cohort_field() -> None:
-    lone = quota_set(cluster_queues=(research(cohort=None),))
+    """(and MayStopSearch's name: research says TryNextFlavor and MayStopSearch)"""
+    either = FlavorFungibility(FungibilityPolicy.TRY_NEXT_FLAVOR, FungibilityPolicy.TRY_NEXT_FLAVOR)
+    lone = quota_set(cluster_queues=(research(cohort=None, flavor_fungibility=either),))
     v1 = find(render(lone, V1), CLUSTER_QUEUE, "research")
     v2 = find(render(lone, V2), CLUSTER_QUEUE, "research")
     assert spec_hash(v1) == spec_hash(v2)
     assert spec_hash(find(render(version=V1), CLUSTER_QUEUE, "research")) != spec_hash(
         find(render(version=V2), CLUSTER_QUEUE, "research")
     )
+    lone = quota_set(cluster_queues=(research(cohort=None),))
+    v1 = find(render(lone, V1), CLUSTER_QUEUE, "research")
+    v2 = find(render(lone, V2), CLUSTER_QUEUE, "research")
+    assert spec_hash(v1) != spec_hash(v2)
 
 
 def test_owned_part_per_kind() -> None:
@@ -640,7 +811,25 @@ def test_quantities_are_compared_as_values() -> None:
     cpu = live["spec"]["resourceGroups"][1]["flavors"][0]["resources"]
     cpu[0]["nominalQuota"] = "7.5"
     cpu[1]["nominalQuota"] = "524288Mi"
+    live["spec"]["fairSharing"]["weight"] = "2500m"
     assert drifted(desired, live) is None
+
+
+def test_v1beta1s_old_fungibility_names_read_back_as_may_stop_search_are_no_drift() -> None:
+    """A Kueue that serves v1beta2 too stores v1beta2 and converts Borrow / Preempt."""
+    fungibility = FlavorFungibility(
+        FungibilityPolicy.MAY_STOP_SEARCH, FungibilityPolicy.MAY_STOP_SEARCH
+    )
+    quotas = quota_set(cluster_queues=(research(flavor_fungibility=fungibility),))
+    desired = find(render(quotas, V1), CLUSTER_QUEUE, "research")
+    live = as_served(desired)
+    live["spec"]["flavorFungibility"] = {
+        "whenCanBorrow": "MayStopSearch",
+        "whenCanPreempt": "MayStopSearch",
+    }
+    assert drifted(desired, live) is None
+    live["spec"]["flavorFungibility"]["whenCanPreempt"] = "TryNextFlavor"
+    assert drifted(desired, live) == "spec.flavorFungibility.whenCanPreempt changed"
 
 
 def spec_edit(path: list[Any], value: Any) -> Any:
@@ -720,6 +909,36 @@ GPU_QUOTA = ["spec", "resourceGroups", 0, "flavors", 0, "resources", 0]
             "spec.preemption.reclaimWithinCohort changed",
         ),
         (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "preemption", "borrowWithinCohort", "policy"], "Never"),
+            "spec.preemption.borrowWithinCohort.policy changed",
+        ),
+        (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "preemption", "borrowWithinCohort", "maxPriorityThreshold"], 5),
+            "spec.preemption.borrowWithinCohort.maxPriorityThreshold changed",
+        ),
+        (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "flavorFungibility", "whenCanBorrow"], "MayStopSearch"),
+            "spec.flavorFungibility.whenCanBorrow changed",
+        ),
+        (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "fairSharing", "weight"], "1"),
+            "spec.fairSharing.weight changed",
+        ),
+        (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "fairSharing"], DELETE),
+            "spec.fairSharing missing",
+        ),
+        (
             RESOURCE_FLAVOR,
             "a100",
             spec_edit(["spec", "nodeLabels", GPU_LABEL], "NVIDIA-A100-PCIE-40GB"),
@@ -748,6 +967,12 @@ GPU_QUOTA = ["spec", "resourceGroups", 0, "flavors", 0, "resources", 0]
             "platform",
             spec_edit(["spec", "parentName"], "root"),
             "spec.parentName added",
+        ),
+        (
+            COHORT,
+            "platform",
+            spec_edit(["spec", "fairSharing", "weight"], "3"),
+            "spec.fairSharing.weight changed",
         ),
         (
             LOCAL_QUEUE,

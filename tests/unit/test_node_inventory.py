@@ -32,7 +32,7 @@ from adapters.kubernetes.inventory import node_from_k8s, parse_quantity
 from domain.inventory import normalize_gpu_type, product_selector
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
 from domain.model.ids import ClusterId, NodeId
-from domain.services.quota_rules import default_quotas
+from domain.services.quota_defaults import default_quotas
 from tests.support import k8s_nodes
 from tests.support.k8s_nodes import cordon, not_ready
 

@@ -24,11 +24,13 @@ from domain.model.quota import (
     FlavorQuotas,
     PreemptionPolicy,
     QueueingStrategy,
+    QuotaSettings,
     ReclaimWithinCohort,
     ResourceGroup,
     ResourceQuota,
     WithinClusterQueue,
 )
+from domain.services.quota_rules import CohortSpec
 from tests.support.fakes import make_cluster
 from tests.unit.test_quota_service import ADMIN, CLUSTER, OPERATOR, READER, World, spec
 
@@ -36,7 +38,7 @@ from tests.unit.test_quota_service import ADMIN, CLUSTER, OPERATOR, READER, Worl
 @pytest.fixture
 async def world() -> World:
     w = World()
-    await w.service.create_cohort(ADMIN, cluster_id=CLUSTER, name="lab")
+    await w.service.create_cohort(ADMIN, CohortSpec(CLUSTER, "lab"))
     return w
 
 
@@ -47,7 +49,6 @@ COMMANDS: list[tuple[str, dict[str, Any]]] = [
     ("delete_cluster_queue", {"cluster_id": CLUSTER, "name": "default"}),
     ("create_local_queue", {"cluster_id": CLUSTER, "name": "x", "cluster_queue": "default"}),
     ("delete_local_queue", {"cluster_id": CLUSTER, "name": "x"}),
-    ("create_cohort", {"cluster_id": CLUSTER, "name": "x"}),
     ("delete_cohort", {"cluster_id": CLUSTER, "name": "lab"}),
 ]
 
@@ -63,6 +64,9 @@ async def test_changing_quotas_needs_clusters_write(
         world.service.create_cluster_queue(READER, spec()),
         world.service.update_cluster_queue(READER, spec(name="default")),
         world.service.update_priority_class(READER, JobPriority.LOW, value=2),
+        world.service.create_cohort(READER, CohortSpec(CLUSTER, "x")),
+        world.service.update_cohort(READER, CohortSpec(CLUSTER, "lab", parent="x")),
+        world.service.update_quota_settings(READER, QuotaSettings(CLUSTER, fair_sharing=True)),
     ):
         with pytest.raises(Forbidden):
             await call

@@ -32,7 +32,7 @@ from domain.model.quota import (
     WithinClusterQueue,
     tenant_namespace,
 )
-from domain.services.quota_rules import ClusterQueueSpec
+from domain.services.quota_rules import ClusterQueueSpec, CohortSpec
 from domain.services.quotas import QuotaService
 from tests.support.fakes import (
     FakeClock,
@@ -89,7 +89,7 @@ class World:
 @pytest.fixture
 async def world() -> World:
     w = World()
-    await w.service.create_cohort(ADMIN, cluster_id=CLUSTER, name="lab")
+    await w.service.create_cohort(ADMIN, CohortSpec(CLUSTER, "lab"))
     return w
 
 
@@ -345,7 +345,7 @@ async def test_a_tenant_makes_its_queues_but_never_changes_what_tenants_share(
         world.service.delete_cluster_queue(TENANT, cluster_id=CLUSTER, name="default"),
         world.service.create_flavor(TENANT, cluster_id=CLUSTER, name="h100", node_labels={}),
         world.service.delete_flavor(TENANT, cluster_id=CLUSTER, name="nvidia-tesla-t4"),
-        world.service.create_cohort(TENANT, cluster_id=CLUSTER, name="mine"),
+        world.service.create_cohort(TENANT, CohortSpec(CLUSTER, "mine")),
         world.service.update_priority_class(TENANT, JobPriority.LOW, value=0),
     ]
     for change in shared_changes:
@@ -382,13 +382,9 @@ async def test_a_refusal_names_only_what_its_caller_may_see(world: World) -> Non
 
 async def test_cohorts(world: World) -> None:
     with pytest.raises(Conflict):
-        await world.service.create_cohort(OPERATOR, cluster_id=CLUSTER, name="lab")
+        await world.service.create_cohort(OPERATOR, CohortSpec(CLUSTER, "lab"))
     with pytest.raises(ValidationFailed) as caught:
-        await world.service.create_cohort(
-            OPERATOR, cluster_id=CLUSTER, name="Lab", description="\x00"
-        )
+        await world.service.create_cohort(OPERATOR, CohortSpec(CLUSTER, "Lab", "\x00"))
     assert issues(caught) == {("name", "INVALID_NAME"), ("description", "INVALID")}
-    made = await world.service.create_cohort(
-        OPERATOR, cluster_id=CLUSTER, name="prod", description="serving"
-    )
+    made = await world.service.create_cohort(OPERATOR, CohortSpec(CLUSTER, "prod", "serving"))
     assert world.q.cohorts[(CLUSTER, "prod")] == made

@@ -35,8 +35,9 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
-from domain.services.quota_rules import ReservationSpec, default_quotas
-from domain.services.quotas import FlavorUsage, cluster_queue_usage
+from domain.services.quota_defaults import default_quotas
+from domain.services.quota_usage import FlavorUsage, cluster_queue_usage
+from domain.services.reservation_rules import ReservationSpec
 from domain.services.reservations import ReservationLimits, ReservationService, peak
 from tests.support.fakes import T0, FakeClock, FakeUnitOfWorkFactory, install_cluster, make_cluster
 from tests.unit.test_job_model import new_job

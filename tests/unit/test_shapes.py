@@ -32,7 +32,7 @@ from domain.model.events import ClusterChanged, ClusterState
 from domain.model.job import Estimate, Job, JobChanged, JobEvent, Placement, Resources, TimeWindow
 from domain.model.load import LoadPlan, LoadProgress, LoadResult, RequestSample
 from domain.model.principal import ApiToken
-from domain.model.quota import ClusterQueue, Cohort, LocalQueue, ResourceFlavor
+from domain.model.quota import ClusterQueue, Cohort, LocalQueue, QuotaSettings, ResourceFlavor
 from domain.model.reservation import CapacityReservation
 from domain.model.secrets import Envelope
 from schema import schema as _registered  # noqa: F401  (every type and enum registered)
@@ -40,6 +40,7 @@ from schema.types import benchmark as gql_benchmark
 from schema.types import cluster as gql_cluster
 from schema.types import deployment as gql_deployment
 from schema.types import job as gql_job
+from schema.types import quota as gql_quota
 from tests.support.instances import instances, plain
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -515,7 +516,8 @@ ROWS: list[tuple[type, Callable[[Any], dict[str, Any]], Callable[[Any], Any]]] =
     (ClusterQueue, mapping.cluster_queue_to_row, mapping.cluster_queue_from_row),
     (LocalQueue, mapping.local_queue_to_row, mapping.local_queue_from_row),
     (CapacityReservation, mapping.reservation_to_row, mapping.reservation_from_row),
-    (Cohort, SHAPES.to_row, mapping.cohort_from_row),
+    (Cohort, mapping.cohort_to_row, mapping.cohort_from_row),
+    (QuotaSettings, mapping.quota_settings_to_row, mapping.quota_settings_from_row),
     (JobEvent, SHAPES.to_row, mapping.job_event_from_row),
     (ApiToken, SHAPES.to_row, mapping.token_from_row),
 ]
@@ -569,6 +571,9 @@ NOT_SHOWN: dict[type, set[str]] = {
     RequestSample: {"sent_at", "ttft", "e2el", "itl"},
     Node: {"cluster_id"},
     Cluster: {"settings", "configuration", "retry_attempt"},
+    ClusterQueue: set(),
+    Cohort: set(),
+    QuotaSettings: set(),
 }
 """Entity fields a GraphQL type does not show by the same name: shown otherwise (computed,
 renamed) or deliberately hidden. A new field must be shown, or listed here."""
@@ -591,6 +596,9 @@ GRAPHQL: list[tuple[type, type, Callable[[Any], Any]]] = [
     (RequestSample, gql_benchmark.RequestSample, gql_benchmark.RequestSample.from_domain),
     (Node, gql_cluster.Node, gql_cluster.Node.from_domain),
     (Cluster, gql_cluster.Cluster, gql_cluster.Cluster.from_domain),
+    (ClusterQueue, gql_quota.ClusterQueue, gql_quota.ClusterQueue.from_domain),
+    (Cohort, gql_quota.Cohort, gql_quota.Cohort.from_domain),
+    (QuotaSettings, gql_quota.QuotaSettings, gql_quota.QuotaSettings.from_domain),
 ]
 
 

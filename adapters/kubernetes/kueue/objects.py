@@ -5,26 +5,23 @@ ClusterQueues, LocalQueues and WorkloadPriorityClasses, in an order in which the
 (delete in reverse). Every object carries the labels app.kubernetes.io/managed-by=budcluster and
 bud.ai/cluster-id, and the annotation bud.ai/spec-hash: the SHA-256 of the canonical JSON of the
 part budcluster owns (`owned_part`: the spec; a priority class's value and description; a
-namespace's labels). `drifted` compares a live object with the desired one as a subset, field by
-field: the API server adds defaults (preemption.borrowWithinCohort, flavorFungibility, stopPolicy)
-and other labels, which are not drift, and returns quantities as strings ("8", "64Gi"), which are
-compared as values. A namespaceSelector and a flavor's nodeLabels are compared whole, and
-optional fields budcluster leaves out (cohort, limits, parent, node labels, taints) are drift
-when someone adds them. Status and metadata noise is never compared.
+namespace's labels); `drift` tells a live object that differs from its rendering.
 
 Checked against kubernetes-sigs/kueue, apis/kueue/v1beta1 and v1beta2, *_types.go:
-- ClusterQueue: spec.resourceGroups[].coveredResources and .flavors[].name / .resources[].name,
-  nominalQuota, borrowingLimit, lendingLimit; spec.queueingStrategy (StrictFIFO, BestEffortFIFO);
-  spec.preemption.withinClusterQueue / reclaimWithinCohort. The cohort is spec.cohort in v1beta1
-  and spec.cohortName in v1beta2. namespaceSelector "defaults to null which is a nothing selector
-  (no namespaces eligible). If set to an empty selector `{}`, then all namespaces are eligible",
-  so it is always rendered as {}. CEL rules: each flavor lists every covered resource, in the
-  group's order (a missing quota is rendered as 0); borrowingLimit (and, per its field doc,
-  lendingLimit) must be null when the cohort is empty, so limits are left out then.
-- Cohort: spec.parentName and spec.resourceGroups in v1beta1 and v1beta2 (v1alpha1 had
-  spec.parent). Kueue PR #5595 (June 2025) promoted it to v1beta1 and dropped v1alpha1, so an
-  older Kueue serves Cohort only as v1alpha1. A cohort is just a name to a ClusterQueue; the
-  Cohort object is optional, and `with_cohorts=False` leaves it out.
+- ClusterQueue: spec.resourceGroups (coveredResources; flavors, each listing every covered
+  resource in the group's order, a missing quota as 0: a CEL rule), queueingStrategy,
+  namespaceSelector (always {}: null selects no namespace), preemption (withinClusterQueue,
+  reclaimWithinCohort, borrowWithinCohort.policy and .maxPriorityThreshold), flavorFungibility
+  and fairSharing.weight, the last three rendered whole, defaults included. Borrowing and lending
+  limits must be null outside a cohort, so they are left out then. The cohort is spec.cohort in
+  v1beta1 and spec.cohortName in v1beta2. flavorFungibility's MayStopSearch is v1beta2's name: a
+  Kueue serving only v1beta1 (before v0.15) knows Borrow and Preempt instead, so v1beta1 objects
+  say those (v1beta1 still accepts them).
+- Cohort: spec.parentName, resourceGroups and fairSharing.weight, alike in v1beta1 and v1beta2
+  (v1alpha1, the only version before Kueue PR #5595, is not written: `with_cohorts=False` leaves
+  Cohorts out, and queues share quota by cohort name alone). Its limits must be null without a
+  parent (Kueue's cohort webhook); its lendingLimit may exceed its nominalQuota. A cohort only
+  named (by a queue, or as a parent) is implicit: an empty Cohort.
 - LocalQueue: namespaced, spec.clusterQueue, which is immutable ("field is immutable").
 - ResourceFlavor: spec.nodeLabels (at most 8), nodeTaints, tolerations.
 - WorkloadPriorityClass: top-level value (int32) and description (omitempty, at most 2048
@@ -33,7 +30,8 @@ Tenant namespaces enforce Pod Security "baseline" and warn on "restricted", as t
 onboarding manifest of the product design says (seed 004, section 1.5). Quantities: cpu in cores,
 or millicores when not whole; memory quotas are GiB (node memory_gb is bytes / 2**30, see
 inventory/nodes.py), rendered "NGi", or whole "Mi" when not a whole GiB; GPUs and other
-extended resources as whole counts (a fraction can never be requested, so it is floored).
+extended resources as whole counts (a fraction can never be requested, so it is floored); a
+weight to Kubernetes' 1n precision.
 """
 
 from __future__ import annotations
@@ -42,16 +40,17 @@ import enum
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
-from adapters.kubernetes.quantity import parse_quantity
 from domain.model.ids import ClusterId, TenantId
 from domain.model.job import JobPriority
 from domain.model.quota import (
     CPU,
     MEMORY,
     ClusterQueue,
+    Cohort,
+    FungibilityPolicy,
     LocalQueue,
     QuotaSet,
     ResourceFlavor,
@@ -102,26 +101,6 @@ PLURALS: Mapping[str, str] = {
 }
 NAMESPACED_KINDS = frozenset({LOCAL_QUEUE})
 
-_QUANTITY_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
-_ATOMIC_FIELDS = frozenset({"namespaceSelector", "nodeLabels"})
-"""Compared whole: a label added to a selector or to a flavor's node labels narrows it."""
-_OWNED_WHEN_ABSENT = frozenset(
-    {
-        "cohort",
-        "cohortName",
-        "parent",
-        "parentName",
-        "resourceGroups",
-        "borrowingLimit",
-        "lendingLimit",
-        "nodeLabels",
-        "nodeTaints",
-        "tolerations",
-        "description",
-    }
-)
-"""Fields budcluster owns even when it leaves them out: someone adding one is drift."""
-
 
 class KueueVersion(enum.StrEnum):
     V1BETA1 = "v1beta1"
@@ -135,6 +114,14 @@ class KueueVersion(enum.StrEnum):
     def cohort_field(self) -> str:
         """The ClusterQueue spec field naming its cohort."""
         return "cohort" if self is KueueVersion.V1BETA1 else "cohortName"
+
+    def fungibility(self, policy: FungibilityPolicy, *, when: str) -> str:
+        """A flavorFungibility value (`when`: "Borrow" or "Preempt") as this version spells it:
+        v1beta1 says Borrow / Preempt for MayStopSearch, which Kueue before v0.15 (serving no
+        v1beta2) needs."""
+        if self is KueueVersion.V1BETA1 and policy is FungibilityPolicy.MAY_STOP_SEARCH:
+            return when
+        return policy.value
 
 
 _PREFERENCE = (KueueVersion.V1BETA2, KueueVersion.V1BETA1)
@@ -174,6 +161,18 @@ def _memory(gib: Decimal) -> str:
     return f"{int((gib * 1024).to_integral_value(rounding=ROUND_HALF_UP))}Mi"
 
 
+def weight(value: float) -> str | int:
+    """A fair-sharing weight as a quantity: whole, or a decimal rounded up to Kubernetes' 1n
+    precision (as the API server would round it)."""
+    exact = Decimal(str(value))
+    if not exact.is_finite() or exact < 0:
+        raise ValueError(f"{value!r} is not a finite, non-negative weight")
+    nano = exact.quantize(Decimal("1e-9"), rounding=ROUND_CEILING)
+    if nano == nano.to_integral_value():
+        return int(nano)
+    return format(nano.normalize(), "f")
+
+
 # --- rendering ----------------------------------------------------------------------------
 
 
@@ -192,16 +191,22 @@ def desired_objects(
     """Every object budcluster keeps on the cluster for `quotas`, in creation order.
 
     Values of priority classes come from `quotas`; their descriptions from `priority_classes`
-    when given. Cohort objects cover the model's cohorts and every cohort a queue names.
+    when given. Cohort objects cover the model's cohorts and every cohort a queue or a cohort
+    names (an implicit one has an empty spec).
     """
     descriptions = {pc.priority: pc.description for pc in priority_classes}
-    cohorts = {c.name for c in quotas.cohorts} | {
-        q.cohort for q in quotas.cluster_queues if q.cohort
-    }
+    named = {q.cohort for q in quotas.cluster_queues if q.cohort}
+    named |= {c.parent for c in quotas.cohorts if c.parent}
+    cohorts: dict[str, Cohort | None] = {c.name: c for c in quotas.cohorts}
+    cohorts |= {name: None for name in named if name not in cohorts}
     objects = [
         *(_namespace(ns, tenant, cluster_id) for ns, tenant in _tenant_namespaces(quotas)),
         *(_flavor(f, version, cluster_id) for f in sorted(quotas.flavors, key=lambda f: f.name)),
-        *(_cohort(name, version, cluster_id) for name in sorted(cohorts) if with_cohorts),
+        *(
+            _cohort(name, cohorts[name], version, cluster_id)
+            for name in sorted(cohorts)
+            if with_cohorts
+        ),
         *(
             _cluster_queue(q, version, cluster_id)
             for q in sorted(quotas.cluster_queues, key=lambda q: q.name)
@@ -259,20 +264,41 @@ def _flavor(flavor: ResourceFlavor, version: KueueVersion, cluster_id: ClusterId
     return obj
 
 
-def _cohort(name: str, version: KueueVersion, cluster_id: ClusterId) -> JsonObject:
+def _cohort(
+    name: str, cohort: Cohort | None, version: KueueVersion, cluster_id: ClusterId
+) -> JsonObject:
     obj = _object(version.api_version, COHORT, name, cluster_id)
-    obj["spec"] = {}
+    spec: JsonObject = {}
+    if cohort is not None:
+        if cohort.parent:
+            spec["parentName"] = cohort.parent
+        if cohort.resource_groups:
+            under = bool(cohort.parent)
+            spec["resourceGroups"] = [_group(g, in_cohort=under) for g in cohort.resource_groups]
+        spec["fairSharing"] = {"weight": weight(cohort.fair_sharing_weight)}
+    obj["spec"] = spec
     return obj
 
 
 def _cluster_queue(queue: ClusterQueue, version: KueueVersion, cluster_id: ClusterId) -> JsonObject:
+    preemption = queue.preemption
+    borrow: JsonObject = {"policy": preemption.borrow_within_cohort.policy.value}
+    if preemption.borrow_within_cohort.max_priority_threshold is not None:
+        borrow["maxPriorityThreshold"] = preemption.borrow_within_cohort.max_priority_threshold
+    fungibility = queue.flavor_fungibility
     spec: JsonObject = {
         "namespaceSelector": {},
         "queueingStrategy": queue.queueing_strategy.value,
         "preemption": {
-            "withinClusterQueue": queue.preemption.within_cluster_queue.value,
-            "reclaimWithinCohort": queue.preemption.reclaim_within_cohort.value,
+            "withinClusterQueue": preemption.within_cluster_queue.value,
+            "reclaimWithinCohort": preemption.reclaim_within_cohort.value,
+            "borrowWithinCohort": borrow,
         },
+        "flavorFungibility": {
+            "whenCanBorrow": version.fungibility(fungibility.when_can_borrow, when="Borrow"),
+            "whenCanPreempt": version.fungibility(fungibility.when_can_preempt, when="Preempt"),
+        },
+        "fairSharing": {"weight": weight(queue.fair_sharing_weight)},
     }
     if queue.cohort:
         spec[version.cohort_field] = queue.cohort
@@ -342,7 +368,7 @@ def _priority_class(
     return obj
 
 
-# --- identity, ownership and drift --------------------------------------------------------
+# --- identity and ownership ------------------------------------------------------------
 
 
 def object_key(obj: Mapping[str, Any]) -> tuple[str, str, str | None, str]:
@@ -379,68 +405,3 @@ def spec_hash(obj: Mapping[str, Any]) -> str:
     """The first 16 hex digits of the SHA-256 of the owned part's canonical JSON."""
     canonical = json.dumps(owned_part(obj), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-def drifted(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> str | None:
-    """Why `live` no longer matches `desired` ("missing", "spec.cohortName changed", ...), or
-    None when it does."""
-    if live is None:
-        return "missing"
-    metadata = live.get("metadata") or {}
-    if metadata.get("deletionTimestamp"):
-        return "being deleted"
-    reason = _difference(owned_part(desired), owned_part(live), "")
-    if reason is not None:
-        if desired.get("kind") == LOCAL_QUEUE and reason.startswith("spec.clusterQueue"):
-            return f"{reason} (immutable: delete and recreate)"
-        return reason
-    live_labels = metadata.get("labels") or {}
-    for key, value in desired["metadata"]["labels"].items():
-        if live_labels.get(key) != value:
-            return f"label {key} changed"
-    if (metadata.get("annotations") or {}).get(SPEC_HASH) != spec_hash(desired):
-        return f"annotation {SPEC_HASH} out of date"
-    return None
-
-
-def _difference(want: Any, have: Any, path: str, key: str | None = None) -> str | None:
-    if key in _ATOMIC_FIELDS:
-        return None if want == have else f"{path} changed"
-    if isinstance(want, dict):
-        return _dict_difference(want, have, path)
-    if isinstance(want, list):
-        if not isinstance(have, list) or len(have) != len(want):
-            return f"{path} changed"
-        for index, (w, h) in enumerate(zip(want, have, strict=True)):
-            if (reason := _difference(w, h, f"{path}[{index}]")) is not None:
-                return reason
-        return None
-    return None if _same_value(want, have, key) else f"{path} changed"
-
-
-def _dict_difference(want: Mapping[str, Any], have: Any, path: str) -> str | None:
-    if not isinstance(have, dict):
-        return f"{path} changed"
-    for key, value in want.items():
-        where = _child(path, key)
-        if key not in have:
-            return f"{where} missing"
-        if (reason := _difference(value, have[key], where, key)) is not None:
-            return reason
-    added = sorted((have.keys() - want.keys()) & _OWNED_WHEN_ABSENT)
-    return f"{_child(path, added[0])} added" if added else None
-
-
-def _child(path: str, key: str) -> str:
-    if "/" in key or "." in key:
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else key
-
-
-def _same_value(want: Any, have: Any, key: str | None) -> bool:
-    if key in _QUANTITY_FIELDS:
-        try:
-            return parse_quantity(str(want)) == parse_quantity(str(have))
-        except ValueError:
-            return False
-    return bool(want == have)

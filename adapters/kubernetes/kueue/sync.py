@@ -26,6 +26,7 @@ from typing import Any
 
 from adapters.kubernetes.api import KubeApi
 from adapters.kubernetes.errors import ObjectConflict
+from adapters.kubernetes.kueue.drift import drifted
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
@@ -39,7 +40,6 @@ from adapters.kubernetes.kueue.objects import (
     choose_version,
     collection_path,
     desired_objects,
-    drifted,
     object_key,
     object_path,
     spec_hash,

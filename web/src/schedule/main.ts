@@ -1,8 +1,10 @@
 // The live schedule page: token → cluster list (HTTP) → ScheduleTimeline subscription (WS),
-// drawn with vis-timeline, with the queue, filters, details and connection state beside it.
+// drawn with vis-timeline, with the queue, the quotas (HTTP), filters, details and connection
+// state beside it.
 import type { Client } from "graphql-ws";
 import {
   ClusterListDocument,
+  ClusterQuotasDocument,
   ScheduleTimelineDocument,
   type ClusterListQuery,
   type ScheduleTimelineSubscriptionVariables,
@@ -10,6 +12,7 @@ import {
 import { AuthError, NetworkError, graphqlBody, isAuthClose, openSocket, query } from "./api";
 import { absolute, esc, lower, ms, relative, windowText } from "./format";
 import { ScheduleModel, type QueueEntry, type Segment, type Update } from "./model";
+import { quotasSummary, renderQuotas } from "./quotas";
 import { gpusText, renderQueue } from "./queue";
 import { TimelineView, segmentOf, type Filters } from "./timeline";
 
@@ -46,6 +49,9 @@ const ui = {
   queueEmpty: el("queue-empty"),
   queueCount: el("queue-count"),
   details: el("details"),
+  quotas: el<HTMLDetailsElement>("quotas"),
+  quotasSummary: el("quotas-summary"),
+  quotasBody: el("quotas-body"),
   tooltip: el("tooltip"),
 };
 
@@ -61,6 +67,7 @@ let dropped = false;
 let resumedNote = 0;
 let snapshotRequested = false;
 let queueFrame = 0;
+let quotasRequest = 0;
 let selectedSegment: string | null = null;
 let selectedJob: string | null = null;
 let filters: Filters = { jobType: "", priority: "", gpuType: "" };
@@ -181,6 +188,7 @@ async function start(value: string): Promise<void> {
   ui.controls.hidden = false;
   ui.app.hidden = false;
   if (!view) createView();
+  void loadQuotas();
   fitOnSnapshot = true;
   client = openSocket(value, {
     connecting: (reconnect) => {
@@ -543,6 +551,7 @@ ui.cluster.addEventListener("change", () => {
   rememberCluster(ui.cluster.value);
   fitOnSnapshot = true;
   subscribe(false);
+  void loadQuotas();
 });
 ui.fitWork.addEventListener("click", () => {
   if (view && !view.fitToWork()) view.showWholeRange();
@@ -553,6 +562,39 @@ ui.goNow.addEventListener("click", () => view?.centreOnNow());
 window.setInterval(() => {
   if (!ui.app.hidden) scheduleQueue();
 }, 30_000);
+
+// ---------------------------------------------------------------- quotas (HTTP, on demand)
+
+/** Reads the cluster's quotas: on start, on a cluster picked, when the pane opens, and each
+ * minute while it is open (quota changes are no part of the schedule stream). */
+async function loadQuotas(): Promise<void> {
+  const current = token;
+  const clusterId = ui.cluster.value;
+  if (!current || !clusterId) return;
+  const mine = ++quotasRequest;
+  try {
+    const data = await query(current, ClusterQuotasDocument, { id: clusterId });
+    if (mine !== quotasRequest) return;
+    if (!data.cluster) {
+      ui.quotasSummary.textContent = "";
+      ui.quotasBody.innerHTML = '<p class="empty">This cluster is not visible to the token.</p>';
+      return;
+    }
+    ui.quotasSummary.textContent = quotasSummary(data.cluster);
+    ui.quotasBody.innerHTML = renderQuotas(data.cluster);
+  } catch (error) {
+    if (mine !== quotasRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+    ui.quotasBody.innerHTML = `<p class="empty">${esc(error instanceof Error ? error.message : String(error))}</p>`;
+  }
+}
+
+ui.quotas.addEventListener("toggle", () => {
+  if (ui.quotas.open) void loadQuotas();
+});
+window.setInterval(() => {
+  if (!ui.app.hidden && ui.quotas.open) void loadQuotas();
+}, 60_000);
 
 // ---------------------------------------------------------------- boot
 
