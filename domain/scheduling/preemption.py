@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from domain.model.quota import ClusterQueue, ReclaimWithinCohort, WithinClusterQueue
+from domain.model.quota import (
+    BorrowWithinCohortPolicy,
+    ClusterQueue,
+    ReclaimWithinCohort,
+    WithinClusterQueue,
+)
 from domain.scheduling.demand import Demand, Holding, Refusal
 from domain.scheduling.nodes import NodeSlots
 from domain.scheduling.ordering import VictimOrder
@@ -66,8 +71,11 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
-    if demand.gpu_count and not cluster.ledger.nominal_holds(
-        queue.name, demand.gpu_resource, demand.gpus
+    while_borrowing = borrows_within_cohort(queue)
+    if (
+        demand.gpu_count
+        and not while_borrowing
+        and not cluster.ledger.nominal_holds(queue.name, demand.gpu_resource, demand.gpus)
     ):
         return False  # Kueue preempts only for a request within a flavor's nominal quota
     within = queue.preemption.within_cluster_queue
@@ -85,7 +93,11 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ReclaimWithinCohort.NEVER
     ):
         return False
-    if demand.gpu_count and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource):
+    if (
+        demand.gpu_count
+        and not while_borrowing
+        and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource)
+    ):
         return False  # at or above its nominal quota it may only preempt within its queue
     resource = demand.gpu_resource
     for member in cluster.cohort_members(queue.cohort):
@@ -97,6 +109,12 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ):
             return True
     return False
+
+
+def borrows_within_cohort(queue: ClusterQueue) -> bool:
+    """May a workload of `queue` that must borrow preempt in other queues of its cohort
+    (borrowWithinCohort, Kueue's IsBorrowingWithinCohortForbidden negated)?"""
+    return queue.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
 
 
 def victim_test(
@@ -144,6 +162,20 @@ def victim_test(
     return may_preempt
 
 
+def preemptable_in(cluster: ClusterView, demand: Demand, flavor: str) -> bool:
+    """Whether some workload holding `flavor` may be preempted for `demand`, whose request that
+    flavor's nominal quota could hold (or whose queue may preempt while borrowing): where Kueue's
+    flavor assigner finds a Preempt mode rather than no candidates."""
+    queue = cluster.queues.get(demand.cluster_queue)
+    if queue is None or demand.is_reservation or demand.reservation is not None:
+        return False
+    quota = cluster.ledger.quota(queue.name, flavor, demand.gpu_resource)
+    if not borrows_within_cohort(queue) and (quota is None or quota.nominal_quota < demand.gpus):
+        return False
+    may_preempt = victim_test(cluster, queue, demand)
+    return any(h.gpu_flavor == flavor and may_preempt(h) for h in _eligible(cluster, queue, demand))
+
+
 def try_preempt(
     cluster: ClusterView, trials: Trials, demand: Demand, now: datetime
 ) -> tuple[Holding, list[Holding]] | None:
@@ -187,15 +219,29 @@ def try_preempt(
     advantage = cluster.ledger.within_nominal(queue, resource, demand.gpus)
     """The demand fits in its own nominal quota: other queues' borrowers may go even if it then
     borrows (Kueue's hasHierarchicalAdvantage)."""
+    forbidden = not borrows_within_cohort(queue)
+    threshold = queue.preemption.borrow_within_cohort.max_priority_threshold
+
+    def while_borrowing(victim: Holding) -> bool:
+        """May go even if the demand then borrows (Kueue's preemption variants)."""
+        if advantage:
+            return True  # hierarchical reclaim
+        priority = victim.demand.priority
+        return (
+            not forbidden
+            and priority < demand.priority
+            and (threshold is None or priority <= threshold)
+        )  # reclaim while borrowing, under borrowWithinCohort's threshold
+
     attempts: tuple[bool, ...]
-    if not from_others or not cluster.ledger.under_nominal(queue.name, resource):
+    if not from_others or (forbidden and not cluster.ledger.under_nominal(queue.name, resource)):
         attempts = (True,)
-    elif not advantage:
+    elif forbidden and not advantage:
         attempts = (False, True)
     else:
         attempts = (True, False)
     for borrow in attempts:
-        victims = _minimal(cluster, trials, demand, candidates, borrow, advantage, now)
+        victims = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, now)
         if victims is not None:
             for victim in victims:
                 trials.release(victim.demand.key)
@@ -225,7 +271,7 @@ def _minimal(
     demand: Demand,
     candidates: list[Holding],
     borrow: bool,
-    advantage: bool,
+    while_borrowing: Callable[[Holding], bool],
     now: datetime,
 ) -> list[Holding] | None:
     """One attempt: release candidates in order until `demand` fits, then give back those it
@@ -237,8 +283,8 @@ def _minimal(
         for holding in candidates:
             other = holding.demand
             if other.cluster_queue != queue:
-                if borrow and not advantage:
-                    continue  # reclaiming without borrowing only
+                if borrow and not while_borrowing(holding):
+                    continue  # only to let the demand in without borrowing
                 flavor = holding.gpu_flavor
                 if (
                     flavor is None
