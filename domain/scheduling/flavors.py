@@ -75,7 +75,9 @@ class FlavorAssigner:
         ] = {}
 
     def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
-        """The flavors, in the queue's order, whose nodes have the demand's GPU type."""
+        """The flavors, in the queue's order, whose nodes have the demand's GPU type: none if no
+        resource group of the queue covers its GPUs (Kueue admits no workload that asks a
+        resource its ClusterQueue does not list)."""
         if demand.gpu_count == 0:
             return (None,)
         found = self._type_flavors.get((queue, demand.gpu_type))
@@ -89,11 +91,7 @@ class FlavorAssigner:
         key = (queue, gpu_type)
         found = self._type_flavors.get(key)
         if found is None:
-            listed = (
-                self.ledger.flavors(queue, resource)
-                if self.ledger.covers(queue, resource)
-                else self._all_flavors
-            )
+            listed = self.ledger.flavors(queue, resource)
             found = tuple(f for f in listed if (gpu_type, f) in self.nodes.by_type_flavor)
             self._type_flavors[key] = found
         return found
@@ -241,6 +239,11 @@ class FlavorAssigner:
         return sum(size // demand.gpu_count for size in self.nodes.sizes[key]) < demand.pods
 
     def never_text(self, demand: Demand) -> str:
+        if demand.gpu_count and not self.ledger.covers(demand.cluster_queue, demand.gpu_resource):
+            return (  # Kueue: "resource ... unavailable in ClusterQueue"
+                f"{demand.cluster_queue} can never give {ask(demand)}: none of its resource "
+                f"groups covers {demand.gpu_resource}"
+            )
         large = "enough nodes that large" if demand.pods > 1 else "a node that large"
         return (
             f"{demand.cluster_queue} can never give {ask(demand)}: no flavor has {large}, "

@@ -760,10 +760,6 @@ S_CASES = [
     s_case(
         "cannot borrow resource not listed in clusterQueue",
         waiting=[kw("eng-alpha/new", "eng-alpha", 1, gpu_type=MI300)],
-        disagrees=(
-            "a resource none of the queue's resource groups covers is limited by nodes "
-            "only: eng-alpha/new is admitted on model-a"
-        ),
     ),
     s_case(
         "not enough resources to borrow, fallback to next flavor; WhenCanPreempt: TryNextFlavor",
@@ -1546,10 +1542,6 @@ F_CASES = [
         [("one", "one", A100), ("one-amd", "one", MI300)],
         [kq(CQ, {"one": lim(4)})],
         waiting=[kw("wl", CQ, 2, gpu_type=MI300)],
-        disagrees=(
-            "a resource none of the queue's resource groups covers is limited by nodes "
-            "only: wl is admitted on flavor one"
-        ),
     ),
     f_case(
         "preempt try next flavor",
