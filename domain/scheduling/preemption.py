@@ -26,13 +26,14 @@ from typing import Protocol
 from domain.model.quota import (
     BorrowWithinCohortPolicy,
     ClusterQueue,
+    FungibilityPolicy,
     ReclaimWithinCohort,
     WithinClusterQueue,
 )
 from domain.scheduling.demand import Demand, Holding, Refusal
 from domain.scheduling.nodes import NodeSlots
 from domain.scheduling.ordering import VictimOrder
-from domain.scheduling.quota_ledger import QuotaLedger
+from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
 
 
 @dataclass(frozen=True)
@@ -214,11 +215,54 @@ def try_preempt(
             h.demand.key,
         )
     )
+    by_flavor: dict[str | None, list[Holding]] = {}
+    for holding in candidates:
+        by_flavor.setdefault(holding.gpu_flavor if demand.gpu_count else None, []).append(holding)
+    fungibility = queue.flavor_fungibility.when_can_preempt
+    best: tuple[tuple[bool, bool, int], list[Holding]] | None = None
+    for index, flavor in enumerate(cluster.flavors_for(queue.name, demand)):
+        in_flavor = by_flavor.get(flavor)
+        if not in_flavor:
+            continue  # no candidates: Kueue tries the next flavor
+        found = _targets(cluster, trials, queue, demand, flavor, in_flavor, now)
+        if found is None:
+            continue
+        victims, borrows = found
+        reclaim = all(v.demand.cluster_queue != queue.name for v in victims)
+        rank = (not reclaim, borrows, index)
+        if best is None or rank < best[0]:
+            best = (rank, victims)
+        if fungibility is FungibilityPolicy.MAY_STOP_SEARCH:
+            break
+    if best is None:
+        return None
+    victims = best[1]
+    for victim in victims:
+        trials.release(victim.demand.key)
+    return trials.try_admit(demand, now), victims
+
+
+def _targets(
+    cluster: ClusterView,
+    trials: Trials,
+    queue: ClusterQueue,
+    demand: Demand,
+    flavor: str | None,
+    candidates: list[Holding],
+    now: datetime,
+) -> tuple[list[Holding], bool] | None:
+    """The victims in one flavor (Kueue's getTargets for the flavor-resources that need
+    preemption) and whether the demand then borrows; None if no victims let it in."""
     resource = demand.gpu_resource
+    ledger = cluster.ledger
     from_others = candidates[0].demand.cluster_queue != queue.name
-    advantage = cluster.ledger.within_nominal(queue, resource, demand.gpus)
+    quota = ledger.quota(queue.name, flavor, resource) if flavor is not None else None
+    nominal = quota.nominal_quota if quota is not None else 0.0
+    used = ledger.usage[(queue.name, flavor, resource)] if flavor is not None else 0.0
+    advantage = flavor is None or used + demand.gpus <= nominal + EPSILON
     """The demand fits in its own nominal quota: other queues' borrowers may go even if it then
     borrows (Kueue's hasHierarchicalAdvantage)."""
+    under_nominal = flavor is None or used < nominal - EPSILON
     forbidden = not borrows_within_cohort(queue)
     threshold = queue.preemption.borrow_within_cohort.max_priority_threshold
 
@@ -234,18 +278,16 @@ def try_preempt(
         )  # reclaim while borrowing, under borrowWithinCohort's threshold
 
     attempts: tuple[bool, ...]
-    if not from_others or (forbidden and not cluster.ledger.under_nominal(queue.name, resource)):
+    if not from_others or (forbidden and not under_nominal):
         attempts = (True,)
     elif forbidden and not advantage:
         attempts = (False, True)
     else:
         attempts = (True, False)
     for borrow in attempts:
-        victims = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, now)
-        if victims is not None:
-            for victim in victims:
-                trials.release(victim.demand.key)
-            return trials.try_admit(demand, now), victims
+        found = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, now)
+        if found is not None:
+            return found
     return None
 
 
@@ -273,10 +315,10 @@ def _minimal(
     borrow: bool,
     while_borrowing: Callable[[Holding], bool],
     now: datetime,
-) -> list[Holding] | None:
+) -> tuple[list[Holding], bool] | None:
     """One attempt: release candidates in order until `demand` fits, then give back those it
-    can do without; undo it all and say who had to go (None: even all of them do not make
-    room)."""
+    can do without; undo it all and say who had to go and whether the demand then borrows
+    (None: even all of them do not make room)."""
     queue = demand.cluster_queue
     released: list[Holding] = []
     try:
@@ -294,16 +336,16 @@ def _minimal(
                     continue  # its queue no longer borrows
             trials.release(other.key)
             released.append(holding)
-            if _fits(cluster, trials, demand, borrow, now):
+            if _fits(cluster, trials, demand, borrow, now) is not None:
                 needed = list(released)
                 for victim in reversed(released[:-1]):
                     trials.hold(victim.demand, victim)
-                    if _fits(cluster, trials, demand, borrow, now):
+                    if _fits(cluster, trials, demand, borrow, now) is not None:
                         needed.remove(victim)
                     else:
                         trials.release(victim.demand.key)
                 released = needed
-                return list(needed)
+                return list(needed), bool(_fits(cluster, trials, demand, borrow, now))
         return None
     finally:
         for holding in reversed(released):
@@ -312,22 +354,24 @@ def _minimal(
 
 def _fits(
     cluster: ClusterView, trials: Trials, demand: Demand, borrow: bool, now: datetime
-) -> bool:
-    """Whether `demand` is admitted now (without borrowing, unless `borrow`); the cluster is
-    left as it was."""
+) -> bool | None:
+    """Whether `demand` is admitted now (without borrowing, unless `borrow`): None if not, else
+    whether it borrows. The cluster is left as it was."""
     if demand.pods == 1 and demand.gpu_count > cluster.max_free(demand.gpu_type):
-        return False  # no node has room: the attempt would only refuse
+        return None  # no node has room: the attempt would only refuse
     try:
         trial = trials.try_admit(demand, now)
     except Refusal:
-        return False
+        return None
     try:
-        return (
-            borrow
-            or trial.gpu_flavor is None
-            or cluster.ledger.borrowing(demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource)
-            <= 0
+        borrows = (
+            trial.gpu_flavor is not None
+            and cluster.ledger.borrowing(
+                demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource
+            )
+            > 0
         )
+        return None if borrows and not borrow else borrows
     finally:
         trials.release(trial.demand.key)
 

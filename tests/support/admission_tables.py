@@ -916,11 +916,6 @@ S_CASES = [
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
         flavors={"eng-alpha/preemptor": "on-demand"},
-        disagrees=(
-            "the victims are not limited to the chosen flavor nor minimised: a2 (before a1 "
-            "by key) is evicted with a1"
-        ),
-        disagrees_only_in="estimator",
     ),
     # Kueue's priorities 50, 100, 9001: LOW, NORMAL, HIGH.
     s_case(
@@ -944,11 +939,6 @@ S_CASES = [
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
         flavors={"eng-alpha/preemptor": "on-demand"},
-        disagrees=(
-            "victims are chosen across flavors by priority, start and key, not in flavor "
-            "order: a2 (before a1 by key) is evicted and the preemptor lands on spot"
-        ),
-        disagrees_only_in="estimator",
     ),
     # Kueue's priorities 0, 1: NORMAL, HIGH; the admitted workloads were created first.
     s_case(
