@@ -11,7 +11,9 @@ Kueue's cases (KUEUE_CASES)
 Kueue is the specification: KUEUE_CASES are the table cases of kubernetes-sigs/kueue at commit
 ff69552e79ad21652c36caa97038382e55625cf7 that budcluster models, from
 pkg/scheduler/scheduler_test.go (TestSchedule), pkg/scheduler/preemption/preemption_test.go
-(TestPreemption) and pkg/scheduler/flavorassigner/flavorassigner_test.go (TestAssignFlavors).
+(TestPreemption), pkg/scheduler/preemption/preemption_hierarchical_test.go
+(TestHierarchicalPreemptions) and pkg/scheduler/flavorassigner/flavorassigner_test.go
+(TestAssignFlavors).
 Each is named after its Kueue case, says its file (`Scenario.kueue`) and expects Kueue's answer,
 not budcluster's. How they are mapped:
 - The resource a case is about (cpu, or "gpu", "r1") is GPUs, nvidia.com/gpu; example.com/gpu is
@@ -19,13 +21,19 @@ not budcluster's. How they are mapped:
   flavor's name, with room enough that node fit never binds. memory is the CPU group's memory.
   Where a case is about cpu and memory sharing a resource group's flavors, they are cpu and
   memory (budcluster's CPU group) instead.
-- Kueue's defaults are set explicitly: BestEffortFIFO, withinClusterQueue and
-  reclaimWithinCohort Never; its default FlavorFungibility (whenCanBorrow MayStopSearch,
-  whenCanPreempt TryNextFlavor) is budcluster's only behaviour.
+- Kueue's defaults are set explicitly: BestEffortFIFO, withinClusterQueue, reclaimWithinCohort
+  and borrowWithinCohort Never, FlavorFungibility whenCanBorrow MayStopSearch and whenCanPreempt
+  TryNextFlavor, weight 1; a case's own settings are as it gives them (`Q.borrow_within`,
+  `Q.fungibility`, `Q.weight`). Its Cohort objects (`Scenario.cohorts`) carry their parent
+  (implicit when it is no Cohort of the case), their own quotas and weight; a ClusterQueue's
+  cohort that the case does not list is a Cohort of that name with none of these.
 - Kueue's priorities map, in order, onto SPOT, LOW, NORMAL and HIGH (never CRITICAL, which
-  budcluster never preempts); every running workload is preemptible. Creation and admission
-  times are `age` and `started`. Kueue's LocalQueues are the ClusterQueues' names; a workload's
-  key is Kueue's namespace/name.
+  budcluster never preempts); every running workload is preemptible. A maxPriorityThreshold is
+  the value of the priority that the case's highest priority at or under it maps to, or a
+  number under all of the case's (values: SPOT 0, LOW 1, NORMAL 10, HIGH 100), so that
+  "priority <= threshold" keeps Kueue's meaning (`bwc`). Creation and admission times are `age`
+  and `started`. Kueue's LocalQueues are the ClusterQueues' names; a workload's key is Kueue's
+  namespace/name.
 - `admitted` is what Kueue admits in the cycle plus, on purpose (budcluster admits a preemptor
   in the cycle of its evictions, Kueue in a later one), each preemptor whose preemptions Kueue
   issues; `preempted` is Kueue's targets; `flavors` the GPU flavor of the admission, where it
@@ -35,13 +43,15 @@ not budcluster's. How they are mapped:
   notion.
 - TestPreemption gives a preemptor and the assignment it must preempt for: here the preemptor
   waits and one cycle runs, in the target ClusterQueue's cohort (or the target alone) of
-  TestPreemption's ClusterQueues. TestAssignFlavors gives a workload and the quota in use: here
+  TestPreemption's ClusterQueues. TestHierarchicalPreemptions likewise, in its trees of cohorts;
+  a ClusterQueue it gives no quota for the resource has a nominal quota of 0 (as Kueue counts
+  it; a cycle needs the resource listed to assign a flavor). TestAssignFlavors gives a workload and the quota in use: here
   that usage is running workloads of the same priority and one cycle runs, a Fit assignment
   admitted on its flavor, a Preempt or NoFit one not (its queues preempt nothing).
 A case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and
 expected to fail, strictly, in the path(s) where it does: whoever fixes the rule removes it.
 
-Left out (89 of 161 cases; 72 are ported), by reason:
+Left out (79 of 176 cases; 97 are ported), by reason:
 - Several pod sets in one workload (budcluster's is N identical pods): TestSchedule "assign
   multiple resources and flavors", "no overadmission while borrowing" (a running workload of
   two pod sets in two flavors); TestPreemption "each podset preempts a different flavor";
@@ -50,19 +60,15 @@ Left out (89 of 161 cases; 72 are ported), by reason:
   ("multiple specs, fit different flavors" and "multiple specs, fits borrowing" are ported with
   each pod set a workload: all fit, so all-or-nothing does not bind.)
 - Partial admission: TestSchedule's five "partial admission ..." cases.
-- Hierarchical cohorts: TestSchedule "in a hierarchical cohort, workload borrowing less is
-  scheduled first" (quota in a cohort); TestPreemption "long range preemption". (The two
-  "hierarchical cohort ... lending limit ..." cases are ported: their root has no quota and no
-  other member, so they are one flat cohort.)
-- BorrowWithinCohort: TestSchedule "preemption while borrowing, workload waiting for preemption
-  should not block a borrowing workload in another CQ", "multiple preemptions skip preemption
-  when shared limited resource", "don't assign flavor if there are no candidates for
-  preemption"; TestPreemption the six "use BorrowWithinCohort; ..." cases; TestAssignFlavors the
-  six "when borrowing while preemption is needed for flavor one ..." cases, "when borrowing while
-  preemption is needed, but borrowingLimit exceeds the quota available in the cohort" and the
-  two "cannot preempt in cohort (oracle returns None) ..." cases.
-- A FlavorFungibility other than Kueue's default, or a preference: TestSchedule "use second
-  flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch", the two
+- A workload being evicted (still holding its quota; budcluster has no such state):
+  TestHierarchicalPreemptions "prefer to preempt evicted workloads".
+- More priorities than budcluster's four that it may preempt, where their order decides the
+  victims: TestHierarchicalPreemptions "reclaim in complex hierarchy" (nine).
+- BorrowWithinCohort: TestAssignFlavors the six "when borrowing while preemption is needed for
+  flavor one ..." cases, "when borrowing while preemption is needed, but borrowingLimit exceeds
+  the quota available in the cohort" and the two "cannot preempt in cohort (oracle returns None)
+  ..." cases.
+- A FlavorFungibility other than Kueue's default, or a preference: TestSchedule the two
   "PreemptionOverBorrowing preference: ..." cases and "BorrowingOverPreemption preference: ...";
   TestAssignFlavors the two "preempt before try next flavor ..." cases, "borrow try next flavor,
   found the first flavor", "... found the second flavor" and the two "lend try next flavor, ...".
@@ -131,12 +137,17 @@ from domain.model.job import (
 from domain.model.quota import (
     AMD_GPU,
     CPU,
+    DEFAULT_PRIORITY_VALUES,
     GPU_LABEL,
     MEMORY,
     NVIDIA_GPU,
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
+    FungibilityPolicy,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
@@ -179,6 +190,24 @@ class Q:
     cpu_quotas: dict[str, dict[str, Limits]] | None = None
     """The CPU and memory resource group: per flavor in the queue's order, the limits of `cpu`
     and `memory` it lists; None: one flavor, default-cpu, with room for everything."""
+    borrow_within: BorrowWithinCohort = field(default_factory=BorrowWithinCohort)
+    fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    weight: float = 1.0
+    """Its fair-sharing weight."""
+
+
+@dataclass(frozen=True)
+class C:
+    """A Cohort object: its parent (which may be implicit) and its own quotas."""
+
+    name: str
+    parent: str | None = None
+    quotas: dict[str, Limits] = field(default_factory=dict)
+    """nvidia.com/gpu, per flavor (empty: no GPU resource group)."""
+    cpu_quotas: dict[str, dict[str, Limits]] = field(default_factory=dict)
+    """The CPU and memory resource group, as `Q.cpu_quotas` (empty: none)."""
+    weight: float = 1.0
+    """Its fair-sharing weight."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +262,11 @@ class Scenario:
     fail, strictly: a fix makes it pass, and then this mark goes)."""
     disagrees_only_in: Literal["", "estimator", "simulated"] = ""
     """Where the disagreement shows, when only one of the two paths gives another answer."""
+    cohorts: list[C] = field(default_factory=list)
+    """Cohort objects (parents, own quotas, weights); a queue's cohort not among them is a
+    Cohort object of that name with none of these, a parent not among them is implicit."""
+    fair_sharing: bool = False
+    """Kueue's fairSharing.enable (`QuotaSet.fair_sharing`)."""
 
     def node_objects(self) -> list[Node]:
         return [
@@ -255,7 +289,13 @@ class Scenario:
         gpu_types = sorted({gpu for name, gpu, _ in self.nodes if name not in self.node_flavors})
         named = dict.fromkeys(self.node_flavors.values())
         cpu_flavors = dict.fromkeys(
-            f for q in self.queues for f in (q.cpu_quotas or {}) if f not in named
+            f
+            for quotas in (
+                *(q.cpu_quotas or {} for q in self.queues),
+                *(c.cpu_quotas for c in self.cohorts),
+            )
+            for f in quotas
+            if f not in named
         )
         flavors = (
             *tuple(ResourceFlavor(CLUSTER, gpu, {GPU_LABEL: gpu}, NOW, NOW) for gpu in gpu_types),
@@ -272,19 +312,35 @@ class Scenario:
                 cohort=q.cohort,
                 queueing_strategy=q.strategy,
                 resource_groups=resource_groups(q),
-                preemption=PreemptionPolicy(q.within, q.reclaim),
+                preemption=PreemptionPolicy(q.within, q.reclaim, q.borrow_within),
+                flavor_fungibility=q.fungibility,
+                fair_sharing_weight=q.weight,
             )
             for q in self.queues
         )
-        cohorts = tuple(
-            Cohort(CLUSTER, name, NOW)
-            for name in sorted({q.cohort for q in self.queues if q.cohort})
+        listed = {c.name for c in self.cohorts}
+        cohorts = (
+            *(
+                Cohort(
+                    CLUSTER,
+                    c.name,
+                    NOW,
+                    parent=c.parent,
+                    resource_groups=cohort_groups(c),
+                    fair_sharing_weight=c.weight,
+                )
+                for c in self.cohorts
+            ),
+            *(
+                Cohort(CLUSTER, name, NOW)
+                for name in sorted({q.cohort for q in self.queues if q.cohort} - listed)
+            ),
         )
         local = tuple(
             LocalQueue(CLUSTER, name, tenant_namespace(TENANT), TENANT, cq, NOW)
             for name, cq in {**{q.name: q.name for q in self.queues}, **self.local_queues}.items()
         )
-        return QuotaSet(flavors, queues, local, cohorts)
+        return QuotaSet(flavors, queues, local, cohorts, fair_sharing=self.fair_sharing)
 
     def jobs(self) -> list[Job]:
         jobs: list[Job] = []
@@ -331,6 +387,32 @@ def resource_groups(q: Q) -> tuple[ResourceGroup, ...]:
             ),
         )
     )
+    return tuple(groups)
+
+
+def cohort_groups(c: C) -> tuple[ResourceGroup, ...]:
+    """A cohort's own resource groups: nvidia.com/gpu, then CPU and memory, each if it has it."""
+    groups = []
+    if c.quotas:
+        groups.append(
+            ResourceGroup(
+                (NVIDIA_GPU,),
+                tuple(
+                    FlavorQuotas(f, (ResourceQuota(NVIDIA_GPU, *limits),))
+                    for f, limits in c.quotas.items()
+                ),
+            )
+        )
+    if c.cpu_quotas:
+        groups.append(
+            ResourceGroup(
+                (CPU, MEMORY),
+                tuple(
+                    FlavorQuotas(f, tuple(ResourceQuota(r, *lim_) for r, lim_ in listed.items()))
+                    for f, listed in c.cpu_quotas.items()
+                ),
+            )
+        )
     return tuple(groups)
 
 
@@ -525,9 +607,45 @@ def kq(
     reclaim: ReclaimWithinCohort = ReclaimWithinCohort.NEVER,
     amd: dict[str, Limits] | None = None,
     cpu: dict[str, dict[str, Limits]] | None = None,
+    borrow_within: BorrowWithinCohort | None = None,
+    fungibility: FlavorFungibility | None = None,
+    weight: float = 1.0,
 ) -> Q:
-    """A ClusterQueue of a Kueue case, with Kueue's defaults (BestEffortFIFO, no preemption)."""
-    return Q(name, quotas, cohort, strategy, within, reclaim, amd or {}, cpu)
+    """A ClusterQueue of a Kueue case, with Kueue's defaults (BestEffortFIFO, no preemption,
+    flavor search MayStopSearch when it can borrow, TryNextFlavor when it can preempt)."""
+    return Q(
+        name,
+        quotas,
+        cohort,
+        strategy,
+        within,
+        reclaim,
+        amd or {},
+        cpu,
+        borrow_within or BorrowWithinCohort(),
+        fungibility or FlavorFungibility(),
+        weight,
+    )
+
+
+def bwc(threshold: JobPriority | int | None = None) -> BorrowWithinCohort:
+    """borrowWithinCohort LowerPriority, with Kueue's maxPriorityThreshold as the budcluster
+    priority whose value it takes (the highest priority of the case at or under Kueue's
+    threshold), or as a number under every priority of the case."""
+    value = DEFAULT_PRIORITY_VALUES[threshold] if isinstance(threshold, JobPriority) else threshold
+    return BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY, value)
+
+
+MAY_STOP = FungibilityPolicy.MAY_STOP_SEARCH
+TRY_NEXT = FungibilityPolicy.TRY_NEXT_FLAVOR
+
+
+def search(
+    when_can_borrow: FungibilityPolicy, when_can_preempt: FungibilityPolicy
+) -> FlavorFungibility:
+    """A FlavorFungibility: what a workload does when it can borrow, and when it can preempt,
+    in the flavor it is looking at."""
+    return FlavorFungibility(when_can_borrow, when_can_preempt)
 
 
 def lim(nominal: float, borrow: float | None = None, lend: float | None = None) -> Limits:
@@ -578,6 +696,8 @@ def kueue_case(
     local_queues: dict[str, str] | None = None,
     disagrees: str = "",
     disagrees_only_in: Literal["", "estimator", "simulated"] = "",
+    cohorts: list[C] | None = None,
+    fair_sharing: bool = False,
 ) -> Scenario:
     """A Kueue case: `nodes` are (node, its flavor, GPU type), large enough never to bind."""
     return Scenario(
@@ -597,6 +717,8 @@ def kueue_case(
         kueue=kueue,
         disagrees=disagrees,
         disagrees_only_in=disagrees_only_in,
+        cohorts=cohorts or [],
+        fair_sharing=fair_sharing,
     )
 
 
@@ -700,13 +822,14 @@ S_CASES = [
         running=[kw("lend/a", "lend-b", 2, node="default")],
         waiting=[kw("lend/b", "lend-b", 3)],
     ),
-    # The cohort "child" has a parent "root" with no quota and no other member: as one cohort.
+    # The cohort "child" has the parent "root", a Cohort with no quotas and no other member.
     s_case(
         "hierarchical cohort respects lending limit when borrowing",
         queues=[
             kq("cq-lender", {"on-demand": lim(10, None, 3)}, cohort="child"),
             kq("cq-borrower", {"on-demand": lim(5, 10)}, cohort="child"),
         ],
+        cohorts=[C("root"), C("child", "root")],
         running=[kw("eng-alpha/wl-existing", "cq-borrower", 5, node="on-demand")],
         waiting=[kw("eng-alpha/wl-pending", "cq-borrower", 4)],
     ),
@@ -716,6 +839,7 @@ S_CASES = [
             kq("cq-lender", {"on-demand": lim(10, None, 5)}, cohort="child"),
             kq("cq-borrower", {"on-demand": lim(5, 10)}, cohort="child"),
         ],
+        cohorts=[C("root"), C("child", "root")],
         running=[kw("eng-alpha/wl-existing", "cq-borrower", 5, node="on-demand")],
         waiting=[kw("eng-alpha/wl-borrowing", "cq-borrower", 5)],
         admitted={"eng-alpha/wl-borrowing"},
@@ -1023,6 +1147,126 @@ S_CASES = [
         admitted={"eng-alpha/test-wl"},
         flavors={"eng-alpha/test-wl": "spot"},
     ),
+    s_case(
+        "use second flavor when the first has no preemption candidates; WhenCanPreempt: "
+        "MayStopSearch",
+        queues=[
+            kq(
+                "other-alpha",
+                {"on-demand": lim(50, 50), "spot": lim(100, 0)},
+                within=LOWER,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            )
+        ],
+        running=[kw("eng-alpha/admitted", "other-alpha", 50, node="on-demand")],
+        waiting=[kw("eng-alpha/new", "other-alpha", 20)],
+        admitted={"eng-alpha/new"},
+        flavors={"eng-alpha/new": "spot"},
+    ),
+    # borrowWithinCohort. Kueue's LocalQueues lq_a and lq_b are cq_a and cq_b; "a" was created
+    # 1 s after now, "b" 2 s.
+    s_case(
+        "preemption while borrowing, workload waiting for preemption should not block a "
+        "borrowing workload in another CQ",
+        queues=[
+            kq("cq_shared", {"default": lim(4, 0)}, cohort="preemption-while-borrowing"),
+            kq(
+                "cq_a",
+                {"default": lim(0, 3)},
+                cohort="preemption-while-borrowing",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+            ),
+            kq(
+                "cq_b",
+                {"default": lim(0)},
+                cohort="preemption-while-borrowing",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+            ),
+        ],
+        running=[kw("eng-alpha/admitted_a", "cq_a", 2, node="default")],
+        waiting=[kw("eng-alpha/a", "cq_a", 3, age=1), kw("eng-beta/b", "cq_b", 1, age=2)],
+        admitted={"eng-beta/b"},
+        flavors={"eng-beta/b": "default"},
+    ),
+    # Kueue's priorities 0, 99, 100: LOW, NORMAL, HIGH. Its LocalQueues "other" of eng-alpha
+    # and eng-beta are other-alpha and other-beta.
+    s_case(
+        "multiple preemptions skip preemption when shared limited resource",
+        queues=[
+            kq(
+                "other-alpha",
+                {"default": lim(2)},
+                cohort="other",
+                within=LOWER,
+                borrow_within=bwc(),
+            ),
+            kq(
+                "other-beta",
+                {"default": lim(2)},
+                cohort="other",
+                within=LOWER,
+                borrow_within=bwc(),
+            ),
+            kq("resource-bank", {"default": lim(1)}, cohort="other"),
+        ],
+        running=[
+            kw("eng-alpha/a1", "other-alpha", 2, P.LOW, node="default"),
+            kw("eng-beta/b1", "other-beta", 2, P.LOW, node="default"),
+        ],
+        waiting=[
+            kw("eng-alpha/preemptor", "other-alpha", 3, P.HIGH),
+            kw("eng-beta/pretending-preemptor", "other-beta", 3, P.NORMAL),
+        ],
+        admitted={"eng-alpha/preemptor"},
+        preempted={"eng-alpha/a1"},
+        disagrees=(
+            "borrowWithinCohort is not applied: a request above the flavor's nominal quota "
+            "never preempts, so nothing happens (Kueue: the preemptor evicts a1 in its own "
+            "queue and borrows the rest)"
+        ),
+    ),
+    # Kueue's priorities 0, 100: NORMAL, HIGH; admitted was admitted 1 s before now.
+    s_case(
+        "don't assign flavor if there are no candidates for preemption",
+        queues=[
+            kq(
+                "cq1",
+                {"on-demand": lim(0, 1), "spot": lim(0, 1)},
+                cohort="cohort",
+                within=LOWER,
+                reclaim=ANY,
+                borrow_within=bwc(),
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq("cq2", {"on-demand": lim(1), "spot": lim(1)}, cohort="cohort"),
+        ],
+        running=[kw("eng-alpha/admitted", "cq2", 1, node="on-demand")],
+        waiting=[kw("eng-alpha/new", "cq1", 1, P.HIGH)],
+        admitted={"eng-alpha/new"},
+        flavors={"eng-alpha/new": "spot"},
+    ),
+    # Hierarchical cohorts: the cohort "guaranteed" holds 4 and has the parent "root" (a Cohort
+    # with no quotas). Kueue's priorities 0, 3: NORMAL, HIGH.
+    s_case(
+        "in a hierarchical cohort, workload borrowing less is scheduled first",
+        queues=[
+            kq("guaranteed", {"default": lim(0)}, cohort="guaranteed"),
+            kq("best-effort", {"default": lim(0)}, cohort="root"),
+        ],
+        cohorts=[C("root"), C("guaranteed", "root", {"default": lim(4)})],
+        waiting=[
+            kw("eng-alpha/guaranteed", "guaranteed", 4),
+            kw("eng-alpha/best-effort", "best-effort", 4, P.HIGH),
+        ],
+        admitted={"eng-alpha/guaranteed"},
+        flavors={"eng-alpha/guaranteed": "default"},
+        disagrees=(
+            "a cohort's own quotas are not counted: neither queue can ever fit (Kueue: the "
+            "cohort's 4 go to guaranteed, which borrows from nearer than best-effort)"
+        ),
+    ),
 ]
 
 # preemption_test.go, TestPreemption: a case gives the preemptor and the flavor assignment it
@@ -1097,6 +1341,45 @@ COHORT_THREE = [
     kq("b", {"default": lim(2)}, cohort="cohort-three", cpu={"default": mem(2)}),
     kq("c", {"default": lim(2)}, cohort="cohort-three", cpu={"default": mem(2)}),
 ]
+
+
+def with_shared_cq(threshold: JobPriority | int) -> list[Q]:
+    """The cohort with_shared_cq, its queues' maxPriorityThreshold (Kueue's 0) as `threshold`
+    under the case's mapping of priorities (`bwc`)."""
+    limit = bwc(threshold)
+    cohort = "with_shared_cq"
+    return [
+        kq(
+            "a_standard",
+            {"default": lim(1, 12)},
+            cohort=cohort,
+            reclaim=LOWER_R,
+            borrow_within=limit,
+        ),
+        kq(
+            "b_standard",
+            {"default": lim(1, 12)},
+            cohort=cohort,
+            within=LOWER,
+            reclaim=ANY,
+            borrow_within=limit,
+        ),
+        kq(
+            "a_best_effort",
+            {"default": lim(1, 12)},
+            cohort=cohort,
+            reclaim=LOWER_R,
+            borrow_within=limit,
+        ),
+        kq(
+            "b_best_effort",
+            {"default": lim(0, 13)},
+            cohort=cohort,
+            reclaim=LOWER_R,
+            borrow_within=limit,
+        ),
+        kq("shared", {"default": lim(10)}, cohort=cohort),
+    ]
 
 
 def p_case(name: str, queues: list[Q], **kwargs: Any) -> Scenario:
@@ -1308,6 +1591,83 @@ P_CASES = [
         admitted={"in"},
         preempted={"wl2"},
     ),
+    # borrowWithinCohort, in the cohort with_shared_cq. Kueue's priorities -1, 0: LOW, NORMAL,
+    # its threshold 0 NORMAL's value.
+    p_case(
+        "use BorrowWithinCohort; allow preempting a lower-priority workload from another "
+        "ClusterQueue while borrowing",
+        with_shared_cq(P.NORMAL),
+        running=[
+            ran("a_best_effort_low", "a_best_effort", 10, P.LOW),
+            ran("b_best_effort_low", "b_best_effort", 1, P.LOW),
+        ],
+        waiting=[kw("in", "a_standard", 10)],
+        admitted={"in"},
+        preempted={"a_best_effort_low"},
+        disagrees=(
+            "borrowWithinCohort is not applied: a request above the flavor's nominal quota never "
+            "preempts (Kueue: in, borrowing, evicts a_best_effort_low of a borrowing queue, under "
+            "the threshold)"
+        ),
+    ),
+    # Kueue's priorities 1, 2: NORMAL, HIGH; its threshold 0 is under both: LOW's value.
+    p_case(
+        "use BorrowWithinCohort; don't allow preempting a lower-priority workload with priority "
+        "above MaxPriorityThreshold, if borrowing is required even after the preemption",
+        with_shared_cq(P.LOW),
+        running=[ran("b_standard", "b_standard", 10)],
+        waiting=[kw("in", "a_standard", 10, P.HIGH)],
+    ),
+    p_case(
+        "use BorrowWithinCohort; allow preempting a lower-priority workload with priority above "
+        "MaxPriorityThreshold, if borrowing is not required after the preemption",
+        with_shared_cq(P.LOW),
+        running=[ran("b_standard", "b_standard", 13)],
+        waiting=[kw("in", "a_standard", 1, P.HIGH)],
+        admitted={"in"},
+        preempted={"b_standard"},
+    ),
+    p_case(
+        "use BorrowWithinCohort; don't allow for preemption of lower-priority workload from the "
+        "same ClusterQueue",
+        with_shared_cq(P.LOW),
+        running=[ran("a_standard", "a_standard", 13)],
+        waiting=[kw("in", "a_standard", 1, P.HIGH)],
+    ),
+    # Kueue's priorities 1, 2, 3: LOW, NORMAL, HIGH; its threshold 0 is under all: SPOT's value.
+    p_case(
+        "use BorrowWithinCohort; only preempt from CQ if no workloads below threshold and already "
+        "above nominal",
+        with_shared_cq(P.SPOT),
+        running=[
+            ran("a_standard_1", "a_standard", 10, P.LOW),
+            ran("a_standard_2", "a_standard", 1, P.LOW),
+            ran("b_standard_1", "b_standard", 1, P.LOW),
+            ran("b_standard_2", "b_standard", 1),
+        ],
+        waiting=[kw("in", "b_standard", 1, P.HIGH)],
+        admitted={"in"},
+        preempted={"b_standard_1"},
+    ),
+    # Kueue's priorities -2, -1, 1, 2: SPOT, LOW, NORMAL, HIGH; its threshold 0 LOW's value.
+    p_case(
+        "use BorrowWithinCohort; preempt from CQ and from other CQs with workloads below threshold",
+        with_shared_cq(P.LOW),
+        running=[
+            ran("b_standard_high", "b_standard", 10, P.HIGH),
+            ran("b_standard_mid", "b_standard", 1),
+            ran("a_best_effort_low", "a_best_effort", 1, P.LOW),
+            ran("a_best_effort_lower", "a_best_effort", 1, P.SPOT),
+        ],
+        waiting=[kw("in", "b_standard", 2, P.HIGH)],
+        admitted={"in"},
+        preempted={"a_best_effort_lower", "b_standard_mid"},
+        disagrees=(
+            "borrowWithinCohort is not applied: a request above the flavor's nominal quota never "
+            "preempts (Kueue: in evicts b_standard_mid in its own queue and, borrowing, "
+            "a_best_effort_lower of a borrowing queue, under the threshold)"
+        ),
+    ),
     p_case(
         "reclaim quota from lender",
         COHORT_LEND,
@@ -1391,6 +1751,287 @@ P_CASES = [
         waiting=[kw("in", "a", 2)],
         admitted={"in"},
         preempted={"a1", "b5"},
+    ),
+    # Hierarchical cohorts: cohort-left and cohort-right have the implicit parent root.
+    p_case(
+        "long range preemption",
+        [
+            kq("cq-left", {"default": lim(10)}, cohort="cohort-left", reclaim=ANY),
+            kq("cq-right", {"default": lim(0)}, cohort="cohort-right"),
+        ],
+        cohorts=[C("cohort-left", "root"), C("cohort-right", "root")],
+        running=[ran("to-be-preempted", "cq-right", 5)],
+        waiting=[kw("in", "cq-left", 8)],
+        admitted={"in"},
+        preempted={"to-be-preempted"},
+        disagrees=(
+            "cohorts' parents are not counted: cohort-left and cohort-right share nothing, so in "
+            "fits cq-left's 10 with no preemption (Kueue: cq-right borrows 5 of them through "
+            "root, and in reclaims them)"
+        ),
+    ),
+]
+
+# preemption_hierarchical_test.go, TestHierarchicalPreemptions: as TestPreemption (one flavor,
+# default; the preemptor "in" waits and one cycle runs), in trees of cohorts. A queue the case
+# gives no cpu quota (its flavor default lists no resource) has a nominal quota of 0 here: Kueue
+# counts a missing quota as 0, and a cycle needs the resource listed to assign a flavor at all.
+# Each case says its mapping of priorities; a maxPriorityThreshold of 0 is the value of the
+# priority Kueue's 0 maps to.
+PH = "preemption_hierarchical_test.go"
+
+
+def ph_case(name: str, queues: list[Q], cohorts: list[C], **kwargs: Any) -> Scenario:
+    return kueue_case(PH, name, nodes_of("default"), queues, cohorts=cohorts, **kwargs)
+
+
+def hq(name: str, cohort: str, nominal: float = 0, **kwargs: Any) -> Q:
+    """A queue of TestHierarchicalPreemptions: withinClusterQueue LowerPriority and
+    reclaimWithinCohort Any unless the case says otherwise."""
+    kwargs = {"within": LOWER, "reclaim": ANY, **kwargs}
+    return kq(name, {"default": lim(nominal, *kwargs.pop("limits", ()))}, cohort=cohort, **kwargs)
+
+
+def r_c(quota: float) -> list[C]:
+    """The root r (no quotas) and its child c, with `quota`."""
+    return [C("r"), C("c", "r", {"default": lim(quota)})]
+
+
+PH_CASES = [
+    # Kueue's priority 0: NORMAL.
+    ph_case(
+        "preempt with hierarchical advantage",
+        [hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[ran("admitted2", "q_borrowing", 2)],
+        waiting=[kw("in", "q", 2)],
+        admitted={"in"},
+        preempted={"admitted2"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from admitted2, which borrows it through r)"
+        ),
+    ),
+    # Kueue's priorities -10, 0: LOW, NORMAL.
+    ph_case(
+        "avoid queues within nominal quota",
+        [hq("q_nominal", "r", 2), hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[
+            ran("admitted1", "q_nominal", 2, P.LOW),
+            ran("admitted2", "q_borrowing", 2),
+        ],
+        waiting=[kw("in", "q", 2)],
+        admitted={"in"},
+        preempted={"admitted2"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from admitted2, not from q_nominal within its nominal quota)"
+        ),
+    ),
+    # Kueue's priorities 0, 1, 2: LOW, NORMAL, HIGH.
+    ph_case(
+        "preempt multiple with hierarchical advantage",
+        [hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[
+            ran("admitted1", "q_borrowing", 1),
+            ran("admitted2", "q_borrowing", 1, P.HIGH),
+        ],
+        waiting=[kw("in", "q", 2, P.LOW)],
+        admitted={"in"},
+        preempted={"admitted1", "admitted2"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from both workloads borrowing it, of higher priority as they are)"
+        ),
+    ),
+    # Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH. admitted_preemptible asks 1 but its
+    # admission holds 2, which Kueue counts: 2 here.
+    ph_case(
+        "preempt in cohort and own CQ",
+        [hq("q", "c", borrow_within=bwc(P.NORMAL)), hq("q_same_cohort", "c")],
+        r_c(3),
+        running=[
+            ran("admitted_not_preemptible", "q_same_cohort", 1, P.HIGH),
+            ran("admitted_preemptible", "q_same_cohort", 2),
+            ran("admitted_own_queue", "q", 1, P.LOW),
+        ],
+        waiting=[kw("in", "q", 2, P.HIGH)],
+        admitted={"in"},
+        preempted={"admitted_own_queue", "admitted_preemptible"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "preempts admitted_own_queue in q and, borrowing, admitted_preemptible, at the "
+            "threshold)"
+        ),
+    ),
+    # Kueue's priorities -2, 0, 1: LOW, NORMAL, HIGH.
+    ph_case(
+        "prefer to preempt hierarchical candidate",
+        [hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[
+            ran("admitted_borrowing", "q_borrowing", 1, P.HIGH),
+            ran("admitted_same_queue", "q", 1, P.LOW),
+        ],
+        waiting=[kw("in", "q", 1)],
+        admitted={"in"},
+        preempted={"admitted_borrowing"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from admitted_borrowing, of higher priority, rather than preempt "
+            "admitted_same_queue in q)"
+        ),
+    ),
+    # Kueue's priorities -10, -1, 0: SPOT, LOW, NORMAL.
+    ph_case(
+        "forced to preempt priority candidate",
+        [
+            hq("q", "c", borrow_within=bwc(P.NORMAL)),
+            hq("q_nominal", "r", 2),
+            hq("q_same_cohort", "c"),
+        ],
+        r_c(2),
+        running=[
+            ran("admitted_nominal", "q_nominal", 2, P.SPOT),
+            ran("admitted_same_cohort", "q_same_cohort", 2, P.LOW),
+        ],
+        waiting=[kw("in", "q", 2)],
+        admitted={"in"},
+        preempted={"admitted_same_cohort"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: no queue "
+            "borrows c's quota, so in preempts admitted_same_cohort, under the threshold, while "
+            "borrowing)"
+        ),
+    ),
+    # Kueue's priorities 0, 10: NORMAL, HIGH.
+    ph_case(
+        "incoming workload fits in CQ nominal quota",
+        [hq("q", "c", 4), hq("q_borrowing", "r"), hq("q_same_cohort", "c")],
+        r_c(2),
+        running=[
+            ran("admitted_borrowing", "q_borrowing", 3, P.HIGH),
+            ran("admitted_same_cohort", "q_same_cohort", 3, P.HIGH),
+        ],
+        waiting=[kw("in", "q", 4)],
+        admitted={"in"},
+        preempted={"admitted_borrowing", "admitted_same_cohort"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted: q_borrowing, under r, shares "
+            "nothing with q, so only admitted_same_cohort is preempted (Kueue: both, which borrow "
+            "c's and q's quota)"
+        ),
+    ),
+    # r holds 1, c 4. Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH.
+    *[
+        ph_case(
+            name,
+            [
+                hq("q", "c", reclaim=LOWER_R, borrow_within=bwc(P.NORMAL)),
+                hq("q_borrowing", "r"),
+                hq("q_same_cohort", "c"),
+            ],
+            [C("r", None, {"default": lim(1)}), C("c", "r", {"default": lim(4)})],
+            running=[
+                ran("admitted_borrowing", "q_borrowing", 2, P.LOW),
+                ran(other, other_queue, 1, P.LOW),
+                ran("admitted_borrowing_not_preemptible", "q_borrowing", 2, P.HIGH),
+            ],
+            waiting=[kw("in", "q", 3)],
+            admitted={"in"},
+            preempted={"admitted_borrowing", other},
+            disagrees=(
+                "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+                f"reclaims from admitted_borrowing and preempts {other}, {why})"
+            ),
+        )
+        for name, other, other_queue, why in (
+            (
+                "preempt hierarchical and priority candidates",
+                "admitted_same_cohort_preemptible",
+                "q_same_cohort",
+                "under the threshold, while borrowing",
+            ),
+            (
+                "preempt hierarchical candidates and inside CQ",
+                "admitted_same_queue_preemptible",
+                "q",
+                "in q",
+            ),
+        )
+    ],
+    # Kueue's priorities -2, 0, 8, 9: SPOT, LOW, NORMAL, HIGH (admitted_borrowing_prio_10 has 9
+    # too).
+    ph_case(
+        "reclaim nominal quota from lowest priority workload, excluding non-borrowing",
+        [hq("q", "c"), hq("q_borrowing", "r"), hq("q_nominal", "r", 2)],
+        r_c(3),
+        running=[
+            ran("admitted_borrowing_prio_8", "q_borrowing", 1),
+            ran("admitted_borrowing_prio_9", "q_borrowing", 1, P.HIGH),
+            ran("admitted_borrowing_prio_10", "q_borrowing", 1, P.HIGH),
+            ran("admitted_nominal", "q_nominal", 2, P.SPOT),
+        ],
+        waiting=[kw("in", "q", 1, P.LOW)],
+        admitted={"in"},
+        preempted={"admitted_borrowing_prio_8"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims from the lowest-priority borrower, admitted_borrowing_prio_8, and spares "
+            "q_nominal within its nominal quota)"
+        ),
+    ),
+    # Kueue's priorities -10, 0: LOW, NORMAL.
+    ph_case(
+        "infeasible preemption all available workloads in pruned subtrees",
+        [hq("q_other", "c_other"), hq("q", "c"), hq("q_same_cohort", "c")],
+        [*r_c(2), C("c_other", "r", {"default": lim(2)})],
+        running=[
+            ran("admitted_other_1", "q_other", 1, P.LOW),
+            ran("admitted_other_2", "q_other", 1, P.LOW),
+            ran("admitted_same_cohort", "q_same_cohort", 2),
+        ],
+        waiting=[kw("in", "q", 2)],
+    ),
+    # cpu is the GPUs, memory (Gi) the CPU group's: r holds 3 GPUs and no memory, c 4 GPUs and
+    # 4 of memory. Kueue's priorities -2, 0: LOW, NORMAL.
+    ph_case(
+        "hiearchical preemption with multiple resources",
+        [
+            hq(name, cohort, cpu={"default": mem(0)})
+            for name, cohort in (("q", "c"), ("q_borrowing", "r"), ("q_same_cohort", "c"))
+        ],
+        [
+            C("r", None, {"default": lim(3)}),
+            C("c", "r", {"default": lim(4)}, {"default": mem(4)}),
+        ],
+        running=[
+            ran("admitted_borrowing", "q_borrowing", 3, memory=1),
+            ran("admitted_same_cohort", "q_same_cohort", 1, P.LOW, memory=3),
+        ],
+        waiting=[kw("in", "q", 2, P.LOW, memory=1)],
+        admitted={"in"},
+        preempted={"admitted_borrowing"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's memory from admitted_borrowing)"
+        ),
+    ),
+    # Kueue's priorities -2, 0: LOW, NORMAL.
+    ph_case(
+        "respect lending limits",
+        [hq("q", "c", 3, limits=(None, 2)), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[ran("admitted_borrowing", "q_borrowing", 4)],
+        waiting=[kw("in", "q", 5, P.LOW)],
+        admitted={"in"},
+        preempted={"admitted_borrowing"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims from admitted_borrowing what q lends and c holds)"
+        ),
     ),
 ]
 
@@ -1584,7 +2225,7 @@ F_CASES = [
     ),
 ]
 
-KUEUE_CASES: list[Scenario] = [*S_CASES, *P_CASES, *F_CASES]
+KUEUE_CASES: list[Scenario] = [*S_CASES, *P_CASES, *PH_CASES, *F_CASES]
 assert len({s.name for s in [*SCENARIOS, *KUEUE_CASES]}) == len(SCENARIOS) + len(KUEUE_CASES)
 
 
