@@ -13,7 +13,7 @@ ff69552e79ad21652c36caa97038382e55625cf7 that budcluster models, from
 pkg/scheduler/scheduler_test.go (TestSchedule), pkg/scheduler/preemption/preemption_test.go
 (TestPreemption), pkg/scheduler/preemption/preemption_hierarchical_test.go
 (TestHierarchicalPreemptions) and pkg/scheduler/flavorassigner/flavorassigner_test.go
-(TestAssignFlavors).
+(TestAssignFlavors, TestHierarchical).
 Each is named after its Kueue case, says its file (`Scenario.kueue`) and expects Kueue's answer,
 not budcluster's. How they are mapped:
 - The resource a case is about (cpu, or "gpu", "r1") is GPUs, nvidia.com/gpu; example.com/gpu is
@@ -43,15 +43,19 @@ not budcluster's. How they are mapped:
   notion.
 - TestPreemption gives a preemptor and the assignment it must preempt for: here the preemptor
   waits and one cycle runs, in the target ClusterQueue's cohort (or the target alone) of
-  TestPreemption's ClusterQueues. TestHierarchicalPreemptions likewise, in its trees of cohorts;
-  a ClusterQueue it gives no quota for the resource has a nominal quota of 0 (as Kueue counts
-  it; a cycle needs the resource listed to assign a flavor). TestAssignFlavors gives a workload and the quota in use: here
-  that usage is running workloads of the same priority and one cycle runs, a Fit assignment
-  admitted on its flavor, a Preempt or NoFit one not (its queues preempt nothing).
+  TestPreemption's ClusterQueues. TestHierarchicalPreemptions likewise, in its trees of
+  cohorts; a ClusterQueue it gives no quota for the resource has a nominal quota of 0 (as Kueue
+  counts it; a cycle needs the resource listed to assign a flavor).
+- TestAssignFlavors (and TestHierarchical) gives a workload and the quota in use: here that
+  usage is running workloads of the same priority and one cycle runs, a Fit assignment admitted
+  on its flavor, a Preempt or NoFit one not (its queues preempt nothing). Where its stubbed
+  preemption oracle reports candidates and the case is about them (whenCanPreempt
+  MayStopSearch), the usage is LOW and the queue preempts within itself: a cycle finds the
+  candidates the stub stands for, and the preemption is expected.
 A case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and
 expected to fail, strictly, in the path(s) where it does: whoever fixes the rule removes it.
 
-Left out (79 of 176 cases; 97 are ported), by reason:
+Left out (67 of 179 cases; 112 are ported), by reason:
 - Several pod sets in one workload (budcluster's is N identical pods): TestSchedule "assign
   multiple resources and flavors", "no overadmission while borrowing" (a running workload of
   two pod sets in two flavors); TestPreemption "each podset preempts a different flavor";
@@ -64,15 +68,15 @@ Left out (79 of 176 cases; 97 are ported), by reason:
   TestHierarchicalPreemptions "prefer to preempt evicted workloads".
 - More priorities than budcluster's four that it may preempt, where their order decides the
   victims: TestHierarchicalPreemptions "reclaim in complex hierarchy" (nine).
-- BorrowWithinCohort: TestAssignFlavors the six "when borrowing while preemption is needed for
-  flavor one ..." cases, "when borrowing while preemption is needed, but borrowingLimit exceeds
-  the quota available in the cohort" and the two "cannot preempt in cohort (oracle returns None)
-  ..." cases.
-- A FlavorFungibility other than Kueue's default, or a preference: TestSchedule the two
-  "PreemptionOverBorrowing preference: ..." cases and "BorrowingOverPreemption preference: ...";
-  TestAssignFlavors the two "preempt before try next flavor ..." cases, "borrow try next flavor,
-  found the first flavor", "... found the second flavor" and the two "lend try next flavor, ...".
-- Fair sharing: TestAssignFlavors the four "... fair sharing enabled, ..." cases.
+- A stubbed preemption oracle that reports candidates where the case has none (the secondary
+  ClusterQueue's usage is within its nominal quota, so a cycle finds no candidate and goes on to
+  flavor two): TestAssignFlavors the four "when borrowing while preemption is needed for flavor
+  one[, no borrowingLimit]; WhenCanBorrow=MayStopSearch..." cases and the two "... fair sharing
+  enabled, reclaimWithinCohort=Any..." cases.
+- A FlavorFungibility preference (budcluster's FlavorFungibility has no preference field):
+  TestSchedule the two "PreemptionOverBorrowing preference: ..." cases and
+  "BorrowingOverPreemption preference: ..."; TestHierarchical "Select deeper-borrowing flavor
+  that fits when shallower-borrowing flavor has no preemption candidates".
 - Taints, tolerations, node selectors and affinity (a budcluster flavor selects nodes by label;
   a workload asks only a GPU type): TestSchedule "flavors with mixed misconfiguration and
   insufficient quota", "flavors with mixed taint mismatch and exceeding limits", "flavors are
@@ -110,7 +114,7 @@ Left out (79 of 176 cases; 97 are ported), by reason:
   by borrowing, so a cycle admits it).
 The other tests of these files (TestEntryOrdering, TestLastSchedulingContext and the rest of
 scheduler_test.go, TestCandidatesOrdering and the rest of preemption_test.go,
-TestReclaimBeforePriorityPreemption, TestHierarchical and the rest of flavorassigner_test.go)
+TestReclaimBeforePriorityPreemption and the rest of flavorassigner_test.go)
 test Kueue's internals with hand-set inputs, several cycles, or its API, and are not ported.
 """
 
@@ -2037,8 +2041,8 @@ PH_CASES = [
 
 # flavorassigner_test.go, TestAssignFlavors: a case gives one workload ("wl") and the quota
 # its ClusterQueue (and a second one of its cohort) already uses; here that usage is running
-# workloads of the same priority ("usage", "secondary-usage"), the queues keep Kueue's default
-# policies (no preemption), and one cycle runs: a Fit assignment is admitted on its flavor, a
+# workloads of the same priority ("usage", "secondary-usage"), the queues keep the case's
+# policies (Kueue's defaults: no preemption), and one cycle runs: a Fit assignment is admitted on its flavor, a
 # Preempt or NoFit one is not. cpu is the GPUs (memory, in MiB, the CPU group's) unless the case
 # is about cpu and memory sharing a resource group's flavors: then they are cpu and memory (and
 # the GPUs, if any, are the case's example.com/gpu); only a GPU flavor is in a placement, so
@@ -2192,6 +2196,51 @@ F_CASES = [
             "only: wl is admitted on flavor one"
         ),
     ),
+    # The stub oracle reports preemption possible in flavor one, which the case is about
+    # (MayStopSearch when it can preempt): here usage is LOW and the queue preempts within itself,
+    # the candidates the stub stands for; wl preempts it and lands on one.
+    f_case(
+        "preempt before try next flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10), "two": lim(10)},
+                within=LOWER,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            )
+        ],
+        running=[kw("usage", CQ, 2, P.LOW, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        preempted={"usage"},
+        flavors={"wl": "one"},
+        disagrees=(
+            "flavor search is always whenCanPreempt TryNextFlavor: wl goes to two with no "
+            "preemption (Kueue, MayStopSearch: it preempts usage and stays in one)"
+        ),
+    ),
+    f_case(
+        "preempt before try next flavor; using WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10), "two": lim(10)},
+                within=LOWER,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            )
+        ],
+        running=[kw("usage", CQ, 2, P.LOW, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        preempted={"usage"},
+        flavors={"wl": "one"},
+        disagrees=(
+            "flavor search is always whenCanPreempt TryNextFlavor: wl goes to two with no "
+            "preemption (Kueue, MayStopSearch: it preempts usage and stays in one)"
+        ),
+    ),
     f_case(
         "preempt try next flavor",
         nodes_of("one", "two"),
@@ -2200,6 +2249,44 @@ F_CASES = [
         waiting=[kw("wl", CQ, 9)],
         admitted={"wl"},
         flavors={"wl": "two"},
+    ),
+    f_case(
+        "borrow try next flavor, found the first flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, 1), "two": lim(1)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "one"},
+    ),
+    f_case(
+        "borrow try next flavor, found the second flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, 1), "two": lim(10)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        disagrees=(
+            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
+            "TryNextFlavor: two, where it need not borrow)"
+        ),
     ),
     f_case(
         "borrow before try next flavor",
@@ -2214,6 +2301,143 @@ F_CASES = [
         flavors={"wl": "one"},
     ),
     f_case(
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 12), "two": lim(12)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(TRY_NEXT, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        disagrees=(
+            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
+            "TryNextFlavor: two, where it need not borrow)"
+        ),
+    ),
+    f_case(
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 12), "two": lim(12)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(TRY_NEXT, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        disagrees=(
+            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
+            "TryNextFlavor: two, where it need not borrow)"
+        ),
+    ),
+    f_case(
+        "when borrowing while preemption is needed, but borrowingLimit exceeds the quota "
+        "available in the cohort",
+        nodes_of("one"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 12)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+            ),
+            kq(CQ2, {"one": lim(11)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 10, node="one")],
+        waiting=[kw("wl", CQ, 12)],
+    ),
+    f_case(
+        "lend try next flavor, found the second flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, None, 1), "two": lim(10, None, 0)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        disagrees=(
+            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
+            "TryNextFlavor: two, where it need not borrow)"
+        ),
+    ),
+    f_case(
+        "lend try next flavor, found the first flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, None, 1), "two": lim(1, None, 0)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "one"},
+    ),
+    f_case(
+        "cannot preempt in cohort (oracle returns None) for the first flavor, tries the second flavor (which fits)",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 2), "two": lim(0, 2)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(2), "two": lim(2)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 2, node="one")],
+        waiting=[kw("wl", CQ, 2)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
+        "cannot preempt in cohort (oracle returns None) for the first flavor, tries the second flavor (which fits); using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 2), "two": lim(0, 2)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(2), "two": lim(2)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 2, node="one")],
+        waiting=[kw("wl", CQ, 2)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
         "quota exhausted, but can preempt in cohort and ClusterQueue",
         nodes_of("one"),
         [
@@ -2222,6 +2446,105 @@ F_CASES = [
         ],
         running=[kw("usage", CQ, 2, node="one")],
         waiting=[kw("wl", CQ, 9)],
+    ),
+    f_case(
+        "when borrowing while preemption is needed for flavor one, fair sharing enabled, reclaimWithinCohort=Never",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(12)},
+                cohort="test-cohort",
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 10, node="one")],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        fair_sharing=True,
+    ),
+    f_case(
+        "when borrowing while preemption is needed for flavor one, fair sharing enabled, reclaimWithinCohort=Never; using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(12)},
+                cohort="test-cohort",
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 10, node="one")],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        fair_sharing=True,
+    ),
+    # TestHierarchical: the cohorts three (4 of flavor three), two (4 of two; parent three) and
+    # one (4 of one; parent two); the queue under one, with 0 of each flavor, and another under
+    # two, with 0 of each too.
+    f_case(
+        "Select the top flavor",
+        nodes_of("one", "two", "three"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(0), "three": lim(0)},
+                cohort="one",
+                within=LOWER,
+                reclaim=LOWER_R,
+            ),
+            kq("other-clusterqueue", {"one": lim(0), "two": lim(0), "three": lim(0)}, cohort="two"),
+        ],
+        cohorts=[
+            C("three", None, {"three": lim(4)}),
+            C("two", "three", {"two": lim(4)}),
+            C("one", "two", {"one": lim(4)}),
+        ],
+        running=[
+            kw("usage", CQ, 4, node="one"),
+            kw("other-usage", "other-clusterqueue", 4, node="two"),
+        ],
+        waiting=[kw("wl", CQ, 4)],
+        admitted={"wl"},
+        flavors={"wl": "three"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so wl can never fit (Kueue: only "
+            "flavor three, which the root holds, has room)"
+        ),
+    ),
+    f_case(
+        "Select the first flavor which fits",
+        nodes_of("one", "two", "three"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(0), "three": lim(0)},
+                cohort="one",
+                within=LOWER,
+                reclaim=LOWER_R,
+            ),
+            kq("other-clusterqueue", {"one": lim(0), "two": lim(0), "three": lim(0)}, cohort="two"),
+        ],
+        cohorts=[
+            C("three", None, {"three": lim(4)}),
+            C("two", "three", {"two": lim(4)}),
+            C("one", "two", {"one": lim(4)}),
+        ],
+        running=[
+            kw("usage", CQ, 4, node="one"),
+        ],
+        waiting=[kw("wl", CQ, 4)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so wl can never fit (Kueue: flavor "
+            "two, which its cohort's parent holds, has room, and wl stops at the first flavor it "
+            "can borrow in)"
+        ),
     ),
 ]
 
