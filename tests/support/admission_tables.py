@@ -12,7 +12,8 @@ Kueue is the specification: KUEUE_CASES are the table cases of kubernetes-sigs/k
 ff69552e79ad21652c36caa97038382e55625cf7 that budcluster models, from
 pkg/scheduler/scheduler_test.go (TestSchedule), pkg/scheduler/preemption/preemption_test.go
 (TestPreemption), pkg/scheduler/preemption/preemption_hierarchical_test.go
-(TestHierarchicalPreemptions) and pkg/scheduler/flavorassigner/flavorassigner_test.go
+(TestHierarchicalPreemptions), pkg/scheduler/preemption/preemption_fair_test.go
+(TestFairPreemptions) and pkg/scheduler/flavorassigner/flavorassigner_test.go
 (TestAssignFlavors, TestHierarchical).
 Each is named after its Kueue case, says its file (`Scenario.kueue`) and expects Kueue's answer,
 not budcluster's. How they are mapped:
@@ -26,7 +27,9 @@ not budcluster's. How they are mapped:
   TryNextFlavor, weight 1; a case's own settings are as it gives them (`Q.borrow_within`,
   `Q.fungibility`, `Q.weight`). Its Cohort objects (`Scenario.cohorts`) carry their parent
   (implicit when it is no Cohort of the case), their own quotas and weight; a ClusterQueue's
-  cohort that the case does not list is a Cohort of that name with none of these.
+  cohort that the case does not list is a Cohort of that name with none of these. Fair sharing
+  is on (`Scenario.fair_sharing`) where the case enables it: TestFairPreemptions and the
+  TestAssignFlavors cases that say so.
 - Kueue's priorities map, in order, onto SPOT, LOW, NORMAL and HIGH (never CRITICAL, which
   budcluster never preempts); every running workload is preemptible. A maxPriorityThreshold is
   the value of the priority that the case's highest priority at or under it maps to, or a
@@ -44,8 +47,11 @@ not budcluster's. How they are mapped:
 - TestPreemption gives a preemptor and the assignment it must preempt for: here the preemptor
   waits and one cycle runs, in the target ClusterQueue's cohort (or the target alone) of
   TestPreemption's ClusterQueues. TestHierarchicalPreemptions likewise, in its trees of
-  cohorts; a ClusterQueue it gives no quota for the resource has a nominal quota of 0 (as Kueue
-  counts it; a cycle needs the resource listed to assign a flavor).
+  cohorts, and TestFairPreemptions, with fair sharing on; a ClusterQueue they give no quota for
+  the resource has a nominal quota of 0 (as Kueue counts it; a cycle needs the resource listed
+  to assign a flavor). Where a case asks halves of a cpu, every quantity is doubled (GPUs are
+  whole; fair sharing's shares are ratios). Their admitted workloads run as the case has them,
+  even where they use more than the quotas hold (a few cases do).
 - TestAssignFlavors (and TestHierarchical) gives a workload and the quota in use: here that
   usage is running workloads of the same priority and one cycle runs, a Fit assignment admitted
   on its flavor, a Preempt or NoFit one not (its queues preempt nothing). Where its stubbed
@@ -55,7 +61,7 @@ not budcluster's. How they are mapped:
 A case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and
 expected to fail, strictly, in the path(s) where it does: whoever fixes the rule removes it.
 
-Left out (67 of 179 cases; 112 are ported), by reason:
+Left out (70 of 214 cases; 144 are ported), by reason:
 - Several pod sets in one workload (budcluster's is N identical pods): TestSchedule "assign
   multiple resources and flavors", "no overadmission while borrowing" (a running workload of
   two pod sets in two flavors); TestPreemption "each podset preempts a different flavor";
@@ -67,7 +73,11 @@ Left out (67 of 179 cases; 112 are ported), by reason:
 - A workload being evicted (still holding its quota; budcluster has no such state):
   TestHierarchicalPreemptions "prefer to preempt evicted workloads".
 - More priorities than budcluster's four that it may preempt, where their order decides the
-  victims: TestHierarchicalPreemptions "reclaim in complex hierarchy" (nine).
+  victims: TestHierarchicalPreemptions "reclaim in complex hierarchy" (nine); TestFairPreemptions
+  "hierarchical preemption" (six).
+- Fair sharing's preemption strategies (Kueue's controller configuration; budcluster records
+  only whether fair sharing is on): TestFairPreemptions "preempt lower priority first, even if
+  big" and "preempt workload that doesn't transfer the imbalance, even if high priority".
 - A stubbed preemption oracle that reports candidates where the case has none (the secondary
   ClusterQueue's usage is within its nominal quota, so a cycle finds no candidate and goes on to
   flavor two): TestAssignFlavors the four "when borrowing while preemption is needed for flavor
@@ -87,8 +97,8 @@ Left out (67 of 179 cases; 112 are ported), by reason:
   "multiple flavors, doesn't fit node affinity", "can only preempt flavors that match affinity".
 - Two resources in one flavor beside the resource mapped to GPUs, or usage in a second CPU
   flavor that its node's labels do not tell (a running workload is charged to the first of its
-  queue's CPU flavors its node has): TestSchedule "two workloads can
-  borrow different resources from the same flavor in the same cycle"; TestAssignFlavors
+  queue's CPU flavors its node has): TestSchedule "two workloads can borrow different resources
+  from the same flavor in the same cycle"; TestAssignFlavors
   "multiple resource groups with multiple resources, fits with different modes" (also a stubbed
   preemption oracle).
 - Zero requests of an unlisted resource, the pods quota, reclaimable pods: TestSchedule "admit
@@ -114,8 +124,9 @@ Left out (67 of 179 cases; 112 are ported), by reason:
   by borrowing, so a cycle admits it).
 The other tests of these files (TestEntryOrdering, TestLastSchedulingContext and the rest of
 scheduler_test.go, TestCandidatesOrdering and the rest of preemption_test.go,
-TestReclaimBeforePriorityPreemption and the rest of flavorassigner_test.go)
-test Kueue's internals with hand-set inputs, several cycles, or its API, and are not ported.
+TestFairPreemptionSkipsUnsatisfiableTournament, TestReclaimBeforePriorityPreemption and the
+rest of flavorassigner_test.go) test Kueue's internals with hand-set inputs, several cycles, or
+its API, and are not ported.
 """
 
 from __future__ import annotations
@@ -2039,6 +2050,490 @@ PH_CASES = [
     ),
 ]
 
+# preemption_fair_test.go, TestFairPreemptions: as TestPreemption (one flavor, default; the
+# preemptor waits and one cycle runs), with fair sharing on. Its ClusterQueues a, b and c (3
+# each) and preemptible (0) in the cohort all are `fair_queues`; where a case gives its own, they
+# preempt as it says (a queue it gives no quota has a nominal quota of 0, as in
+# TestHierarchicalPreemptions). Kueue's priorities -3, -1, 0 and above: SPOT, LOW, NORMAL, HIGH;
+# the queues' maxPriorityThreshold -3 is SPOT's value. Where a case asks halves of a cpu, every
+# quantity is doubled (GPUs are whole; shares are ratios, so they do not change).
+PF = "preemption_fair_test.go"
+
+
+def pf_case(
+    name: str,
+    queues: list[Q],
+    *,
+    nodes: list[tuple[str, str, str]] | None = None,
+    **kwargs: Any,
+) -> Scenario:
+    return kueue_case(PF, name, nodes or nodes_of("default"), queues, fair_sharing=True, **kwargs)
+
+
+def fair_queues(scale: int = 1) -> list[Q]:
+    """TestFairPreemptions' baseCQs, every quota times `scale`."""
+    return [
+        *(
+            kq(
+                name,
+                {"default": lim(3 * scale)},
+                cohort="all",
+                within=LOWER,
+                reclaim=ANY,
+                borrow_within=bwc(P.SPOT),
+            )
+            for name in ("a", "b", "c")
+        ),
+        kq("preemptible", {"default": lim(0)}, cohort="all"),
+    ]
+
+
+def weighted(*weights: tuple[str, float], nominal: float = 3) -> list[Q]:
+    """ClusterQueues of the cohort all, with `nominal` each and the given weights, that preempt
+    within themselves LowerPriority and reclaim Any."""
+    return [
+        kq(
+            name,
+            {"default": lim(nominal)},
+            cohort="all",
+            within=LOWER,
+            reclaim=ANY,
+            weight=weight,
+        )
+        for name, weight in weights
+    ]
+
+
+def units(queue: str, *keys: str, priority: JobPriority = P.NORMAL) -> list[W]:
+    """Running workloads of 1 GPU each."""
+    return [ran(key, queue, 1, priority) for key in keys]
+
+
+A3 = units("a", "a1", "a2", "a3")
+B3 = units("b", "b1", "b2", "b3")
+B5 = units("b", "b1", "b2", "b3", "b4", "b5")
+B6 = units("b", "b1", "b2", "b3", "b4", "b5", "b6")
+
+PF_CASES = [
+    pf_case(
+        "reclaim nominal from user using the most",
+        fair_queues(),
+        running=[*A3, *B5, *units("c", "c1")],
+        waiting=[kw("c_incoming", "c", 1)],
+        admitted={"c_incoming"},
+        preempted={"b1"},
+        disagrees=(
+            "ties between equal candidates go by job id, not by name: the estimator reclaims b4 "
+            "(Kueue: b1 of b, the queue over its nominal quota, first by UID, which the case sets "
+            "to the name)"
+        ),
+        disagrees_only_in="estimator",
+    ),
+    pf_case(
+        "can reclaim from queue using less, if taking the latest workload from user using the "
+        "most isn't enough",
+        fair_queues(),
+        running=[ran("a1", "a", 3), ran("a2", "a", 1), ran("b1", "b", 2), ran("b2", "b", 3)],
+        waiting=[kw("c_incoming", "c", 3)],
+        admitted={"c_incoming"},
+        preempted={"a1"},
+        disagrees=(
+            "ties between equal candidates go by job id, not by name: the estimator reclaims b2, "
+            "which is enough alone (Kueue: b1 first, not enough, then a1; b1 is given back, first "
+            "by UID, which the case sets to the name)"
+        ),
+        disagrees_only_in="estimator",
+    ),
+    pf_case(
+        "reclaim borrowable quota from user using the most",
+        fair_queues(),
+        running=[*A3, *B5, *units("c", "c1")],
+        waiting=[kw("a_incoming", "a", 1)],
+        admitted={"a_incoming"},
+        preempted={"b1"},
+        disagrees=(
+            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
+            "needs it not to, so nothing happens (Kueue: it preempts b1 of b, which has the "
+            "larger share)"
+        ),
+    ),
+    # Doubled.
+    pf_case(
+        "preempt one from each CQ borrowing",
+        fair_queues(2),
+        running=[
+            ran("a1", "a", 1),
+            ran("a2", "a", 1),
+            ran("a3", "a", 6),
+            ran("b1", "b", 1),
+            ran("b2", "b", 1),
+            ran("b3", "b", 6),
+        ],
+        waiting=[kw("c_incoming", "c", 4)],
+        admitted={"c_incoming"},
+        preempted={"a1", "b1"},
+        disagrees=(
+            "fair sharing is not applied: victims go by priority, start and key, so both come "
+            "from a (the estimator, by job id: a2 and b2) (Kueue: a1, then b1 once a's share "
+            "drops under b's)"
+        ),
+    ),
+    pf_case(
+        "can't preempt when everyone under nominal",
+        fair_queues(),
+        running=[*A3, *B3, *units("c", "c1", "c2", "c3")],
+        waiting=[kw("c_incoming", "c", 1)],
+    ),
+    pf_case(
+        "can't preempt when it would switch the imbalance",
+        fair_queues(),
+        running=[*A3, *B5],
+        waiting=[kw("a_incoming", "a", 2)],
+    ),
+    pf_case(
+        "can preempt lower priority workloads from same CQ",
+        fair_queues(),
+        running=[
+            *units("a", "a1_low", "a2_low", priority=P.LOW),
+            *units("a", "a3", "a4"),
+            *B5,
+        ],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"a1_low", "a2_low"},
+    ),
+    pf_case(
+        "can preempt a combination of same CQ and highest user",
+        fair_queues(),
+        running=[*units("a", "a_low", priority=P.LOW), *units("a", "a2", "a3"), *B6],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"a_low", "b1"},
+        disagrees=(
+            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
+            "needs it not to, so nothing happens (Kueue: it preempts a_low in a and b1 of b, "
+            "which has the largest share)"
+        ),
+    ),
+    pf_case(
+        "preempt huge workload if there is no other option, as long as the target CQ gets a "
+        "lower share",
+        fair_queues(),
+        running=[ran("b1", "b", 9)],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"b1"},
+    ),
+    pf_case(
+        "can't preempt huge workload if the incoming is also huge",
+        fair_queues(),
+        running=[ran("a1", "a", 2), ran("b1", "b", 7)],
+        waiting=[kw("a_incoming", "a", 5)],
+    ),
+    pf_case(
+        "can't preempt 2 smaller workloads if the incoming is huge",
+        fair_queues(),
+        running=[ran("b1", "b", 2), ran("b2", "b", 2), ran("b3", "b", 3)],
+        waiting=[kw("a_incoming", "a", 6)],
+    ),
+    pf_case(
+        "preempt from target and others even if over nominal",
+        fair_queues(),
+        running=[
+            ran("a1_low", "a", 2, P.LOW),
+            ran("a2_low", "a", 1, P.LOW),
+            ran("b1", "b", 3),
+            ran("b2", "b", 3),
+        ],
+        waiting=[kw("a_incoming", "a", 4)],
+        admitted={"a_incoming"},
+        preempted={"a1_low", "b1"},
+        disagrees=(
+            "fair sharing is not applied: a request above the flavor's nominal quota never "
+            "preempts, so nothing happens (Kueue: it preempts a1_low in a and b1 of b, by share)"
+        ),
+    ),
+    # Doubled.
+    pf_case(
+        "prefer to preempt workloads that don't make the target CQ have the biggest share",
+        fair_queues(2),
+        running=[ran("b1", "b", 4), ran("b2", "b", 2), ran("b3", "b", 4), ran("c1", "c", 2)],
+        waiting=[kw("a_incoming", "a", 7)],
+        admitted={"a_incoming"},
+        preempted={"b2"},
+        disagrees=(
+            "fair sharing is not applied: a request above the flavor's nominal quota never "
+            "preempts, so nothing happens (Kueue: b2, which leaves b's share under a's)"
+        ),
+    ),
+    # Doubled.
+    pf_case(
+        "preempt from different cluster queues if the end result has a smaller max share",
+        fair_queues(2),
+        running=[ran("b1", "b", 4), ran("b2", "b", 5), ran("c1", "c", 4), ran("c2", "c", 5)],
+        waiting=[kw("a_incoming", "a", 7)],
+        admitted={"a_incoming"},
+        preempted={"b1", "c1"},
+        disagrees=(
+            "fair sharing is not applied: a request above the flavor's nominal quota never "
+            "preempts, so nothing happens (Kueue: b1 and c1, which keeps the largest share "
+            "smallest)"
+        ),
+    ),
+    # Doubled.
+    pf_case(
+        "scenario above does not flap",
+        fair_queues(2),
+        running=[ran("a1", "a", 7), ran("b2", "b", 5), ran("c2", "c", 5)],
+        waiting=[kw("b_incoming", "b", 4)],
+    ),
+    pf_case(
+        "cannot preempt if it would make the candidate CQ go under nominal after preempting one "
+        "element",
+        fair_queues(),
+        running=[ran("b1", "b", 3), ran("b2", "b", 3), ran("c1", "c", 3)],
+        waiting=[kw("a_incoming", "a", 4)],
+    ),
+    pf_case(
+        "workloads under priority threshold not capriciously preempted",
+        fair_queues(),
+        running=[
+            *A3,
+            *B3,
+            *units("preemptible", "preemptible1", "preemptible2", "preemptible3", priority=P.SPOT),
+        ],
+        waiting=[kw("a_incoming", "a", 2)],
+    ),
+    pf_case(
+        "CQ with higher weight can preempt more",
+        weighted(("a", 2), ("b", 1), ("c", 1)),
+        running=[*A3, *B6],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"b1", "b2"},
+        disagrees=(
+            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
+            "needs it not to, so nothing happens (Kueue: a's weight 2 halves its share, so it "
+            "preempts b1 and b2)"
+        ),
+    ),
+    pf_case(
+        "can preempt anything borrowing from CQ with 0 weight",
+        weighted(("a", 1), ("b", 0), ("c", 1)),
+        running=[*A3, *B6],
+        waiting=[kw("a_incoming", "a", 3)],
+        admitted={"a_incoming"},
+        preempted={"b1", "b2", "b3"},
+        disagrees=(
+            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
+            "needs it not to, so nothing happens (Kueue: b's weight 0 makes its borrowing share "
+            "infinite, so a preempts b1, b2 and b3)"
+        ),
+    ),
+    pf_case(
+        "can't preempt nominal from CQ with 0 weight",
+        weighted(("a", 1), ("b", 0)),
+        running=[*A3, *B3],
+        waiting=[kw("a_incoming", "a", 1)],
+    ),
+    pf_case(
+        "can't preempt nominal from Cohort with 0 weight",
+        [
+            kq("left-cq", {"default": lim(0)}, cohort="root", reclaim=ANY),
+            kq("right-cq", {"default": lim(0)}, cohort="right-cohort", reclaim=ANY, weight=0),
+        ],
+        cohorts=[C("right-cohort", "root", {"default": lim(1)}, weight=0)],
+        running=[ran("right-1", "right-cq", 1)],
+        waiting=[kw("left-1", "left-cq", 1)],
+    ),
+    # Kueue's priority 1000: HIGH.
+    pf_case(
+        "can preempt within cluster queue when no cohort",
+        [kq("a", {"default": lim(1)}, within=LOWER)],
+        running=[ran("a1", "a", 1)],
+        waiting=[kw("a_incoming", "a", 1, P.HIGH)],
+        admitted={"a_incoming"},
+        preempted={"a1"},
+    ),
+    # ROOT holds nothing; RIGHT (weight 0.1) holds 1; b (weight 0.1) no quota.
+    pf_case(
+        "borrowing cq in non-borrowing cohort is protected",
+        [
+            kq("a", {"default": lim(5)}, cohort="ROOT", within=LOWER, reclaim=ANY, weight=10),
+            kq("b", {"default": lim(0)}, cohort="RIGHT", weight=0.1),
+        ],
+        cohorts=[C("ROOT"), C("RIGHT", "ROOT", {"default": lim(1)}, weight=0.1)],
+        running=[*units("a", "a1", "a2", "a3", priority=P.LOW), ran("b1", "b", 1, P.LOW)],
+        waiting=[kw("unit", "a", 5)],
+        admitted={"unit"},
+        preempted={"a1", "a2", "a3"},
+    ),
+    # RIGHT (weight 0.1) holds 3; b (weight 0.1) no quota. Kueue's priority 100: HIGH.
+    pf_case(
+        "forced to preempt within clusterqueue because borrowing workload too important",
+        [
+            kq(
+                "a",
+                {"default": lim(5)},
+                cohort="ROOT",
+                within=LOWER,
+                reclaim=LOWER_R,
+                weight=10,
+            ),
+            kq("b", {"default": lim(0)}, cohort="RIGHT", weight=0.1),
+        ],
+        cohorts=[C("ROOT"), C("RIGHT", "ROOT", {"default": lim(3)}, weight=0.1)],
+        running=[*units("a", "a1", "a2", "a3", priority=P.LOW), ran("b1", "b", 4, P.HIGH)],
+        waiting=[kw("unit", "a", 4)],
+        admitted={"unit"},
+        preempted={"a1", "a2", "a3"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted: RIGHT and ROOT share nothing, so "
+            "b1's borrowing of a's quota is not seen and a1 and a2 are enough (Kueue: a1, a2 and "
+            "a3)"
+        ),
+    ),
+    # ROOT's children A (weight 1.01), B (0.99) and C, each with a chain of two more below; only
+    # CCCC, under C, holds quota: 1.
+    pf_case(
+        "deep preemption",
+        [
+            kq("a", {"default": lim(0)}, cohort="AAA", reclaim=ANY),
+            kq("b", {"default": lim(0)}, cohort="BBB"),
+        ],
+        cohorts=[
+            C("ROOT"),
+            C("A", "ROOT", weight=1.01),
+            C("AA", "A"),
+            C("AAA", "AA"),
+            C("B", "ROOT", weight=0.99),
+            C("BB", "B"),
+            C("BBB", "BB"),
+            C("C", "ROOT"),
+            C("CC", "C"),
+            C("CCC", "CC"),
+            C("CCCC", "CCC", {"default": lim(1)}),
+        ],
+        running=[ran("b1", "b", 1)],
+        waiting=[kw("a1", "a", 1)],
+        admitted={"a1"},
+        preempted={"b1"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so a can never fit (Kueue: a "
+            "reclaims CCCC's 1 from b1, as A weighs more than B)"
+        ),
+    ),
+    pf_case(
+        "cq with zero weight can reclaim nominal quota",
+        [
+            kq("a", {"default": lim(1)}, cohort="ROOT", reclaim=ANY, weight=0),
+            kq("b", {"default": lim(0)}, cohort="ROOT"),
+        ],
+        running=[ran("b1", "b", 1)],
+        waiting=[kw("a1", "a", 1)],
+        admitted={"a1"},
+        preempted={"b1"},
+    ),
+    pf_case(
+        "cohort with zero weight can reclaim nominal quota",
+        [
+            kq("a", {"default": lim(0)}, cohort="A", reclaim=ANY, weight=0),
+            kq("b", {"default": lim(0)}, cohort="ROOT"),
+        ],
+        cohorts=[C("A", "ROOT", {"default": lim(1)}, weight=0)],
+        running=[ran("b1", "b", 1)],
+        waiting=[kw("a1", "a", 1)],
+        admitted={"a1"},
+        preempted={"b1"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so a can never fit (Kueue: a "
+            "reclaims A's 1 from b1)"
+        ),
+    ),
+    pf_case(
+        "nominal first: workload fitting within nominal can preempt despite high aggregate DRS",
+        [
+            kq(
+                "a",
+                {"premium": lim(3), "cheap": lim(0)},
+                cohort="all",
+                reclaim=ANY,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq("b", {"premium": lim(0), "cheap": lim(6)}, cohort="all"),
+        ],
+        nodes=nodes_of("premium", "cheap"),
+        running=[
+            *(kw(f"a_prem{i}", "a", 1, node="premium") for i in (1, 2)),
+            *(kw(f"a_cheap{i}", "a", 1, node="cheap") for i in range(1, 6)),
+            kw("b_prem1", "b", 1, node="premium"),
+        ],
+        waiting=[kw("a_incoming", "a", 1)],
+        admitted={"a_incoming"},
+        preempted={"b_prem1"},
+        flavors={"a_incoming": "premium"},
+        disagrees=(
+            "flavor search is always whenCanPreempt TryNextFlavor: a_incoming borrows in cheap "
+            "with no preemption (Kueue, MayStopSearch: it reclaims b_prem1 in premium, within its "
+            "nominal quota there)"
+        ),
+    ),
+    pf_case(
+        "zero weight borrowing preemptor cannot preempt from a borrowing CQ with a non-zero weight",
+        [
+            kq("a", {"default": lim(1)}, cohort="all", reclaim=ANY, weight=0),
+            kq("b", {"default": lim(1)}, cohort="all"),
+        ],
+        running=[ran("a1", "a", 1), *units("b", "b1", "b2")],
+        waiting=[kw("a_incoming", "a", 1)],
+    ),
+    *[
+        pf_case(
+            name,
+            [
+                kq("a", {"default": lim(1)}, cohort="all", reclaim=ANY, weight=weight),
+                kq("b", {"default": lim(0)}, cohort="all", weight=weight),
+            ],
+            cohorts=[C("all", None, {"default": lim(3)})],
+            running=units("b", "b1", "b2", "b3"),
+            waiting=[kw("a_incoming", "a", 2)],
+            admitted={"a_incoming"},
+            preempted={"b1"},
+            disagrees=(
+                "cohorts' own quotas are not counted, so a can never fit (Kueue: the cohort's 3 "
+                "are b's borrowing, and a preempts b1 by share)"
+            ),
+        )
+        for name, weight in (
+            (
+                "zero weight borrowing preemptor can preempt from a borrowing CQ which also has "
+                "zero weight",
+                0,
+            ),
+            ("non-zero weight borrowing preemptor preempts from a borrowing CQ", 1),
+        )
+    ],
+    # A (weight 0) holds 1 and has the implicit parent ROOT.
+    pf_case(
+        "candidates skipped by the first strategy are still available to the second strategy",
+        [
+            kq("p", {"default": lim(2)}, cohort="A", reclaim=ANY),
+            kq("y", {"default": lim(2)}, cohort="A"),
+            kq("x", {"default": lim(1)}, cohort="ROOT"),
+        ],
+        cohorts=[C("A", "ROOT", {"default": lim(1)}, weight=0)],
+        running=[ran("p1", "p", 2), ran("y1", "y", 2), ran("y2", "y", 2), *units("x", "x1", "x2")],
+        waiting=[kw("p_incoming", "p", 1)],
+        admitted={"p_incoming"},
+        preempted={"y1", "x1"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, and fair sharing is not applied: "
+            "p_incoming would borrow, so nothing is reclaimed (Kueue: y1 and, once A stops "
+            "borrowing, x1)"
+        ),
+    ),
+]
+
 # flavorassigner_test.go, TestAssignFlavors: a case gives one workload ("wl") and the quota
 # its ClusterQueue (and a second one of its cohort) already uses; here that usage is running
 # workloads of the same priority ("usage", "secondary-usage"), the queues keep the case's
@@ -2548,7 +3043,7 @@ F_CASES = [
     ),
 ]
 
-KUEUE_CASES: list[Scenario] = [*S_CASES, *P_CASES, *PH_CASES, *F_CASES]
+KUEUE_CASES: list[Scenario] = [*S_CASES, *P_CASES, *PH_CASES, *PF_CASES, *F_CASES]
 assert len({s.name for s in [*SCENARIOS, *KUEUE_CASES]}) == len(SCENARIOS) + len(KUEUE_CASES)
 
 
