@@ -40,7 +40,7 @@ from domain.scheduling.holdings import Holdings
 from domain.scheduling.lanes import Lane
 from domain.scheduling.nodes import Nodes
 from domain.scheduling.ordering import AdmissionOrder
-from domain.scheduling.preemption import ClusterView, could_preempt, try_preempt
+from domain.scheduling.preemption import ClusterView, could_preempt, preemptable_in, try_preempt
 from domain.scheduling.quota_ledger import QuotaLedger
 from domain.scheduling.reservations import ReservationBook
 from domain.scheduling.waiting import Waiting
@@ -106,6 +106,8 @@ class ClusterModel:
             max_free=self.nodes.max_free,
         )
         """What preemption reads (bound to the parts, not to the model: no reference cycle)."""
+        view = self._view
+        self.flavors.preemptable = lambda demand, flavor: preemptable_in(view, demand, flavor)
         self._aside: dict[str, int] = {}
         """Demands that held capacity, at which epoch of their GPU type (`set_aside`)."""
         self._held_in: set[str] = set()

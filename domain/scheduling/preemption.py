@@ -23,11 +23,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from domain.model.quota import ClusterQueue, ReclaimWithinCohort, WithinClusterQueue
+from domain.model.quota import (
+    BorrowWithinCohortPolicy,
+    ClusterQueue,
+    FungibilityPolicy,
+    ReclaimWithinCohort,
+    WithinClusterQueue,
+)
 from domain.scheduling.demand import Demand, Holding, Refusal
 from domain.scheduling.nodes import NodeSlots
 from domain.scheduling.ordering import VictimOrder
-from domain.scheduling.quota_ledger import QuotaLedger
+from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,11 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
-    if demand.gpu_count and not cluster.ledger.nominal_holds(
-        queue.name, demand.gpu_resource, demand.gpus
+    while_borrowing = borrows_within_cohort(queue)
+    if (
+        demand.gpu_count
+        and not while_borrowing
+        and not cluster.ledger.nominal_holds(queue.name, demand.gpu_resource, demand.gpus)
     ):
         return False  # Kueue preempts only for a request within a flavor's nominal quota
     within = queue.preemption.within_cluster_queue
@@ -85,7 +94,11 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ReclaimWithinCohort.NEVER
     ):
         return False
-    if demand.gpu_count and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource):
+    if (
+        demand.gpu_count
+        and not while_borrowing
+        and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource)
+    ):
         return False  # at or above its nominal quota it may only preempt within its queue
     resource = demand.gpu_resource
     for member in cluster.cohort_members(queue.cohort):
@@ -97,6 +110,12 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ):
             return True
     return False
+
+
+def borrows_within_cohort(queue: ClusterQueue) -> bool:
+    """May a workload of `queue` that must borrow preempt in other queues of its cohort
+    (borrowWithinCohort, Kueue's IsBorrowingWithinCohortForbidden negated)?"""
+    return queue.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
 
 
 def victim_test(
@@ -144,6 +163,20 @@ def victim_test(
     return may_preempt
 
 
+def preemptable_in(cluster: ClusterView, demand: Demand, flavor: str) -> bool:
+    """Whether some workload holding `flavor` may be preempted for `demand`, whose request that
+    flavor's nominal quota could hold (or whose queue may preempt while borrowing): where Kueue's
+    flavor assigner finds a Preempt mode rather than no candidates."""
+    queue = cluster.queues.get(demand.cluster_queue)
+    if queue is None or demand.is_reservation or demand.reservation is not None:
+        return False
+    quota = cluster.ledger.quota(queue.name, flavor, demand.gpu_resource)
+    if not borrows_within_cohort(queue) and (quota is None or quota.nominal_quota < demand.gpus):
+        return False
+    may_preempt = victim_test(cluster, queue, demand)
+    return any(h.gpu_flavor == flavor and may_preempt(h) for h in _eligible(cluster, queue, demand))
+
+
 def try_preempt(
     cluster: ClusterView, trials: Trials, demand: Demand, now: datetime
 ) -> tuple[Holding, list[Holding]] | None:
@@ -182,24 +215,79 @@ def try_preempt(
             h.demand.key,
         )
     )
+    by_flavor: dict[str | None, list[Holding]] = {}
+    for holding in candidates:
+        by_flavor.setdefault(holding.gpu_flavor if demand.gpu_count else None, []).append(holding)
+    fungibility = queue.flavor_fungibility.when_can_preempt
+    best: tuple[tuple[bool, bool, int], list[Holding]] | None = None
+    for index, flavor in enumerate(cluster.flavors_for(queue.name, demand)):
+        in_flavor = by_flavor.get(flavor)
+        if not in_flavor:
+            continue  # no candidates: Kueue tries the next flavor
+        found = _targets(cluster, trials, queue, demand, flavor, in_flavor, now)
+        if found is None:
+            continue
+        victims, borrows = found
+        reclaim = all(v.demand.cluster_queue != queue.name for v in victims)
+        rank = (not reclaim, borrows, index)
+        if best is None or rank < best[0]:
+            best = (rank, victims)
+        if fungibility is FungibilityPolicy.MAY_STOP_SEARCH:
+            break
+    if best is None:
+        return None
+    victims = best[1]
+    for victim in victims:
+        trials.release(victim.demand.key)
+    return trials.try_admit(demand, now), victims
+
+
+def _targets(
+    cluster: ClusterView,
+    trials: Trials,
+    queue: ClusterQueue,
+    demand: Demand,
+    flavor: str | None,
+    candidates: list[Holding],
+    now: datetime,
+) -> tuple[list[Holding], bool] | None:
+    """The victims in one flavor (Kueue's getTargets for the flavor-resources that need
+    preemption) and whether the demand then borrows; None if no victims let it in."""
     resource = demand.gpu_resource
+    ledger = cluster.ledger
     from_others = candidates[0].demand.cluster_queue != queue.name
-    advantage = cluster.ledger.within_nominal(queue, resource, demand.gpus)
+    quota = ledger.quota(queue.name, flavor, resource) if flavor is not None else None
+    nominal = quota.nominal_quota if quota is not None else 0.0
+    used = ledger.usage[(queue.name, flavor, resource)] if flavor is not None else 0.0
+    advantage = flavor is None or used + demand.gpus <= nominal + EPSILON
     """The demand fits in its own nominal quota: other queues' borrowers may go even if it then
     borrows (Kueue's hasHierarchicalAdvantage)."""
+    under_nominal = flavor is None or used < nominal - EPSILON
+    forbidden = not borrows_within_cohort(queue)
+    threshold = queue.preemption.borrow_within_cohort.max_priority_threshold
+
+    def while_borrowing(victim: Holding) -> bool:
+        """May go even if the demand then borrows (Kueue's preemption variants)."""
+        if advantage:
+            return True  # hierarchical reclaim
+        priority = victim.demand.priority
+        return (
+            not forbidden
+            and priority < demand.priority
+            and (threshold is None or priority <= threshold)
+        )  # reclaim while borrowing, under borrowWithinCohort's threshold
+
     attempts: tuple[bool, ...]
-    if not from_others or not cluster.ledger.under_nominal(queue.name, resource):
+    if not from_others or (forbidden and not under_nominal):
         attempts = (True,)
-    elif not advantage:
+    elif forbidden and not advantage:
         attempts = (False, True)
     else:
         attempts = (True, False)
     for borrow in attempts:
-        victims = _minimal(cluster, trials, demand, candidates, borrow, advantage, now)
-        if victims is not None:
-            for victim in victims:
-                trials.release(victim.demand.key)
-            return trials.try_admit(demand, now), victims
+        found = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, now)
+        if found is not None:
+            return found
     return None
 
 
@@ -225,20 +313,20 @@ def _minimal(
     demand: Demand,
     candidates: list[Holding],
     borrow: bool,
-    advantage: bool,
+    while_borrowing: Callable[[Holding], bool],
     now: datetime,
-) -> list[Holding] | None:
+) -> tuple[list[Holding], bool] | None:
     """One attempt: release candidates in order until `demand` fits, then give back those it
-    can do without; undo it all and say who had to go (None: even all of them do not make
-    room)."""
+    can do without; undo it all and say who had to go and whether the demand then borrows
+    (None: even all of them do not make room)."""
     queue = demand.cluster_queue
     released: list[Holding] = []
     try:
         for holding in candidates:
             other = holding.demand
             if other.cluster_queue != queue:
-                if borrow and not advantage:
-                    continue  # reclaiming without borrowing only
+                if borrow and not while_borrowing(holding):
+                    continue  # only to let the demand in without borrowing
                 flavor = holding.gpu_flavor
                 if (
                     flavor is None
@@ -248,16 +336,16 @@ def _minimal(
                     continue  # its queue no longer borrows
             trials.release(other.key)
             released.append(holding)
-            if _fits(cluster, trials, demand, borrow, now):
+            if _fits(cluster, trials, demand, borrow, now) is not None:
                 needed = list(released)
                 for victim in reversed(released[:-1]):
                     trials.hold(victim.demand, victim)
-                    if _fits(cluster, trials, demand, borrow, now):
+                    if _fits(cluster, trials, demand, borrow, now) is not None:
                         needed.remove(victim)
                     else:
                         trials.release(victim.demand.key)
                 released = needed
-                return list(needed)
+                return list(needed), bool(_fits(cluster, trials, demand, borrow, now))
         return None
     finally:
         for holding in reversed(released):
@@ -266,22 +354,24 @@ def _minimal(
 
 def _fits(
     cluster: ClusterView, trials: Trials, demand: Demand, borrow: bool, now: datetime
-) -> bool:
-    """Whether `demand` is admitted now (without borrowing, unless `borrow`); the cluster is
-    left as it was."""
+) -> bool | None:
+    """Whether `demand` is admitted now (without borrowing, unless `borrow`): None if not, else
+    whether it borrows. The cluster is left as it was."""
     if demand.pods == 1 and demand.gpu_count > cluster.max_free(demand.gpu_type):
-        return False  # no node has room: the attempt would only refuse
+        return None  # no node has room: the attempt would only refuse
     try:
         trial = trials.try_admit(demand, now)
     except Refusal:
-        return False
+        return None
     try:
-        return (
-            borrow
-            or trial.gpu_flavor is None
-            or cluster.ledger.borrowing(demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource)
-            <= 0
+        borrows = (
+            trial.gpu_flavor is not None
+            and cluster.ledger.borrowing(
+                demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource
+            )
+            > 0
         )
+        return None if borrows and not borrow else borrows
     finally:
         trials.release(trial.demand.key)
 

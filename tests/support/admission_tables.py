@@ -899,10 +899,6 @@ S_CASES = [
     s_case(
         "cannot borrow resource not listed in clusterQueue",
         waiting=[kw("eng-alpha/new", "eng-alpha", 1, gpu_type=MI300)],
-        disagrees=(
-            "a resource none of the queue's resource groups covers is limited by nodes "
-            "only: eng-alpha/new is admitted on model-a"
-        ),
     ),
     s_case(
         "not enough resources to borrow, fallback to next flavor; WhenCanPreempt: TryNextFlavor",
@@ -1059,11 +1055,6 @@ S_CASES = [
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
         flavors={"eng-alpha/preemptor": "on-demand"},
-        disagrees=(
-            "the victims are not limited to the chosen flavor nor minimised: a2 (before a1 "
-            "by key) is evicted with a1"
-        ),
-        disagrees_only_in="estimator",
     ),
     # Kueue's priorities 50, 100, 9001: LOW, NORMAL, HIGH.
     s_case(
@@ -1087,11 +1078,6 @@ S_CASES = [
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
         flavors={"eng-alpha/preemptor": "on-demand"},
-        disagrees=(
-            "victims are chosen across flavors by priority, start and key, not in flavor "
-            "order: a2 (before a1 by key) is evicted and the preemptor lands on spot"
-        ),
-        disagrees_only_in="estimator",
     ),
     # Kueue's priorities 0, 1: NORMAL, HIGH; the admitted workloads were created first.
     s_case(
@@ -2686,10 +2672,6 @@ F_CASES = [
         [("one", "one", A100), ("one-amd", "one", MI300)],
         [kq(CQ, {"one": lim(4)})],
         waiting=[kw("wl", CQ, 2, gpu_type=MI300)],
-        disagrees=(
-            "a resource none of the queue's resource groups covers is limited by nodes "
-            "only: wl is admitted on flavor one"
-        ),
     ),
     # The stub oracle reports preemption possible in flavor one, which the case is about
     # (MayStopSearch when it can preempt): here usage is LOW and the queue preempts within itself,
