@@ -1222,11 +1222,6 @@ S_CASES = [
         ],
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
-        disagrees=(
-            "borrowWithinCohort is not applied: a request above the flavor's nominal quota "
-            "never preempts, so nothing happens (Kueue: the preemptor evicts a1 in its own "
-            "queue and borrows the rest)"
-        ),
     ),
     # Kueue's priorities 0, 100: NORMAL, HIGH; admitted was admitted 1 s before now.
     s_case(
@@ -1605,11 +1600,6 @@ P_CASES = [
         waiting=[kw("in", "a_standard", 10)],
         admitted={"in"},
         preempted={"a_best_effort_low"},
-        disagrees=(
-            "borrowWithinCohort is not applied: a request above the flavor's nominal quota never "
-            "preempts (Kueue: in, borrowing, evicts a_best_effort_low of a borrowing queue, under "
-            "the threshold)"
-        ),
     ),
     # Kueue's priorities 1, 2: NORMAL, HIGH; its threshold 0 is under both: LOW's value.
     p_case(
@@ -1663,11 +1653,6 @@ P_CASES = [
         waiting=[kw("in", "b_standard", 2, P.HIGH)],
         admitted={"in"},
         preempted={"a_best_effort_lower", "b_standard_mid"},
-        disagrees=(
-            "borrowWithinCohort is not applied: a request above the flavor's nominal quota never "
-            "preempts (Kueue: in evicts b_standard_mid in its own queue and, borrowing, "
-            "a_best_effort_lower of a borrowing queue, under the threshold)"
-        ),
     ),
     p_case(
         "reclaim quota from lender",
@@ -2138,9 +2123,9 @@ PF_CASES = [
         admitted={"a_incoming"},
         preempted={"b1"},
         disagrees=(
-            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
-            "needs it not to, so nothing happens (Kueue: it preempts b1 of b, which has the "
-            "larger share)"
+            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
+            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
+            "(Kueue: it preempts b1 of b, which has the larger share)"
         ),
     ),
     # Doubled.
@@ -2196,9 +2181,9 @@ PF_CASES = [
         admitted={"a_incoming"},
         preempted={"a_low", "b1"},
         disagrees=(
-            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
-            "needs it not to, so nothing happens (Kueue: it preempts a_low in a and b1 of b, "
-            "which has the largest share)"
+            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
+            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
+            "(Kueue: it preempts a_low in a and b1 of b, which has the largest share)"
         ),
     ),
     pf_case(
@@ -2235,8 +2220,9 @@ PF_CASES = [
         admitted={"a_incoming"},
         preempted={"a1_low", "b1"},
         disagrees=(
-            "fair sharing is not applied: a request above the flavor's nominal quota never "
-            "preempts, so nothing happens (Kueue: it preempts a1_low in a and b1 of b, by share)"
+            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
+            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
+            "(Kueue: it preempts a1_low in a and b1 of b, by share)"
         ),
     ),
     # Doubled.
@@ -2248,8 +2234,9 @@ PF_CASES = [
         admitted={"a_incoming"},
         preempted={"b2"},
         disagrees=(
-            "fair sharing is not applied: a request above the flavor's nominal quota never "
-            "preempts, so nothing happens (Kueue: b2, which leaves b's share under a's)"
+            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
+            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
+            "(Kueue: b2, which leaves b's share under a's)"
         ),
     ),
     # Doubled.
@@ -2261,9 +2248,9 @@ PF_CASES = [
         admitted={"a_incoming"},
         preempted={"b1", "c1"},
         disagrees=(
-            "fair sharing is not applied: a request above the flavor's nominal quota never "
-            "preempts, so nothing happens (Kueue: b1 and c1, which keeps the largest share "
-            "smallest)"
+            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
+            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
+            "(Kueue: b1 and c1, which keeps the largest share smallest)"
         ),
     ),
     # Doubled.
@@ -2289,6 +2276,11 @@ PF_CASES = [
             *units("preemptible", "preemptible1", "preemptible2", "preemptible3", priority=P.SPOT),
         ],
         waiting=[kw("a_incoming", "a", 2)],
+        disagrees=(
+            "borrowWithinCohort applies with fair sharing on: a_incoming, borrowing, preempts "
+            "preemptible1 and preemptible2, under the threshold (Kueue: fair sharing ignores "
+            "borrowWithinCohort, and the shares allow one preemption only, which is not enough)"
+        ),
     ),
     pf_case(
         "CQ with higher weight can preempt more",
@@ -2458,11 +2450,6 @@ PF_CASES = [
         admitted={"a_incoming"},
         preempted={"b_prem1"},
         flavors={"a_incoming": "premium"},
-        disagrees=(
-            "flavor search is always whenCanPreempt TryNextFlavor: a_incoming borrows in cheap "
-            "with no preemption (Kueue, MayStopSearch: it reclaims b_prem1 in premium, within its "
-            "nominal quota there)"
-        ),
     ),
     pf_case(
         "zero weight borrowing preemptor cannot preempt from a borrowing CQ with a non-zero weight",
@@ -2692,10 +2679,6 @@ F_CASES = [
         admitted={"wl"},
         preempted={"usage"},
         flavors={"wl": "one"},
-        disagrees=(
-            "flavor search is always whenCanPreempt TryNextFlavor: wl goes to two with no "
-            "preemption (Kueue, MayStopSearch: it preempts usage and stays in one)"
-        ),
     ),
     f_case(
         "preempt before try next flavor; using WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
@@ -2713,10 +2696,6 @@ F_CASES = [
         admitted={"wl"},
         preempted={"usage"},
         flavors={"wl": "one"},
-        disagrees=(
-            "flavor search is always whenCanPreempt TryNextFlavor: wl goes to two with no "
-            "preemption (Kueue, MayStopSearch: it preempts usage and stays in one)"
-        ),
     ),
     f_case(
         "preempt try next flavor",
@@ -2760,10 +2739,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 9)],
         admitted={"wl"},
         flavors={"wl": "two"},
-        disagrees=(
-            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
-            "TryNextFlavor: two, where it need not borrow)"
-        ),
     ),
     f_case(
         "borrow before try next flavor",
@@ -2794,10 +2769,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 12)],
         admitted={"wl"},
         flavors={"wl": "two"},
-        disagrees=(
-            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
-            "TryNextFlavor: two, where it need not borrow)"
-        ),
     ),
     f_case(
         "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor,WhenCanPreempt=MayStopSearch",
@@ -2816,10 +2787,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 12)],
         admitted={"wl"},
         flavors={"wl": "two"},
-        disagrees=(
-            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
-            "TryNextFlavor: two, where it need not borrow)"
-        ),
     ),
     f_case(
         "when borrowing while preemption is needed, but borrowingLimit exceeds the quota "
@@ -2854,10 +2821,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 9)],
         admitted={"wl"},
         flavors={"wl": "two"},
-        disagrees=(
-            "flavor search is always whenCanBorrow MayStopSearch: wl borrows in one (Kueue, "
-            "TryNextFlavor: two, where it need not borrow)"
-        ),
     ),
     f_case(
         "lend try next flavor, found the first flavor",
