@@ -43,6 +43,7 @@ from domain.scheduling.ordering import AdmissionOrder
 from domain.scheduling.preemption import ClusterView, could_preempt, preemptable_in, try_preempt
 from domain.scheduling.quota_ledger import QuotaLedger
 from domain.scheduling.reservations import ReservationBook
+from domain.scheduling.shares import Shares
 from domain.scheduling.waiting import Waiting
 
 
@@ -73,9 +74,12 @@ HOLDING = "set aside: no workload it may preempt, and its queue cannot always re
 workloads do, until resources of its kind come free (`ClusterModel.set_aside`)."""
 
 
-Heap = list[tuple[bool, AdmissionOrder, LaneKey, int]]
-"""The next demand of each lane being looked at: (whether it would borrow, its order, its lane,
-its index in the lane)."""
+Rank = tuple[bool, bool, float]
+"""What goes before the admission order (`ClusterModel.rank`)."""
+
+Heap = list[tuple[Rank, AdmissionOrder, LaneKey, int]]
+"""The next demand of each lane being looked at: (its rank, its order, its lane, its index in
+the lane)."""
 
 
 class ClusterModel:
@@ -86,6 +90,7 @@ class ClusterModel:
         self.ledger = QuotaLedger(quotas)
         self.nodes = Nodes(nodes, quotas.flavors)
         self.snapshot = Holdings(quotas, self.ledger, self.nodes)
+        self.shares = Shares(quotas, self.ledger)
         self.flavors = FlavorAssigner(quotas, self.ledger, self.nodes)
         self.reservations = ReservationBook(self.snapshot, self.nodes)
         self.waiting = Waiting(quotas)
@@ -104,6 +109,7 @@ class ClusterModel:
             flavors_for=self.flavors.flavors_for,
             hosts_for=self.flavors.hosts_for,
             max_free=self.nodes.max_free,
+            shares=self.shares,
         )
         """What preemption reads (bound to the parts, not to the model: no reference cycle)."""
         view = self._view
@@ -263,6 +269,21 @@ class ClusterModel:
             if key in self._aside and not reason.endswith(HOLDING):
                 decision.waiting[key] = f"{reason}; {HOLDING}"
 
+    def rank(self, demand: Demand) -> Rank:
+        """What orders demands before priority and age, as Kueue's cycle orders its heads: those
+        that fit within their queue's nominal quota first (classical); with fair sharing, those
+        that do not borrow where they ask, then the lowest share their queue would have with
+        them admitted (Kueue's fair-sharing tournament, for a flat cohort)."""
+        if not self.shares.enabled:
+            return (self.flavors.borrows(demand), False, 0.0)
+        flavor = self.flavors.landing(demand)
+        if flavor is None:
+            return (False, False, 0.0)
+        asked = {(flavor, demand.gpu_resource): float(demand.gpus)}
+        share = self.shares.of(demand.cluster_queue, asked)
+        infinite, value = share.key
+        return (share.borrowing_on(asked), infinite, value)
+
     # --- the cycle --------------------------------------------------------------------------
 
     def cycle(self, now: datetime, *, explain: bool = True) -> Decision:
@@ -291,14 +312,16 @@ class ClusterModel:
                 self._push_next(heap, lane_key, lane, 0, tried_preemption)
         done: list[str] = []
         while heap:
-            borrowing, order, lane_key, index = heapq.heappop(heap)
+            rank, order, lane_key, index = heapq.heappop(heap)
             lane = lanes[lane_key]
             demand = lane.items[index]
-            if not borrowing and heap and self.flavors.borrows(demand):
-                # earlier admissions of the cycle used its nominal quota: it now goes after
-                # those that fit within theirs
-                heapq.heappush(heap, (True, order, lane_key, index))
-                continue
+            if heap:
+                now_rank = self.rank(demand)
+                if now_rank > rank:
+                    # earlier admissions of the cycle used its nominal quota (or raised its
+                    # queue's share): it now goes after those that rank before it
+                    heapq.heappush(heap, (now_rank, order, lane_key, index))
+                    continue
             strict = demand.cluster_queue in waiting.strict_queues
             if demand.cluster_queue in blocked:
                 decision.waiting[demand.key] = (
@@ -460,4 +483,4 @@ class ClusterModel:
                     index = head
         if index is not None:
             demand = lane.items[index]
-            heapq.heappush(heap, (self.flavors.borrows(demand), demand.order, lane_key, index))
+            heapq.heappush(heap, (self.rank(demand), demand.order, lane_key, index))

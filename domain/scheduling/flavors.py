@@ -152,6 +152,18 @@ class FlavorAssigner:
         # no flavor has room: it would be admitted after preemptions, in its first flavor
         return bool(rooms) and gpus > rooms[0][1] + EPSILON
 
+    def landing(self, demand: Demand) -> str | None:
+        """The GPU flavor the demand would be charged to (as `borrows` reckons it): the first
+        whose quota has room for it now, else the first."""
+        if not demand.gpu_count or demand.is_reservation or demand.reservation is not None:
+            return None
+        flavors = [f for f in self.flavors_for(demand.cluster_queue, demand) if f is not None]
+        rooms = self._rooms(demand.cluster_queue, demand)
+        for flavor, (room, _) in zip(flavors, rooms, strict=False):
+            if demand.gpus <= room + EPSILON:
+                return flavor
+        return flavors[0] if flavors else None
+
     def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[float, float], ...]:
         """Per flavor of the demand's GPU type, in the queue's order: how much more the queue
         could take now, and how much more within its nominal quota."""

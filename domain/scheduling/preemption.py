@@ -31,9 +31,11 @@ from domain.model.quota import (
     WithinClusterQueue,
 )
 from domain.scheduling.demand import Demand, Holding, Refusal
+from domain.scheduling.fair_preemption import fair_targets
 from domain.scheduling.nodes import NodeSlots
 from domain.scheduling.ordering import VictimOrder
 from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
+from domain.scheduling.shares import Shares
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class ClusterView:
     flavors_for: Callable[[str, Demand], tuple[str | None, ...]]
     hosts_for: Callable[[str, Demand], dict[str, NodeSlots]]
     max_free: Callable[[str | None], int]
+    shares: Shares
+    """Fair sharing's shares (`shares.enabled`: the cluster's Kueue shares by weight)."""
 
 
 class Trials(Protocol):
@@ -72,7 +76,7 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
-    while_borrowing = borrows_within_cohort(queue)
+    while_borrowing = preempts_while_borrowing(cluster, queue)
     if (
         demand.gpu_count
         and not while_borrowing
@@ -116,6 +120,18 @@ def borrows_within_cohort(queue: ClusterQueue) -> bool:
     """May a workload of `queue` that must borrow preempt in other queues of its cohort
     (borrowWithinCohort, Kueue's IsBorrowingWithinCohortForbidden negated)?"""
     return queue.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
+
+
+def preempts_while_borrowing(cluster: ClusterView, queue: ClusterQueue) -> bool:
+    """May a workload of `queue` preempt for a request beyond its nominal quota (Kueue's
+    canPreemptWhileBorrowing): by borrowWithinCohort, or with fair sharing whenever it may
+    reclaim (fair sharing ignores borrowWithinCohort)."""
+    if cluster.shares.enabled:
+        return (
+            queue.cohort is not None
+            and queue.preemption.reclaim_within_cohort is not ReclaimWithinCohort.NEVER
+        )
+    return borrows_within_cohort(queue)
 
 
 def victim_test(
@@ -171,7 +187,9 @@ def preemptable_in(cluster: ClusterView, demand: Demand, flavor: str) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     quota = cluster.ledger.quota(queue.name, flavor, demand.gpu_resource)
-    if not borrows_within_cohort(queue) and (quota is None or quota.nominal_quota < demand.gpus):
+    if not preempts_while_borrowing(cluster, queue) and (
+        quota is None or quota.nominal_quota < demand.gpus
+    ):
         return False
     may_preempt = victim_test(cluster, queue, demand)
     return any(h.gpu_flavor == flavor and may_preempt(h) for h in _eligible(cluster, queue, demand))
@@ -224,7 +242,18 @@ def try_preempt(
         in_flavor = by_flavor.get(flavor)
         if not in_flavor:
             continue  # no candidates: Kueue tries the next flavor
-        found = _targets(cluster, trials, queue, demand, flavor, in_flavor, now)
+        if cluster.shares.enabled:
+            found = fair_targets(
+                cluster.shares,
+                demand,
+                flavor,
+                in_flavor,
+                trials.release,
+                trials.hold,
+                lambda: _fits(cluster, trials, demand, True, now),
+            )
+        else:
+            found = _targets(cluster, trials, queue, demand, flavor, in_flavor, now)
         if found is None:
             continue
         victims, borrows = found

@@ -2124,11 +2124,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 1)],
         admitted={"a_incoming"},
         preempted={"b1"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
-            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
-            "(Kueue: it preempts b1 of b, which has the larger share)"
-        ),
     ),
     # Doubled.
     pf_case(
@@ -2145,11 +2140,6 @@ PF_CASES = [
         waiting=[kw("c_incoming", "c", 4)],
         admitted={"c_incoming"},
         preempted={"a1", "b1"},
-        disagrees=(
-            "fair sharing is not applied: victims go by priority, start and key, so both come "
-            "from a (the estimator, by job id: a2 and b2) (Kueue: a1, then b1 once a's share "
-            "drops under b's)"
-        ),
     ),
     pf_case(
         "can't preempt when everyone under nominal",
@@ -2182,11 +2172,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 2)],
         admitted={"a_incoming"},
         preempted={"a_low", "b1"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
-            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
-            "(Kueue: it preempts a_low in a and b1 of b, which has the largest share)"
-        ),
     ),
     pf_case(
         "preempt huge workload if there is no other option, as long as the target CQ gets a "
@@ -2221,11 +2206,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 4)],
         admitted={"a_incoming"},
         preempted={"a1_low", "b1"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
-            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
-            "(Kueue: it preempts a1_low in a and b1 of b, by share)"
-        ),
     ),
     # Doubled.
     pf_case(
@@ -2235,11 +2215,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 7)],
         admitted={"a_incoming"},
         preempted={"b2"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
-            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
-            "(Kueue: b2, which leaves b's share under a's)"
-        ),
     ),
     # Doubled.
     pf_case(
@@ -2249,11 +2224,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 7)],
         admitted={"a_incoming"},
         preempted={"b1", "c1"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming must borrow, and a borrowing workload "
-            "reclaims only under borrowWithinCohort's threshold (SPOT), so nothing happens "
-            "(Kueue: b1 and c1, which keeps the largest share smallest)"
-        ),
     ),
     # Doubled.
     pf_case(
@@ -2278,11 +2248,6 @@ PF_CASES = [
             *units("preemptible", "preemptible1", "preemptible2", "preemptible3", priority=P.SPOT),
         ],
         waiting=[kw("a_incoming", "a", 2)],
-        disagrees=(
-            "borrowWithinCohort applies with fair sharing on: a_incoming, borrowing, preempts "
-            "preemptible1 and preemptible2, under the threshold (Kueue: fair sharing ignores "
-            "borrowWithinCohort, and the shares allow one preemption only, which is not enough)"
-        ),
     ),
     pf_case(
         "CQ with higher weight can preempt more",
@@ -2291,11 +2256,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 2)],
         admitted={"a_incoming"},
         preempted={"b1", "b2"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
-            "needs it not to, so nothing happens (Kueue: a's weight 2 halves its share, so it "
-            "preempts b1 and b2)"
-        ),
     ),
     pf_case(
         "can preempt anything borrowing from CQ with 0 weight",
@@ -2304,11 +2264,6 @@ PF_CASES = [
         waiting=[kw("a_incoming", "a", 3)],
         admitted={"a_incoming"},
         preempted={"b1", "b2", "b3"},
-        disagrees=(
-            "fair sharing is not applied: a_incoming would still borrow, and classical reclaim "
-            "needs it not to, so nothing happens (Kueue: b's weight 0 makes its borrowing share "
-            "infinite, so a preempts b1, b2 and b3)"
-        ),
     ),
     pf_case(
         "can't preempt nominal from CQ with 0 weight",
