@@ -24,6 +24,8 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.model.quota import (
+    CPU,
+    MEMORY,
     BorrowWithinCohortPolicy,
     ClusterQueue,
     FungibilityPolicy,
@@ -288,9 +290,11 @@ def _targets(
     quota = ledger.quota(queue.name, flavor, resource) if flavor is not None else None
     nominal = quota.nominal_quota if quota is not None else 0.0
     used = ledger.usage[(queue.name, flavor, resource)] if flavor is not None else 0.0
-    advantage = flavor is None or used + demand.gpus <= nominal + EPSILON
-    """The demand fits in its own nominal quota: other queues' borrowers may go even if it then
-    borrows (Kueue's hasHierarchicalAdvantage)."""
+    advantage = (flavor is None or used + demand.gpus <= nominal + EPSILON) and _cpu_within_nominal(
+        ledger, queue.name, demand
+    )
+    """The demand fits in its own nominal quota, of every resource it asks: other queues'
+    borrowers may go even if it then borrows (Kueue's hasHierarchicalAdvantage)."""
     under_nominal = flavor is None or used < nominal - EPSILON
     forbidden = not borrows_within_cohort(queue)
     threshold = queue.preemption.borrow_within_cohort.max_priority_threshold
@@ -393,16 +397,40 @@ def _fits(
     except Refusal:
         return None
     try:
+        ledger, queue = cluster.ledger, demand.cluster_queue
         borrows = (
             trial.gpu_flavor is not None
-            and cluster.ledger.borrowing(
-                demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource
+            and ledger.borrowing(queue, trial.gpu_flavor, demand.gpu_resource) > 0
+        ) or (
+            trial.cpu_flavor is not None
+            and (
+                ledger.borrowing(queue, trial.cpu_flavor, CPU) > 0
+                or ledger.borrowing(queue, trial.cpu_flavor, MEMORY) > 0
             )
-            > 0
         )
         return None if borrows and not borrow else borrows
     finally:
         trials.release(trial.demand.key)
+
+
+def _cpu_within_nominal(ledger: QuotaLedger, queue: str, demand: Demand) -> bool:
+    """Would the demand's cores and memory fit its queue's nominal quota, in the CPU flavor it
+    would take (the first with room for both, else the first)?"""
+    flavors = ledger.flavors(queue, CPU)
+    if not flavors:
+        return True
+    cpu, memory = demand.cpu * demand.pods, demand.memory * demand.pods
+    chosen = next(
+        (
+            f
+            for f in flavors
+            if ledger.fits(queue, f, CPU, cpu) and ledger.fits(queue, f, MEMORY, memory)
+        ),
+        flavors[0],
+    )
+    return not ledger.borrowing_with(queue, chosen, CPU, cpu) and not ledger.borrowing_with(
+        queue, chosen, MEMORY, memory
+    )
 
 
 def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:

@@ -167,6 +167,15 @@ class QuotaLedger:
             self._versions[cohort] += 1
         self._held.clear()
 
+    def borrowing_with(self, queue: str, flavor: str, resource: str, amount: float) -> bool:
+        """Would `amount` more take the queue beyond its nominal quota of `resource` in
+        `flavor` (Kueue's BorrowingWith)? A resource it does not cover is never borrowed."""
+        if amount <= 0 or (queue, resource) not in self._covered:
+            return False
+        quota = self._quota.get((queue, flavor, resource))
+        nominal = quota.nominal_quota if quota else 0.0
+        return self.usage[(queue, flavor, resource)] + amount > nominal + EPSILON
+
     def borrowing(self, queue: str, flavor: str, resource: str) -> float:
         quota = self._quota.get((queue, flavor, resource))
         nominal = quota.nominal_quota if quota else 0.0

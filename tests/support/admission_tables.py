@@ -1545,11 +1545,6 @@ P_CASES = [
         waiting=[kw("in", "c1", 2, P.HIGH, memory=5)],
         admitted={"in"},
         preempted={"c1-med"},
-        disagrees=(
-            'reclaiming looks at the GPUs only: "in" fits its nominal GPU quota, so '
-            "c2-low-1 is reclaimed (Kueue: it borrows memory, so it preempts c1-med in its "
-            "own queue)"
-        ),
     ),
     p_case(
         "preempting locally and not borrowing same resource in 1-queue cohort",
