@@ -306,10 +306,17 @@ class ClusterModel:
         heap: Heap = []
         waiting, nodes, view = self.waiting, self.nodes, self._view
         lanes = waiting.lanes
+        nominated: dict[str, str] = {}
+        """The GPU flavor each lane's first demand would take on the cycle's first snapshot
+        (Kueue nominates its heads so, and one that no longer fits there once earlier ones are
+        admitted waits for the next cycle rather than take another flavor)."""
         for lane_key in waiting.to_look_at():
             lane = lanes.get(lane_key)
             if lane is not None and len(lane):
-                self._push_next(heap, lane_key, lane, 0, tried_preemption)
+                head = self._push_next(heap, lane_key, lane, 0, tried_preemption)
+                flavor = self.flavors.landing(head) if head is not None else None
+                if head is not None and flavor is not None:
+                    nominated[head.key] = flavor
         done: list[str] = []
         while heap:
             rank, order, lane_key, index = heapq.heappop(heap)
@@ -388,15 +395,25 @@ class ClusterModel:
                 ):  # no node has room: it is here to preempt; the attempt would only refuse
                     raise Refusal(f"no node has {ask(demand)} free")
                 holding = self.try_admit(demand, now)
+                flavor = nominated.pop(demand.key, None)
+                later = None
                 if (
                     preempting
                     and (self.snapshot.group(demand.cluster_queue), lane_key[1]) in preempting
                     and not demand.is_reservation
                 ):  # it may only have fitted in what the victims left
-                    self._undo(holding)
-                    decision.waiting[demand.key] = (
-                        "waits for the next cycle: preemptions are under way"
+                    later = "waits for the next cycle: preemptions are under way"
+                elif (
+                    flavor is not None
+                    and holding.gpu_flavor != flavor
+                    and not self.ledger.fits(
+                        demand.cluster_queue, flavor, demand.gpu_resource, demand.gpus
                     )
+                ):
+                    later = f"waits for the next cycle: {flavor} was taken in this one"
+                if later is not None:
+                    self._undo(holding)
+                    decision.waiting[demand.key] = later
                     decision.again = True
                     if strict:
                         blocked.add(demand.cluster_queue)
@@ -448,7 +465,7 @@ class ClusterModel:
 
     def _push_next(
         self, heap: Heap, lane_key: LaneKey, lane: Lane, start: int, tried: set[str]
-    ) -> None:
+    ) -> Demand | None:
         """Queue the lane's next demand that could be admitted (or could preempt), if any."""
         queue_name, gpu_type, reservation = lane_key
         if gpu_type is None or reservation is not None or queue_name in self.waiting.strict_queues:
@@ -481,6 +498,8 @@ class ClusterModel:
                     and self.flavors.unreclaimable(lane.items[head]) is not None
                 ):
                     index = head
-        if index is not None:
-            demand = lane.items[index]
-            heapq.heappush(heap, (self.rank(demand), demand.order, lane_key, index))
+        if index is None:
+            return None
+        demand = lane.items[index]
+        heapq.heappush(heap, (self.rank(demand), demand.order, lane_key, index))
+        return demand

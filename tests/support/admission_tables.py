@@ -821,11 +821,6 @@ S_CASES = [
         waiting=[kw("eng-alpha/new", "eng-alpha", 45), kw("eng-beta/new", "eng-beta", 56)],
         admitted={"eng-alpha/new"},
         flavors={"eng-alpha/new": "on-demand"},
-        disagrees=(
-            "flavors are chosen against the earlier admissions of the cycle, borrowers not "
-            "after workloads within nominal quota: eng-beta/new is admitted too, on spot "
-            "(Kueue nominated it on-demand and skips it this cycle)"
-        ),
     ),
     s_case(
         "can borrow if cohort was assigned and will not result in overadmission",
