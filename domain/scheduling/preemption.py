@@ -2,15 +2,27 @@
 
 Within its ClusterQueue, a waiting workload may evict lower-priority ones (LowerPriority), or also
 newer ones of equal priority (LowerOrNewerEqualPriority), per the queue's withinClusterQueue
-policy. It may evict workloads of other queues of its cohort that are borrowing, of any priority
-(Any) or lower (LowerPriority), per reclaimWithinCohort: when it fits in its own nominal quota,
-or, if its queue uses less than its nominal quota, so long as it then fits without borrowing.
-CRITICAL workloads, workloads not marked preemptible and reservations are never evicted.
+policy. It may evict workloads of other queues of its cohort tree that are borrowing, of any
+priority (Any) or lower (LowerPriority), per reclaimWithinCohort: when it has the advantage of
+the hierarchy over them, or, if its queue uses less than its nominal quota, so long as it then
+fits without borrowing. CRITICAL workloads, workloads not marked preemptible and reservations
+are never evicted.
+
+Kueue's hierarchical reclaim (pkg/scheduler/preemption/classical): the other queues' workloads
+are found by walking up from the preemptor's queue, each cohort of its path in turn the root of
+a subtree looked at (less the subtree looked at before it); below it, only cohorts and queues
+that use more than their quota are looked into. The preemptor has the advantage over a
+workload found below a cohort if its request fits its queue's nominal quota, or the subtree
+quota of a cohort of its path below that one (what the cohorts on the way keep counted). A
+workload of another queue may go only while its queue, and every cohort between it and the
+lowest cohort it shares with the preemptor, use more than their quota. In a one-level cohort
+this is: the preemptor fits its own nominal quota, and the other queue borrows.
 
 Victims are taken as Kueue's classical preemption takes them (pkg/scheduler/preemption,
-classicalPreemptions): in `VictimOrder` (other queues' borrowers first, then the lowest priority,
-then the most recently started) until the waiting workload fits (its quota and, here, nodes for
-its pods), then each victim it can do without is given back, newest choice first.
+classicalPreemptions): other queues' workloads first (those the preemptor has the advantage over
+before the others), then in `VictimOrder` (the lowest priority, then the most recently started)
+until the waiting workload fits (its quota and, here, nodes for its pods), then each victim it
+can do without is given back, newest choice first.
 
 It reads the cluster through a `ClusterView` and tries admissions through `Trials` (the admission
 cycle provides both), so it never imports the cycle.
@@ -43,6 +55,7 @@ class ClusterView:
     weakest: Callable[[str, str | None], int | None]
     """The lowest priority among a queue's preemptible holdings of a GPU type."""
     cohort_members: Callable[[str], tuple[ClusterQueue, ...]]
+    """The queues anywhere below a cohort."""
     flavors_for: Callable[[str, Demand], tuple[str | None, ...]]
     hosts_for: Callable[[str, Demand], dict[str, NodeSlots]]
     max_free: Callable[[str | None], int]
@@ -66,8 +79,11 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
-    if demand.gpu_count and not cluster.ledger.nominal_holds(
-        queue.name, demand.gpu_resource, demand.gpus
+    ledger = cluster.ledger
+    if (
+        demand.gpu_count
+        and not ledger.nominal_holds(queue.name, demand.gpu_resource, demand.gpus)
+        and not _may_reclaim_in_hierarchy(cluster, queue, demand)
     ):
         return False  # Kueue preempts only for a request within a flavor's nominal quota
     within = queue.preemption.within_cluster_queue
@@ -85,18 +101,86 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ReclaimWithinCohort.NEVER
     ):
         return False
-    if demand.gpu_count and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource):
+    path = ledger.path(queue.name)
+    if (
+        demand.gpu_count
+        and len(path) < 2
+        and not ledger.under_nominal(queue.name, demand.gpu_resource)
+    ):
         return False  # at or above its nominal quota it may only preempt within its queue
     resource = demand.gpu_resource
-    for member in cluster.cohort_members(queue.cohort):
+    for member in cluster.cohort_members(path[-1]):
         if member.name == queue.name or not cluster.holdings_of(member.name, kind):
             continue
         if any(
-            flavor and cluster.ledger.borrowing(member.name, flavor, resource) > 0
+            flavor and ledger.borrowing(member.name, flavor, resource) > 0
             for flavor in cluster.flavors_for(member.name, demand)
         ):
             return True
     return False
+
+
+def _may_reclaim_in_hierarchy(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> bool:
+    """Would the demand borrow, in a flavor of its GPU type, only from a cohort below its root
+    (Kueue's mayReclaimInHierarchy)?"""
+    ledger = cluster.ledger
+    if len(ledger.path(queue.name)) < 2:
+        return False
+    return any(
+        flavor is not None
+        and ledger.may_reclaim_in_hierarchy(queue.name, flavor, demand.gpu_resource, demand.gpus)
+        for flavor in cluster.flavors_for(queue.name, demand)
+    )
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where another queue's workload sits in the preemptor's cohort tree."""
+
+    level: int
+    """The lowest cohort the two queues share: its place in the preemptor's path, from 1 (the
+    preemptor's own cohort)."""
+    below: tuple[str, ...]
+    """The cohorts between the other queue and that cohort, which must use more than their
+    quota for its workloads to go (Kueue's candidateIsValid)."""
+
+
+def reach(ledger: QuotaLedger, queue: str, other: str) -> Reach | None:
+    """Where `other` sits in `queue`'s cohort tree (None: not in it)."""
+    path = ledger.path(queue)
+    below: list[str] = []
+    for cohort in ledger.path(other):
+        if cohort in path:
+            return Reach(path.index(cohort) + 1, tuple(below))
+        below.append(cohort)
+    return None
+
+
+def fit_level(ledger: QuotaLedger, queue: ClusterQueue, demand: Demand) -> float:
+    """The lowest node of the queue's path whose quota holds the demand in some flavor: 0 its
+    own nominal quota, i its i-th cohort (inf: none). The preemptor has the advantage of the
+    hierarchy over workloads below a cohort of its path higher than that (Kueue's
+    hasHierarchicalAdvantage)."""
+    resource = demand.gpu_resource
+    if ledger.within_nominal(queue, resource, demand.gpus):
+        return 0
+    if len(ledger.path(queue.name)) < 2:
+        return float("inf")
+    levels = [
+        ledger.fit_level(queue.name, flavor, resource, demand.gpus)
+        for flavor in ledger.flavors(queue.name, resource)
+    ]
+    return min((level for level in levels if level is not None), default=float("inf"))
+
+
+def above_nominal(
+    ledger: QuotaLedger, other: str, below: tuple[str, ...], flavor: str, resource: str
+) -> bool:
+    """Does the other queue borrow in `flavor`, and every cohort of `below` use more than its
+    quota (Kueue's candidateIsValid)?"""
+    return ledger.borrowing(other, flavor, resource) > 0 and all(
+        ledger.cohort_borrowing(cohort, flavor, resource) for cohort in below
+    )
 
 
 def victim_test(
@@ -104,12 +188,14 @@ def victim_test(
 ) -> Callable[[Holding], bool]:
     """Whether `demand` (of `queue`) may evict a holding, by the queue's preemption policies
     (Kueue's classifyPreemptionVariant): in its own queue by withinClusterQueue; in another
-    queue of its cohort by reclaimWithinCohort, and only while that queue borrows in the
-    holding's flavor (Kueue collects candidates only from cohort members above their nominal
-    quota). Each other queue's borrowing is worked out once per flavor."""
+    queue of its cohort tree by reclaimWithinCohort, and only while that queue, and the
+    cohorts between it and the lowest one it shares with `queue`, use more than their quota in
+    the holding's flavor (Kueue collects candidates only from subtrees above their quota).
+    Each other queue's borrowing is worked out once per flavor."""
     within = queue.preemption.within_cluster_queue
     reclaim = queue.preemption.reclaim_within_cohort
     borrowing: dict[tuple[str, str], bool] = {}
+    reaches: dict[str, Reach | None] = {}
 
     def may_preempt(victim: Holding) -> bool:
         other = victim.demand
@@ -125,17 +211,23 @@ def victim_test(
             return False
         if queue.cohort is None or reclaim is ReclaimWithinCohort.NEVER:
             return False
-        victim_queue = cluster.queues.get(other.cluster_queue)
-        if victim_queue is None or victim_queue.cohort != queue.cohort:
+        name = other.cluster_queue
+        if name in reaches:
+            where = reaches[name]
+        else:
+            where = reaches[name] = (
+                reach(cluster.ledger, queue.name, name) if name in cluster.queues else None
+            )
+        if where is None:
             return False
         flavor = victim.gpu_flavor
         if flavor is None:
             return False
-        key = (other.cluster_queue, flavor)
+        key = (name, flavor)
         lends = borrowing.get(key)
         if lends is None:
-            lends = borrowing[key] = (
-                cluster.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource) > 0
+            lends = borrowing[key] = above_nominal(
+                cluster.ledger, name, where.below, flavor, other.gpu_resource
             )
         if not lends:
             return False
@@ -150,13 +242,15 @@ def try_preempt(
     """Evict a minimal set of the least important workloads that lets `demand` in (Kueue's
     classicalPreemptions); None if none does.
 
-    Candidates are taken in `VictimOrder` until the demand fits, then each but the last is given
-    back, newest choice first, if the demand still fits without it (Kueue's fillBackWorkloads).
-    A candidate of another queue counts only while that queue still borrows. Up to two attempts,
-    in Kueue's order: one where the demand may borrow once admitted, where another queue's
-    workloads may go only if the demand fits in its own queue's nominal quota (Kueue's
-    hierarchical reclaim); and one where it must fit within its nominal quota, where they may go
-    whenever its queue uses less than its nominal quota (reclaiming without borrowing)."""
+    Candidates are taken in order (other queues' first, those the demand has the advantage of
+    the hierarchy over before the others, then `VictimOrder`) until the demand fits, then each
+    but the last is given back, newest choice first, if the demand still fits without it
+    (Kueue's fillBackWorkloads). A candidate of another queue counts only while that queue (and
+    the cohorts between it and the demand's queue) still borrows. Up to two attempts, in Kueue's
+    order: one where the demand may borrow once admitted, where another queue's workloads may go
+    only if the demand has the advantage of the hierarchy over them (Kueue's hierarchical
+    reclaim); and one where it must fit within its nominal quota, where they may go whenever its
+    queue uses less than its nominal quota (reclaiming without borrowing)."""
     queue = cluster.queues.get(demand.cluster_queue)
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return None
@@ -174,28 +268,40 @@ def try_preempt(
         cluster, demand, cluster.hosts_for(queue.name, demand), evictable
     ):
         return None  # the nodes could not hold it even with every candidate gone
+    fits_at = fit_level(cluster.ledger, queue, demand)
+    others: dict[str, tuple[tuple[str, ...], bool]] = {}
+    """Per other queue of a candidate: the cohorts between it and the demand's queue (`Reach`),
+    and whether its workloads may go even if the demand then borrows (Kueue's
+    hasHierarchicalAdvantage)."""
+    for holding in candidates:
+        name = holding.demand.cluster_queue
+        if name != queue.name and name not in others:
+            where = reach(cluster.ledger, queue.name, name)
+            assert where is not None  # victim_test accepts only queues of the tree
+            others[name] = (where.below, fits_at < where.level)
     candidates.sort(
-        key=lambda h: VictimOrder(
+        key=lambda h: (
             h.demand.cluster_queue == queue.name,
-            h.demand.priority,
-            -h.since.timestamp(),
-            h.demand.key,
+            h.demand.cluster_queue != queue.name and not others[h.demand.cluster_queue][1],
+            VictimOrder(
+                h.demand.cluster_queue == queue.name,
+                h.demand.priority,
+                -h.since.timestamp(),
+                h.demand.key,
+            ),
         )
     )
     resource = demand.gpu_resource
     from_others = candidates[0].demand.cluster_queue != queue.name
-    advantage = cluster.ledger.within_nominal(queue, resource, demand.gpus)
-    """The demand fits in its own nominal quota: other queues' borrowers may go even if it then
-    borrows (Kueue's hasHierarchicalAdvantage)."""
     attempts: tuple[bool, ...]
     if not from_others or not cluster.ledger.under_nominal(queue.name, resource):
         attempts = (True,)
-    elif not advantage:
+    elif not any(advantage for _, advantage in others.values()):
         attempts = (False, True)
     else:
         attempts = (True, False)
     for borrow in attempts:
-        victims = _minimal(cluster, trials, demand, candidates, borrow, advantage, now)
+        victims = _minimal(cluster, trials, demand, candidates, borrow, others, now)
         if victims is not None:
             for victim in victims:
                 trials.release(victim.demand.key)
@@ -225,27 +331,28 @@ def _minimal(
     demand: Demand,
     candidates: list[Holding],
     borrow: bool,
-    advantage: bool,
+    others: Mapping[str, tuple[tuple[str, ...], bool]],
     now: datetime,
 ) -> list[Holding] | None:
     """One attempt: release candidates in order until `demand` fits, then give back those it
     can do without; undo it all and say who had to go (None: even all of them do not make
-    room)."""
+    room). `others`: per other queue, the cohorts between it and the demand's, and whether the
+    demand has the advantage of the hierarchy over it (`try_preempt`)."""
     queue = demand.cluster_queue
+    ledger = cluster.ledger
     released: list[Holding] = []
     try:
         for holding in candidates:
             other = holding.demand
             if other.cluster_queue != queue:
+                below, advantage = others[other.cluster_queue]
                 if borrow and not advantage:
                     continue  # reclaiming without borrowing only
                 flavor = holding.gpu_flavor
-                if (
-                    flavor is None
-                    or cluster.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource)
-                    <= 0
+                if flavor is None or not above_nominal(
+                    ledger, other.cluster_queue, below, flavor, other.gpu_resource
                 ):
-                    continue  # its queue no longer borrows
+                    continue  # its queue (or a cohort on the way) no longer borrows
             trials.release(other.key)
             released.append(holding)
             if _fits(cluster, trials, demand, borrow, now):
@@ -288,8 +395,8 @@ def _fits(
 
 def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
     """The preemptible holdings `victim_test` may accept: of the demand's GPU type, in its own
-    queue (if its within-queue policy allows any) and in the other queues of its cohort (if it
-    may reclaim); the rest of the cluster's holdings are never looked at."""
+    queue (if its within-queue policy allows any) and in the other queues of its cohort tree
+    (if it may reclaim); the rest of the cluster's holdings are never looked at."""
     if not demand.gpu_count:
         yield from cluster.holders(None)
         return
@@ -298,6 +405,7 @@ def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iter
         yield from cluster.holdings_of(queue.name, kind)
     if queue.cohort is None or queue.preemption.reclaim_within_cohort is ReclaimWithinCohort.NEVER:
         return
-    for member in cluster.cohort_members(queue.cohort):
+    root = cluster.ledger.root(queue.name)
+    for member in cluster.cohort_members(root or queue.cohort):
         if member.name != queue.name:
             yield from cluster.holdings_of(member.name, kind)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -26,11 +26,14 @@ from domain.model.quota import (
     Cohort,
     FlavorQuotas,
     QuotaSet,
+    ReclaimWithinCohort,
     ResourceGroup,
     ResourceQuota,
 )
+from domain.scheduling.durations import Durations
+from domain.scheduling.estimator import HORIZON, Snapshot, estimate
 from domain.scheduling.quota_ledger import QuotaLedger
-from tests.support.admission_tables import CLUSTER, NOW
+from tests.support.admission_tables import A100, CLUSTER, NOW, P, Q, Scenario, W, job_id
 
 F = "a100"
 GPU = NVIDIA_GPU
@@ -462,3 +465,111 @@ def test_random_trees_follow_kueue(seed: int) -> None:
             continue  # as admission charges: no node goes into debt
         nodes[name].used += step
         book.charge(name, F, GPU, step)
+
+
+# --- the admission cycle --------------------------------------------------------------------
+
+
+def run(scenario: Scenario, cohorts: list[Cohort]) -> tuple[set[str], set[str]]:
+    """One estimator pass at NOW over the scenario, with these cohorts: (admitted, preempted)."""
+    jobs = scenario.jobs()
+    for job in jobs:
+        job.estimated_duration_seconds = int(2 * HORIZON.total_seconds())
+    quotas = replace(scenario.quota_set(), cohorts=tuple(cohorts))
+    schedule = estimate(Snapshot(NOW, scenario.node_objects(), quotas, jobs, Durations()))
+    admitted = {w.key for w in scenario.waiting if schedule.jobs[job_id(w.key)].start == NOW}
+    preempted = {
+        w.key for w in scenario.running if schedule.jobs[job_id(w.key)].preempted_at == NOW
+    }
+    return admitted, preempted
+
+
+def kq(
+    name: str,
+    cohort_name: str,
+    nominal: int,
+    reclaim: ReclaimWithinCohort = ReclaimWithinCohort.NEVER,
+) -> Q:
+    return Q(name, {A100: (nominal, None, None)}, cohort_name, reclaim=reclaim)
+
+
+ANY = ReclaimWithinCohort.ANY
+NODES = [("n1", A100, 16), ("n2", A100, 16)]
+
+
+def test_reclaim_skips_a_subtree_within_its_quota() -> None:
+    # root <- left {a: 2, c: 2}, mid {d: 2}, right {b: 4}: SubtreeQuota 4 + 2 + 4 = 10. c uses
+    # 4 (left 4 of 4: within its quota), d 4 (mid 4 of 2), root 8: b's 4 do not fit. b fits its
+    # own nominal quota, so it has the advantage over every other queue; left is within its
+    # quota, so c's workload is never a candidate (collectCandidatesInSubtree), d's goes.
+    scenario = Scenario(
+        "reclaim in a tree",
+        NODES,
+        [
+            kq("a", "left", 2),
+            kq("c", "left", 2),
+            kq("d", "mid", 2),
+            kq("b", "right", 4, reclaim=ANY),
+        ],
+        running=[
+            W("c-low", "c", 4, P.LOW, preemptible=True, node="n1"),
+            W("d-high", "d", 4, P.HIGH, preemptible=True, node="n2"),
+        ],
+        waiting=[W("b-new", "b", 4, P.NORMAL)],
+    )
+    tree = [cohort("left", "root"), cohort("mid", "root"), cohort("right", "root")]
+    assert run(scenario, tree) == ({"b-new"}, {"d-high"})
+    # one flat cohort: c borrows too, and its workload is the lower priority
+    flat = replace(scenario, queues=[replace(q, cohort="root") for q in scenario.queues])
+    assert run(flat, []) == ({"b-new"}, {"c-low"})
+
+
+def test_a_candidate_goes_only_while_the_cohorts_on_its_way_are_above_their_quota() -> None:
+    # root <- right {b: 4}, mid {d: 1, e: 1}, far {f: 0}: SubtreeQuota 4 + 2 + 0 = 6, all used
+    # (mid 4 of 2, far 2 of 0). b wants 4: e-spot goes first (mid 2 of 2 then: b has 2); d is
+    # still above its nominal quota, but mid no longer is, so d-low is no candidate
+    # (candidateIsValid) and f-normal goes; e-spot cannot be given back (2 < 4).
+    scenario = Scenario(
+        "validity on the way",
+        NODES,
+        [kq("b", "right", 4, reclaim=ANY), kq("d", "mid", 1), kq("e", "mid", 1), kq("f", "far", 0)],
+        running=[
+            W("e-spot", "e", 2, P.SPOT, preemptible=True, node="n1"),
+            W("d-low", "d", 2, P.LOW, preemptible=True, node="n1"),
+            W("f-normal", "f", 2, P.NORMAL, preemptible=True, node="n2"),
+        ],
+        waiting=[W("b-new", "b", 4, P.HIGH)],
+    )
+    tree = [cohort("right", "root"), cohort("mid", "root"), cohort("far", "root")]
+    assert run(scenario, tree) == ({"b-new"}, {"e-spot", "f-normal"})
+    flat = replace(scenario, queues=[replace(q, cohort="root") for q in scenario.queues])
+    assert run(flat, []) == ({"b-new"}, {"e-spot", "d-low"})
+
+
+def test_a_subtree_that_holds_the_request_gives_the_advantage() -> None:
+    # root <- left (own 4) {q: 0, s: 2}, right {x: 0}. left: SubtreeQuota 6, s uses 3; root: 6,
+    # x uses 3, so root is full. q wants 2: beyond its nominal quota (0), but left holds it
+    # (3 + 2 <= 6): q may reclaim in the hierarchy (mayReclaimInHierarchy), and has the
+    # advantage over x (found at the root, above left) but not over s (found in left, where q
+    # alone does not fit). q is not under its nominal quota: one attempt, borrowing, in which s
+    # (reclaim without borrowing) is no candidate and x (hierarchical reclaim) is, though s has
+    # the lower priority.
+    scenario = Scenario(
+        "advantage of a subtree",
+        NODES,
+        [
+            kq("q", "left", 0, reclaim=ReclaimWithinCohort.LOWER_PRIORITY),
+            kq("s", "left", 2),
+            kq("x", "right", 0),
+        ],
+        running=[
+            W("s-spot", "s", 3, P.SPOT, preemptible=True, node="n1"),
+            W("x-normal", "x", 3, P.NORMAL, preemptible=True, node="n2"),
+        ],
+        waiting=[W("q-new", "q", 2, P.HIGH)],
+    )
+    tree = [cohort("left", "root", 4, flavor=A100), cohort("right", "root")]
+    assert run(scenario, tree) == ({"q-new"}, {"x-normal"})
+    # one flat cohort with the same quota: q cannot preempt beyond its nominal quota
+    flat = replace(scenario, queues=[replace(q, cohort="root") for q in scenario.queues])
+    assert run(flat, [cohort("root", None, 4, flavor=A100)]) == (set(), set())
