@@ -14,7 +14,8 @@ admitted when
 and charges the queue in the snapshot of who holds what (`holdings`). Queues are served in one
 order (`ordering`): priority, then age, except that, as in Kueue's cycle (entry ordering in
 pkg/scheduler), a demand that would borrow beyond its queue's nominal quota goes after those that
-fit within theirs. A StrictFIFO queue admits only its head, so a head that
+fit within theirs (in a cohort tree, after those that borrow from a lower cohort: Kueue's
+borrowing level). A StrictFIFO queue admits only its head, so a head that
 does not fit (even one that never can) blocks the queue; BestEffortFIFO lets later workloads
 pass. The first waiting workload of a queue that does not fit in a cycle may preempt
 (`preemption`). A reservation is admitted ahead of everything of its flavor from its start,
@@ -73,9 +74,9 @@ HOLDING = "set aside: no workload it may preempt, and its queue cannot always re
 workloads do, until resources of its kind come free (`ClusterModel.set_aside`)."""
 
 
-Heap = list[tuple[bool, AdmissionOrder, LaneKey, int]]
-"""The next demand of each lane being looked at: (whether it would borrow, its order, its lane,
-its index in the lane)."""
+Heap = list[tuple[int, AdmissionOrder, LaneKey, int]]
+"""The next demand of each lane being looked at: (how far up its cohort tree it would borrow,
+`FlavorAssigner.borrows`; its order, its lane, its index in the lane)."""
 
 
 class ClusterModel:
@@ -292,11 +293,13 @@ class ClusterModel:
             borrowing, order, lane_key, index = heapq.heappop(heap)
             lane = lanes[lane_key]
             demand = lane.items[index]
-            if not borrowing and heap and self.flavors.borrows(demand):
-                # earlier admissions of the cycle used its nominal quota: it now goes after
-                # those that fit within theirs
-                heapq.heappush(heap, (True, order, lane_key, index))
-                continue
+            if heap and borrowing < self.flavors.top_level(demand.cluster_queue):
+                level = self.flavors.borrows(demand)
+                if level > borrowing:
+                    # earlier admissions of the cycle used its quota: it now goes after those
+                    # that borrow less far
+                    heapq.heappush(heap, (level, order, lane_key, index))
+                    continue
             strict = demand.cluster_queue in waiting.strict_queues
             if demand.cluster_queue in blocked:
                 decision.waiting[demand.key] = (

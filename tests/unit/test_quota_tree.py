@@ -497,6 +497,23 @@ ANY = ReclaimWithinCohort.ANY
 NODES = [("n1", A100, 16), ("n2", A100, 16)]
 
 
+def test_a_borrowing_level_orders_the_cycle() -> None:
+    # Kueue's TestSchedule "in a hierarchical cohort, workload borrowing less is scheduled
+    # first": guaranteed borrows from its cohort's own 4 (level 1), best-effort from the root
+    # (level 2, the root's height); both want the same 4, so the lower priority goes first
+    scenario = Scenario(
+        "borrowing level",
+        NODES,
+        [kq("guaranteed", "guaranteed", 0), kq("best-effort", "root", 0)],
+        waiting=[
+            W("guaranteed", "guaranteed", 4, P.SPOT),
+            W("best-effort", "best-effort", 4, P.NORMAL),
+        ],
+    )
+    cohorts = [cohort("root"), cohort("guaranteed", "root", 4, flavor=A100)]
+    assert run(scenario, cohorts) == ({"guaranteed"}, set())
+
+
 def test_reclaim_skips_a_subtree_within_its_quota() -> None:
     # root <- left {a: 2, c: 2}, mid {d: 2}, right {b: 4}: SubtreeQuota 4 + 2 + 4 = 10. c uses
     # 4 (left 4 of 4: within its quota), d 4 (mid 4 of 2), root 8: b's 4 do not fit. b fits its
