@@ -58,6 +58,9 @@ class FlavorAssigner:
             for q in quotas.cluster_queues
             if (root := ledger.root(q.name)) is not None
         }
+        self._root_level = {
+            name: top for name, top in self._top.items() if len(ledger.path(name)) == 1
+        }
         self._rooms_cache: dict[
             tuple[str, str | None], tuple[int, tuple[tuple[str, float, float], ...]]
         ] = {}
@@ -151,12 +154,12 @@ class FlavorAssigner:
         return 0
 
     def _level(self, queue: str, flavor: str, demand: Demand) -> int:
-        """The borrowing level of a demand that borrows in `flavor`."""
-        ledger = self.ledger
-        path = ledger.path(queue)
-        if len(path) == 1:
-            return ledger.cohort_height(path[0])
-        return ledger.borrowing_level(queue, flavor, demand.gpu_resource, demand.gpus) or 1
+        """The borrowing level of a demand that borrows in `flavor`: its root's height, for a
+        queue directly under its root."""
+        level = self._root_level.get(queue)
+        if level is not None:
+            return level
+        return self.ledger.borrowing_level(queue, flavor, demand.gpu_resource, demand.gpus) or 1
 
     def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[str, float, float], ...]:
         """Per flavor of the demand's GPU type, in the queue's order: the flavor, how much more

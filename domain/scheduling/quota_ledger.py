@@ -380,7 +380,11 @@ class QuotaLedger:
         if entry is not None and entry.chain:
             kept = entry.kept
             delta = max(0.0, before + amount - kept) - max(0.0, before - kept)
-            self._pass_up(entry.chain, delta)
+            chain = entry.chain
+            if len(chain) == 1:
+                self._pool_used[chain[0]] += delta
+            else:
+                self._pass_up(chain, delta)
 
     def _pass_up(self, chain: tuple[Key, ...], delta: float) -> None:
         """What a child passes to its parent changed by `delta`: so does the parent's usage,
