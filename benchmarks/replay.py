@@ -99,6 +99,7 @@ from domain.model.quota import (
     MEMORY,
     NVIDIA_GPU,
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     LocalQueue,
     QueueingStrategy,
@@ -119,6 +120,7 @@ GPU_TYPE = "nvidia-v100"
 CLUSTER = ClusterId(uuid.uuid5(uuid.NAMESPACE_DNS, "replay.budcluster"))
 PROJECT = ProjectId(uuid.uuid5(CLUSTER, "project"))
 QUEUE = "default"
+COHORT = "shared"
 NODE_CPU = 64.0
 NODE_MEMORY = 512.0
 JOB_CPU = 1.0
@@ -353,42 +355,61 @@ def make_nodes(count: int, gpus: int) -> list[Node]:
     ]
 
 
-def make_quotas(nodes: list[Node], tenants: list[TenantId], at: datetime) -> QuotaSet:
+def make_quotas(
+    nodes: list[Node], tenants: list[TenantId], at: datetime, queues: int = 1
+) -> QuotaSet:
+    """One ClusterQueue with all the capacity; or, with `queues` > 1, that many in one cohort,
+    the capacity split evenly as their nominal quotas (each may borrow what the others leave
+    unused; Kueue's default policies: nothing is reclaimed), tenant i's LocalQueue pointing at
+    queue i mod `queues`."""
     flavors = (
         ResourceFlavor(CLUSTER, GPU_TYPE, {GPU_LABEL: GPU_TYPE}, at, at),
         ResourceFlavor(CLUSTER, "default-cpu", {}, at, at),
     )
-    queue = ClusterQueue(
-        CLUSTER,
-        QUEUE,
-        at,
-        at,
-        queueing_strategy=QueueingStrategy.BEST_EFFORT_FIFO,
-        resource_groups=(
-            ResourceGroup(
-                (NVIDIA_GPU,),
-                (
-                    FlavorQuotas(
-                        GPU_TYPE, (ResourceQuota(NVIDIA_GPU, sum(n.gpu_count for n in nodes)),)
-                    ),
+    gpus = sum(n.gpu_count for n in nodes)
+    cpu = sum(n.cpu_cores for n in nodes)
+    memory = sum(n.memory_gb for n in nodes)
+
+    def share(total: float, i: int) -> float:
+        whole = int(total) // queues
+        return whole + (1 if i < int(total) - whole * queues else 0)
+
+    names = [QUEUE] if queues == 1 else [f"cq-{i}" for i in range(queues)]
+    cluster_queues = tuple(
+        ClusterQueue(
+            CLUSTER,
+            name,
+            at,
+            at,
+            cohort=None if queues == 1 else COHORT,
+            queueing_strategy=QueueingStrategy.BEST_EFFORT_FIFO,
+            resource_groups=(
+                ResourceGroup(
+                    (NVIDIA_GPU,),
+                    (FlavorQuotas(GPU_TYPE, (ResourceQuota(NVIDIA_GPU, share(gpus, i)),)),),
                 ),
-            ),
-            ResourceGroup(
-                (CPU, MEMORY),
-                (
-                    FlavorQuotas(
-                        "default-cpu",
-                        (
-                            ResourceQuota(CPU, sum(n.cpu_cores for n in nodes)),
-                            ResourceQuota(MEMORY, sum(n.memory_gb for n in nodes)),
+                ResourceGroup(
+                    (CPU, MEMORY),
+                    (
+                        FlavorQuotas(
+                            "default-cpu",
+                            (
+                                ResourceQuota(CPU, share(cpu, i)),
+                                ResourceQuota(MEMORY, share(memory, i)),
+                            ),
                         ),
                     ),
                 ),
             ),
-        ),
+        )
+        for i, name in enumerate(names)
     )
-    local = tuple(LocalQueue(CLUSTER, QUEUE, tenant_namespace(t), t, QUEUE, at) for t in tenants)
-    return QuotaSet(flavors, (queue,), local)
+    local = tuple(
+        LocalQueue(CLUSTER, QUEUE, tenant_namespace(t), t, names[i % len(names)], at)
+        for i, t in enumerate(tenants)
+    )
+    cohorts = () if queues == 1 else (Cohort(CLUSTER, COHORT, at),)
+    return QuotaSet(flavors, cluster_queues, local, cohorts)
 
 
 def make_job(tj: TraceJob, estimated: int | None) -> Job:
@@ -570,8 +591,9 @@ def replay(
     rate_window: timedelta,
     models: tuple[str, ...] = MODELS,
     startup_seconds: float = 0.0,
+    queues: int = 1,
 ) -> Outcome:
-    quotas = make_quotas(nodes, sorted({tj.tenant for tj in trace}), trace[0].submitted)
+    quotas = make_quotas(nodes, sorted({tj.tenant for tj in trace}), trace[0].submitted, queues)
     replayed = estimators(models)
     names = [*(e.name for e in replayed), QUEUE_RATE]
     state = _State(trace, nodes, quotas, views={e.name: {} for e in replayed})
@@ -861,7 +883,9 @@ def run(args: argparse.Namespace) -> None:
     unknown = [m for m in models if m not in MODELS]
     if unknown or not models:
         raise SystemExit(f"--user-estimates: one or more of {', '.join(MODELS)}")
-    outcome = replay(jobs, nodes, window, models, args.startup_seconds)
+    if args.queues > 1 and args.tenants < args.queues:
+        raise SystemExit("--queues K needs --tenants >= K (each queue gets tenants' work)")
+    outcome = replay(jobs, nodes, window, models, args.startup_seconds, args.queues)
     wall = time.perf_counter() - began
 
     first = jobs[0].submitted
@@ -879,8 +903,13 @@ def run(args: argparse.Namespace) -> None:
     )
     print(
         f"  capacity     {args.nodes} nodes x {args.gpus_per_node} {GPU_TYPE} = {gpus} GPUs; "
-        f"one flavor, ClusterQueue '{QUEUE}' (BestEffortFIFO, nominal {gpus} GPUs), "
-        f"{args.tenants} tenant(s) with a LocalQueue each (tenant = hash of the job id)"
+        + (
+            f"one flavor, ClusterQueue '{QUEUE}' (BestEffortFIFO, nominal {gpus} GPUs), "
+            if args.queues == 1
+            else f"one flavor, {args.queues} ClusterQueues in cohort '{COHORT}' (BestEffortFIFO, "
+            f"nominal {gpus} GPUs split evenly, borrowing what the others leave), "
+        )
+        + f"{args.tenants} tenant(s) with a LocalQueue each (tenant = hash of the job id)"
     )
     print(
         f"  wide jobs    > {args.gpus_per_node} GPUs: "
@@ -1007,6 +1036,12 @@ def main() -> None:
         "--names", choices=("size", "unique"), default="size", help="job names (history key)"
     )
     parser.add_argument("--tenants", type=int, default=1)
+    parser.add_argument(
+        "--queues",
+        type=int,
+        default=1,
+        help="ClusterQueues in one cohort, sharing the capacity (tenants spread over them)",
+    )
     parser.add_argument(
         "--startup-seconds",
         type=float,

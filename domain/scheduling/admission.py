@@ -41,9 +41,10 @@ from domain.scheduling.holdings import Holdings
 from domain.scheduling.lanes import Lane
 from domain.scheduling.nodes import Nodes
 from domain.scheduling.ordering import AdmissionOrder
-from domain.scheduling.preemption import ClusterView, could_preempt, try_preempt
+from domain.scheduling.preemption import ClusterView, could_preempt, preemptable_in, try_preempt
 from domain.scheduling.quota_ledger import QuotaLedger
 from domain.scheduling.reservations import ReservationBook
+from domain.scheduling.shares import Shares
 from domain.scheduling.waiting import Waiting
 
 
@@ -74,9 +75,12 @@ HOLDING = "set aside: no workload it may preempt, and its queue cannot always re
 workloads do, until resources of its kind come free (`ClusterModel.set_aside`)."""
 
 
-Heap = list[tuple[int, AdmissionOrder, LaneKey, int]]
-"""The next demand of each lane being looked at: (how far up its cohort tree it would borrow,
-`FlavorAssigner.borrows`; its order, its lane, its index in the lane)."""
+Rank = tuple[int, bool, float]
+"""What goes before the admission order (`ClusterModel.rank`)."""
+
+Heap = list[tuple[Rank, AdmissionOrder, LaneKey, int]]
+"""The next demand of each lane being looked at: (its rank, its order, its lane, its index in
+the lane)."""
 
 
 class ClusterModel:
@@ -87,6 +91,7 @@ class ClusterModel:
         self.ledger = QuotaLedger(quotas)
         self.nodes = Nodes(nodes, quotas.flavors)
         self.snapshot = Holdings(quotas, self.ledger, self.nodes)
+        self.shares = Shares(quotas, self.ledger)
         self.flavors = FlavorAssigner(quotas, self.ledger, self.nodes)
         self.reservations = ReservationBook(self.snapshot, self.nodes)
         self.waiting = Waiting(quotas)
@@ -105,8 +110,11 @@ class ClusterModel:
             flavors_for=self.flavors.flavors_for,
             hosts_for=self.flavors.hosts_for,
             max_free=self.nodes.max_free,
+            shares=self.shares,
         )
         """What preemption reads (bound to the parts, not to the model: no reference cycle)."""
+        view = self._view
+        self.flavors.preemptable = lambda demand, flavor: preemptable_in(view, demand, flavor)
         self._aside: dict[str, int] = {}
         """Demands that held capacity, at which epoch of their GPU type (`set_aside`)."""
         self._held_in: set[str] = set()
@@ -262,6 +270,22 @@ class ClusterModel:
             if key in self._aside and not reason.endswith(HOLDING):
                 decision.waiting[key] = f"{reason}; {HOLDING}"
 
+    def rank(self, demand: Demand) -> Rank:
+        """What orders demands before priority and age, as Kueue's cycle orders its heads
+        (classical): by borrowing level, those that fit within their queue's nominal quota
+        first, then those that borrow from a lower cohort of their tree; with fair sharing,
+        those that do not borrow where they ask, then the lowest share their queue would have
+        with them admitted (Kueue's fair-sharing tournament, for a flat cohort)."""
+        if not self.shares.enabled:
+            return (self.flavors.borrows(demand), False, 0.0)
+        flavor = self.flavors.landing(demand)
+        if flavor is None:
+            return (0, False, 0.0)
+        asked = {(flavor, demand.gpu_resource): float(demand.gpus)}
+        share = self.shares.of(demand.cluster_queue, asked)
+        infinite, value = share.key
+        return (int(share.borrowing_on(asked)), infinite, value)
+
     # --- the cycle --------------------------------------------------------------------------
 
     def cycle(self, now: datetime, *, explain: bool = True) -> Decision:
@@ -290,15 +314,17 @@ class ClusterModel:
                 self._push_next(heap, lane_key, lane, 0, tried_preemption)
         done: list[str] = []
         while heap:
-            borrowing, order, lane_key, index = heapq.heappop(heap)
+            rank, order, lane_key, index = heapq.heappop(heap)
             lane = lanes[lane_key]
             demand = lane.items[index]
-            if heap and borrowing < self.flavors.top_level(demand.cluster_queue):
-                level = self.flavors.borrows(demand)
-                if level > borrowing:
-                    # earlier admissions of the cycle used its quota: it now goes after those
-                    # that borrow less far
-                    heapq.heappush(heap, (level, order, lane_key, index))
+            if heap and (
+                self.shares.enabled or rank[0] < self.flavors.top_level(demand.cluster_queue)
+            ):  # (classical: a rank at its queue's top borrowing level cannot rise)
+                now_rank = self.rank(demand)
+                if now_rank > rank:
+                    # earlier admissions of the cycle used its quota (or raised its queue's
+                    # share): it now goes after those that rank before it
+                    heapq.heappush(heap, (now_rank, order, lane_key, index))
                     continue
             strict = demand.cluster_queue in waiting.strict_queues
             if demand.cluster_queue in blocked:
@@ -461,4 +487,4 @@ class ClusterModel:
                     index = head
         if index is not None:
             demand = lane.items[index]
-            heapq.heappush(heap, (self.flavors.borrows(demand), demand.order, lane_key, index))
+            heapq.heappush(heap, (self.rank(demand), demand.order, lane_key, index))

@@ -12,9 +12,17 @@ quota (with all the cohort can lend) is smaller, never can.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from domain.model.quota import CPU, MEMORY, QuotaSet, gpu_resource
+from domain.model.quota import (
+    CPU,
+    MEMORY,
+    FlavorFungibility,
+    FungibilityPolicy,
+    QuotaSet,
+    gpu_resource,
+)
 from domain.scheduling.demand import Demand, ask
 from domain.scheduling.nodes import Nodes, NodeSlots
 from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
@@ -61,12 +69,23 @@ class FlavorAssigner:
         self._root_level = {
             name: top for name, top in self._top.items() if len(ledger.path(name)) == 1
         }
+        self._fungibility = {
+            q.name: q.flavor_fungibility
+            for q in quotas.cluster_queues
+            if q.flavor_fungibility != FlavorFungibility()
+        }
+        """Queues whose flavorFungibility is not Kueue's default (the search `assign` makes)."""
+        self.preemptable: Callable[[Demand, str], bool] = lambda demand, flavor: False
+        """Whether some workload in `flavor` may be preempted for `demand` (the cycle sets it:
+        preemption sits above flavor assignment)."""
         self._rooms_cache: dict[
             tuple[str, str | None], tuple[int, tuple[tuple[str, float, float], ...]]
         ] = {}
 
     def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
-        """The flavors, in the queue's order, whose nodes have the demand's GPU type."""
+        """The flavors, in the queue's order, whose nodes have the demand's GPU type: none if no
+        resource group of the queue covers its GPUs (Kueue admits no workload that asks a
+        resource its ClusterQueue does not list)."""
         if demand.gpu_count == 0:
             return (None,)
         found = self._type_flavors.get((queue, demand.gpu_type))
@@ -80,11 +99,7 @@ class FlavorAssigner:
         key = (queue, gpu_type)
         found = self._type_flavors.get(key)
         if found is None:
-            listed = (
-                self.ledger.flavors(queue, resource)
-                if self.ledger.covers(queue, resource)
-                else self._all_flavors
-            )
+            listed = self.ledger.flavors(queue, resource)
             found = tuple(f for f in listed if (gpu_type, f) in self.nodes.by_type_flavor)
             self._type_flavors[key] = found
         return found
@@ -161,6 +176,17 @@ class FlavorAssigner:
             return level
         return self.ledger.borrowing_level(queue, flavor, demand.gpu_resource, demand.gpus) or 1
 
+    def landing(self, demand: Demand) -> str | None:
+        """The GPU flavor the demand would be charged to (as `borrows` reckons it): the first
+        whose quota has room for it now, else the first."""
+        if not demand.gpu_count or demand.is_reservation or demand.reservation is not None:
+            return None
+        rooms = self._rooms(demand.cluster_queue, demand)
+        for flavor, room, _ in rooms:
+            if demand.gpus <= room + EPSILON:
+                return flavor
+        return rooms[0][0] if rooms else None
+
     def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[str, float, float], ...]:
         """Per flavor of the demand's GPU type, in the queue's order: the flavor, how much more
         the queue could take now, and how much more within its nominal quota."""
@@ -216,6 +242,11 @@ class FlavorAssigner:
                     return flavor
         return flavors[0]
 
+    def _beyond_nominal(self, queue: str, flavor: str, resource: str, amount: float) -> bool:
+        quota = self.ledger.quota(queue, flavor, resource)
+        nominal = quota.nominal_quota if quota else 0.0
+        return self.ledger.usage[(queue, flavor, resource)] + amount > nominal + EPSILON
+
     # --- never ------------------------------------------------------------------------------
 
     def never_reason(self, demand: Demand) -> str | None:
@@ -243,6 +274,11 @@ class FlavorAssigner:
         return sum(size // demand.gpu_count for size in self.nodes.sizes[key]) < demand.pods
 
     def never_text(self, demand: Demand) -> str:
+        if demand.gpu_count and not self.ledger.covers(demand.cluster_queue, demand.gpu_resource):
+            return (  # Kueue: "resource ... unavailable in ClusterQueue"
+                f"{demand.cluster_queue} can never give {ask(demand)}: none of its resource "
+                f"groups covers {demand.gpu_resource}"
+            )
         large = "enough nodes that large" if demand.pods > 1 else "a node that large"
         return (
             f"{demand.cluster_queue} can never give {ask(demand)}: no flavor has {large}, "
@@ -253,20 +289,36 @@ class FlavorAssigner:
 
     def assign(self, demand: Demand) -> Assignment | NoFit:
         """The first of the queue's flavors with quota and nodes for `demand` now, or why none
-        is (a workload of the queue's own: not a reservation nor inside one)."""
+        is (a workload of the queue's own: not a reservation nor inside one), as the queue's
+        flavorFungibility has it (Kueue's findFlavorForPodSets): with whenCanBorrow
+        TryNextFlavor a flavor where it would borrow is taken only if no later one fits without;
+        with whenCanPreempt MayStopSearch the search stops at a flavor whose quota is taken by
+        workloads the demand may preempt (`preemptable`), to preempt there."""
         queue = demand.cluster_queue
         ledger = self.ledger
         cpu_flavors = self._cpu_flavors.get(queue, (None,))
         resource = demand.gpu_resource
+        fungibility = self._fungibility.get(queue)
+        try_next_to_borrow = (
+            fungibility is not None
+            and fungibility.when_can_borrow is FungibilityPolicy.TRY_NEXT_FLAVOR
+        )
+        stop_to_preempt = (
+            fungibility is not None
+            and fungibility.when_can_preempt is FungibilityPolicy.MAY_STOP_SEARCH
+        )
         refusal = ""
         never = True
         cpu_bound = False
+        borrowing: Assignment | None = None
         for gpu_flavor in self.flavors_for(queue, demand):
             if gpu_flavor is not None and self._never_in(demand, queue, gpu_flavor):
                 continue
             never = False
             if gpu_flavor is not None and not ledger.fits(queue, gpu_flavor, resource, demand.gpus):
                 refusal = refusal or f"no quota left in {queue} for {ask(demand)}"
+                if stop_to_preempt and self.preemptable(demand, gpu_flavor):
+                    break  # it preempts here rather than look further
                 continue
             for cpu_flavor in cpu_flavors:
                 if cpu_flavor is not None and not (
@@ -281,7 +333,17 @@ class FlavorAssigner:
                     where = "no node has" if demand.pods == 1 else "the nodes do not have"
                     refusal = refusal or f"{where} {ask(demand)} free"
                     continue
-                return Assignment(gpu_flavor, cpu_flavor, nodes)
+                found = Assignment(gpu_flavor, cpu_flavor, nodes)
+                if (
+                    try_next_to_borrow
+                    and gpu_flavor is not None
+                    and self._beyond_nominal(queue, gpu_flavor, resource, demand.gpus)
+                ):
+                    borrowing = borrowing or found  # unless a later flavor needs no borrowing
+                    break
+                return found
+        if borrowing is not None:
+            return borrowing
         if never:
             return NoFit(self.never_text(demand), never=True)
         return NoFit(refusal, cpu_bound=cpu_bound)

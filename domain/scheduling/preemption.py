@@ -35,11 +35,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from domain.model.quota import ClusterQueue, ReclaimWithinCohort, WithinClusterQueue
+from domain.model.quota import (
+    BorrowWithinCohortPolicy,
+    ClusterQueue,
+    FungibilityPolicy,
+    ReclaimWithinCohort,
+    WithinClusterQueue,
+)
 from domain.scheduling.demand import Demand, Holding, Refusal
+from domain.scheduling.fair_preemption import fair_targets
 from domain.scheduling.nodes import NodeSlots
 from domain.scheduling.ordering import VictimOrder
-from domain.scheduling.quota_ledger import QuotaLedger
+from domain.scheduling.quota_ledger import EPSILON, QuotaLedger
+from domain.scheduling.shares import Shares
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,8 @@ class ClusterView:
     flavors_for: Callable[[str, Demand], tuple[str | None, ...]]
     hosts_for: Callable[[str, Demand], dict[str, NodeSlots]]
     max_free: Callable[[str | None], int]
+    shares: Shares
+    """Fair sharing's shares (`shares.enabled`: the cluster's Kueue shares by weight)."""
 
 
 class Trials(Protocol):
@@ -80,8 +90,10 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
     ledger = cluster.ledger
+    while_borrowing = preempts_while_borrowing(cluster, queue)
     if (
         demand.gpu_count
+        and not while_borrowing
         and not ledger.nominal_holds(queue.name, demand.gpu_resource, demand.gpus)
         and not _may_reclaim_in_hierarchy(cluster, queue, demand)
     ):
@@ -104,6 +116,7 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     path = ledger.path(queue.name)
     if (
         demand.gpu_count
+        and not while_borrowing
         and len(path) < 2
         and not ledger.under_nominal(queue.name, demand.gpu_resource)
     ):
@@ -156,21 +169,25 @@ def reach(ledger: QuotaLedger, queue: str, other: str) -> Reach | None:
     return None
 
 
-def fit_level(ledger: QuotaLedger, queue: ClusterQueue, demand: Demand) -> float:
-    """The lowest node of the queue's path whose quota holds the demand in some flavor: 0 its
-    own nominal quota, i its i-th cohort (inf: none). The preemptor has the advantage of the
-    hierarchy over workloads below a cohort of its path higher than that (Kueue's
-    hasHierarchicalAdvantage)."""
+def fit_level(
+    ledger: QuotaLedger, queue: ClusterQueue, demand: Demand, flavor: str | None
+) -> float:
+    """The lowest node of the queue's path whose quota holds the demand in `flavor`: 0 its own
+    nominal quota, i its i-th cohort (inf: none). The preemptor has the advantage of the
+    hierarchy over workloads found below a cohort of its path higher than that (Kueue's
+    hasHierarchicalAdvantage, QuantitiesFitInQuota up collectCandidatesForHierarchicalReclaim's
+    walk)."""
+    if flavor is None:
+        return 0
     resource = demand.gpu_resource
-    if ledger.within_nominal(queue, resource, demand.gpus):
+    quota = ledger.quota(queue.name, flavor, resource)
+    nominal = quota.nominal_quota if quota is not None else 0.0
+    if ledger.usage[(queue.name, flavor, resource)] + demand.gpus <= nominal + EPSILON:
         return 0
     if len(ledger.path(queue.name)) < 2:
-        return float("inf")
-    levels = [
-        ledger.fit_level(queue.name, flavor, resource, demand.gpus)
-        for flavor in ledger.flavors(queue.name, resource)
-    ]
-    return min((level for level in levels if level is not None), default=float("inf"))
+        return float("inf")  # in a one-level cohort, only its own quota gives the advantage
+    level = ledger.fit_level(queue.name, flavor, resource, demand.gpus)
+    return float("inf") if level is None else level
 
 
 def above_nominal(
@@ -181,6 +198,24 @@ def above_nominal(
     return ledger.borrowing(other, flavor, resource) > 0 and all(
         ledger.cohort_borrowing(cohort, flavor, resource) for cohort in below
     )
+
+
+def borrows_within_cohort(queue: ClusterQueue) -> bool:
+    """May a workload of `queue` that must borrow preempt in other queues of its cohort
+    (borrowWithinCohort, Kueue's IsBorrowingWithinCohortForbidden negated)?"""
+    return queue.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
+
+
+def preempts_while_borrowing(cluster: ClusterView, queue: ClusterQueue) -> bool:
+    """May a workload of `queue` preempt for a request beyond its nominal quota (Kueue's
+    canPreemptWhileBorrowing): by borrowWithinCohort, or with fair sharing whenever it may
+    reclaim (fair sharing ignores borrowWithinCohort)."""
+    if cluster.shares.enabled:
+        return (
+            queue.cohort is not None
+            and queue.preemption.reclaim_within_cohort is not ReclaimWithinCohort.NEVER
+        )
+    return borrows_within_cohort(queue)
 
 
 def victim_test(
@@ -236,6 +271,28 @@ def victim_test(
     return may_preempt
 
 
+def preemptable_in(cluster: ClusterView, demand: Demand, flavor: str) -> bool:
+    """Whether some workload holding `flavor` may be preempted for `demand`, whose request that
+    flavor's nominal quota could hold (or a cohort below its root, or whose queue may preempt
+    while borrowing): where Kueue's flavor assigner finds a Preempt mode rather than no
+    candidates."""
+    queue = cluster.queues.get(demand.cluster_queue)
+    if queue is None or demand.is_reservation or demand.reservation is not None:
+        return False
+    ledger = cluster.ledger
+    quota = ledger.quota(queue.name, flavor, demand.gpu_resource)
+    if (
+        not preempts_while_borrowing(cluster, queue)
+        and (quota is None or quota.nominal_quota < demand.gpus)
+        and not ledger.may_reclaim_in_hierarchy(
+            queue.name, flavor, demand.gpu_resource, demand.gpus
+        )
+    ):
+        return False
+    may_preempt = victim_test(cluster, queue, demand)
+    return any(h.gpu_flavor == flavor and may_preempt(h) for h in _eligible(cluster, queue, demand))
+
+
 def try_preempt(
     cluster: ClusterView, trials: Trials, demand: Demand, now: datetime
 ) -> tuple[Holding, list[Holding]] | None:
@@ -268,44 +325,118 @@ def try_preempt(
         cluster, demand, cluster.hosts_for(queue.name, demand), evictable
     ):
         return None  # the nodes could not hold it even with every candidate gone
-    fits_at = fit_level(cluster.ledger, queue, demand)
-    others: dict[str, tuple[tuple[str, ...], bool]] = {}
-    """Per other queue of a candidate: the cohorts between it and the demand's queue (`Reach`),
-    and whether its workloads may go even if the demand then borrows (Kueue's
-    hasHierarchicalAdvantage)."""
-    for holding in candidates:
-        name = holding.demand.cluster_queue
-        if name != queue.name and name not in others:
-            where = reach(cluster.ledger, queue.name, name)
-            assert where is not None  # victim_test accepts only queues of the tree
-            others[name] = (where.below, fits_at < where.level)
     candidates.sort(
-        key=lambda h: (
+        key=lambda h: VictimOrder(
             h.demand.cluster_queue == queue.name,
-            h.demand.cluster_queue != queue.name and not others[h.demand.cluster_queue][1],
-            VictimOrder(
-                h.demand.cluster_queue == queue.name,
-                h.demand.priority,
-                -h.since.timestamp(),
-                h.demand.key,
-            ),
+            h.demand.priority,
+            -h.since.timestamp(),
+            h.demand.key,
         )
     )
+    by_flavor: dict[str | None, list[Holding]] = {}
+    for holding in candidates:
+        by_flavor.setdefault(holding.gpu_flavor if demand.gpu_count else None, []).append(holding)
+    fungibility = queue.flavor_fungibility.when_can_preempt
+    best: tuple[tuple[bool, bool, int], list[Holding]] | None = None
+    for index, flavor in enumerate(cluster.flavors_for(queue.name, demand)):
+        in_flavor = by_flavor.get(flavor)
+        if not in_flavor:
+            continue  # no candidates: Kueue tries the next flavor
+        if cluster.shares.enabled:
+            found = fair_targets(
+                cluster.shares,
+                demand,
+                flavor,
+                in_flavor,
+                trials.release,
+                trials.hold,
+                lambda: _fits(cluster, trials, demand, True, now),
+            )
+        else:
+            found = _targets(cluster, trials, queue, demand, flavor, in_flavor, now)
+        if found is None:
+            continue
+        victims, borrows = found
+        reclaim = all(v.demand.cluster_queue != queue.name for v in victims)
+        rank = (not reclaim, borrows, index)
+        if best is None or rank < best[0]:
+            best = (rank, victims)
+        if fungibility is FungibilityPolicy.MAY_STOP_SEARCH:
+            break
+    if best is None:
+        return None
+    victims = best[1]
+    for victim in victims:
+        trials.release(victim.demand.key)
+    return trials.try_admit(demand, now), victims
+
+
+def _targets(
+    cluster: ClusterView,
+    trials: Trials,
+    queue: ClusterQueue,
+    demand: Demand,
+    flavor: str | None,
+    candidates: list[Holding],
+    now: datetime,
+) -> tuple[list[Holding], bool] | None:
+    """The victims in one flavor (Kueue's getTargets for the flavor-resources that need
+    preemption) and whether the demand then borrows; None if no victims let it in."""
     resource = demand.gpu_resource
+    ledger = cluster.ledger
     from_others = candidates[0].demand.cluster_queue != queue.name
+    quota = ledger.quota(queue.name, flavor, resource) if flavor is not None else None
+    nominal = quota.nominal_quota if quota is not None else 0.0
+    used = ledger.usage[(queue.name, flavor, resource)] if flavor is not None else 0.0
+    under_nominal = flavor is None or used < nominal - EPSILON
+    forbidden = not borrows_within_cohort(queue)
+    threshold = queue.preemption.borrow_within_cohort.max_priority_threshold
+    fits_at = fit_level(ledger, queue, demand, flavor)
+    below: dict[str, tuple[str, ...]] = {}
+    """Per other queue of a candidate: the cohorts between it and the demand's queue
+    (`Reach`)."""
+    advantage: set[str] = set()
+    """The other queues the demand has the advantage of the hierarchy over (Kueue's
+    hasHierarchicalAdvantage): their workloads may go even if it then borrows."""
+    for holding in candidates:
+        name = holding.demand.cluster_queue
+        if name != queue.name and name not in below:
+            where = reach(ledger, queue.name, name)
+            assert where is not None  # victim_test accepts only queues of the tree
+            below[name] = where.below
+            if fits_at < where.level:
+                advantage.add(name)
+    if advantage and len(advantage) < len(below):  # Kueue: hierarchy candidates first
+        candidates = sorted(
+            candidates,
+            key=lambda h: (
+                h.demand.cluster_queue == queue.name,
+                h.demand.cluster_queue not in advantage,
+            ),
+        )
+
+    def while_borrowing(victim: Holding) -> bool:
+        """May go even if the demand then borrows (Kueue's preemption variants)."""
+        if victim.demand.cluster_queue in advantage:
+            return True  # hierarchical reclaim
+        priority = victim.demand.priority
+        return (
+            not forbidden
+            and priority < demand.priority
+            and (threshold is None or priority <= threshold)
+        )  # reclaim while borrowing, under borrowWithinCohort's threshold
+
     attempts: tuple[bool, ...]
-    if not from_others or not cluster.ledger.under_nominal(queue.name, resource):
+    if not from_others or (forbidden and not under_nominal):
         attempts = (True,)
-    elif not any(advantage for _, advantage in others.values()):
+    elif forbidden and not advantage:
         attempts = (False, True)
     else:
         attempts = (True, False)
     for borrow in attempts:
-        victims = _minimal(cluster, trials, demand, candidates, borrow, others, now)
-        if victims is not None:
-            for victim in victims:
-                trials.release(victim.demand.key)
-            return trials.try_admit(demand, now), victims
+        found = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, below, now)
+        if found is not None:
+            return found
     return None
 
 
@@ -331,13 +462,14 @@ def _minimal(
     demand: Demand,
     candidates: list[Holding],
     borrow: bool,
-    others: Mapping[str, tuple[tuple[str, ...], bool]],
+    while_borrowing: Callable[[Holding], bool],
+    below: Mapping[str, tuple[str, ...]],
     now: datetime,
-) -> list[Holding] | None:
+) -> tuple[list[Holding], bool] | None:
     """One attempt: release candidates in order until `demand` fits, then give back those it
-    can do without; undo it all and say who had to go (None: even all of them do not make
-    room). `others`: per other queue, the cohorts between it and the demand's, and whether the
-    demand has the advantage of the hierarchy over it (`try_preempt`)."""
+    can do without; undo it all and say who had to go and whether the demand then borrows
+    (None: even all of them do not make room). `below`: per other queue, the cohorts between it
+    and the demand's, which must still use more than their quota for its workloads to go."""
     queue = demand.cluster_queue
     ledger = cluster.ledger
     released: list[Holding] = []
@@ -345,26 +477,29 @@ def _minimal(
         for holding in candidates:
             other = holding.demand
             if other.cluster_queue != queue:
-                below, advantage = others[other.cluster_queue]
-                if borrow and not advantage:
-                    continue  # reclaiming without borrowing only
+                if borrow and not while_borrowing(holding):
+                    continue  # only to let the demand in without borrowing
                 flavor = holding.gpu_flavor
                 if flavor is None or not above_nominal(
-                    ledger, other.cluster_queue, below, flavor, other.gpu_resource
+                    ledger,
+                    other.cluster_queue,
+                    below[other.cluster_queue],
+                    flavor,
+                    other.gpu_resource,
                 ):
                     continue  # its queue (or a cohort on the way) no longer borrows
             trials.release(other.key)
             released.append(holding)
-            if _fits(cluster, trials, demand, borrow, now):
+            if _fits(cluster, trials, demand, borrow, now) is not None:
                 needed = list(released)
                 for victim in reversed(released[:-1]):
                     trials.hold(victim.demand, victim)
-                    if _fits(cluster, trials, demand, borrow, now):
+                    if _fits(cluster, trials, demand, borrow, now) is not None:
                         needed.remove(victim)
                     else:
                         trials.release(victim.demand.key)
                 released = needed
-                return list(needed)
+                return list(needed), bool(_fits(cluster, trials, demand, borrow, now))
         return None
     finally:
         for holding in reversed(released):
@@ -373,22 +508,24 @@ def _minimal(
 
 def _fits(
     cluster: ClusterView, trials: Trials, demand: Demand, borrow: bool, now: datetime
-) -> bool:
-    """Whether `demand` is admitted now (without borrowing, unless `borrow`); the cluster is
-    left as it was."""
+) -> bool | None:
+    """Whether `demand` is admitted now (without borrowing, unless `borrow`): None if not, else
+    whether it borrows. The cluster is left as it was."""
     if demand.pods == 1 and demand.gpu_count > cluster.max_free(demand.gpu_type):
-        return False  # no node has room: the attempt would only refuse
+        return None  # no node has room: the attempt would only refuse
     try:
         trial = trials.try_admit(demand, now)
     except Refusal:
-        return False
+        return None
     try:
-        return (
-            borrow
-            or trial.gpu_flavor is None
-            or cluster.ledger.borrowing(demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource)
-            <= 0
+        borrows = (
+            trial.gpu_flavor is not None
+            and cluster.ledger.borrowing(
+                demand.cluster_queue, trial.gpu_flavor, demand.gpu_resource
+            )
+            > 0
         )
+        return None if borrows and not borrow else borrows
     finally:
         trials.release(trial.demand.key)
 

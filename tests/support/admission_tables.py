@@ -11,7 +11,10 @@ Kueue's cases (KUEUE_CASES)
 Kueue is the specification: KUEUE_CASES are the table cases of kubernetes-sigs/kueue at commit
 ff69552e79ad21652c36caa97038382e55625cf7 that budcluster models, from
 pkg/scheduler/scheduler_test.go (TestSchedule), pkg/scheduler/preemption/preemption_test.go
-(TestPreemption) and pkg/scheduler/flavorassigner/flavorassigner_test.go (TestAssignFlavors).
+(TestPreemption), pkg/scheduler/preemption/preemption_hierarchical_test.go
+(TestHierarchicalPreemptions), pkg/scheduler/preemption/preemption_fair_test.go
+(TestFairPreemptions) and pkg/scheduler/flavorassigner/flavorassigner_test.go
+(TestAssignFlavors, TestHierarchical).
 Each is named after its Kueue case, says its file (`Scenario.kueue`) and expects Kueue's answer,
 not budcluster's. How they are mapped:
 - The resource a case is about (cpu, or "gpu", "r1") is GPUs, nvidia.com/gpu; example.com/gpu is
@@ -19,13 +22,22 @@ not budcluster's. How they are mapped:
   flavor's name, with room enough that node fit never binds. memory is the CPU group's memory.
   Where a case is about cpu and memory sharing a resource group's flavors, they are cpu and
   memory (budcluster's CPU group) instead.
-- Kueue's defaults are set explicitly: BestEffortFIFO, withinClusterQueue and
-  reclaimWithinCohort Never; its default FlavorFungibility (whenCanBorrow MayStopSearch,
-  whenCanPreempt TryNextFlavor) is budcluster's only behaviour.
+- Kueue's defaults are set explicitly: BestEffortFIFO, withinClusterQueue, reclaimWithinCohort
+  and borrowWithinCohort Never, FlavorFungibility whenCanBorrow MayStopSearch and whenCanPreempt
+  TryNextFlavor, weight 1; a case's own settings are as it gives them (`Q.borrow_within`,
+  `Q.fungibility`, `Q.weight`). Its Cohort objects (`Scenario.cohorts`) carry their parent
+  (implicit when it is no Cohort of the case), their own quotas and weight; a ClusterQueue's
+  cohort that the case does not list is a Cohort of that name with none of these. Fair sharing
+  is on (`Scenario.fair_sharing`) where the case enables it: TestFairPreemptions and the
+  TestAssignFlavors cases that say so.
 - Kueue's priorities map, in order, onto SPOT, LOW, NORMAL and HIGH (never CRITICAL, which
-  budcluster never preempts); every running workload is preemptible. Creation and admission
-  times are `age` and `started`. Kueue's LocalQueues are the ClusterQueues' names; a workload's
-  key is Kueue's namespace/name.
+  budcluster never preempts); every running workload is preemptible. A maxPriorityThreshold is
+  the value of the priority that the case's highest priority at or under it maps to, or a
+  number under all of the case's (values: SPOT 0, LOW 1, NORMAL 10, HIGH 100), so that
+  "priority <= threshold" keeps Kueue's meaning (`bwc`). Creation and admission times are `age`
+  and `started`. Kueue's LocalQueues are the ClusterQueues' names; a workload's key is Kueue's
+  namespace/name, and its job id sorts as that name does (Kueue's tests set each UID to the
+  name: the last tie-break among preemption candidates).
 - `admitted` is what Kueue admits in the cycle plus, on purpose (budcluster admits a preemptor
   in the cycle of its evictions, Kueue in a later one), each preemptor whose preemptions Kueue
   issues; `preempted` is Kueue's targets; `flavors` the GPU flavor of the admission, where it
@@ -35,13 +47,22 @@ not budcluster's. How they are mapped:
   notion.
 - TestPreemption gives a preemptor and the assignment it must preempt for: here the preemptor
   waits and one cycle runs, in the target ClusterQueue's cohort (or the target alone) of
-  TestPreemption's ClusterQueues. TestAssignFlavors gives a workload and the quota in use: here
-  that usage is running workloads of the same priority and one cycle runs, a Fit assignment
-  admitted on its flavor, a Preempt or NoFit one not (its queues preempt nothing).
+  TestPreemption's ClusterQueues. TestHierarchicalPreemptions likewise, in its trees of
+  cohorts, and TestFairPreemptions, with fair sharing on; a ClusterQueue they give no quota for
+  the resource has a nominal quota of 0 (as Kueue counts it; a cycle needs the resource listed
+  to assign a flavor). Where a case asks halves of a cpu, every quantity is doubled (GPUs are
+  whole; fair sharing's shares are ratios). Their admitted workloads run as the case has them,
+  even where they use more than the quotas hold (a few cases do).
+- TestAssignFlavors (and TestHierarchical) gives a workload and the quota in use: here that
+  usage is running workloads of the same priority and one cycle runs, a Fit assignment admitted
+  on its flavor, a Preempt or NoFit one not (its queues preempt nothing). Where its stubbed
+  preemption oracle reports candidates and the case is about them (whenCanPreempt
+  MayStopSearch), the usage is LOW and the queue preempts within itself: a cycle finds the
+  candidates the stub stands for, and the preemption is expected.
 A case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and
 expected to fail, strictly, in the path(s) where it does: whoever fixes the rule removes it.
 
-Left out (89 of 161 cases; 72 are ported), by reason:
+Left out (70 of 214 cases; 144 are ported), by reason:
 - Several pod sets in one workload (budcluster's is N identical pods): TestSchedule "assign
   multiple resources and flavors", "no overadmission while borrowing" (a running workload of
   two pod sets in two flavors); TestPreemption "each podset preempts a different flavor";
@@ -50,23 +71,23 @@ Left out (89 of 161 cases; 72 are ported), by reason:
   ("multiple specs, fit different flavors" and "multiple specs, fits borrowing" are ported with
   each pod set a workload: all fit, so all-or-nothing does not bind.)
 - Partial admission: TestSchedule's five "partial admission ..." cases.
-- Hierarchical cohorts: TestSchedule "in a hierarchical cohort, workload borrowing less is
-  scheduled first" (quota in a cohort); TestPreemption "long range preemption". (The two
-  "hierarchical cohort ... lending limit ..." cases are ported: their root has no quota and no
-  other member, so they are one flat cohort.)
-- BorrowWithinCohort: TestSchedule "preemption while borrowing, workload waiting for preemption
-  should not block a borrowing workload in another CQ", "multiple preemptions skip preemption
-  when shared limited resource", "don't assign flavor if there are no candidates for
-  preemption"; TestPreemption the six "use BorrowWithinCohort; ..." cases; TestAssignFlavors the
-  six "when borrowing while preemption is needed for flavor one ..." cases, "when borrowing while
-  preemption is needed, but borrowingLimit exceeds the quota available in the cohort" and the
-  two "cannot preempt in cohort (oracle returns None) ..." cases.
-- A FlavorFungibility other than Kueue's default, or a preference: TestSchedule "use second
-  flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch", the two
-  "PreemptionOverBorrowing preference: ..." cases and "BorrowingOverPreemption preference: ...";
-  TestAssignFlavors the two "preempt before try next flavor ..." cases, "borrow try next flavor,
-  found the first flavor", "... found the second flavor" and the two "lend try next flavor, ...".
-- Fair sharing: TestAssignFlavors the four "... fair sharing enabled, ..." cases.
+- A workload being evicted (still holding its quota; budcluster has no such state):
+  TestHierarchicalPreemptions "prefer to preempt evicted workloads".
+- More priorities than budcluster's four that it may preempt, where their order decides the
+  victims: TestHierarchicalPreemptions "reclaim in complex hierarchy" (nine); TestFairPreemptions
+  "hierarchical preemption" (six).
+- Fair sharing's preemption strategies (Kueue's controller configuration; budcluster records
+  only whether fair sharing is on): TestFairPreemptions "preempt lower priority first, even if
+  big" and "preempt workload that doesn't transfer the imbalance, even if high priority".
+- A stubbed preemption oracle that reports candidates where the case has none (the secondary
+  ClusterQueue's usage is within its nominal quota, so a cycle finds no candidate and goes on to
+  flavor two): TestAssignFlavors the four "when borrowing while preemption is needed for flavor
+  one[, no borrowingLimit]; WhenCanBorrow=MayStopSearch..." cases and the two "... fair sharing
+  enabled, reclaimWithinCohort=Any..." cases.
+- A FlavorFungibility preference (budcluster's FlavorFungibility has no preference field):
+  TestSchedule the two "PreemptionOverBorrowing preference: ..." cases and
+  "BorrowingOverPreemption preference: ..."; TestHierarchical "Select deeper-borrowing flavor
+  that fits when shallower-borrowing flavor has no preemption candidates".
 - Taints, tolerations, node selectors and affinity (a budcluster flavor selects nodes by label;
   a workload asks only a GPU type): TestSchedule "flavors with mixed misconfiguration and
   insufficient quota", "flavors with mixed taint mismatch and exceeding limits", "flavors are
@@ -77,8 +98,8 @@ Left out (89 of 161 cases; 72 are ported), by reason:
   "multiple flavors, doesn't fit node affinity", "can only preempt flavors that match affinity".
 - Two resources in one flavor beside the resource mapped to GPUs, or usage in a second CPU
   flavor that its node's labels do not tell (a running workload is charged to the first of its
-  queue's CPU flavors its node has): TestSchedule "two workloads can
-  borrow different resources from the same flavor in the same cycle"; TestAssignFlavors
+  queue's CPU flavors its node has): TestSchedule "two workloads can borrow different resources
+  from the same flavor in the same cycle"; TestAssignFlavors
   "multiple resource groups with multiple resources, fits with different modes" (also a stubbed
   preemption oracle).
 - Zero requests of an unlisted resource, the pods quota, reclaimable pods: TestSchedule "admit
@@ -104,12 +125,14 @@ Left out (89 of 161 cases; 72 are ported), by reason:
   by borrowing, so a cycle admits it).
 The other tests of these files (TestEntryOrdering, TestLastSchedulingContext and the rest of
 scheduler_test.go, TestCandidatesOrdering and the rest of preemption_test.go,
-TestReclaimBeforePriorityPreemption, TestHierarchical and the rest of flavorassigner_test.go)
-test Kueue's internals with hand-set inputs, several cycles, or its API, and are not ported.
+TestFairPreemptionSkipsUnsatisfiableTournament, TestReclaimBeforePriorityPreemption and the
+rest of flavorassigner_test.go) test Kueue's internals with hand-set inputs, several cycles, or
+its API, and are not ported.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -131,12 +154,17 @@ from domain.model.job import (
 from domain.model.quota import (
     AMD_GPU,
     CPU,
+    DEFAULT_PRIORITY_VALUES,
     GPU_LABEL,
     MEMORY,
     NVIDIA_GPU,
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
+    FungibilityPolicy,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
@@ -179,6 +207,24 @@ class Q:
     cpu_quotas: dict[str, dict[str, Limits]] | None = None
     """The CPU and memory resource group: per flavor in the queue's order, the limits of `cpu`
     and `memory` it lists; None: one flavor, default-cpu, with room for everything."""
+    borrow_within: BorrowWithinCohort = field(default_factory=BorrowWithinCohort)
+    fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    weight: float = 1.0
+    """Its fair-sharing weight."""
+
+
+@dataclass(frozen=True)
+class C:
+    """A Cohort object: its parent (which may be implicit) and its own quotas."""
+
+    name: str
+    parent: str | None = None
+    quotas: dict[str, Limits] = field(default_factory=dict)
+    """nvidia.com/gpu, per flavor (empty: no GPU resource group)."""
+    cpu_quotas: dict[str, dict[str, Limits]] = field(default_factory=dict)
+    """The CPU and memory resource group, as `Q.cpu_quotas` (empty: none)."""
+    weight: float = 1.0
+    """Its fair-sharing weight."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +279,11 @@ class Scenario:
     fail, strictly: a fix makes it pass, and then this mark goes)."""
     disagrees_only_in: Literal["", "estimator", "simulated"] = ""
     """Where the disagreement shows, when only one of the two paths gives another answer."""
+    cohorts: list[C] = field(default_factory=list)
+    """Cohort objects (parents, own quotas, weights); a queue's cohort not among them is a
+    Cohort object of that name with none of these, a parent not among them is implicit."""
+    fair_sharing: bool = False
+    """Kueue's fairSharing.enable (`QuotaSet.fair_sharing`)."""
 
     def node_objects(self) -> list[Node]:
         return [
@@ -255,7 +306,13 @@ class Scenario:
         gpu_types = sorted({gpu for name, gpu, _ in self.nodes if name not in self.node_flavors})
         named = dict.fromkeys(self.node_flavors.values())
         cpu_flavors = dict.fromkeys(
-            f for q in self.queues for f in (q.cpu_quotas or {}) if f not in named
+            f
+            for quotas in (
+                *(q.cpu_quotas or {} for q in self.queues),
+                *(c.cpu_quotas for c in self.cohorts),
+            )
+            for f in quotas
+            if f not in named
         )
         flavors = (
             *tuple(ResourceFlavor(CLUSTER, gpu, {GPU_LABEL: gpu}, NOW, NOW) for gpu in gpu_types),
@@ -272,19 +329,35 @@ class Scenario:
                 cohort=q.cohort,
                 queueing_strategy=q.strategy,
                 resource_groups=resource_groups(q),
-                preemption=PreemptionPolicy(q.within, q.reclaim),
+                preemption=PreemptionPolicy(q.within, q.reclaim, q.borrow_within),
+                flavor_fungibility=q.fungibility,
+                fair_sharing_weight=q.weight,
             )
             for q in self.queues
         )
-        cohorts = tuple(
-            Cohort(CLUSTER, name, NOW)
-            for name in sorted({q.cohort for q in self.queues if q.cohort})
+        listed = {c.name for c in self.cohorts}
+        cohorts = (
+            *(
+                Cohort(
+                    CLUSTER,
+                    c.name,
+                    NOW,
+                    parent=c.parent,
+                    resource_groups=cohort_groups(c),
+                    fair_sharing_weight=c.weight,
+                )
+                for c in self.cohorts
+            ),
+            *(
+                Cohort(CLUSTER, name, NOW)
+                for name in sorted({q.cohort for q in self.queues if q.cohort} - listed)
+            ),
         )
         local = tuple(
             LocalQueue(CLUSTER, name, tenant_namespace(TENANT), TENANT, cq, NOW)
             for name, cq in {**{q.name: q.name for q in self.queues}, **self.local_queues}.items()
         )
-        return QuotaSet(flavors, queues, local, cohorts)
+        return QuotaSet(flavors, queues, local, cohorts, fair_sharing=self.fair_sharing)
 
     def jobs(self) -> list[Job]:
         jobs: list[Job] = []
@@ -334,8 +407,46 @@ def resource_groups(q: Q) -> tuple[ResourceGroup, ...]:
     return tuple(groups)
 
 
+def cohort_groups(c: C) -> tuple[ResourceGroup, ...]:
+    """A cohort's own resource groups: nvidia.com/gpu, then CPU and memory, each if it has it."""
+    groups = []
+    if c.quotas:
+        groups.append(
+            ResourceGroup(
+                (NVIDIA_GPU,),
+                tuple(
+                    FlavorQuotas(f, (ResourceQuota(NVIDIA_GPU, *limits),))
+                    for f, limits in c.quotas.items()
+                ),
+            )
+        )
+    if c.cpu_quotas:
+        groups.append(
+            ResourceGroup(
+                (CPU, MEMORY),
+                tuple(
+                    FlavorQuotas(f, tuple(ResourceQuota(r, *lim_) for r, lim_ in listed.items()))
+                    for f, listed in c.cpu_quotas.items()
+                ),
+            )
+        )
+    return tuple(groups)
+
+
 def job_id(key: str) -> JobId:
+    """A job's id. A Kueue case's workloads get ids that sort as their names do, as Kueue's
+    tests set each workload's UID to its name (the last tie-break among preemption candidates);
+    other keys get a hash."""
+    rank = _kueue_ranks().get(key)
+    if rank is not None:
+        return JobId(uuid.UUID(int=(1 << 120) + rank))
     return JobId(uuid.uuid5(CLUSTER, key))
+
+
+@functools.cache
+def _kueue_ranks() -> dict[str, int]:
+    keys = {w.key for case in KUEUE_CASES for w in (*case.running, *case.waiting)}
+    return {key: rank for rank, key in enumerate(sorted(keys))}
 
 
 def make_job(w: W, status: JobStatus) -> Job:
@@ -525,9 +636,45 @@ def kq(
     reclaim: ReclaimWithinCohort = ReclaimWithinCohort.NEVER,
     amd: dict[str, Limits] | None = None,
     cpu: dict[str, dict[str, Limits]] | None = None,
+    borrow_within: BorrowWithinCohort | None = None,
+    fungibility: FlavorFungibility | None = None,
+    weight: float = 1.0,
 ) -> Q:
-    """A ClusterQueue of a Kueue case, with Kueue's defaults (BestEffortFIFO, no preemption)."""
-    return Q(name, quotas, cohort, strategy, within, reclaim, amd or {}, cpu)
+    """A ClusterQueue of a Kueue case, with Kueue's defaults (BestEffortFIFO, no preemption,
+    flavor search MayStopSearch when it can borrow, TryNextFlavor when it can preempt)."""
+    return Q(
+        name,
+        quotas,
+        cohort,
+        strategy,
+        within,
+        reclaim,
+        amd or {},
+        cpu,
+        borrow_within or BorrowWithinCohort(),
+        fungibility or FlavorFungibility(),
+        weight,
+    )
+
+
+def bwc(threshold: JobPriority | int | None = None) -> BorrowWithinCohort:
+    """borrowWithinCohort LowerPriority, with Kueue's maxPriorityThreshold as the budcluster
+    priority whose value it takes (the highest priority of the case at or under Kueue's
+    threshold), or as a number under every priority of the case."""
+    value = DEFAULT_PRIORITY_VALUES[threshold] if isinstance(threshold, JobPriority) else threshold
+    return BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY, value)
+
+
+MAY_STOP = FungibilityPolicy.MAY_STOP_SEARCH
+TRY_NEXT = FungibilityPolicy.TRY_NEXT_FLAVOR
+
+
+def search(
+    when_can_borrow: FungibilityPolicy, when_can_preempt: FungibilityPolicy
+) -> FlavorFungibility:
+    """A FlavorFungibility: what a workload does when it can borrow, and when it can preempt,
+    in the flavor it is looking at."""
+    return FlavorFungibility(when_can_borrow, when_can_preempt)
 
 
 def lim(nominal: float, borrow: float | None = None, lend: float | None = None) -> Limits:
@@ -578,6 +725,8 @@ def kueue_case(
     local_queues: dict[str, str] | None = None,
     disagrees: str = "",
     disagrees_only_in: Literal["", "estimator", "simulated"] = "",
+    cohorts: list[C] | None = None,
+    fair_sharing: bool = False,
 ) -> Scenario:
     """A Kueue case: `nodes` are (node, its flavor, GPU type), large enough never to bind."""
     return Scenario(
@@ -597,6 +746,8 @@ def kueue_case(
         kueue=kueue,
         disagrees=disagrees,
         disagrees_only_in=disagrees_only_in,
+        cohorts=cohorts or [],
+        fair_sharing=fair_sharing,
     )
 
 
@@ -700,13 +851,14 @@ S_CASES = [
         running=[kw("lend/a", "lend-b", 2, node="default")],
         waiting=[kw("lend/b", "lend-b", 3)],
     ),
-    # The cohort "child" has a parent "root" with no quota and no other member: as one cohort.
+    # The cohort "child" has the parent "root", a Cohort with no quotas and no other member.
     s_case(
         "hierarchical cohort respects lending limit when borrowing",
         queues=[
             kq("cq-lender", {"on-demand": lim(10, None, 3)}, cohort="child"),
             kq("cq-borrower", {"on-demand": lim(5, 10)}, cohort="child"),
         ],
+        cohorts=[C("root"), C("child", "root")],
         running=[kw("eng-alpha/wl-existing", "cq-borrower", 5, node="on-demand")],
         waiting=[kw("eng-alpha/wl-pending", "cq-borrower", 4)],
     ),
@@ -716,6 +868,7 @@ S_CASES = [
             kq("cq-lender", {"on-demand": lim(10, None, 5)}, cohort="child"),
             kq("cq-borrower", {"on-demand": lim(5, 10)}, cohort="child"),
         ],
+        cohorts=[C("root"), C("child", "root")],
         running=[kw("eng-alpha/wl-existing", "cq-borrower", 5, node="on-demand")],
         waiting=[kw("eng-alpha/wl-borrowing", "cq-borrower", 5)],
         admitted={"eng-alpha/wl-borrowing"},
@@ -760,10 +913,6 @@ S_CASES = [
     s_case(
         "cannot borrow resource not listed in clusterQueue",
         waiting=[kw("eng-alpha/new", "eng-alpha", 1, gpu_type=MI300)],
-        disagrees=(
-            "a resource none of the queue's resource groups covers is limited by nodes "
-            "only: eng-alpha/new is admitted on model-a"
-        ),
     ),
     s_case(
         "not enough resources to borrow, fallback to next flavor; WhenCanPreempt: TryNextFlavor",
@@ -920,11 +1069,6 @@ S_CASES = [
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
         flavors={"eng-alpha/preemptor": "on-demand"},
-        disagrees=(
-            "the victims are not limited to the chosen flavor nor minimised: a2 (before a1 "
-            "by key) is evicted with a1"
-        ),
-        disagrees_only_in="estimator",
     ),
     # Kueue's priorities 50, 100, 9001: LOW, NORMAL, HIGH.
     s_case(
@@ -948,11 +1092,6 @@ S_CASES = [
         admitted={"eng-alpha/preemptor"},
         preempted={"eng-alpha/a1"},
         flavors={"eng-alpha/preemptor": "on-demand"},
-        disagrees=(
-            "victims are chosen across flavors by priority, start and key, not in flavor "
-            "order: a2 (before a1 by key) is evicted and the preemptor lands on spot"
-        ),
-        disagrees_only_in="estimator",
     ),
     # Kueue's priorities 0, 1: NORMAL, HIGH; the admitted workloads were created first.
     s_case(
@@ -1022,6 +1161,121 @@ S_CASES = [
         waiting=[kw("eng-alpha/test-wl", "preempt-attempts-cq", 1)],
         admitted={"eng-alpha/test-wl"},
         flavors={"eng-alpha/test-wl": "spot"},
+    ),
+    s_case(
+        "use second flavor when the first has no preemption candidates; WhenCanPreempt: "
+        "MayStopSearch",
+        queues=[
+            kq(
+                "other-alpha",
+                {"on-demand": lim(50, 50), "spot": lim(100, 0)},
+                within=LOWER,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            )
+        ],
+        running=[kw("eng-alpha/admitted", "other-alpha", 50, node="on-demand")],
+        waiting=[kw("eng-alpha/new", "other-alpha", 20)],
+        admitted={"eng-alpha/new"},
+        flavors={"eng-alpha/new": "spot"},
+    ),
+    # borrowWithinCohort. Kueue's LocalQueues lq_a and lq_b are cq_a and cq_b; "a" was created
+    # 1 s after now, "b" 2 s.
+    s_case(
+        "preemption while borrowing, workload waiting for preemption should not block a "
+        "borrowing workload in another CQ",
+        queues=[
+            kq("cq_shared", {"default": lim(4, 0)}, cohort="preemption-while-borrowing"),
+            kq(
+                "cq_a",
+                {"default": lim(0, 3)},
+                cohort="preemption-while-borrowing",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+            ),
+            kq(
+                "cq_b",
+                {"default": lim(0)},
+                cohort="preemption-while-borrowing",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+            ),
+        ],
+        running=[kw("eng-alpha/admitted_a", "cq_a", 2, node="default")],
+        waiting=[kw("eng-alpha/a", "cq_a", 3, age=1), kw("eng-beta/b", "cq_b", 1, age=2)],
+        admitted={"eng-beta/b"},
+        flavors={"eng-beta/b": "default"},
+    ),
+    # Kueue's priorities 0, 99, 100: LOW, NORMAL, HIGH. Its LocalQueues "other" of eng-alpha
+    # and eng-beta are other-alpha and other-beta.
+    s_case(
+        "multiple preemptions skip preemption when shared limited resource",
+        queues=[
+            kq(
+                "other-alpha",
+                {"default": lim(2)},
+                cohort="other",
+                within=LOWER,
+                borrow_within=bwc(),
+            ),
+            kq(
+                "other-beta",
+                {"default": lim(2)},
+                cohort="other",
+                within=LOWER,
+                borrow_within=bwc(),
+            ),
+            kq("resource-bank", {"default": lim(1)}, cohort="other"),
+        ],
+        running=[
+            kw("eng-alpha/a1", "other-alpha", 2, P.LOW, node="default"),
+            kw("eng-beta/b1", "other-beta", 2, P.LOW, node="default"),
+        ],
+        waiting=[
+            kw("eng-alpha/preemptor", "other-alpha", 3, P.HIGH),
+            kw("eng-beta/pretending-preemptor", "other-beta", 3, P.NORMAL),
+        ],
+        admitted={"eng-alpha/preemptor"},
+        preempted={"eng-alpha/a1"},
+    ),
+    # Kueue's priorities 0, 100: NORMAL, HIGH; admitted was admitted 1 s before now.
+    s_case(
+        "don't assign flavor if there are no candidates for preemption",
+        queues=[
+            kq(
+                "cq1",
+                {"on-demand": lim(0, 1), "spot": lim(0, 1)},
+                cohort="cohort",
+                within=LOWER,
+                reclaim=ANY,
+                borrow_within=bwc(),
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq("cq2", {"on-demand": lim(1), "spot": lim(1)}, cohort="cohort"),
+        ],
+        running=[kw("eng-alpha/admitted", "cq2", 1, node="on-demand")],
+        waiting=[kw("eng-alpha/new", "cq1", 1, P.HIGH)],
+        admitted={"eng-alpha/new"},
+        flavors={"eng-alpha/new": "spot"},
+    ),
+    # Hierarchical cohorts: the cohort "guaranteed" holds 4 and has the parent "root" (a Cohort
+    # with no quotas). Kueue's priorities 0, 3: NORMAL, HIGH.
+    s_case(
+        "in a hierarchical cohort, workload borrowing less is scheduled first",
+        queues=[
+            kq("guaranteed", {"default": lim(0)}, cohort="guaranteed"),
+            kq("best-effort", {"default": lim(0)}, cohort="root"),
+        ],
+        cohorts=[C("root"), C("guaranteed", "root", {"default": lim(4)})],
+        waiting=[
+            kw("eng-alpha/guaranteed", "guaranteed", 4),
+            kw("eng-alpha/best-effort", "best-effort", 4, P.HIGH),
+        ],
+        admitted={"eng-alpha/guaranteed"},
+        flavors={"eng-alpha/guaranteed": "default"},
+        disagrees=(
+            "a cohort's own quotas are not counted: neither queue can ever fit (Kueue: the "
+            "cohort's 4 go to guaranteed, which borrows from nearer than best-effort)"
+        ),
     ),
 ]
 
@@ -1097,6 +1351,45 @@ COHORT_THREE = [
     kq("b", {"default": lim(2)}, cohort="cohort-three", cpu={"default": mem(2)}),
     kq("c", {"default": lim(2)}, cohort="cohort-three", cpu={"default": mem(2)}),
 ]
+
+
+def with_shared_cq(threshold: JobPriority | int) -> list[Q]:
+    """The cohort with_shared_cq, its queues' maxPriorityThreshold (Kueue's 0) as `threshold`
+    under the case's mapping of priorities (`bwc`)."""
+    limit = bwc(threshold)
+    cohort = "with_shared_cq"
+    return [
+        kq(
+            "a_standard",
+            {"default": lim(1, 12)},
+            cohort=cohort,
+            reclaim=LOWER_R,
+            borrow_within=limit,
+        ),
+        kq(
+            "b_standard",
+            {"default": lim(1, 12)},
+            cohort=cohort,
+            within=LOWER,
+            reclaim=ANY,
+            borrow_within=limit,
+        ),
+        kq(
+            "a_best_effort",
+            {"default": lim(1, 12)},
+            cohort=cohort,
+            reclaim=LOWER_R,
+            borrow_within=limit,
+        ),
+        kq(
+            "b_best_effort",
+            {"default": lim(0, 13)},
+            cohort=cohort,
+            reclaim=LOWER_R,
+            borrow_within=limit,
+        ),
+        kq("shared", {"default": lim(10)}, cohort=cohort),
+    ]
 
 
 def p_case(name: str, queues: list[Q], **kwargs: Any) -> Scenario:
@@ -1308,6 +1601,73 @@ P_CASES = [
         admitted={"in"},
         preempted={"wl2"},
     ),
+    # borrowWithinCohort, in the cohort with_shared_cq. Kueue's priorities -1, 0: LOW, NORMAL,
+    # its threshold 0 NORMAL's value.
+    p_case(
+        "use BorrowWithinCohort; allow preempting a lower-priority workload from another "
+        "ClusterQueue while borrowing",
+        with_shared_cq(P.NORMAL),
+        running=[
+            ran("a_best_effort_low", "a_best_effort", 10, P.LOW),
+            ran("b_best_effort_low", "b_best_effort", 1, P.LOW),
+        ],
+        waiting=[kw("in", "a_standard", 10)],
+        admitted={"in"},
+        preempted={"a_best_effort_low"},
+    ),
+    # Kueue's priorities 1, 2: NORMAL, HIGH; its threshold 0 is under both: LOW's value.
+    p_case(
+        "use BorrowWithinCohort; don't allow preempting a lower-priority workload with priority "
+        "above MaxPriorityThreshold, if borrowing is required even after the preemption",
+        with_shared_cq(P.LOW),
+        running=[ran("b_standard", "b_standard", 10)],
+        waiting=[kw("in", "a_standard", 10, P.HIGH)],
+    ),
+    p_case(
+        "use BorrowWithinCohort; allow preempting a lower-priority workload with priority above "
+        "MaxPriorityThreshold, if borrowing is not required after the preemption",
+        with_shared_cq(P.LOW),
+        running=[ran("b_standard", "b_standard", 13)],
+        waiting=[kw("in", "a_standard", 1, P.HIGH)],
+        admitted={"in"},
+        preempted={"b_standard"},
+    ),
+    p_case(
+        "use BorrowWithinCohort; don't allow for preemption of lower-priority workload from the "
+        "same ClusterQueue",
+        with_shared_cq(P.LOW),
+        running=[ran("a_standard", "a_standard", 13)],
+        waiting=[kw("in", "a_standard", 1, P.HIGH)],
+    ),
+    # Kueue's priorities 1, 2, 3: LOW, NORMAL, HIGH; its threshold 0 is under all: SPOT's value.
+    p_case(
+        "use BorrowWithinCohort; only preempt from CQ if no workloads below threshold and already "
+        "above nominal",
+        with_shared_cq(P.SPOT),
+        running=[
+            ran("a_standard_1", "a_standard", 10, P.LOW),
+            ran("a_standard_2", "a_standard", 1, P.LOW),
+            ran("b_standard_1", "b_standard", 1, P.LOW),
+            ran("b_standard_2", "b_standard", 1),
+        ],
+        waiting=[kw("in", "b_standard", 1, P.HIGH)],
+        admitted={"in"},
+        preempted={"b_standard_1"},
+    ),
+    # Kueue's priorities -2, -1, 1, 2: SPOT, LOW, NORMAL, HIGH; its threshold 0 LOW's value.
+    p_case(
+        "use BorrowWithinCohort; preempt from CQ and from other CQs with workloads below threshold",
+        with_shared_cq(P.LOW),
+        running=[
+            ran("b_standard_high", "b_standard", 10, P.HIGH),
+            ran("b_standard_mid", "b_standard", 1),
+            ran("a_best_effort_low", "a_best_effort", 1, P.LOW),
+            ran("a_best_effort_lower", "a_best_effort", 1, P.SPOT),
+        ],
+        waiting=[kw("in", "b_standard", 2, P.HIGH)],
+        admitted={"in"},
+        preempted={"a_best_effort_lower", "b_standard_mid"},
+    ),
     p_case(
         "reclaim quota from lender",
         COHORT_LEND,
@@ -1392,12 +1752,722 @@ P_CASES = [
         admitted={"in"},
         preempted={"a1", "b5"},
     ),
+    # Hierarchical cohorts: cohort-left and cohort-right have the implicit parent root.
+    p_case(
+        "long range preemption",
+        [
+            kq("cq-left", {"default": lim(10)}, cohort="cohort-left", reclaim=ANY),
+            kq("cq-right", {"default": lim(0)}, cohort="cohort-right"),
+        ],
+        cohorts=[C("cohort-left", "root"), C("cohort-right", "root")],
+        running=[ran("to-be-preempted", "cq-right", 5)],
+        waiting=[kw("in", "cq-left", 8)],
+        admitted={"in"},
+        preempted={"to-be-preempted"},
+        disagrees=(
+            "cohorts' parents are not counted: cohort-left and cohort-right share nothing, so in "
+            "fits cq-left's 10 with no preemption (Kueue: cq-right borrows 5 of them through "
+            "root, and in reclaims them)"
+        ),
+    ),
+]
+
+# preemption_hierarchical_test.go, TestHierarchicalPreemptions: as TestPreemption (one flavor,
+# default; the preemptor "in" waits and one cycle runs), in trees of cohorts. A queue the case
+# gives no cpu quota (its flavor default lists no resource) has a nominal quota of 0 here: Kueue
+# counts a missing quota as 0, and a cycle needs the resource listed to assign a flavor at all.
+# Each case says its mapping of priorities; a maxPriorityThreshold of 0 is the value of the
+# priority Kueue's 0 maps to.
+PH = "preemption_hierarchical_test.go"
+
+
+def ph_case(name: str, queues: list[Q], cohorts: list[C], **kwargs: Any) -> Scenario:
+    return kueue_case(PH, name, nodes_of("default"), queues, cohorts=cohorts, **kwargs)
+
+
+def hq(name: str, cohort: str, nominal: float = 0, **kwargs: Any) -> Q:
+    """A queue of TestHierarchicalPreemptions: withinClusterQueue LowerPriority and
+    reclaimWithinCohort Any unless the case says otherwise."""
+    kwargs = {"within": LOWER, "reclaim": ANY, **kwargs}
+    return kq(name, {"default": lim(nominal, *kwargs.pop("limits", ()))}, cohort=cohort, **kwargs)
+
+
+def r_c(quota: float) -> list[C]:
+    """The root r (no quotas) and its child c, with `quota`."""
+    return [C("r"), C("c", "r", {"default": lim(quota)})]
+
+
+PH_CASES = [
+    # Kueue's priority 0: NORMAL.
+    ph_case(
+        "preempt with hierarchical advantage",
+        [hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[ran("admitted2", "q_borrowing", 2)],
+        waiting=[kw("in", "q", 2)],
+        admitted={"in"},
+        preempted={"admitted2"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from admitted2, which borrows it through r)"
+        ),
+    ),
+    # Kueue's priorities -10, 0: LOW, NORMAL.
+    ph_case(
+        "avoid queues within nominal quota",
+        [hq("q_nominal", "r", 2), hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[
+            ran("admitted1", "q_nominal", 2, P.LOW),
+            ran("admitted2", "q_borrowing", 2),
+        ],
+        waiting=[kw("in", "q", 2)],
+        admitted={"in"},
+        preempted={"admitted2"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from admitted2, not from q_nominal within its nominal quota)"
+        ),
+    ),
+    # Kueue's priorities 0, 1, 2: LOW, NORMAL, HIGH.
+    ph_case(
+        "preempt multiple with hierarchical advantage",
+        [hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[
+            ran("admitted1", "q_borrowing", 1),
+            ran("admitted2", "q_borrowing", 1, P.HIGH),
+        ],
+        waiting=[kw("in", "q", 2, P.LOW)],
+        admitted={"in"},
+        preempted={"admitted1", "admitted2"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from both workloads borrowing it, of higher priority as they are)"
+        ),
+    ),
+    # Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH. admitted_preemptible asks 1 but its
+    # admission holds 2, which Kueue counts: 2 here.
+    ph_case(
+        "preempt in cohort and own CQ",
+        [hq("q", "c", borrow_within=bwc(P.NORMAL)), hq("q_same_cohort", "c")],
+        r_c(3),
+        running=[
+            ran("admitted_not_preemptible", "q_same_cohort", 1, P.HIGH),
+            ran("admitted_preemptible", "q_same_cohort", 2),
+            ran("admitted_own_queue", "q", 1, P.LOW),
+        ],
+        waiting=[kw("in", "q", 2, P.HIGH)],
+        admitted={"in"},
+        preempted={"admitted_own_queue", "admitted_preemptible"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "preempts admitted_own_queue in q and, borrowing, admitted_preemptible, at the "
+            "threshold)"
+        ),
+    ),
+    # Kueue's priorities -2, 0, 1: LOW, NORMAL, HIGH.
+    ph_case(
+        "prefer to preempt hierarchical candidate",
+        [hq("q", "c"), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[
+            ran("admitted_borrowing", "q_borrowing", 1, P.HIGH),
+            ran("admitted_same_queue", "q", 1, P.LOW),
+        ],
+        waiting=[kw("in", "q", 1)],
+        admitted={"in"},
+        preempted={"admitted_borrowing"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's quota from admitted_borrowing, of higher priority, rather than preempt "
+            "admitted_same_queue in q)"
+        ),
+    ),
+    # Kueue's priorities -10, -1, 0: SPOT, LOW, NORMAL.
+    ph_case(
+        "forced to preempt priority candidate",
+        [
+            hq("q", "c", borrow_within=bwc(P.NORMAL)),
+            hq("q_nominal", "r", 2),
+            hq("q_same_cohort", "c"),
+        ],
+        r_c(2),
+        running=[
+            ran("admitted_nominal", "q_nominal", 2, P.SPOT),
+            ran("admitted_same_cohort", "q_same_cohort", 2, P.LOW),
+        ],
+        waiting=[kw("in", "q", 2)],
+        admitted={"in"},
+        preempted={"admitted_same_cohort"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: no queue "
+            "borrows c's quota, so in preempts admitted_same_cohort, under the threshold, while "
+            "borrowing)"
+        ),
+    ),
+    # Kueue's priorities 0, 10: NORMAL, HIGH.
+    ph_case(
+        "incoming workload fits in CQ nominal quota",
+        [hq("q", "c", 4), hq("q_borrowing", "r"), hq("q_same_cohort", "c")],
+        r_c(2),
+        running=[
+            ran("admitted_borrowing", "q_borrowing", 3, P.HIGH),
+            ran("admitted_same_cohort", "q_same_cohort", 3, P.HIGH),
+        ],
+        waiting=[kw("in", "q", 4)],
+        admitted={"in"},
+        preempted={"admitted_borrowing", "admitted_same_cohort"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted: q_borrowing, under r, shares "
+            "nothing with q, so only admitted_same_cohort is preempted (Kueue: both, which borrow "
+            "c's and q's quota)"
+        ),
+    ),
+    # r holds 1, c 4. Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH.
+    *[
+        ph_case(
+            name,
+            [
+                hq("q", "c", reclaim=LOWER_R, borrow_within=bwc(P.NORMAL)),
+                hq("q_borrowing", "r"),
+                hq("q_same_cohort", "c"),
+            ],
+            [C("r", None, {"default": lim(1)}), C("c", "r", {"default": lim(4)})],
+            running=[
+                ran("admitted_borrowing", "q_borrowing", 2, P.LOW),
+                ran(other, other_queue, 1, P.LOW),
+                ran("admitted_borrowing_not_preemptible", "q_borrowing", 2, P.HIGH),
+            ],
+            waiting=[kw("in", "q", 3)],
+            admitted={"in"},
+            preempted={"admitted_borrowing", other},
+            disagrees=(
+                "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+                f"reclaims from admitted_borrowing and preempts {other}, {why})"
+            ),
+        )
+        for name, other, other_queue, why in (
+            (
+                "preempt hierarchical and priority candidates",
+                "admitted_same_cohort_preemptible",
+                "q_same_cohort",
+                "under the threshold, while borrowing",
+            ),
+            (
+                "preempt hierarchical candidates and inside CQ",
+                "admitted_same_queue_preemptible",
+                "q",
+                "in q",
+            ),
+        )
+    ],
+    # Kueue's priorities -2, 0, 8, 9: SPOT, LOW, NORMAL, HIGH (admitted_borrowing_prio_10 has 9
+    # too).
+    ph_case(
+        "reclaim nominal quota from lowest priority workload, excluding non-borrowing",
+        [hq("q", "c"), hq("q_borrowing", "r"), hq("q_nominal", "r", 2)],
+        r_c(3),
+        running=[
+            ran("admitted_borrowing_prio_8", "q_borrowing", 1),
+            ran("admitted_borrowing_prio_9", "q_borrowing", 1, P.HIGH),
+            ran("admitted_borrowing_prio_10", "q_borrowing", 1, P.HIGH),
+            ran("admitted_nominal", "q_nominal", 2, P.SPOT),
+        ],
+        waiting=[kw("in", "q", 1, P.LOW)],
+        admitted={"in"},
+        preempted={"admitted_borrowing_prio_8"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims from the lowest-priority borrower, admitted_borrowing_prio_8, and spares "
+            "q_nominal within its nominal quota)"
+        ),
+    ),
+    # Kueue's priorities -10, 0: LOW, NORMAL.
+    ph_case(
+        "infeasible preemption all available workloads in pruned subtrees",
+        [hq("q_other", "c_other"), hq("q", "c"), hq("q_same_cohort", "c")],
+        [*r_c(2), C("c_other", "r", {"default": lim(2)})],
+        running=[
+            ran("admitted_other_1", "q_other", 1, P.LOW),
+            ran("admitted_other_2", "q_other", 1, P.LOW),
+            ran("admitted_same_cohort", "q_same_cohort", 2),
+        ],
+        waiting=[kw("in", "q", 2)],
+    ),
+    # cpu is the GPUs, memory (Gi) the CPU group's: r holds 3 GPUs and no memory, c 4 GPUs and
+    # 4 of memory. Kueue's priorities -2, 0: LOW, NORMAL.
+    ph_case(
+        "hiearchical preemption with multiple resources",
+        [
+            hq(name, cohort, cpu={"default": mem(0)})
+            for name, cohort in (("q", "c"), ("q_borrowing", "r"), ("q_same_cohort", "c"))
+        ],
+        [
+            C("r", None, {"default": lim(3)}),
+            C("c", "r", {"default": lim(4)}, {"default": mem(4)}),
+        ],
+        running=[
+            ran("admitted_borrowing", "q_borrowing", 3, memory=1),
+            ran("admitted_same_cohort", "q_same_cohort", 1, P.LOW, memory=3),
+        ],
+        waiting=[kw("in", "q", 2, P.LOW, memory=1)],
+        admitted={"in"},
+        preempted={"admitted_borrowing"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims c's memory from admitted_borrowing)"
+        ),
+    ),
+    # Kueue's priorities -2, 0: LOW, NORMAL.
+    ph_case(
+        "respect lending limits",
+        [hq("q", "c", 3, limits=(None, 2)), hq("q_borrowing", "r")],
+        r_c(2),
+        running=[ran("admitted_borrowing", "q_borrowing", 4)],
+        waiting=[kw("in", "q", 5, P.LOW)],
+        admitted={"in"},
+        preempted={"admitted_borrowing"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
+            "reclaims from admitted_borrowing what q lends and c holds)"
+        ),
+    ),
+]
+
+# preemption_fair_test.go, TestFairPreemptions: as TestPreemption (one flavor, default; the
+# preemptor waits and one cycle runs), with fair sharing on. Its ClusterQueues a, b and c (3
+# each) and preemptible (0) in the cohort all are `fair_queues`; where a case gives its own, they
+# preempt as it says (a queue it gives no quota has a nominal quota of 0, as in
+# TestHierarchicalPreemptions). Kueue's priorities -3, -1, 0 and above: SPOT, LOW, NORMAL, HIGH;
+# the queues' maxPriorityThreshold -3 is SPOT's value. Where a case asks halves of a cpu, every
+# quantity is doubled (GPUs are whole; shares are ratios, so they do not change).
+PF = "preemption_fair_test.go"
+
+
+def pf_case(
+    name: str,
+    queues: list[Q],
+    *,
+    nodes: list[tuple[str, str, str]] | None = None,
+    **kwargs: Any,
+) -> Scenario:
+    return kueue_case(PF, name, nodes or nodes_of("default"), queues, fair_sharing=True, **kwargs)
+
+
+def fair_queues(scale: int = 1) -> list[Q]:
+    """TestFairPreemptions' baseCQs, every quota times `scale`."""
+    return [
+        *(
+            kq(
+                name,
+                {"default": lim(3 * scale)},
+                cohort="all",
+                within=LOWER,
+                reclaim=ANY,
+                borrow_within=bwc(P.SPOT),
+            )
+            for name in ("a", "b", "c")
+        ),
+        kq("preemptible", {"default": lim(0)}, cohort="all"),
+    ]
+
+
+def weighted(*weights: tuple[str, float], nominal: float = 3) -> list[Q]:
+    """ClusterQueues of the cohort all, with `nominal` each and the given weights, that preempt
+    within themselves LowerPriority and reclaim Any."""
+    return [
+        kq(
+            name,
+            {"default": lim(nominal)},
+            cohort="all",
+            within=LOWER,
+            reclaim=ANY,
+            weight=weight,
+        )
+        for name, weight in weights
+    ]
+
+
+def units(queue: str, *keys: str, priority: JobPriority = P.NORMAL) -> list[W]:
+    """Running workloads of 1 GPU each."""
+    return [ran(key, queue, 1, priority) for key in keys]
+
+
+A3 = units("a", "a1", "a2", "a3")
+B3 = units("b", "b1", "b2", "b3")
+B5 = units("b", "b1", "b2", "b3", "b4", "b5")
+B6 = units("b", "b1", "b2", "b3", "b4", "b5", "b6")
+
+PF_CASES = [
+    pf_case(
+        "reclaim nominal from user using the most",
+        fair_queues(),
+        running=[*A3, *B5, *units("c", "c1")],
+        waiting=[kw("c_incoming", "c", 1)],
+        admitted={"c_incoming"},
+        preempted={"b1"},
+    ),
+    pf_case(
+        "can reclaim from queue using less, if taking the latest workload from user using the "
+        "most isn't enough",
+        fair_queues(),
+        running=[ran("a1", "a", 3), ran("a2", "a", 1), ran("b1", "b", 2), ran("b2", "b", 3)],
+        waiting=[kw("c_incoming", "c", 3)],
+        admitted={"c_incoming"},
+        preempted={"a1"},
+    ),
+    pf_case(
+        "reclaim borrowable quota from user using the most",
+        fair_queues(),
+        running=[*A3, *B5, *units("c", "c1")],
+        waiting=[kw("a_incoming", "a", 1)],
+        admitted={"a_incoming"},
+        preempted={"b1"},
+    ),
+    # Doubled.
+    pf_case(
+        "preempt one from each CQ borrowing",
+        fair_queues(2),
+        running=[
+            ran("a1", "a", 1),
+            ran("a2", "a", 1),
+            ran("a3", "a", 6),
+            ran("b1", "b", 1),
+            ran("b2", "b", 1),
+            ran("b3", "b", 6),
+        ],
+        waiting=[kw("c_incoming", "c", 4)],
+        admitted={"c_incoming"},
+        preempted={"a1", "b1"},
+    ),
+    pf_case(
+        "can't preempt when everyone under nominal",
+        fair_queues(),
+        running=[*A3, *B3, *units("c", "c1", "c2", "c3")],
+        waiting=[kw("c_incoming", "c", 1)],
+    ),
+    pf_case(
+        "can't preempt when it would switch the imbalance",
+        fair_queues(),
+        running=[*A3, *B5],
+        waiting=[kw("a_incoming", "a", 2)],
+    ),
+    pf_case(
+        "can preempt lower priority workloads from same CQ",
+        fair_queues(),
+        running=[
+            *units("a", "a1_low", "a2_low", priority=P.LOW),
+            *units("a", "a3", "a4"),
+            *B5,
+        ],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"a1_low", "a2_low"},
+    ),
+    pf_case(
+        "can preempt a combination of same CQ and highest user",
+        fair_queues(),
+        running=[*units("a", "a_low", priority=P.LOW), *units("a", "a2", "a3"), *B6],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"a_low", "b1"},
+    ),
+    pf_case(
+        "preempt huge workload if there is no other option, as long as the target CQ gets a "
+        "lower share",
+        fair_queues(),
+        running=[ran("b1", "b", 9)],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"b1"},
+    ),
+    pf_case(
+        "can't preempt huge workload if the incoming is also huge",
+        fair_queues(),
+        running=[ran("a1", "a", 2), ran("b1", "b", 7)],
+        waiting=[kw("a_incoming", "a", 5)],
+    ),
+    pf_case(
+        "can't preempt 2 smaller workloads if the incoming is huge",
+        fair_queues(),
+        running=[ran("b1", "b", 2), ran("b2", "b", 2), ran("b3", "b", 3)],
+        waiting=[kw("a_incoming", "a", 6)],
+    ),
+    pf_case(
+        "preempt from target and others even if over nominal",
+        fair_queues(),
+        running=[
+            ran("a1_low", "a", 2, P.LOW),
+            ran("a2_low", "a", 1, P.LOW),
+            ran("b1", "b", 3),
+            ran("b2", "b", 3),
+        ],
+        waiting=[kw("a_incoming", "a", 4)],
+        admitted={"a_incoming"},
+        preempted={"a1_low", "b1"},
+    ),
+    # Doubled.
+    pf_case(
+        "prefer to preempt workloads that don't make the target CQ have the biggest share",
+        fair_queues(2),
+        running=[ran("b1", "b", 4), ran("b2", "b", 2), ran("b3", "b", 4), ran("c1", "c", 2)],
+        waiting=[kw("a_incoming", "a", 7)],
+        admitted={"a_incoming"},
+        preempted={"b2"},
+    ),
+    # Doubled.
+    pf_case(
+        "preempt from different cluster queues if the end result has a smaller max share",
+        fair_queues(2),
+        running=[ran("b1", "b", 4), ran("b2", "b", 5), ran("c1", "c", 4), ran("c2", "c", 5)],
+        waiting=[kw("a_incoming", "a", 7)],
+        admitted={"a_incoming"},
+        preempted={"b1", "c1"},
+    ),
+    # Doubled.
+    pf_case(
+        "scenario above does not flap",
+        fair_queues(2),
+        running=[ran("a1", "a", 7), ran("b2", "b", 5), ran("c2", "c", 5)],
+        waiting=[kw("b_incoming", "b", 4)],
+    ),
+    pf_case(
+        "cannot preempt if it would make the candidate CQ go under nominal after preempting one "
+        "element",
+        fair_queues(),
+        running=[ran("b1", "b", 3), ran("b2", "b", 3), ran("c1", "c", 3)],
+        waiting=[kw("a_incoming", "a", 4)],
+    ),
+    pf_case(
+        "workloads under priority threshold not capriciously preempted",
+        fair_queues(),
+        running=[
+            *A3,
+            *B3,
+            *units("preemptible", "preemptible1", "preemptible2", "preemptible3", priority=P.SPOT),
+        ],
+        waiting=[kw("a_incoming", "a", 2)],
+    ),
+    pf_case(
+        "CQ with higher weight can preempt more",
+        weighted(("a", 2), ("b", 1), ("c", 1)),
+        running=[*A3, *B6],
+        waiting=[kw("a_incoming", "a", 2)],
+        admitted={"a_incoming"},
+        preempted={"b1", "b2"},
+    ),
+    pf_case(
+        "can preempt anything borrowing from CQ with 0 weight",
+        weighted(("a", 1), ("b", 0), ("c", 1)),
+        running=[*A3, *B6],
+        waiting=[kw("a_incoming", "a", 3)],
+        admitted={"a_incoming"},
+        preempted={"b1", "b2", "b3"},
+    ),
+    pf_case(
+        "can't preempt nominal from CQ with 0 weight",
+        weighted(("a", 1), ("b", 0)),
+        running=[*A3, *B3],
+        waiting=[kw("a_incoming", "a", 1)],
+    ),
+    pf_case(
+        "can't preempt nominal from Cohort with 0 weight",
+        [
+            kq("left-cq", {"default": lim(0)}, cohort="root", reclaim=ANY),
+            kq("right-cq", {"default": lim(0)}, cohort="right-cohort", reclaim=ANY, weight=0),
+        ],
+        cohorts=[C("right-cohort", "root", {"default": lim(1)}, weight=0)],
+        running=[ran("right-1", "right-cq", 1)],
+        waiting=[kw("left-1", "left-cq", 1)],
+    ),
+    # Kueue's priority 1000: HIGH.
+    pf_case(
+        "can preempt within cluster queue when no cohort",
+        [kq("a", {"default": lim(1)}, within=LOWER)],
+        running=[ran("a1", "a", 1)],
+        waiting=[kw("a_incoming", "a", 1, P.HIGH)],
+        admitted={"a_incoming"},
+        preempted={"a1"},
+    ),
+    # ROOT holds nothing; RIGHT (weight 0.1) holds 1; b (weight 0.1) no quota.
+    pf_case(
+        "borrowing cq in non-borrowing cohort is protected",
+        [
+            kq("a", {"default": lim(5)}, cohort="ROOT", within=LOWER, reclaim=ANY, weight=10),
+            kq("b", {"default": lim(0)}, cohort="RIGHT", weight=0.1),
+        ],
+        cohorts=[C("ROOT"), C("RIGHT", "ROOT", {"default": lim(1)}, weight=0.1)],
+        running=[*units("a", "a1", "a2", "a3", priority=P.LOW), ran("b1", "b", 1, P.LOW)],
+        waiting=[kw("unit", "a", 5)],
+        admitted={"unit"},
+        preempted={"a1", "a2", "a3"},
+    ),
+    # RIGHT (weight 0.1) holds 3; b (weight 0.1) no quota. Kueue's priority 100: HIGH.
+    pf_case(
+        "forced to preempt within clusterqueue because borrowing workload too important",
+        [
+            kq(
+                "a",
+                {"default": lim(5)},
+                cohort="ROOT",
+                within=LOWER,
+                reclaim=LOWER_R,
+                weight=10,
+            ),
+            kq("b", {"default": lim(0)}, cohort="RIGHT", weight=0.1),
+        ],
+        cohorts=[C("ROOT"), C("RIGHT", "ROOT", {"default": lim(3)}, weight=0.1)],
+        running=[*units("a", "a1", "a2", "a3", priority=P.LOW), ran("b1", "b", 4, P.HIGH)],
+        waiting=[kw("unit", "a", 4)],
+        admitted={"unit"},
+        preempted={"a1", "a2", "a3"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted: RIGHT and ROOT share nothing, so "
+            "b1's borrowing of a's quota is not seen and a1 and a2 are enough (Kueue: a1, a2 and "
+            "a3)"
+        ),
+    ),
+    # ROOT's children A (weight 1.01), B (0.99) and C, each with a chain of two more below; only
+    # CCCC, under C, holds quota: 1.
+    pf_case(
+        "deep preemption",
+        [
+            kq("a", {"default": lim(0)}, cohort="AAA", reclaim=ANY),
+            kq("b", {"default": lim(0)}, cohort="BBB"),
+        ],
+        cohorts=[
+            C("ROOT"),
+            C("A", "ROOT", weight=1.01),
+            C("AA", "A"),
+            C("AAA", "AA"),
+            C("B", "ROOT", weight=0.99),
+            C("BB", "B"),
+            C("BBB", "BB"),
+            C("C", "ROOT"),
+            C("CC", "C"),
+            C("CCC", "CC"),
+            C("CCCC", "CCC", {"default": lim(1)}),
+        ],
+        running=[ran("b1", "b", 1)],
+        waiting=[kw("a1", "a", 1)],
+        admitted={"a1"},
+        preempted={"b1"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so a can never fit (Kueue: a "
+            "reclaims CCCC's 1 from b1, as A weighs more than B)"
+        ),
+    ),
+    pf_case(
+        "cq with zero weight can reclaim nominal quota",
+        [
+            kq("a", {"default": lim(1)}, cohort="ROOT", reclaim=ANY, weight=0),
+            kq("b", {"default": lim(0)}, cohort="ROOT"),
+        ],
+        running=[ran("b1", "b", 1)],
+        waiting=[kw("a1", "a", 1)],
+        admitted={"a1"},
+        preempted={"b1"},
+    ),
+    pf_case(
+        "cohort with zero weight can reclaim nominal quota",
+        [
+            kq("a", {"default": lim(0)}, cohort="A", reclaim=ANY, weight=0),
+            kq("b", {"default": lim(0)}, cohort="ROOT"),
+        ],
+        cohorts=[C("A", "ROOT", {"default": lim(1)}, weight=0)],
+        running=[ran("b1", "b", 1)],
+        waiting=[kw("a1", "a", 1)],
+        admitted={"a1"},
+        preempted={"b1"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so a can never fit (Kueue: a "
+            "reclaims A's 1 from b1)"
+        ),
+    ),
+    pf_case(
+        "nominal first: workload fitting within nominal can preempt despite high aggregate DRS",
+        [
+            kq(
+                "a",
+                {"premium": lim(3), "cheap": lim(0)},
+                cohort="all",
+                reclaim=ANY,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq("b", {"premium": lim(0), "cheap": lim(6)}, cohort="all"),
+        ],
+        nodes=nodes_of("premium", "cheap"),
+        running=[
+            *(kw(f"a_prem{i}", "a", 1, node="premium") for i in (1, 2)),
+            *(kw(f"a_cheap{i}", "a", 1, node="cheap") for i in range(1, 6)),
+            kw("b_prem1", "b", 1, node="premium"),
+        ],
+        waiting=[kw("a_incoming", "a", 1)],
+        admitted={"a_incoming"},
+        preempted={"b_prem1"},
+        flavors={"a_incoming": "premium"},
+    ),
+    pf_case(
+        "zero weight borrowing preemptor cannot preempt from a borrowing CQ with a non-zero weight",
+        [
+            kq("a", {"default": lim(1)}, cohort="all", reclaim=ANY, weight=0),
+            kq("b", {"default": lim(1)}, cohort="all"),
+        ],
+        running=[ran("a1", "a", 1), *units("b", "b1", "b2")],
+        waiting=[kw("a_incoming", "a", 1)],
+    ),
+    *[
+        pf_case(
+            name,
+            [
+                kq("a", {"default": lim(1)}, cohort="all", reclaim=ANY, weight=weight),
+                kq("b", {"default": lim(0)}, cohort="all", weight=weight),
+            ],
+            cohorts=[C("all", None, {"default": lim(3)})],
+            running=units("b", "b1", "b2", "b3"),
+            waiting=[kw("a_incoming", "a", 2)],
+            admitted={"a_incoming"},
+            preempted={"b1"},
+            disagrees=(
+                "cohorts' own quotas are not counted, so a can never fit (Kueue: the cohort's 3 "
+                "are b's borrowing, and a preempts b1 by share)"
+            ),
+        )
+        for name, weight in (
+            (
+                "zero weight borrowing preemptor can preempt from a borrowing CQ which also has "
+                "zero weight",
+                0,
+            ),
+            ("non-zero weight borrowing preemptor preempts from a borrowing CQ", 1),
+        )
+    ],
+    # A (weight 0) holds 1 and has the implicit parent ROOT.
+    pf_case(
+        "candidates skipped by the first strategy are still available to the second strategy",
+        [
+            kq("p", {"default": lim(2)}, cohort="A", reclaim=ANY),
+            kq("y", {"default": lim(2)}, cohort="A"),
+            kq("x", {"default": lim(1)}, cohort="ROOT"),
+        ],
+        cohorts=[C("A", "ROOT", {"default": lim(1)}, weight=0)],
+        running=[ran("p1", "p", 2), ran("y1", "y", 2), ran("y2", "y", 2), *units("x", "x1", "x2")],
+        waiting=[kw("p_incoming", "p", 1)],
+        admitted={"p_incoming"},
+        preempted={"y1", "x1"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, and fair sharing is not applied: "
+            "p_incoming would borrow, so nothing is reclaimed (Kueue: y1 and, once A stops "
+            "borrowing, x1)"
+        ),
+    ),
 ]
 
 # flavorassigner_test.go, TestAssignFlavors: a case gives one workload ("wl") and the quota
 # its ClusterQueue (and a second one of its cohort) already uses; here that usage is running
-# workloads of the same priority ("usage", "secondary-usage"), the queues keep Kueue's default
-# policies (no preemption), and one cycle runs: a Fit assignment is admitted on its flavor, a
+# workloads of the same priority ("usage", "secondary-usage"), the queues keep the case's
+# policies (Kueue's defaults: no preemption), and one cycle runs: a Fit assignment is admitted on its flavor, a
 # Preempt or NoFit one is not. cpu is the GPUs (memory, in MiB, the CPU group's) unless the case
 # is about cpu and memory sharing a resource group's flavors: then they are cpu and memory (and
 # the GPUs, if any, are the case's example.com/gpu); only a GPU flavor is in a placement, so
@@ -1546,15 +2616,82 @@ F_CASES = [
         [("one", "one", A100), ("one-amd", "one", MI300)],
         [kq(CQ, {"one": lim(4)})],
         waiting=[kw("wl", CQ, 2, gpu_type=MI300)],
-        disagrees=(
-            "a resource none of the queue's resource groups covers is limited by nodes "
-            "only: wl is admitted on flavor one"
-        ),
+    ),
+    # The stub oracle reports preemption possible in flavor one, which the case is about
+    # (MayStopSearch when it can preempt): here usage is LOW and the queue preempts within itself,
+    # the candidates the stub stands for; wl preempts it and lands on one.
+    f_case(
+        "preempt before try next flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10), "two": lim(10)},
+                within=LOWER,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            )
+        ],
+        running=[kw("usage", CQ, 2, P.LOW, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        preempted={"usage"},
+        flavors={"wl": "one"},
+    ),
+    f_case(
+        "preempt before try next flavor; using WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10), "two": lim(10)},
+                within=LOWER,
+                fungibility=search(MAY_STOP, MAY_STOP),
+            )
+        ],
+        running=[kw("usage", CQ, 2, P.LOW, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        preempted={"usage"},
+        flavors={"wl": "one"},
     ),
     f_case(
         "preempt try next flavor",
         nodes_of("one", "two"),
         [kq(CQ, {"one": lim(10), "two": lim(10)})],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
+        "borrow try next flavor, found the first flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, 1), "two": lim(1)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "one"},
+    ),
+    f_case(
+        "borrow try next flavor, found the second flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, 1), "two": lim(10)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
         running=[kw("usage", CQ, 2, node="one")],
         waiting=[kw("wl", CQ, 9)],
         admitted={"wl"},
@@ -1573,6 +2710,131 @@ F_CASES = [
         flavors={"wl": "one"},
     ),
     f_case(
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 12), "two": lim(12)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(TRY_NEXT, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 12), "two": lim(12)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(TRY_NEXT, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
+        "when borrowing while preemption is needed, but borrowingLimit exceeds the quota "
+        "available in the cohort",
+        nodes_of("one"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 12)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+            ),
+            kq(CQ2, {"one": lim(11)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 10, node="one")],
+        waiting=[kw("wl", CQ, 12)],
+    ),
+    f_case(
+        "lend try next flavor, found the second flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, None, 1), "two": lim(10, None, 0)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
+        "lend try next flavor, found the first flavor",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(10, None, 1), "two": lim(1, None, 0)},
+                cohort="test-cohort",
+                fungibility=search(TRY_NEXT, TRY_NEXT),
+            ),
+            kq(CQ2, {"one": lim(1)}, cohort="test-cohort"),
+        ],
+        running=[kw("usage", CQ, 2, node="one")],
+        waiting=[kw("wl", CQ, 9)],
+        admitted={"wl"},
+        flavors={"wl": "one"},
+    ),
+    f_case(
+        "cannot preempt in cohort (oracle returns None) for the first flavor, tries the second flavor (which fits)",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 2), "two": lim(0, 2)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(2), "two": lim(2)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 2, node="one")],
+        waiting=[kw("wl", CQ, 2)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
+        "cannot preempt in cohort (oracle returns None) for the first flavor, tries the second flavor (which fits); using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0, 2), "two": lim(0, 2)},
+                cohort="test-cohort",
+                reclaim=LOWER_R,
+                borrow_within=bwc(),
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(2), "two": lim(2)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 2, node="one")],
+        waiting=[kw("wl", CQ, 2)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    f_case(
         "quota exhausted, but can preempt in cohort and ClusterQueue",
         nodes_of("one"),
         [
@@ -1582,9 +2844,108 @@ F_CASES = [
         running=[kw("usage", CQ, 2, node="one")],
         waiting=[kw("wl", CQ, 9)],
     ),
+    f_case(
+        "when borrowing while preemption is needed for flavor one, fair sharing enabled, reclaimWithinCohort=Never",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(12)},
+                cohort="test-cohort",
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 10, node="one")],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        fair_sharing=True,
+    ),
+    f_case(
+        "when borrowing while preemption is needed for flavor one, fair sharing enabled, reclaimWithinCohort=Never; using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        nodes_of("one", "two"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(12)},
+                cohort="test-cohort",
+                fungibility=search(MAY_STOP, MAY_STOP),
+            ),
+            kq(CQ2, {"one": lim(12)}, cohort="test-cohort"),
+        ],
+        running=[kw("secondary-usage", CQ2, 10, node="one")],
+        waiting=[kw("wl", CQ, 12)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        fair_sharing=True,
+    ),
+    # TestHierarchical: the cohorts three (4 of flavor three), two (4 of two; parent three) and
+    # one (4 of one; parent two); the queue under one, with 0 of each flavor, and another under
+    # two, with 0 of each too.
+    f_case(
+        "Select the top flavor",
+        nodes_of("one", "two", "three"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(0), "three": lim(0)},
+                cohort="one",
+                within=LOWER,
+                reclaim=LOWER_R,
+            ),
+            kq("other-clusterqueue", {"one": lim(0), "two": lim(0), "three": lim(0)}, cohort="two"),
+        ],
+        cohorts=[
+            C("three", None, {"three": lim(4)}),
+            C("two", "three", {"two": lim(4)}),
+            C("one", "two", {"one": lim(4)}),
+        ],
+        running=[
+            kw("usage", CQ, 4, node="one"),
+            kw("other-usage", "other-clusterqueue", 4, node="two"),
+        ],
+        waiting=[kw("wl", CQ, 4)],
+        admitted={"wl"},
+        flavors={"wl": "three"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so wl can never fit (Kueue: only "
+            "flavor three, which the root holds, has room)"
+        ),
+    ),
+    f_case(
+        "Select the first flavor which fits",
+        nodes_of("one", "two", "three"),
+        [
+            kq(
+                CQ,
+                {"one": lim(0), "two": lim(0), "three": lim(0)},
+                cohort="one",
+                within=LOWER,
+                reclaim=LOWER_R,
+            ),
+            kq("other-clusterqueue", {"one": lim(0), "two": lim(0), "three": lim(0)}, cohort="two"),
+        ],
+        cohorts=[
+            C("three", None, {"three": lim(4)}),
+            C("two", "three", {"two": lim(4)}),
+            C("one", "two", {"one": lim(4)}),
+        ],
+        running=[
+            kw("usage", CQ, 4, node="one"),
+        ],
+        waiting=[kw("wl", CQ, 4)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+        disagrees=(
+            "cohorts' own quotas and parents are not counted, so wl can never fit (Kueue: flavor "
+            "two, which its cohort's parent holds, has room, and wl stops at the first flavor it "
+            "can borrow in)"
+        ),
+    ),
 ]
 
-KUEUE_CASES: list[Scenario] = [*S_CASES, *P_CASES, *F_CASES]
+KUEUE_CASES: list[Scenario] = [*S_CASES, *P_CASES, *PH_CASES, *PF_CASES, *F_CASES]
 assert len({s.name for s in [*SCENARIOS, *KUEUE_CASES]}) == len(SCENARIOS) + len(KUEUE_CASES)
 
 
