@@ -62,6 +62,7 @@ class _Entry:
 class QuotaLedger:
     def __init__(self, quotas: QuotaSet) -> None:
         self.queues = {q.name: q for q in quotas.cluster_queues}
+        self._order = {name: i for i, name in enumerate(self.queues)}
         self._quota: dict[Key, ResourceQuota] = {}
         self._covered: set[tuple[str, str]] = set()
         self._flavors: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -114,7 +115,6 @@ class QuotaLedger:
             kept = _local_quota(quota.nominal_quota, quota) if chain else 0.0
             pool = self._subtree.get(chain[0], 0.0) if chain else 0.0
             self._entries[key] = _Entry(quota, kept, chain, pool)
-        self._kept: dict[Key, float] = {k: e.kept for k, e in self._entries.items()}
         self.usage: dict[Key, float] = defaultdict(float)
         self._pool_used: dict[Key, float] = defaultdict(float)
         """A cohort's usage (Kueue's Usage of a cohort): what its children use beyond their
@@ -165,8 +165,7 @@ class QuotaLedger:
             self._cohort_bl[key] = limits.borrowing_limit if limits is not None else None
             lends[fr] = _lendable(amount, limits)
         self._height[cohort] = height
-        order = {name: i for i, name in enumerate(self.queues)}
-        self._subtree_queues[cohort] = tuple(sorted(queues, key=lambda q: order.get(q, 0)))
+        self._subtree_queues[cohort] = tuple(sorted(queues, key=self._order.__getitem__))
         return lends
 
     def path(self, queue: str) -> tuple[str, ...]:
