@@ -14,7 +14,8 @@ admitted when
 and charges the queue in the snapshot of who holds what (`holdings`). Queues are served in one
 order (`ordering`): priority, then age, except that, as in Kueue's cycle (entry ordering in
 pkg/scheduler), a demand that would borrow beyond its queue's nominal quota goes after those that
-fit within theirs. A StrictFIFO queue admits only its head, so a head that
+fit within theirs (in a cohort tree, after those that borrow from a lower cohort: Kueue's
+borrowing level). A StrictFIFO queue admits only its head, so a head that
 does not fit (even one that never can) blocks the queue; BestEffortFIFO lets later workloads
 pass. The first waiting workload of a queue that does not fit in a cycle may preempt
 (`preemption`). A reservation is admitted ahead of everything of its flavor from its start,
@@ -74,7 +75,7 @@ HOLDING = "set aside: no workload it may preempt, and its queue cannot always re
 workloads do, until resources of its kind come free (`ClusterModel.set_aside`)."""
 
 
-Rank = tuple[bool, bool, float]
+Rank = tuple[int, bool, float]
 """What goes before the admission order (`ClusterModel.rank`)."""
 
 Heap = list[tuple[Rank, AdmissionOrder, LaneKey, int]]
@@ -270,19 +271,20 @@ class ClusterModel:
                 decision.waiting[key] = f"{reason}; {HOLDING}"
 
     def rank(self, demand: Demand) -> Rank:
-        """What orders demands before priority and age, as Kueue's cycle orders its heads: those
-        that fit within their queue's nominal quota first (classical); with fair sharing, those
-        that do not borrow where they ask, then the lowest share their queue would have with
-        them admitted (Kueue's fair-sharing tournament, for a flat cohort)."""
+        """What orders demands before priority and age, as Kueue's cycle orders its heads
+        (classical): by borrowing level, those that fit within their queue's nominal quota
+        first, then those that borrow from a lower cohort of their tree; with fair sharing,
+        those that do not borrow where they ask, then the lowest share their queue would have
+        with them admitted (Kueue's fair-sharing tournament, for a flat cohort)."""
         if not self.shares.enabled:
             return (self.flavors.borrows(demand), False, 0.0)
         flavor = self.flavors.landing(demand)
         if flavor is None:
-            return (False, False, 0.0)
+            return (0, False, 0.0)
         asked = {(flavor, demand.gpu_resource): float(demand.gpus)}
         share = self.shares.of(demand.cluster_queue, asked)
         infinite, value = share.key
-        return (share.borrowing_on(asked), infinite, value)
+        return (int(share.borrowing_on(asked)), infinite, value)
 
     # --- the cycle --------------------------------------------------------------------------
 
@@ -322,11 +324,13 @@ class ClusterModel:
             rank, order, lane_key, index = heapq.heappop(heap)
             lane = lanes[lane_key]
             demand = lane.items[index]
-            if heap:
+            if heap and (
+                self.shares.enabled or rank[0] < self.flavors.top_level(demand.cluster_queue)
+            ):  # (classical: a rank at its queue's top borrowing level cannot rise)
                 now_rank = self.rank(demand)
                 if now_rank > rank:
-                    # earlier admissions of the cycle used its nominal quota (or raised its
-                    # queue's share): it now goes after those that rank before it
+                    # earlier admissions of the cycle used its quota (or raised its queue's
+                    # share): it now goes after those that rank before it
                     heapq.heappush(heap, (now_rank, order, lane_key, index))
                     continue
             strict = demand.cluster_queue in waiting.strict_queues

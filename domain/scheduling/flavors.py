@@ -61,6 +61,14 @@ class FlavorAssigner:
             q.name: ledger.flavors(q.name, CPU) or (None,) for q in quotas.cluster_queues
         }
         self._headrooms: dict[tuple[str, str], tuple[int, float]] = {}
+        self._top = {
+            q.name: ledger.cohort_height(root)
+            for q in quotas.cluster_queues
+            if (root := ledger.root(q.name)) is not None
+        }
+        self._root_level = {
+            name: top for name, top in self._top.items() if len(ledger.path(name)) == 1
+        }
         self._fungibility = {
             q.name: q.flavor_fungibility
             for q in quotas.cluster_queues
@@ -71,7 +79,7 @@ class FlavorAssigner:
         """Whether some workload in `flavor` may be preempted for `demand` (the cycle sets it:
         preemption sits above flavor assignment)."""
         self._rooms_cache: dict[
-            tuple[str, str | None], tuple[int, tuple[tuple[float, float], ...]]
+            tuple[str, str | None], tuple[int, tuple[tuple[str, float, float], ...]]
         ] = {}
 
     def flavors_for(self, queue: str, demand: Demand) -> tuple[str | None, ...]:
@@ -130,12 +138,18 @@ class FlavorAssigner:
         self._headrooms[(queue, gpu_type)] = (version, best)
         return best
 
-    def borrows(self, demand: Demand) -> bool:
-        """Whether the demand would be admitted beyond its queue's nominal quota (Kueue's
-        Assignment.Borrows): in the first of its flavors whose quota has room for it now, or,
-        if none has, in its first flavor (where it would preempt). Only
-        a queue in a cohort can borrow; only GPUs are looked at. The room of each flavor is
-        kept until the cohort's usage changes."""
+    def top_level(self, queue: str) -> int:
+        """The most `borrows` can say of the queue's demands: its root cohort's height (0
+        without a cohort)."""
+        return self._top.get(queue, 0)
+
+    def borrows(self, demand: Demand) -> int:
+        """How far beyond its queue's nominal quota the demand would be admitted (Kueue's
+        Assignment.Borrows, the height of the lowest subtree of its cohort tree that holds it:
+        0 within its nominal quota; 1 borrowing from a one-level cohort): in the first of its
+        flavors whose quota has room for it now, or, if none has, in its first flavor (where it
+        would preempt). Only a queue in a cohort can borrow; only GPUs are looked at. The room
+        of each flavor is kept until the cohort tree's usage changes."""
         queue = demand.cluster_queue
         if (
             not demand.gpu_count
@@ -143,30 +157,39 @@ class FlavorAssigner:
             or demand.reservation is not None
             or self.ledger.cohort(queue) is None
         ):
-            return False
+            return 0
         gpus = demand.gpus
         rooms = self._rooms(queue, demand)
-        for room, nominal_room in rooms:
+        for flavor, room, nominal_room in rooms:
             if gpus <= room + EPSILON:
-                return gpus > nominal_room + EPSILON
+                return self._level(queue, flavor, demand) if gpus > nominal_room + EPSILON else 0
         # no flavor has room: it would be admitted after preemptions, in its first flavor
-        return bool(rooms) and gpus > rooms[0][1] + EPSILON
+        if rooms and gpus > rooms[0][2] + EPSILON:
+            return self._level(queue, rooms[0][0], demand)
+        return 0
+
+    def _level(self, queue: str, flavor: str, demand: Demand) -> int:
+        """The borrowing level of a demand that borrows in `flavor`: its root's height, for a
+        queue directly under its root."""
+        level = self._root_level.get(queue)
+        if level is not None:
+            return level
+        return self.ledger.borrowing_level(queue, flavor, demand.gpu_resource, demand.gpus) or 1
 
     def landing(self, demand: Demand) -> str | None:
         """The GPU flavor the demand would be charged to (as `borrows` reckons it): the first
         whose quota has room for it now, else the first."""
         if not demand.gpu_count or demand.is_reservation or demand.reservation is not None:
             return None
-        flavors = [f for f in self.flavors_for(demand.cluster_queue, demand) if f is not None]
         rooms = self._rooms(demand.cluster_queue, demand)
-        for flavor, (room, _) in zip(flavors, rooms, strict=False):
+        for flavor, room, _ in rooms:
             if demand.gpus <= room + EPSILON:
                 return flavor
-        return flavors[0] if flavors else None
+        return rooms[0][0] if rooms else None
 
-    def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[float, float], ...]:
-        """Per flavor of the demand's GPU type, in the queue's order: how much more the queue
-        could take now, and how much more within its nominal quota."""
+    def _rooms(self, queue: str, demand: Demand) -> tuple[tuple[str, float, float], ...]:
+        """Per flavor of the demand's GPU type, in the queue's order: the flavor, how much more
+        the queue could take now, and how much more within its nominal quota."""
         version = self.ledger.version(queue)
         key = (queue, demand.gpu_type)
         cached = self._rooms_cache.get(key)
@@ -181,7 +204,7 @@ class FlavorAssigner:
             quota = ledger.quota(queue, flavor, resource)
             nominal = quota.nominal_quota if quota else 0.0
             used = ledger.usage[(queue, flavor, resource)]
-            rooms.append((ledger.headroom(queue, flavor, resource), nominal - used))
+            rooms.append((flavor, ledger.headroom(queue, flavor, resource), nominal - used))
         found = tuple(rooms)
         self._rooms_cache[key] = (version, found)
         return found

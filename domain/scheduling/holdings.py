@@ -5,8 +5,10 @@ A holding takes its GPUs, cores and memory from its nodes and is charged to its 
 ledger; a workload running inside a capacity reservation is charged nothing (its reservation is)
 and is remembered in `reservation_of`. Preemptible holdings are also kept by GPU type and by
 queue and type, where preemption looks for victims, and every holding that comes or goes bumps a
-version per (cohort, or queue without one) and GPU type, so that what is worked out from them
-(the weakest holding of a queue, a preemption that found no way in) is kept until they change.
+version per (cohort tree, or queue without one) and GPU type, so that what is worked out from
+them (the weakest holding of a queue, a preemption that found no way in) is kept until they
+change. A queue shares quota with every queue of its cohort tree (the queues below its root
+cohort): a one-level cohort's members, or, with hierarchical cohorts, the whole tree.
 """
 
 from __future__ import annotations
@@ -39,10 +41,12 @@ class Holdings:
         """Preemptible holdings by GPU type: where preemption looks for victims."""
         self._by_queue_type: dict[KindKey, dict[str, Holding]] = defaultdict(dict)
         self._group_of = {
-            q.name: f"cohort {q.cohort}" if q.cohort else q.name for q in quotas.cluster_queues
+            q.name: f"cohort {ledger.root(q.name)}" if q.cohort else q.name
+            for q in quotas.cluster_queues
         }
         self._version: dict[KindKey, int] = defaultdict(int)
-        """Per (cohort, or queue without one) and GPU type: bumped when a holding comes or goes."""
+        """Per (root cohort, or queue without one) and GPU type: bumped when a holding comes or
+        goes."""
         self._weakest: dict[KindKey, tuple[int, int | None]] = {}
         """Per (queue, GPU type): (holdings version, lowest priority of its preemptible
         holdings)."""
@@ -52,23 +56,27 @@ class Holdings:
     # --- cohorts ----------------------------------------------------------------------------
 
     def cohort_members(self, cohort: str) -> tuple[ClusterQueue, ...]:
+        """The queues anywhere below `cohort` (a one-level cohort's members)."""
         found = self._cohort_members.get(cohort)
         if found is None:
-            found = self._cohort_members[cohort] = self.quotas.members(cohort)
+            found = self._cohort_members[cohort] = tuple(
+                self.queues[name] for name in self.ledger.subtree_queues(cohort)
+            )
         return found
 
     def group(self, queue: str) -> str:
-        """The cohort whose quota `queue` shares, or the queue alone (named apart)."""
+        """The cohort tree whose quota `queue` shares, or the queue alone (named apart)."""
         return self._group_of.get(queue, queue)
 
     def sharing(self, queue: str) -> tuple[str, ...]:
-        """The queues whose quota `queue`'s usage bears on: its cohort's, or itself alone."""
-        cohort = self.ledger.cohort(queue)
-        if not cohort:
+        """The queues whose quota `queue`'s usage bears on: its cohort tree's, or itself
+        alone."""
+        root = self.ledger.root(queue)
+        if not root:
             return (queue,)
-        found = self._cohort_names.get(cohort)
+        found = self._cohort_names.get(root)
         if found is None:
-            found = self._cohort_names[cohort] = tuple(q.name for q in self.cohort_members(cohort))
+            found = self._cohort_names[root] = tuple(q.name for q in self.cohort_members(root))
         return found
 
     # --- the indexes ------------------------------------------------------------------------

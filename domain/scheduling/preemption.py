@@ -2,15 +2,27 @@
 
 Within its ClusterQueue, a waiting workload may evict lower-priority ones (LowerPriority), or also
 newer ones of equal priority (LowerOrNewerEqualPriority), per the queue's withinClusterQueue
-policy. It may evict workloads of other queues of its cohort that are borrowing, of any priority
-(Any) or lower (LowerPriority), per reclaimWithinCohort: when it fits in its own nominal quota,
-or, if its queue uses less than its nominal quota, so long as it then fits without borrowing.
-CRITICAL workloads, workloads not marked preemptible and reservations are never evicted.
+policy. It may evict workloads of other queues of its cohort tree that are borrowing, of any
+priority (Any) or lower (LowerPriority), per reclaimWithinCohort: when it has the advantage of
+the hierarchy over them, or, if its queue uses less than its nominal quota, so long as it then
+fits without borrowing. CRITICAL workloads, workloads not marked preemptible and reservations
+are never evicted.
+
+Kueue's hierarchical reclaim (pkg/scheduler/preemption/classical): the other queues' workloads
+are found by walking up from the preemptor's queue, each cohort of its path in turn the root of
+a subtree looked at (less the subtree looked at before it); below it, only cohorts and queues
+that use more than their quota are looked into. The preemptor has the advantage over a
+workload found below a cohort if its request fits its queue's nominal quota, or the subtree
+quota of a cohort of its path below that one (what the cohorts on the way keep counted). A
+workload of another queue may go only while its queue, and every cohort between it and the
+lowest cohort it shares with the preemptor, use more than their quota. In a one-level cohort
+this is: the preemptor fits its own nominal quota, and the other queue borrows.
 
 Victims are taken as Kueue's classical preemption takes them (pkg/scheduler/preemption,
-classicalPreemptions): in `VictimOrder` (other queues' borrowers first, then the lowest priority,
-then the most recently started) until the waiting workload fits (its quota and, here, nodes for
-its pods), then each victim it can do without is given back, newest choice first.
+classicalPreemptions): other queues' workloads first (those the preemptor has the advantage over
+before the others), then in `VictimOrder` (the lowest priority, then the most recently started)
+until the waiting workload fits (its quota and, here, nodes for its pods), then each victim it
+can do without is given back, newest choice first.
 
 It reads the cluster through a `ClusterView` and tries admissions through `Trials` (the admission
 cycle provides both), so it never imports the cycle.
@@ -53,6 +65,7 @@ class ClusterView:
     weakest: Callable[[str, str | None], int | None]
     """The lowest priority among a queue's preemptible holdings of a GPU type."""
     cohort_members: Callable[[str], tuple[ClusterQueue, ...]]
+    """The queues anywhere below a cohort."""
     flavors_for: Callable[[str, Demand], tuple[str | None, ...]]
     hosts_for: Callable[[str, Demand], dict[str, NodeSlots]]
     max_free: Callable[[str | None], int]
@@ -78,11 +91,13 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
     kind = demand.gpu_type if demand.gpu_count else None
+    ledger = cluster.ledger
     while_borrowing = preempts_while_borrowing(cluster, queue)
     if (
         demand.gpu_count
         and not while_borrowing
-        and not cluster.ledger.nominal_holds(queue.name, demand.gpu_resource, demand.gpus)
+        and not ledger.nominal_holds(queue.name, demand.gpu_resource, demand.gpus)
+        and not _may_reclaim_in_hierarchy(cluster, queue, demand)
     ):
         return False  # Kueue preempts only for a request within a flavor's nominal quota
     within = queue.preemption.within_cluster_queue
@@ -100,22 +115,91 @@ def could_preempt(cluster: ClusterView, demand: Demand) -> bool:
         ReclaimWithinCohort.NEVER
     ):
         return False
+    path = ledger.path(queue.name)
     if (
         demand.gpu_count
         and not while_borrowing
-        and not cluster.ledger.under_nominal(queue.name, demand.gpu_resource)
+        and len(path) < 2
+        and not ledger.under_nominal(queue.name, demand.gpu_resource)
     ):
         return False  # at or above its nominal quota it may only preempt within its queue
     resource = demand.gpu_resource
-    for member in cluster.cohort_members(queue.cohort):
+    for member in cluster.cohort_members(path[-1]):
         if member.name == queue.name or not cluster.holdings_of(member.name, kind):
             continue
         if any(
-            flavor and cluster.ledger.borrowing(member.name, flavor, resource) > 0
+            flavor and ledger.borrowing(member.name, flavor, resource) > 0
             for flavor in cluster.flavors_for(member.name, demand)
         ):
             return True
     return False
+
+
+def _may_reclaim_in_hierarchy(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> bool:
+    """Would the demand borrow, in a flavor of its GPU type, only from a cohort below its root
+    (Kueue's mayReclaimInHierarchy)?"""
+    ledger = cluster.ledger
+    if len(ledger.path(queue.name)) < 2:
+        return False
+    return any(
+        flavor is not None
+        and ledger.may_reclaim_in_hierarchy(queue.name, flavor, demand.gpu_resource, demand.gpus)
+        for flavor in cluster.flavors_for(queue.name, demand)
+    )
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where another queue's workload sits in the preemptor's cohort tree."""
+
+    level: int
+    """The lowest cohort the two queues share: its place in the preemptor's path, from 1 (the
+    preemptor's own cohort)."""
+    below: tuple[str, ...]
+    """The cohorts between the other queue and that cohort, which must use more than their
+    quota for its workloads to go (Kueue's candidateIsValid)."""
+
+
+def reach(ledger: QuotaLedger, queue: str, other: str) -> Reach | None:
+    """Where `other` sits in `queue`'s cohort tree (None: not in it)."""
+    path = ledger.path(queue)
+    below: list[str] = []
+    for cohort in ledger.path(other):
+        if cohort in path:
+            return Reach(path.index(cohort) + 1, tuple(below))
+        below.append(cohort)
+    return None
+
+
+def fit_level(
+    ledger: QuotaLedger, queue: ClusterQueue, demand: Demand, flavor: str | None
+) -> float:
+    """The lowest node of the queue's path whose quota holds the demand in `flavor`: 0 its own
+    nominal quota, i its i-th cohort (inf: none). The preemptor has the advantage of the
+    hierarchy over workloads found below a cohort of its path higher than that (Kueue's
+    hasHierarchicalAdvantage, QuantitiesFitInQuota up collectCandidatesForHierarchicalReclaim's
+    walk)."""
+    if flavor is None:
+        return 0
+    resource = demand.gpu_resource
+    quota = ledger.quota(queue.name, flavor, resource)
+    nominal = quota.nominal_quota if quota is not None else 0.0
+    if ledger.usage[(queue.name, flavor, resource)] + demand.gpus <= nominal + EPSILON:
+        return 0
+    if len(ledger.path(queue.name)) < 2:
+        return float("inf")  # in a one-level cohort, only its own quota gives the advantage
+    level = ledger.fit_level(queue.name, flavor, resource, demand.gpus)
+    return float("inf") if level is None else level
+
+
+def above_nominal(
+    ledger: QuotaLedger, other: str, below: tuple[str, ...], flavor: str, resource: str
+) -> bool:
+    """Does the other queue borrow in `flavor`, and every cohort of `below` use more than its
+    quota (Kueue's candidateIsValid)?"""
+    return ledger.borrowing(other, flavor, resource) > 0 and all(
+        ledger.cohort_borrowing(cohort, flavor, resource) for cohort in below
+    )
 
 
 def borrows_within_cohort(queue: ClusterQueue) -> bool:
@@ -141,12 +225,14 @@ def victim_test(
 ) -> Callable[[Holding], bool]:
     """Whether `demand` (of `queue`) may evict a holding, by the queue's preemption policies
     (Kueue's classifyPreemptionVariant): in its own queue by withinClusterQueue; in another
-    queue of its cohort by reclaimWithinCohort, and only while that queue borrows in the
-    holding's flavor (Kueue collects candidates only from cohort members above their nominal
-    quota). Each other queue's borrowing is worked out once per flavor."""
+    queue of its cohort tree by reclaimWithinCohort, and only while that queue, and the
+    cohorts between it and the lowest one it shares with `queue`, use more than their quota in
+    the holding's flavor (Kueue collects candidates only from subtrees above their quota).
+    Each other queue's borrowing is worked out once per flavor."""
     within = queue.preemption.within_cluster_queue
     reclaim = queue.preemption.reclaim_within_cohort
     borrowing: dict[tuple[str, str], bool] = {}
+    reaches: dict[str, Reach | None] = {}
 
     def may_preempt(victim: Holding) -> bool:
         other = victim.demand
@@ -162,17 +248,23 @@ def victim_test(
             return False
         if queue.cohort is None or reclaim is ReclaimWithinCohort.NEVER:
             return False
-        victim_queue = cluster.queues.get(other.cluster_queue)
-        if victim_queue is None or victim_queue.cohort != queue.cohort:
+        name = other.cluster_queue
+        if name in reaches:
+            where = reaches[name]
+        else:
+            where = reaches[name] = (
+                reach(cluster.ledger, queue.name, name) if name in cluster.queues else None
+            )
+        if where is None:
             return False
         flavor = victim.gpu_flavor
         if flavor is None:
             return False
-        key = (other.cluster_queue, flavor)
+        key = (name, flavor)
         lends = borrowing.get(key)
         if lends is None:
-            lends = borrowing[key] = (
-                cluster.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource) > 0
+            lends = borrowing[key] = above_nominal(
+                cluster.ledger, name, where.below, flavor, other.gpu_resource
             )
         if not lends:
             return False
@@ -183,14 +275,20 @@ def victim_test(
 
 def preemptable_in(cluster: ClusterView, demand: Demand, flavor: str) -> bool:
     """Whether some workload holding `flavor` may be preempted for `demand`, whose request that
-    flavor's nominal quota could hold (or whose queue may preempt while borrowing): where Kueue's
-    flavor assigner finds a Preempt mode rather than no candidates."""
+    flavor's nominal quota could hold (or a cohort below its root, or whose queue may preempt
+    while borrowing): where Kueue's flavor assigner finds a Preempt mode rather than no
+    candidates."""
     queue = cluster.queues.get(demand.cluster_queue)
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return False
-    quota = cluster.ledger.quota(queue.name, flavor, demand.gpu_resource)
-    if not preempts_while_borrowing(cluster, queue) and (
-        quota is None or quota.nominal_quota < demand.gpus
+    ledger = cluster.ledger
+    quota = ledger.quota(queue.name, flavor, demand.gpu_resource)
+    if (
+        not preempts_while_borrowing(cluster, queue)
+        and (quota is None or quota.nominal_quota < demand.gpus)
+        and not ledger.may_reclaim_in_hierarchy(
+            queue.name, flavor, demand.gpu_resource, demand.gpus
+        )
     ):
         return False
     may_preempt = victim_test(cluster, queue, demand)
@@ -203,13 +301,15 @@ def try_preempt(
     """Evict a minimal set of the least important workloads that lets `demand` in (Kueue's
     classicalPreemptions); None if none does.
 
-    Candidates are taken in `VictimOrder` until the demand fits, then each but the last is given
-    back, newest choice first, if the demand still fits without it (Kueue's fillBackWorkloads).
-    A candidate of another queue counts only while that queue still borrows. Up to two attempts,
-    in Kueue's order: one where the demand may borrow once admitted, where another queue's
-    workloads may go only if the demand fits in its own queue's nominal quota (Kueue's
-    hierarchical reclaim); and one where it must fit within its nominal quota, where they may go
-    whenever its queue uses less than its nominal quota (reclaiming without borrowing)."""
+    Candidates are taken in order (other queues' first, those the demand has the advantage of
+    the hierarchy over before the others, then `VictimOrder`) until the demand fits, then each
+    but the last is given back, newest choice first, if the demand still fits without it
+    (Kueue's fillBackWorkloads). A candidate of another queue counts only while that queue (and
+    the cohorts between it and the demand's queue) still borrows. Up to two attempts, in Kueue's
+    order: one where the demand may borrow once admitted, where another queue's workloads may go
+    only if the demand has the advantage of the hierarchy over them (Kueue's hierarchical
+    reclaim); and one where it must fit within its nominal quota, where they may go whenever its
+    queue uses less than its nominal quota (reclaiming without borrowing)."""
     queue = cluster.queues.get(demand.cluster_queue)
     if queue is None or demand.is_reservation or demand.reservation is not None:
         return None
@@ -290,18 +390,39 @@ def _targets(
     quota = ledger.quota(queue.name, flavor, resource) if flavor is not None else None
     nominal = quota.nominal_quota if quota is not None else 0.0
     used = ledger.usage[(queue.name, flavor, resource)] if flavor is not None else 0.0
-    advantage = (flavor is None or used + demand.gpus <= nominal + EPSILON) and _cpu_within_nominal(
-        ledger, queue.name, demand
-    )
-    """The demand fits in its own nominal quota, of every resource it asks: other queues'
-    borrowers may go even if it then borrows (Kueue's hasHierarchicalAdvantage)."""
     under_nominal = flavor is None or used < nominal - EPSILON
     forbidden = not borrows_within_cohort(queue)
     threshold = queue.preemption.borrow_within_cohort.max_priority_threshold
+    fits_at = fit_level(ledger, queue, demand, flavor)
+    if fits_at == 0 and not _cpu_within_nominal(ledger, queue.name, demand):
+        fits_at = float("inf")  # it would borrow cores or memory: no advantage (GPUs decide
+        # the levels above: a tree's cores and memory are not looked at)
+    below: dict[str, tuple[str, ...]] = {}
+    """Per other queue of a candidate: the cohorts between it and the demand's queue
+    (`Reach`)."""
+    advantage: set[str] = set()
+    """The other queues the demand has the advantage of the hierarchy over (Kueue's
+    hasHierarchicalAdvantage): their workloads may go even if it then borrows."""
+    for holding in candidates:
+        name = holding.demand.cluster_queue
+        if name != queue.name and name not in below:
+            where = reach(ledger, queue.name, name)
+            assert where is not None  # victim_test accepts only queues of the tree
+            below[name] = where.below
+            if fits_at < where.level:
+                advantage.add(name)
+    if advantage and len(advantage) < len(below):  # Kueue: hierarchy candidates first
+        candidates = sorted(
+            candidates,
+            key=lambda h: (
+                h.demand.cluster_queue == queue.name,
+                h.demand.cluster_queue not in advantage,
+            ),
+        )
 
     def while_borrowing(victim: Holding) -> bool:
         """May go even if the demand then borrows (Kueue's preemption variants)."""
-        if advantage:
+        if victim.demand.cluster_queue in advantage:
             return True  # hierarchical reclaim
         priority = victim.demand.priority
         return (
@@ -318,7 +439,7 @@ def _targets(
     else:
         attempts = (True, False)
     for borrow in attempts:
-        found = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, now)
+        found = _minimal(cluster, trials, demand, candidates, borrow, while_borrowing, below, now)
         if found is not None:
             return found
     return None
@@ -347,12 +468,15 @@ def _minimal(
     candidates: list[Holding],
     borrow: bool,
     while_borrowing: Callable[[Holding], bool],
+    below: Mapping[str, tuple[str, ...]],
     now: datetime,
 ) -> tuple[list[Holding], bool] | None:
     """One attempt: release candidates in order until `demand` fits, then give back those it
     can do without; undo it all and say who had to go and whether the demand then borrows
-    (None: even all of them do not make room)."""
+    (None: even all of them do not make room). `below`: per other queue, the cohorts between it
+    and the demand's, which must still use more than their quota for its workloads to go."""
     queue = demand.cluster_queue
+    ledger = cluster.ledger
     released: list[Holding] = []
     try:
         for holding in candidates:
@@ -361,12 +485,14 @@ def _minimal(
                 if borrow and not while_borrowing(holding):
                     continue  # only to let the demand in without borrowing
                 flavor = holding.gpu_flavor
-                if (
-                    flavor is None
-                    or cluster.ledger.borrowing(other.cluster_queue, flavor, other.gpu_resource)
-                    <= 0
+                if flavor is None or not above_nominal(
+                    ledger,
+                    other.cluster_queue,
+                    below[other.cluster_queue],
+                    flavor,
+                    other.gpu_resource,
                 ):
-                    continue  # its queue no longer borrows
+                    continue  # its queue (or a cohort on the way) no longer borrows
             trials.release(other.key)
             released.append(holding)
             if _fits(cluster, trials, demand, borrow, now) is not None:
@@ -435,8 +561,8 @@ def _cpu_within_nominal(ledger: QuotaLedger, queue: str, demand: Demand) -> bool
 
 def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iterable[Holding]:
     """The preemptible holdings `victim_test` may accept: of the demand's GPU type, in its own
-    queue (if its within-queue policy allows any) and in the other queues of its cohort (if it
-    may reclaim); the rest of the cluster's holdings are never looked at."""
+    queue (if its within-queue policy allows any) and in the other queues of its cohort tree
+    (if it may reclaim); the rest of the cluster's holdings are never looked at."""
     if not demand.gpu_count:
         yield from cluster.holders(None)
         return
@@ -445,6 +571,7 @@ def _eligible(cluster: ClusterView, queue: ClusterQueue, demand: Demand) -> Iter
         yield from cluster.holdings_of(queue.name, kind)
     if queue.cohort is None or queue.preemption.reclaim_within_cohort is ReclaimWithinCohort.NEVER:
         return
-    for member in cluster.cohort_members(queue.cohort):
+    root = cluster.ledger.root(queue.name)
+    for member in cluster.cohort_members(root or queue.cohort):
         if member.name != queue.name:
             yield from cluster.holdings_of(member.name, kind)

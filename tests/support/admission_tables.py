@@ -1267,10 +1267,6 @@ S_CASES = [
         ],
         admitted={"eng-alpha/guaranteed"},
         flavors={"eng-alpha/guaranteed": "default"},
-        disagrees=(
-            "a cohort's own quotas are not counted: neither queue can ever fit (Kueue: the "
-            "cohort's 4 go to guaranteed, which borrows from nearer than best-effort)"
-        ),
     ),
 ]
 
@@ -1754,11 +1750,6 @@ P_CASES = [
         waiting=[kw("in", "cq-left", 8)],
         admitted={"in"},
         preempted={"to-be-preempted"},
-        disagrees=(
-            "cohorts' parents are not counted: cohort-left and cohort-right share nothing, so in "
-            "fits cq-left's 10 with no preemption (Kueue: cq-right borrows 5 of them through "
-            "root, and in reclaims them)"
-        ),
     ),
 ]
 
@@ -1797,10 +1788,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 2)],
         admitted={"in"},
         preempted={"admitted2"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims c's quota from admitted2, which borrows it through r)"
-        ),
     ),
     # Kueue's priorities -10, 0: LOW, NORMAL.
     ph_case(
@@ -1814,10 +1801,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 2)],
         admitted={"in"},
         preempted={"admitted2"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims c's quota from admitted2, not from q_nominal within its nominal quota)"
-        ),
     ),
     # Kueue's priorities 0, 1, 2: LOW, NORMAL, HIGH.
     ph_case(
@@ -1831,10 +1814,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 2, P.LOW)],
         admitted={"in"},
         preempted={"admitted1", "admitted2"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims c's quota from both workloads borrowing it, of higher priority as they are)"
-        ),
     ),
     # Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH. admitted_preemptible asks 1 but its
     # admission holds 2, which Kueue counts: 2 here.
@@ -1850,11 +1829,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 2, P.HIGH)],
         admitted={"in"},
         preempted={"admitted_own_queue", "admitted_preemptible"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "preempts admitted_own_queue in q and, borrowing, admitted_preemptible, at the "
-            "threshold)"
-        ),
     ),
     # Kueue's priorities -2, 0, 1: LOW, NORMAL, HIGH.
     ph_case(
@@ -1868,11 +1842,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 1)],
         admitted={"in"},
         preempted={"admitted_borrowing"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims c's quota from admitted_borrowing, of higher priority, rather than preempt "
-            "admitted_same_queue in q)"
-        ),
     ),
     # Kueue's priorities -10, -1, 0: SPOT, LOW, NORMAL.
     ph_case(
@@ -1890,11 +1859,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 2)],
         admitted={"in"},
         preempted={"admitted_same_cohort"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: no queue "
-            "borrows c's quota, so in preempts admitted_same_cohort, under the threshold, while "
-            "borrowing)"
-        ),
     ),
     # Kueue's priorities 0, 10: NORMAL, HIGH.
     ph_case(
@@ -1908,11 +1872,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 4)],
         admitted={"in"},
         preempted={"admitted_borrowing", "admitted_same_cohort"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted: q_borrowing, under r, shares "
-            "nothing with q, so only admitted_same_cohort is preempted (Kueue: both, which borrow "
-            "c's and q's quota)"
-        ),
     ),
     # r holds 1, c 4. Kueue's priorities -1, 0, 1: LOW, NORMAL, HIGH.
     *[
@@ -1932,10 +1891,6 @@ PH_CASES = [
             waiting=[kw("in", "q", 3)],
             admitted={"in"},
             preempted={"admitted_borrowing", other},
-            disagrees=(
-                "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-                f"reclaims from admitted_borrowing and preempts {other}, {why})"
-            ),
         )
         for name, other, other_queue, why in (
             (
@@ -1967,11 +1922,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 1, P.LOW)],
         admitted={"in"},
         preempted={"admitted_borrowing_prio_8"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims from the lowest-priority borrower, admitted_borrowing_prio_8, and spares "
-            "q_nominal within its nominal quota)"
-        ),
     ),
     # Kueue's priorities -10, 0: LOW, NORMAL.
     ph_case(
@@ -2004,10 +1954,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 2, P.LOW, memory=1)],
         admitted={"in"},
         preempted={"admitted_borrowing"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims c's memory from admitted_borrowing)"
-        ),
     ),
     # Kueue's priorities -2, 0: LOW, NORMAL.
     ph_case(
@@ -2018,10 +1964,6 @@ PH_CASES = [
         waiting=[kw("in", "q", 5, P.LOW)],
         admitted={"in"},
         preempted={"admitted_borrowing"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so q can never fit (Kueue: in "
-            "reclaims from admitted_borrowing what q lends and c holds)"
-        ),
     ),
 ]
 
@@ -2312,11 +2254,6 @@ PF_CASES = [
         waiting=[kw("unit", "a", 4)],
         admitted={"unit"},
         preempted={"a1", "a2", "a3"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted: RIGHT and ROOT share nothing, so "
-            "b1's borrowing of a's quota is not seen and a1 and a2 are enough (Kueue: a1, a2 and "
-            "a3)"
-        ),
     ),
     # ROOT's children A (weight 1.01), B (0.99) and C, each with a chain of two more below; only
     # CCCC, under C, holds quota: 1.
@@ -2343,10 +2280,6 @@ PF_CASES = [
         waiting=[kw("a1", "a", 1)],
         admitted={"a1"},
         preempted={"b1"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so a can never fit (Kueue: a "
-            "reclaims CCCC's 1 from b1, as A weighs more than B)"
-        ),
     ),
     pf_case(
         "cq with zero weight can reclaim nominal quota",
@@ -2370,10 +2303,6 @@ PF_CASES = [
         waiting=[kw("a1", "a", 1)],
         admitted={"a1"},
         preempted={"b1"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so a can never fit (Kueue: a "
-            "reclaims A's 1 from b1)"
-        ),
     ),
     pf_case(
         "nominal first: workload fitting within nominal can preempt despite high aggregate DRS",
@@ -2419,10 +2348,6 @@ PF_CASES = [
             waiting=[kw("a_incoming", "a", 2)],
             admitted={"a_incoming"},
             preempted={"b1"},
-            disagrees=(
-                "cohorts' own quotas are not counted, so a can never fit (Kueue: the cohort's 3 "
-                "are b's borrowing, and a preempts b1 by share)"
-            ),
         )
         for name, weight in (
             (
@@ -2446,11 +2371,6 @@ PF_CASES = [
         waiting=[kw("p_incoming", "p", 1)],
         admitted={"p_incoming"},
         preempted={"y1", "x1"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, and fair sharing is not applied: "
-            "p_incoming would borrow, so nothing is reclaimed (Kueue: y1 and, once A stops "
-            "borrowing, x1)"
-        ),
     ),
 ]
 
@@ -2898,10 +2818,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 4)],
         admitted={"wl"},
         flavors={"wl": "three"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so wl can never fit (Kueue: only "
-            "flavor three, which the root holds, has room)"
-        ),
     ),
     f_case(
         "Select the first flavor which fits",
@@ -2927,11 +2843,6 @@ F_CASES = [
         waiting=[kw("wl", CQ, 4)],
         admitted={"wl"},
         flavors={"wl": "two"},
-        disagrees=(
-            "cohorts' own quotas and parents are not counted, so wl can never fit (Kueue: flavor "
-            "two, which its cohort's parent holds, has room, and wl stops at the first flavor it "
-            "can borrow in)"
-        ),
     ),
 ]
 
