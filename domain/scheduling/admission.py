@@ -78,9 +78,9 @@ workloads do, until resources of its kind come free (`ClusterModel.set_aside`)."
 Rank = tuple[int, bool, float]
 """What goes before the admission order (`ClusterModel.rank`)."""
 
-Heap = list[tuple[Rank, AdmissionOrder, LaneKey, int]]
+Heap = list[tuple[Rank, AdmissionOrder, LaneKey, int, int]]
 """The next demand of each lane being looked at: (its rank, its order, its lane, its index in
-the lane)."""
+the lane, the version of its queue's usage its rank was worked out at)."""
 
 
 class ClusterModel:
@@ -115,8 +115,18 @@ class ClusterModel:
         """What preemption reads (bound to the parts, not to the model: no reference cycle)."""
         view = self._view
         self.flavors.preemptable = lambda demand, flavor: preemptable_in(view, demand, flavor)
-        self._aside: dict[str, int] = {}
-        """Demands that held capacity, at which epoch of their GPU type (`set_aside`)."""
+        self._aside: dict[tuple[str, str | None], int] = {}
+        """(queue, GPU type) whose demands hold no more capacity, at which epoch of the type
+        (`set_aside`)."""
+        self._may_hold_queues = frozenset(
+            q.name
+            for q in quotas.cluster_queues
+            if q.cohort is not None
+            and q.preemption.reclaim_within_cohort is not ReclaimWithinCohort.ANY
+        )
+        """Queues whose refused workloads may hold capacity (`_hold`)."""
+        self._holders: dict[str, tuple[str, str | None]] = {}
+        """Demands that held capacity: their (queue, GPU type)."""
         self._held_in: set[str] = set()
         """Queues whose demand held capacity in this cycle (Kueue: one head per queue)."""
         self._preemption_failed: dict[str, tuple[int, int]] = {}
@@ -129,7 +139,7 @@ class ClusterModel:
 
     def withdraw(self, key: str) -> None:
         self.waiting.withdraw(key)
-        self._aside.pop(key, None)
+        self._holders.pop(key, None)
 
     def is_waiting(self, key: str) -> bool:
         return key in self.waiting
@@ -203,16 +213,26 @@ class ClusterModel:
 
     def set_aside(self, key: str, gpu_type: str | None) -> None:
         """`key` held capacity before (a simulated cluster's step rebuilds the model: it says
-        which, by `HOLDING` in the reason) and nothing of its kind has come free since."""
-        self._aside[key] = self.waiting.type_epoch[gpu_type]
+        which, by `HOLDING` in the reason) and nothing of its kind has come free since: its
+        queue holds no more for that kind."""
+        demand = self.waiting.get(key)
+        if demand is not None:
+            where = (demand.cluster_queue, gpu_type)
+            self._aside[where] = self.waiting.type_epoch[gpu_type]
+            self._holders[key] = where
 
     def is_aside(self, demand: Demand) -> bool:
-        """Whether `demand` held capacity and waits, like a Kueue inadmissible workload, until
-        resources of its kind come free. A StrictFIFO queue keeps its head: never aside."""
-        epoch = self._aside.get(demand.key)
+        """Whether `demand`'s queue held capacity for its kind and waits, like Kueue's
+        inadmissible workloads, until resources of that kind come free. Kueue sets a
+        BestEffortFIFO queue's heads aside one per cycle, each holding once, and lets the rest
+        of the cohort borrow once none is left; here the queue's first holds and the queue is
+        set aside at once (the same admissions, some 10 ms cycles sooner). A StrictFIFO queue
+        keeps its head: never aside."""
+        kind = demand.gpu_type if demand.gpu_count else None
+        epoch = self._aside.get((demand.cluster_queue, kind))
         return (
             epoch is not None
-            and epoch == self.waiting.type_epoch[demand.gpu_type if demand.gpu_count else None]
+            and epoch == self.waiting.type_epoch[kind]
             and demand.cluster_queue not in self.waiting.strict_queues
         )
 
@@ -220,15 +240,12 @@ class ClusterModel:
         """Could `demand` hold capacity in this cycle: a GPU workload of a queue in a cohort
         that cannot always reclaim (reclaimWithinCohort not Any), none of whose demands held
         yet in this cycle, and not set aside."""
-        queue = self.queues.get(demand.cluster_queue)
         return (
-            queue is not None
-            and queue.cohort is not None
-            and queue.preemption.reclaim_within_cohort is not ReclaimWithinCohort.ANY
+            demand.cluster_queue in self._may_hold_queues
             and demand.gpu_count > 0
             and not demand.is_reservation
             and demand.reservation is None
-            and queue.name not in self._held_in
+            and demand.cluster_queue not in self._held_in
             and not self.is_aside(demand)
         )
 
@@ -247,27 +264,34 @@ class ClusterModel:
         self.ledger.hold(queue, hold[0], demand.gpu_resource, hold[1])
         self._held_in.add(queue)
         if queue not in self.waiting.strict_queues:
-            self._aside[demand.key] = self.waiting.type_epoch[demand.gpu_type]
-            decision.again = True
+            where = (queue, demand.gpu_type)
+            self._aside[where] = self.waiting.type_epoch[demand.gpu_type]
+            self._holders[demand.key] = where
         return True
 
     def _end_holds(self, decision: Decision) -> None:
         """The cycle's holds end; what they refused is looked at again. The demands still set
         aside are said (`Decision.aside`), and so is it in the reason of each looked at."""
         if self._held_in:
+            if self.ledger.hold_refused:  # Kueue's next cycle admits what the holds kept out
+                decision.again = True
+            self.ledger.hold_refused = False
             self.ledger.release_holds()
             for queue in self._held_in:
                 self.waiting.look_again(self.snapshot.sharing(queue))
             self._held_in.clear()
-        if not self._aside:
+        if not self._holders:
             return
-        for key in list(self._aside):
-            demand = self.waiting.get(key)
-            if demand is None or not self.is_aside(demand):
-                del self._aside[key]
-        decision.aside = set(self._aside)
+        epochs = self.waiting.type_epoch
+        for where, epoch in list(self._aside.items()):
+            if epoch != epochs[where[1]]:
+                del self._aside[where]
+        for key, where in list(self._holders.items()):
+            if where not in self._aside:
+                del self._holders[key]
+        decision.aside = set(self._holders)
         for key, reason in decision.waiting.items():
-            if key in self._aside and not reason.endswith(HOLDING):
+            if key in self._holders and not reason.endswith(HOLDING):
                 decision.waiting[key] = f"{reason}; {HOLDING}"
 
     def rank(self, demand: Demand) -> Rank:
@@ -321,17 +345,22 @@ class ClusterModel:
                     nominated[head.key] = flavor
         done: list[str] = []
         while heap:
-            rank, order, lane_key, index = heapq.heappop(heap)
+            rank, order, lane_key, index, version = heapq.heappop(heap)
             lane = lanes[lane_key]
             demand = lane.items[index]
-            if heap and (
-                self.shares.enabled or rank[0] < self.flavors.top_level(demand.cluster_queue)
+            if (
+                heap
+                and self.ledger.version(lane_key[0]) != version
+                and (self.shares.enabled or rank[0] < self.flavors.top_level(demand.cluster_queue))
             ):  # (classical: a rank at its queue's top borrowing level cannot rise)
                 now_rank = self.rank(demand)
                 if now_rank > rank:
                     # earlier admissions of the cycle used its quota (or raised its queue's
                     # share): it now goes after those that rank before it
-                    heapq.heappush(heap, (now_rank, order, lane_key, index))
+                    heapq.heappush(
+                        heap,
+                        (now_rank, order, lane_key, index, self.ledger.version(lane_key[0])),
+                    )
                     continue
             strict = demand.cluster_queue in waiting.strict_queues
             if demand.cluster_queue in blocked:
@@ -342,22 +371,6 @@ class ClusterModel:
                 continue
             if demand.key in self.never:
                 decision.never[demand.key] = self.never[demand.key]
-                if strict:
-                    blocked.add(demand.cluster_queue)
-                self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
-                continue
-            if (
-                self._may_hold(demand)
-                and (
-                    demand.cluster_queue in tried_preemption
-                    or self.preemption_hopeless(demand)
-                    or not could_preempt(view, demand)
-                )
-                and self._hold(demand, decision)
-            ):  # no preemption to try: it holds capacity and waits
-                decision.waiting[demand.key] = (
-                    f"no quota left in {demand.cluster_queue} for {ask(demand)}"
-                )
                 if strict:
                     blocked.add(demand.cluster_queue)
                 self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
@@ -373,6 +386,7 @@ class ClusterModel:
                 )
             ):
                 decision.waiting[demand.key] = lane.limit_reason
+                self._hold(demand, decision)
                 if strict:
                     blocked.add(demand.cluster_queue)
                 self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
@@ -389,6 +403,7 @@ class ClusterModel:
                     or not could_preempt(view, demand)
                 )
             ):
+                self._hold(demand, decision)
                 self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                 continue
             try:
@@ -482,6 +497,7 @@ class ClusterModel:
             if limit is not None:
                 below = min(below, limit)
             index = lane.next_live(start, int(min(below, 1 << 30)))
+            head: int | None = -1  # not looked for yet
             if queue_name not in tried:  # the first refused of a queue may preempt
                 head = lane.next_live(start)
                 if (
@@ -491,19 +507,25 @@ class ClusterModel:
                     and could_preempt(self._view, lane.items[head])
                 ):
                     index = head
-            if queue_name not in self._held_in:  # or hold capacity
-                head = lane.next_live(start)
-                while head is not None and self.is_aside(lane.items[head]):
-                    head = lane.next_live(head + 1)
+            if (
+                queue_name in self._may_hold_queues
+                and queue_name not in self._held_in
+                and self._aside.get((queue_name, gpu_type), -1) != self.waiting.type_epoch[gpu_type]
+            ):  # or hold capacity
+                if head == -1:
+                    head = lane.next_live(start)
                 if (
                     head is not None
                     and (index is None or head < index)
-                    and self._may_hold(lane.items[head])
+                    and self.flavors.headroom(queue_name, gpu_type) < lane.items[head].gpus
                     and self.flavors.unreclaimable(lane.items[head]) is not None
-                ):
+                ):  # its quota is short, not only its nodes
                     index = head
         if index is None:
             return None
         demand = lane.items[index]
-        heapq.heappush(heap, (self.rank(demand), demand.order, lane_key, index))
+        heapq.heappush(
+            heap,
+            (self.rank(demand), demand.order, lane_key, index, self.ledger.version(queue_name)),
+        )
         return demand

@@ -120,6 +120,9 @@ class QuotaLedger:
         """A cohort's usage (Kueue's Usage of a cohort): what its children use beyond their
         local quotas."""
         self._held: dict[Key, float] = {}
+        self.hold_refused = False
+        """A check came out short because of what other queues hold (`hold`): what the holds
+        kept out may fit once they end."""
         """What a queue holds of its cohort's quota for a waiting workload, in this cycle only
         (`hold`): what it passed up to its parent. The others of the tree cannot borrow it; the
         queue itself can use it."""
@@ -227,7 +230,10 @@ class QuotaLedger:
         if not chain:
             return after <= entry.nominal + EPSILON
         if len(chain) > 1:
-            return amount <= self._available(key, entry, used, clamp=False) + EPSILON
+            fits = amount <= self._available(key, entry, used, clamp=False) + EPSILON
+            if not fits and self._held:
+                self._refused_by_holds()
+            return fits
         cap = entry.cap
         if cap is not None and after > cap + EPSILON:
             return False
@@ -236,6 +242,10 @@ class QuotaLedger:
         pool_used = self._pool_used[chain[0]]
         if self._held:
             pool_used -= self._held.get(key, 0.0)
+            if pool_used + from_pool > entry.pool + EPSILON:
+                self._refused_by_holds()
+                return False
+            return True
         return pool_used + from_pool <= entry.pool + EPSILON
 
     def most_ever(self, queue: str, flavor: str, resource: str) -> float:
@@ -277,6 +287,7 @@ class QuotaLedger:
         pool_used = self._pool_used[chain[0]]
         if self._held:
             pool_used -= self._held.get(key, 0.0)
+            self._refused_by_holds()  # an upper bound the holds may have lowered
         room = max(0.0, entry.kept - used) + max(0.0, entry.pool - pool_used)
         if entry.cap is not None:
             room = min(room, entry.cap - used)
@@ -417,6 +428,9 @@ class QuotaLedger:
         self._pass_up(entry.chain, delta)
         self._held[key] = self._held.get(key, 0.0) + delta
         self._versions[self._group[queue]] += 1
+
+    def _refused_by_holds(self) -> None:
+        self.hold_refused = True
 
     def release_holds(self) -> None:
         for key, delta in self._held.items():
