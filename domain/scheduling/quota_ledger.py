@@ -120,6 +120,8 @@ class QuotaLedger:
         """A cohort's usage (Kueue's Usage of a cohort): what its children use beyond their
         local quotas."""
         self._held: dict[Key, float] = {}
+        self._held_pool: dict[Key, float] = {}
+        """What holds add to each queue's first cohort (`hold`)."""
         self.hold_refused = False
         """A check came out short because of what other queues hold (`hold`): what the holds
         kept out may fit once they end."""
@@ -243,7 +245,9 @@ class QuotaLedger:
         if self._held:
             pool_used -= self._held.get(key, 0.0)
             if pool_used + from_pool > entry.pool + EPSILON:
-                self._refused_by_holds()
+                others = self._held_pool.get(chain[0], 0.0) - self._held.get(key, 0.0)
+                if pool_used - others + from_pool <= entry.pool + EPSILON:
+                    self._refused_by_holds()  # it fits but for the others' holds
                 return False
             return True
         return pool_used + from_pool <= entry.pool + EPSILON
@@ -287,7 +291,9 @@ class QuotaLedger:
         pool_used = self._pool_used[chain[0]]
         if self._held:
             pool_used -= self._held.get(key, 0.0)
-            self._refused_by_holds()  # an upper bound the holds may have lowered
+            others = self._held_pool.get(chain[0], 0.0) - self._held.get(key, 0.0)
+            if others > EPSILON and pool_used - others < entry.pool - EPSILON:
+                self._refused_by_holds()  # the others' holds lowered it
         room = max(0.0, entry.kept - used) + max(0.0, entry.pool - pool_used)
         if entry.cap is not None:
             room = min(room, entry.cap - used)
@@ -427,6 +433,8 @@ class QuotaLedger:
         delta = max(0.0, used + amount - kept) - max(0.0, used - kept)
         self._pass_up(entry.chain, delta)
         self._held[key] = self._held.get(key, 0.0) + delta
+        top = entry.chain[0]
+        self._held_pool[top] = self._held_pool.get(top, 0.0) + delta
         self._versions[self._group[queue]] += 1
 
     def _refused_by_holds(self) -> None:
@@ -437,6 +445,7 @@ class QuotaLedger:
             self._pass_up(self._entries[key].chain, -delta)
             self._versions[self._group[key[0]]] += 1
         self._held.clear()
+        self._held_pool.clear()
 
     def borrowing_with(self, queue: str, flavor: str, resource: str, amount: float) -> bool:
         """Would `amount` more take the queue beyond its nominal quota of `resource` in
