@@ -93,10 +93,30 @@ ALLOWED_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
 QUEUED -> PENDING is budcluster taking a workload back when its time window closed."""
 
 
+MAIN_POD_SET = "main"
+"""The name of a job's own pod set (Kueue names a batch Job's one pod set so)."""
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """A further pod set of a job (Kueue's PodSet: a JobSet's replicated job, a LeaderWorkerSet's
+    leader or workers, an MPI launcher): `pod_count` pods of one shape. A job's pod sets are
+    admitted all or nothing, together, each on a flavor of its own; their GPUs are of the job's
+    GPU type (`Resources.gpu_type`)."""
+
+    name: str
+    pod_count: int = 1
+    gpu_count: int = 0
+    """GPUs per pod."""
+    cpu_cores: float = 1.0
+    memory_gb: float = 4.0
+
+
 @dataclass(frozen=True)
 class Resources:
-    """What one pod asks for, and how many such pods the job runs (a Kueue pod set: `pod_count`
-    pods of `gpu_count` GPUs each, admitted all or nothing, each on one node)."""
+    """What one pod asks for, and how many such pods the job runs (a Kueue pod set, named
+    `MAIN_POD_SET`: `pod_count` pods of `gpu_count` GPUs each, admitted all or nothing, each on
+    one node), and the job's further pod sets, if it has any (`pod_sets`)."""
 
     gpu_type: str | None = None
     gpu_count: int = 0
@@ -105,18 +125,37 @@ class Resources:
     memory_gb: float = 4.0
     storage_gb: int | None = None
     pod_count: int = 1
+    pod_sets: tuple[PodSet, ...] = ()
+    """Pod sets after the job's own, in the order Kueue assigns them flavors."""
+
+    @property
+    def all_pod_sets(self) -> tuple[PodSet, ...]:
+        """Every pod set of the job, its own (`MAIN_POD_SET`) first."""
+        own = PodSet(
+            MAIN_POD_SET, self.pod_count, self.gpu_count, self.cpu_cores, self.memory_gb
+        )
+        return (own, *self.pod_sets)
 
     @property
     def total_gpus(self) -> int:
-        return self.gpu_count * self.pod_count
+        return self.gpu_count * self.pod_count + sum(p.gpu_count * p.pod_count for p in self.pod_sets)
 
     @property
     def total_cpu_cores(self) -> float:
-        return self.cpu_cores * self.pod_count
+        return self.cpu_cores * self.pod_count + sum(p.cpu_cores * p.pod_count for p in self.pod_sets)
 
     @property
     def total_memory_gb(self) -> float:
-        return self.memory_gb * self.pod_count
+        return self.memory_gb * self.pod_count + sum(p.memory_gb * p.pod_count for p in self.pod_sets)
+
+    @property
+    def total_pods(self) -> int:
+        return self.pod_count + sum(p.pod_count for p in self.pod_sets)
+
+    @property
+    def widest_pod(self) -> int:
+        """The most GPUs any one pod of the job asks."""
+        return max((p.gpu_count for p in self.all_pod_sets), default=0)
 
 
 @dataclass(frozen=True)
