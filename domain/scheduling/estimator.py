@@ -31,7 +31,7 @@ from domain.model.job import Job, JobPriority, JobStatus, Placement, TimeWindow
 from domain.model.quota import QuotaSet, tenant_namespace
 from domain.model.reservation import CapacityReservation
 from domain.scheduling.admission import KUEUE_NEXT_CYCLE, ClusterModel
-from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, ask
+from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, ask, gang_of
 from domain.scheduling.durations import Durations
 
 NEVER_FITS = "NEVER_FITS"
@@ -93,12 +93,13 @@ class Snapshot:
 
 def demand_for(job: Job, quotas: QuotaSet) -> Demand:
     local = quotas.local_queue(tenant_namespace(job.tenant_id), job.queue_name)
-    return Demand(
+    gpu_type = job.resources.gpu_type if job.resources.widest_pod else None
+    first = Demand(
         key=str(job.id),
         cluster_queue=local.cluster_queue if local else f"(no local queue {job.queue_name})",
         priority=quotas.priority_value(job.priority),
         created_at=job.created_at,
-        gpu_type=job.resources.gpu_type if job.resources.gpu_count else None,
+        gpu_type=gpu_type,
         gpu_count=job.resources.gpu_count,
         cpu=job.resources.cpu_cores,
         memory=job.resources.memory_gb,
@@ -107,6 +108,7 @@ def demand_for(job: Job, quotas: QuotaSet) -> Demand:
         critical=job.priority is JobPriority.CRITICAL,
         reservation=str(job.reservation_id) if job.reservation_id else None,
     )
+    return gang_of(first, job.resources.pod_sets)
 
 
 def reservation_demand(reservation: CapacityReservation, gpu_type: str | None) -> Demand:
