@@ -56,6 +56,9 @@ class Decision:
     """Why each demand that was looked at still waits."""
     never: dict[str, str] = field(default_factory=dict)
     """Demands that can never be admitted as things are configured."""
+    preemptors: set[str] = field(default_factory=set)
+    """Admitted demands that preempted others to get in (Kueue admits them once their victims
+    are gone: the estimator starts them that much later)."""
     aside: set[str] = field(default_factory=set)
     """Demands set aside after holding capacity, until resources of their kind come free."""
     again: bool = False
@@ -510,6 +513,7 @@ class ClusterModel:
                     self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                     continue
                 holding, victims = outcome
+                decision.preemptors.add(demand.key)
                 preempting.add((self.snapshot.group(demand.cluster_queue), lane_key[1]))
                 decision.preempted.extend(victims)
                 decision.admitted = [h for h in decision.admitted if h not in victims]
