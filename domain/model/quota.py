@@ -145,13 +145,40 @@ class FungibilityPolicy(enum.StrEnum):
     TRY_NEXT_FLAVOR = "TryNextFlavor"
 
 
+class FungibilityPreference(enum.StrEnum):
+    """Which a workload would rather do when every flavor it may take needs borrowing or
+    preemption (Kueue's FlavorFungibility.preference, in v1beta1 and v1beta2 alike)."""
+
+    BORROWING_OVER_PREEMPTION = "BorrowingOverPreemption"
+    """Kueue's default: borrow where it fits rather than preempt."""
+    PREEMPTION_OVER_BORROWING = "PreemptionOverBorrowing"
+    """Preempt within its nominal quota rather than borrow from the cohort."""
+
+
 @dataclass(frozen=True)
 class FlavorFungibility:
     """Whether a workload tries the queue's next flavor before borrowing, or before preempting,
-    in the flavor it is looking at."""
+    in the flavor it is looking at; and, when it tries them all, which it prefers."""
 
     when_can_borrow: FungibilityPolicy = FungibilityPolicy.MAY_STOP_SEARCH
     when_can_preempt: FungibilityPolicy = FungibilityPolicy.TRY_NEXT_FLAVOR
+    preference: FungibilityPreference | None = None
+    """Only with both policies TryNextFlavor (Kueue refuses it otherwise); None: Kueue's
+    default, BorrowingOverPreemption."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why Kueue would refuse these settings (None: it would not)."""
+        if self.preference is not None and (
+            self.when_can_borrow is not FungibilityPolicy.TRY_NEXT_FLAVOR
+            or self.when_can_preempt is not FungibilityPolicy.TRY_NEXT_FLAVOR
+        ):
+            return "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"
+        return None
+
+    @property
+    def preemption_over_borrowing(self) -> bool:
+        return self.preference is FungibilityPreference.PREEMPTION_OVER_BORROWING
 
 
 @dataclass

@@ -303,6 +303,26 @@ class FlavorAssigner:
 
     # --- the assignment ---------------------------------------------------------------------
 
+    def _rather_preempt(self, demand: Demand, fungibility: FlavorFungibility | None) -> str | None:
+        """With preference PreemptionOverBorrowing, a flavor where `demand` would preempt and
+        then fit within its queue's nominal quota, which Kueue prefers to one where it fits by
+        borrowing (isPreferred: the lower borrowing level first, then fit over preemption; a
+        flavor without preemption candidates ranks below both)."""
+        if fungibility is None or not fungibility.preemption_over_borrowing:
+            return None
+        queue = demand.cluster_queue
+        for flavor in self.flavors_for(queue, demand):
+            if flavor is None:
+                continue
+            quota = self.ledger.quota(queue, flavor, demand.gpu_resource)
+            if (
+                quota is not None
+                and quota.nominal_quota + EPSILON >= demand.gpus
+                and self.preemptable(demand, flavor)
+            ):
+                return flavor
+        return None
+
     def assign(self, demand: Demand) -> Assignment | NoFit:
         """The first of the queue's flavors with quota and nodes for `demand` now, or why none
         is (a workload of the queue's own: not a reservation nor inside one), as the queue's
@@ -359,6 +379,12 @@ class FlavorAssigner:
                     break
                 return found
         if borrowing is not None:
+            rather = self._rather_preempt(demand, fungibility)
+            if rather is not None:
+                return NoFit(
+                    f"would rather preempt within its nominal quota in {rather} than borrow "
+                    "in the cohort (flavorFungibility preference PreemptionOverBorrowing)"
+                )
             return borrowing
         if never:
             return NoFit(self.never_text(demand), never=True)

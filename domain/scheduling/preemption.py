@@ -370,7 +370,12 @@ def try_preempt(
             continue
         victims, borrows = found
         reclaim = all(v.demand.cluster_queue != queue.name for v in victims)
-        rank = (not reclaim, borrows, index)
+        rank = (  # Kueue's isPreferred: the preemption mode first, unless the queue prefers
+            # preemption over borrowing (then the borrowing level first)
+            (borrows, not reclaim, index)
+            if queue.flavor_fungibility.preemption_over_borrowing
+            else (not reclaim, borrows, index)
+        )
         if best is None or rank < best[0]:
             best = (rank, victims)
         if fungibility is FungibilityPolicy.MAY_STOP_SEARCH or demand.more:

@@ -62,7 +62,7 @@ not budcluster's. How they are mapped:
 A case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and
 expected to fail, strictly, in the path(s) where it does: whoever fixes the rule removes it.
 
-Left out (66 of 214 cases; 148 are ported), by reason:
+Left out (62 of 214 cases; 152 are ported), by reason:
 - Pod set groups (Kueue's podSetGroupName, which puts a LeaderWorkerSet's leader and workers on
   one flavor together; budcluster assigns each pod set its own): TestAssignFlavors the three
   "multiple flavors, leader worker set, ..." cases (one also lists cpu in two resource groups).
@@ -87,10 +87,6 @@ Left out (66 of 214 cases; 148 are ported), by reason:
   flavor two): TestAssignFlavors the four "when borrowing while preemption is needed for flavor
   one[, no borrowingLimit]; WhenCanBorrow=MayStopSearch..." cases and the two "... fair sharing
   enabled, reclaimWithinCohort=Any..." cases.
-- A FlavorFungibility preference (budcluster's FlavorFungibility has no preference field):
-  TestSchedule the two "PreemptionOverBorrowing preference: ..." cases and
-  "BorrowingOverPreemption preference: ..."; TestHierarchical "Select deeper-borrowing flavor
-  that fits when shallower-borrowing flavor has no preemption candidates".
 - Taints, tolerations, node selectors and affinity (a budcluster flavor selects nodes by label;
   a workload asks only a GPU type): TestSchedule "flavors with mixed misconfiguration and
   insufficient quota", "flavors with mixed taint mismatch and exceeding limits", "flavors are
@@ -170,6 +166,7 @@ from domain.model.quota import (
     FlavorFungibility,
     FlavorQuotas,
     FungibilityPolicy,
+    FungibilityPreference,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
@@ -811,6 +808,11 @@ S_QUEUES = [
 ]
 
 
+TRY_NEXT = FungibilityPolicy.TRY_NEXT_FLAVOR
+POB = FlavorFungibility(TRY_NEXT, TRY_NEXT, FungibilityPreference.PREEMPTION_OVER_BORROWING)
+BOP = FlavorFungibility(TRY_NEXT, TRY_NEXT, FungibilityPreference.BORROWING_OVER_PREEMPTION)
+
+
 def s_case(name: str, *, queues: list[Q] | None = None, **kwargs: Any) -> Scenario:
     return kueue_case(S, name, S_NODES, [*S_QUEUES, *(queues or [])], **kwargs)
 
@@ -1316,6 +1318,74 @@ S_CASES = [
         ],
         admitted={"eng-beta/new", "eng-alpha/new-alpha"},
         flavors={"eng-beta/new": "on-demand", "eng-alpha/new-alpha": "on-demand"},
+    ),
+    # FlavorFungibility's preference, with both policies TryNextFlavor. Priorities -1, 0: LOW,
+    # NORMAL.
+    *(
+        s_case(
+            name,
+            queues=[
+                kq(
+                    f"{prefix}-cq",
+                    {"on-demand": lim(5, 0), "spot": lim(0, 5)},
+                    cohort=f"{prefix}-cohort",
+                    within=LOWER,
+                    fungibility=fungibility,
+                ),
+                kq(
+                    f"{prefix}-lender",
+                    {"on-demand": lim(0), "spot": lim(5)},
+                    cohort=f"{prefix}-cohort",
+                ),
+            ],
+            running=[kw(f"default/low-{prefix}", f"{prefix}-cq", 5, P.LOW, node="on-demand")],
+            waiting=[kw(f"default/high-{prefix}", f"{prefix}-cq", 5)],
+            admitted={f"default/high-{prefix}"},
+            preempted=preempted,
+            flavors={f"default/high-{prefix}": flavor},
+        )
+        for name, prefix, fungibility, preempted, flavor in (
+            (
+                "PreemptionOverBorrowing preference: preempt in first flavor instead of borrowing "
+                "in second",
+                "pob",
+                POB,
+                {"default/low-pob"},
+                "on-demand",
+            ),
+            (
+                "BorrowingOverPreemption preference: borrow in second flavor instead of "
+                "preempting in first",
+                "bop",
+                BOP,
+                set(),
+                "spot",
+            ),
+        )
+    ),
+    # nopc-root (on-demand 0, spot 5) over nopc-mid over nopc-cq and nopc-sibling (5 of
+    # on-demand, idle); on-demand is nopc-cq's own, used up by a workload of its priority.
+    s_case(
+        "PreemptionOverBorrowing preference: select fitting second flavor over first flavor with "
+        "no preemption candidates",
+        queues=[
+            kq(
+                "nopc-cq",
+                {"on-demand": lim(5, 0), "spot": lim(0)},
+                cohort="nopc-mid",
+                within=LOWER,
+                fungibility=POB,
+            ),
+            kq("nopc-sibling", {"on-demand": lim(5), "spot": lim(0)}, cohort="nopc-mid"),
+        ],
+        cohorts=[
+            C("nopc-root", None, {"on-demand": lim(0), "spot": lim(5)}),
+            C("nopc-mid", "nopc-root"),
+        ],
+        running=[kw("default/admitted-nopc", "nopc-cq", 5, node="on-demand")],
+        waiting=[kw("default/pending-nopc", "nopc-cq", 5)],
+        admitted={"default/pending-nopc"},
+        flavors={"default/pending-nopc": "spot"},
     ),
     # Pod set one asks cpu and example.com/gpu in each pod: here its cpu is cores (eng-alpha's
     # and eng-beta's flavors on-demand and spot are their CPU group's, on no node of their
@@ -2945,6 +3015,34 @@ F_CASES = [
         running=[
             kw("usage", CQ, 4, node="one"),
         ],
+        waiting=[kw("wl", CQ, 4)],
+        admitted={"wl"},
+        flavors={"wl": "two"},
+    ),
+    # The testCq's own flavorFungibility is the case's (TryNextFlavor for both, with the
+    # preference); the stub's NoCandidates for flavor one is what a cycle finds: its usage is of
+    # the workload's own priority.
+    f_case(
+        "Select deeper-borrowing flavor that fits when shallower-borrowing flavor has no "
+        "preemption candidates",
+        nodes_of("one", "two", "three"),
+        [
+            kq(
+                CQ,
+                {"one": lim(4, 0), "two": lim(0), "three": lim(0)},
+                cohort="one",
+                within=LOWER,
+                reclaim=LOWER_R,
+                fungibility=POB,
+            ),
+            kq("other-clusterqueue", {"one": lim(0), "two": lim(0), "three": lim(0)}, cohort="two"),
+        ],
+        cohorts=[
+            C("three", None, {"three": lim(4)}),
+            C("two", "three", {"two": lim(4)}),
+            C("one", "two", {"one": lim(4)}),
+        ],
+        running=[kw("usage", CQ, 4, node="one")],
         waiting=[kw("wl", CQ, 4)],
         admitted={"wl"},
         flavors={"wl": "two"},
