@@ -173,7 +173,10 @@ class FlavorFungibility:
             self.when_can_borrow is not FungibilityPolicy.TRY_NEXT_FLAVOR
             or self.when_can_preempt is not FungibilityPolicy.TRY_NEXT_FLAVOR
         ):
-            return "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"
+            return (
+                "preference can only be set when both whenCanBorrow and whenCanPreempt are "
+                "TryNextFlavor"
+            )
         return None
 
     @property
