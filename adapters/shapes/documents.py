@@ -65,8 +65,6 @@ def placements_from_document(doc: Any) -> tuple[Placement, ...]:
 
 
 pod_sets_to_document: Callable[[tuple[PodSet, ...]], list[dict[str, Any]]] = SHAPES.encoder(
-    tuple[PodSet, ...]  # type: ignore[arg-type]
+    tuple[PodSet, ...]
 )
-pod_sets_from_document: Callable[[Any], tuple[PodSet, ...]] = SHAPES.decoder(
-    tuple[PodSet, ...]  # type: ignore[arg-type]
-)
+pod_sets_from_document: Callable[[Any], tuple[PodSet, ...]] = SHAPES.decoder(tuple[PodSet, ...])

@@ -131,22 +131,26 @@ class Resources:
     @property
     def all_pod_sets(self) -> tuple[PodSet, ...]:
         """Every pod set of the job, its own (`MAIN_POD_SET`) first."""
-        own = PodSet(
-            MAIN_POD_SET, self.pod_count, self.gpu_count, self.cpu_cores, self.memory_gb
-        )
+        own = PodSet(MAIN_POD_SET, self.pod_count, self.gpu_count, self.cpu_cores, self.memory_gb)
         return (own, *self.pod_sets)
 
     @property
     def total_gpus(self) -> int:
-        return self.gpu_count * self.pod_count + sum(p.gpu_count * p.pod_count for p in self.pod_sets)
+        return self.gpu_count * self.pod_count + sum(
+            p.gpu_count * p.pod_count for p in self.pod_sets
+        )
 
     @property
     def total_cpu_cores(self) -> float:
-        return self.cpu_cores * self.pod_count + sum(p.cpu_cores * p.pod_count for p in self.pod_sets)
+        return self.cpu_cores * self.pod_count + sum(
+            p.cpu_cores * p.pod_count for p in self.pod_sets
+        )
 
     @property
     def total_memory_gb(self) -> float:
-        return self.memory_gb * self.pod_count + sum(p.memory_gb * p.pod_count for p in self.pod_sets)
+        return self.memory_gb * self.pod_count + sum(
+            p.memory_gb * p.pod_count for p in self.pod_sets
+        )
 
     @property
     def total_pods(self) -> int:
