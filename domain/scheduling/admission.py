@@ -56,6 +56,9 @@ class Decision:
     """Why each demand that was looked at still waits."""
     never: dict[str, str] = field(default_factory=dict)
     """Demands that can never be admitted as things are configured."""
+    preemptors: set[str] = field(default_factory=set)
+    """Admitted demands that preempted others to get in (Kueue admits them once their victims
+    are gone: the estimator starts them that much later)."""
     aside: set[str] = field(default_factory=set)
     """Demands set aside after holding capacity, until resources of their kind come free."""
     again: bool = False
@@ -179,13 +182,51 @@ class ClusterModel:
             return self.reservations.grow(demand, now)
         if demand.reservation is not None:
             return self.reservations.admit_into(demand, now)
+        if demand.more:
+            return self._admit_gang(demand, now)
+        holding = self._admit_pod_set(demand, now)
+        self.snapshot.keep(holding)
+        return holding
+
+    def _admit_pod_set(self, demand: Demand, now: datetime) -> Holding:
+        """One pod set takes its flavors' quota and its nodes (not yet kept as a holding)."""
         assignment = self.flavors.assign(demand)
         if isinstance(assignment, NoFit):
             raise Refusal(assignment.reason, never=assignment.never, cpu_bound=assignment.cpu_bound)
         flavor = assignment.gpu_flavor
         placements = [self.nodes.take(node, demand, flavor) for node in assignment.nodes]
         holding = Holding(demand, flavor, assignment.cpu_flavor, placements, now)
-        self.snapshot.add(holding)
+        self.snapshot.charge(holding, +1)
+        return holding
+
+    def _admit_gang(self, demand: Demand, now: datetime) -> Holding:
+        """A workload of several pod sets: each is assigned its flavors in turn, with what the
+        ones before it took already counted (Kueue's flavor assigner, pod set by pod set), and
+        all are admitted or none (a refusal gives back what the others took and says which pod
+        set did not fit)."""
+        parts: list[Holding] = []
+        try:
+            for part in demand.gang:
+                parts.append(self._admit_pod_set(part, now))
+        except Refusal as refusal:
+            for taken in reversed(parts):
+                self.snapshot.vacate(taken)
+            self.nodes.changed(demand.gpu_type if demand.gpu_count else None)
+            part_name = demand.gang[len(parts)].pod_set
+            raise Refusal(
+                f"pod set {part_name}: {refusal.reason}",
+                never=refusal.never,
+                cpu_bound=refusal.cpu_bound,
+            ) from None
+        holding = Holding(
+            demand,
+            parts[0].gpu_flavor,
+            parts[0].cpu_flavor,
+            [p for part in parts for p in part.placements],
+            now,
+            parts=parts,
+        )
+        self.snapshot.keep(holding)
         return holding
 
     def _undo(self, holding: Holding) -> None:
@@ -456,7 +497,12 @@ class ClusterModel:
                     if not refusal.never:
                         self._hold(demand, decision)
                         decision.waiting[demand.key] = refusal.reason
-                        if lane_key[2] is None and demand.gpu_count and demand.pods == 1:
+                        if (
+                            lane_key[2] is None
+                            and demand.gpu_count
+                            and demand.pods == 1
+                            and not demand.more
+                        ):
                             # what one pod of this size cannot get, a larger one cannot either;
                             # a pod set refused for want of nodes says nothing of one pod
                             lane.refused(demand.gpu_count, refusal.reason, waiting.epoch(lane_key))
@@ -467,6 +513,7 @@ class ClusterModel:
                     self._push_next(heap, lane_key, lane, index + 1, tried_preemption)
                     continue
                 holding, victims = outcome
+                decision.preemptors.add(demand.key)
                 preempting.add((self.snapshot.group(demand.cluster_queue), lane_key[1]))
                 decision.preempted.extend(victims)
                 decision.admitted = [h for h in decision.admitted if h not in victims]

@@ -155,7 +155,9 @@ class Holding:
     @property
     def gpu_flavors(self) -> set[str]:
         """The GPU flavors its pod sets are charged to."""
-        return {h.gpu_flavor for h in self.pod_sets if h.gpu_flavor is not None and h.demand.gpu_count}
+        return {
+            h.gpu_flavor for h in self.pod_sets if h.gpu_flavor is not None and h.demand.gpu_count
+        }
 
     @property
     def placement(self) -> Placement:

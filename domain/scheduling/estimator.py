@@ -31,7 +31,7 @@ from domain.model.job import Job, JobPriority, JobStatus, Placement, TimeWindow
 from domain.model.quota import QuotaSet, tenant_namespace
 from domain.model.reservation import CapacityReservation
 from domain.scheduling.admission import KUEUE_NEXT_CYCLE, ClusterModel
-from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, ask
+from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, ask, gang_of
 from domain.scheduling.durations import Durations
 
 NEVER_FITS = "NEVER_FITS"
@@ -89,16 +89,36 @@ class Snapshot:
     """Status of finished jobs that active ones depend on (COMPLETED, FAILED, ...)."""
     time_scale: float = 1.0
     """Simulated seconds per real second (simulated clusters): durations shrink by it."""
+    eviction_seconds: float = 0.0
+    """How long preempted workloads take to be gone (`eviction_seconds`): a preemptor starts
+    that much after the cycle that evicted its victims."""
+
+
+KUBERNETES_GRACE_SECONDS = 30.0
+"""A pod's terminationGracePeriodSeconds when its spec sets none (Kubernetes core/v1 PodSpec:
+"Defaults to 30 seconds"); budcluster renders its Jobs without one."""
+
+
+def eviction_seconds(real: bool) -> float:
+    """How long a preemption takes to free what its victims hold. Kueue evicts in one cycle and
+    admits the preemptor in a later one, once the victims' quota is released: its job
+    reconciler suspends each victim's Job and releases the quota reservation only when the Job
+    has no active pods left (pkg/controller/jobframework, Kueue ff69552e), so after their pods
+    have terminated: at most their termination grace period, which a job that checkpoints on
+    SIGTERM uses. A simulated cluster's pods are gone at once, and it admits the preemptor in
+    the step of the evictions (0)."""
+    return KUBERNETES_GRACE_SECONDS if real else 0.0
 
 
 def demand_for(job: Job, quotas: QuotaSet) -> Demand:
     local = quotas.local_queue(tenant_namespace(job.tenant_id), job.queue_name)
-    return Demand(
+    gpu_type = job.resources.gpu_type if job.resources.widest_pod else None
+    first = Demand(
         key=str(job.id),
         cluster_queue=local.cluster_queue if local else f"(no local queue {job.queue_name})",
         priority=quotas.priority_value(job.priority),
         created_at=job.created_at,
-        gpu_type=job.resources.gpu_type if job.resources.gpu_count else None,
+        gpu_type=gpu_type,
         gpu_count=job.resources.gpu_count,
         cpu=job.resources.cpu_cores,
         memory=job.resources.memory_gb,
@@ -107,6 +127,7 @@ def demand_for(job: Job, quotas: QuotaSet) -> Demand:
         critical=job.priority is JobPriority.CRITICAL,
         reservation=str(job.reservation_id) if job.reservation_id else None,
     )
+    return gang_of(first, job.resources.pod_sets)
 
 
 def reservation_demand(reservation: CapacityReservation, gpu_type: str | None) -> Demand:
@@ -196,8 +217,14 @@ class _Replay:
                 self.push(t + KUEUE_NEXT_CYCLE, "cycle", "")
             for holding in decision.preempted:
                 self._preempted(holding, t)
-            for holding in decision.admitted:
-                self._admitted(holding, t)
+            if decision.preemptors and self.snap.eviction_seconds:
+                evicted = t + timedelta(seconds=self.snap.eviction_seconds)
+                for holding in decision.admitted:
+                    preemptor = holding.demand.key in decision.preemptors
+                    self._admitted(holding, evicted if preemptor else t)
+            else:
+                for holding in decision.admitted:
+                    self._admitted(holding, t)
             for key, why in decision.never.items():
                 self.warnings[key].add(NEVER_FITS)
                 self.reasons.setdefault(key, f"never fits: {why}")

@@ -40,7 +40,7 @@ def fair_targets(
     own = demand.cluster_queue
     added: dict[FlavorResource, float] = {}
     if flavor is not None and demand.gpu_count:
-        added[(flavor, demand.gpu_resource)] = float(demand.gpus)
+        added[(flavor, demand.gpu_resource)] = float(demand.all_gpus)
     within_nominal = not (set(added) & shares.of(own, added).borrowed)
     """Its queue, with it, borrows nothing where it needs preemption (Kueue's
     queueWithinNominalInResourcesNeedingPreemption)."""
@@ -130,8 +130,10 @@ def _next_target(
 
 def _usage(holding: Holding, sign: int) -> dict[FlavorResource, float]:
     """What a holding uses of its queue's quota, signed."""
-    demand = holding.demand
     usage: dict[FlavorResource, float] = {}
-    if holding.gpu_flavor is not None and demand.gpu_count:
-        usage[(holding.gpu_flavor, demand.gpu_resource)] = sign * float(demand.gpus)
+    for part in holding.pod_sets:
+        demand = part.demand
+        if part.gpu_flavor is not None and demand.gpu_count:
+            key = (part.gpu_flavor, demand.gpu_resource)
+            usage[key] = usage.get(key, 0.0) + sign * float(demand.gpus)
     return usage

@@ -254,12 +254,28 @@ class FlavorAssigner:
         queue = demand.cluster_queue
         if queue not in self.queues:
             return f"cluster queue {queue} does not exist"
-        if demand.is_reservation or demand.reservation is not None or not demand.gpu_count:
+        if demand.is_reservation or demand.reservation is not None:
             return None
-        for flavor in self.flavors_for(queue, demand):
-            if flavor is not None and not self._never_in(demand, queue, flavor):
-                return None
-        return self.never_text(demand)
+        for part in demand.gang:  # every pod set of a workload must be admissible somewhere
+            if part.gpu_count and not any(
+                flavor is not None and not self._never_in(part, queue, flavor)
+                for flavor in self.flavors_for(queue, part)
+            ):
+                text = self.never_text(part)
+                return f"pod set {part.pod_set}: {text}" if demand.more else text
+        if demand.more and demand.gpu_count:
+            most = sum(
+                self.ledger.most_ever(queue, flavor, demand.gpu_resource)
+                for flavor in self.flavors_for(queue, demand)
+                if flavor is not None
+            )
+            if demand.all_gpus > most:
+                return (
+                    f"{queue} can never give {ask(demand)}: its pod sets ask "
+                    f"{demand.all_gpus} GPUs, more than all its flavors' quota (with what the "
+                    "cohort can lend)"
+                )
+        return None
 
     def _never_in(self, demand: Demand, queue: str, flavor: str) -> bool:
         """Whether `demand` can never be admitted in `flavor`: its nodes, all empty, could not

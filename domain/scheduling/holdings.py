@@ -138,7 +138,8 @@ class Holdings:
     # --- resources --------------------------------------------------------------------------
 
     def charge(self, holding: Holding, sign: int) -> None:
-        """Charge (+1) or refund (-1) the holding's queue in the ledger."""
+        """Charge (+1) or refund (-1) the holding's queue in the ledger (each pod set to its own
+        flavors)."""
         demand = holding.demand
         queue = demand.cluster_queue
         if demand.is_reservation:
@@ -147,6 +148,12 @@ class Holdings:
                     queue, holding.gpu_flavor, demand.gpu_resource, sign * holding.gpus
                 )
             return
+        for part in holding.pod_sets:
+            self._charge_pod_set(part, sign)
+
+    def _charge_pod_set(self, holding: Holding, sign: int) -> None:
+        demand = holding.demand
+        queue = demand.cluster_queue
         if holding.gpu_flavor is not None and demand.gpu_count:
             self.ledger.charge(queue, holding.gpu_flavor, demand.gpu_resource, sign * demand.gpus)
         if holding.cpu_flavor is not None:
@@ -164,20 +171,49 @@ class Holdings:
         """Record what already holds resources (from the cluster's current state). A real
         cluster tells the node a workload runs on, not its devices: a placement with a node and
         no GPU indices takes that many free GPUs of the node (the lowest), and the first of its
-        queue's flavors the node belongs to when it names none, so the GPUs count as busy."""
-        self._locate(demand, holding)
-        for placement in holding.placements:
-            node = self.nodes.by_name.get(placement.node)
-            if node is not None:
-                node.free.difference_update(placement.gpu_indices)
-                self.nodes.changed(node.gpu_type)
-                node.cpu -= demand.cpu  # per pod (a reservation asks none)
-                node.memory -= demand.memory
+        queue's flavors the node belongs to when it names none, so the GPUs count as busy. A
+        workload of several pod sets given as one list of placements (`Demand.gang` order) is
+        split into its pod sets' holdings first."""
+        if demand.more and not holding.parts:
+            self._split(holding)
+        for part in holding.pod_sets:
+            self._locate(part.demand, part)
+            for placement in part.placements:
+                node = self.nodes.by_name.get(placement.node)
+                if node is not None:
+                    node.free.difference_update(placement.gpu_indices)
+                    self.nodes.changed(node.gpu_type)
+                    node.cpu -= part.demand.cpu  # per pod (a reservation asks none)
+                    node.memory -= part.demand.memory
+        if holding.parts:
+            holding.placements = [p for part in holding.parts for p in part.placements]
+            holding.gpu_flavor = holding.parts[0].gpu_flavor
         if demand.reservation is None:
             self.charge(holding, +1)
         else:
             self.reservation_of[demand.key] = demand.reservation
         self.keep(holding)
+
+    @staticmethod
+    def _split(holding: Holding) -> None:
+        """Give each pod set of the holding's workload its pods' placements, in order (the
+        cluster's record names one flavor for the workload: a pod set's own is its first pod's,
+        if that names one)."""
+        placements = holding.placements
+        at = 0
+        for part in holding.demand.gang:
+            mine = placements[at : at + part.pods]
+            at += part.pods
+            flavor = next((p.flavor for p in mine if p.flavor), None)
+            holding.parts.append(
+                Holding(
+                    part,
+                    flavor if part.gpu_count else None,
+                    holding.cpu_flavor,
+                    list(mine),
+                    holding.since,
+                )
+            )
 
     def _locate(self, demand: Demand, holding: Holding) -> None:
         if demand.is_reservation or not demand.gpu_count:
@@ -203,16 +239,17 @@ class Holdings:
     def vacate(self, holding: Holding) -> None:
         """A dropped workload's pods give back their nodes' resources and its queue's quota; one
         that ran inside a reservation leaves its GPUs to the reservation, while that lasts."""
-        demand = holding.demand
-        owner = self.reservation_of.pop(demand.key, None)
-        for placement in holding.placements:
-            node = self.nodes.by_name.get(placement.node)
-            if node is None:
-                continue
-            if owner is None or owner not in self.by_key:
-                node.free.update(placement.gpu_indices)
-                self.nodes.changed(node.gpu_type)
-            node.cpu += demand.cpu
-            node.memory += demand.memory
+        owner = self.reservation_of.pop(holding.demand.key, None)
+        for part in holding.pod_sets:
+            demand = part.demand
+            for placement in part.placements:
+                node = self.nodes.by_name.get(placement.node)
+                if node is None:
+                    continue
+                if owner is None or owner not in self.by_key:
+                    node.free.update(placement.gpu_indices)
+                    self.nodes.changed(node.gpu_type)
+                node.cpu += demand.cpu
+                node.memory += demand.memory
         if owner is None:
             self.charge(holding, -1)

@@ -292,7 +292,9 @@ def preemptable_in(cluster: ClusterView, demand: Demand, flavor: str) -> bool:
     ):
         return False
     may_preempt = victim_test(cluster, queue, demand)
-    return any(h.gpu_flavor == flavor and may_preempt(h) for h in _eligible(cluster, queue, demand))
+    return any(
+        flavor in h.gpu_flavors and may_preempt(h) for h in _eligible(cluster, queue, demand)
+    )
 
 
 def try_preempt(
@@ -337,13 +339,19 @@ def try_preempt(
     )
     by_flavor: dict[str | None, list[Holding]] = {}
     for holding in candidates:
-        by_flavor.setdefault(holding.gpu_flavor if demand.gpu_count else None, []).append(holding)
+        for held in holding.gpu_flavors if demand.gpu_count else (None,):
+            by_flavor.setdefault(held, []).append(holding)
     fungibility = queue.flavor_fungibility.when_can_preempt
     best: tuple[tuple[bool, bool, int], list[Holding]] | None = None
     for index, flavor in enumerate(cluster.flavors_for(queue.name, demand)):
         in_flavor = by_flavor.get(flavor)
         if not in_flavor:
             continue  # no candidates: Kueue tries the next flavor
+        if demand.more:
+            # several pod sets may each need room in a flavor of their own (Kueue's targets
+            # span every flavor-resource the assignment preempts in): the candidates of all
+            # flavors, in one search, anchored at the first flavor that has any
+            in_flavor = candidates
         if cluster.shares.enabled:
             found = fair_targets(
                 cluster.shares,
@@ -357,13 +365,15 @@ def try_preempt(
         else:
             found = _targets(cluster, trials, queue, demand, flavor, in_flavor, now)
         if found is None:
+            if demand.more:
+                break  # all flavors' candidates were looked at
             continue
         victims, borrows = found
         reclaim = all(v.demand.cluster_queue != queue.name for v in victims)
         rank = (not reclaim, borrows, index)
         if best is None or rank < best[0]:
             best = (rank, victims)
-        if fungibility is FungibilityPolicy.MAY_STOP_SEARCH:
+        if fungibility is FungibilityPolicy.MAY_STOP_SEARCH or demand.more:
             break
     if best is None:
         return None
@@ -484,13 +494,15 @@ def _minimal(
             if other.cluster_queue != queue:
                 if borrow and not while_borrowing(holding):
                     continue  # only to let the demand in without borrowing
-                flavor = holding.gpu_flavor
-                if flavor is None or not above_nominal(
-                    ledger,
-                    other.cluster_queue,
-                    below[other.cluster_queue],
-                    flavor,
-                    other.gpu_resource,
+                if not any(
+                    above_nominal(
+                        ledger,
+                        other.cluster_queue,
+                        below[other.cluster_queue],
+                        flavor,
+                        other.gpu_resource,
+                    )
+                    for flavor in holding.gpu_flavors
                 ):
                     continue  # its queue (or a cohort on the way) no longer borrows
             trials.release(other.key)
@@ -524,15 +536,19 @@ def _fits(
         return None
     try:
         ledger, queue = cluster.ledger, demand.cluster_queue
-        borrows = (
-            trial.gpu_flavor is not None
-            and ledger.borrowing(queue, trial.gpu_flavor, demand.gpu_resource) > 0
-        ) or (
-            trial.cpu_flavor is not None
-            and (
-                ledger.borrowing(queue, trial.cpu_flavor, CPU) > 0
-                or ledger.borrowing(queue, trial.cpu_flavor, MEMORY) > 0
+        borrows = any(
+            (
+                part.gpu_flavor is not None
+                and ledger.borrowing(queue, part.gpu_flavor, demand.gpu_resource) > 0
             )
+            or (
+                part.cpu_flavor is not None
+                and (
+                    ledger.borrowing(queue, part.cpu_flavor, CPU) > 0
+                    or ledger.borrowing(queue, part.cpu_flavor, MEMORY) > 0
+                )
+            )
+            for part in trial.pod_sets
         )
         return None if borrows and not borrow else borrows
     finally:

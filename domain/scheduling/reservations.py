@@ -76,16 +76,33 @@ class ReservationBook:
         if not slots:
             raise Refusal(f"reservation {demand.reservation} is not active")
         owner = self.holdings.by_key[demand.reservation]
-        nodes = self.nodes.nodes_for(demand, owner.gpu_flavor, None, allowed=slots)
-        if nodes is None:
-            raise Refusal(f"the reservation has no room for {ask(demand)}")
-        placements = [
-            self.nodes.take(node, demand, owner.gpu_flavor, slots[node.name]) for node in nodes
-        ]
-        holding = Holding(demand, owner.gpu_flavor, None, placements, now)
+        parts: list[Holding] = []
+        for part in demand.gang:  # a workload of several pod sets: each in turn, all or none
+            nodes = self.nodes.nodes_for(part, owner.gpu_flavor, None, allowed=slots)
+            if nodes is None:
+                for taken in parts:
+                    self._give_back(taken, slots)
+                raise Refusal(f"the reservation has no room for {ask(demand)}")
+            placements = [
+                self.nodes.take(node, part, owner.gpu_flavor, slots[node.name]) for node in nodes
+            ]
+            parts.append(Holding(part, owner.gpu_flavor, None, placements, now))
+        holding = parts[0]
+        if demand.more:
+            placed = [p for part in parts for p in part.placements]
+            holding = Holding(demand, owner.gpu_flavor, None, placed, now, parts=parts)
         self.holdings.keep(holding)
         self.holdings.reservation_of[demand.key] = demand.reservation
         return holding
+
+    def _give_back(self, part: Holding, slots: dict[str, set[int]]) -> None:
+        """Undo `Nodes.take` of a pod set placed in a reservation's GPUs."""
+        for placement in part.placements:
+            node = self.nodes.by_name[placement.node]
+            slots[placement.node].update(placement.gpu_indices)
+            node.cpu += part.demand.cpu
+            node.memory += part.demand.memory
+        self.nodes.changed(part.demand.gpu_type)
 
     def release(self, key: str, holding: Holding) -> None:
         """The reservation (dropped from the holdings) ends: its workloads run on as their

@@ -42,7 +42,7 @@ from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
 from domain.scheduling.durations import Durations, History, startup_medians
-from domain.scheduling.estimator import Schedule, Snapshot, estimate
+from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
 from domain.scheduling.windows import MIN_SCORES, Calibration, Window
 from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
@@ -274,6 +274,7 @@ class TimelineService:
             reservations=reservations,
             finished={job_id: job.status for job_id, job in finished.items()},
             time_scale=cluster.time_scale,
+            eviction_seconds=eviction_seconds(cluster.is_real),
         )
         return snapshot, active
 

@@ -62,14 +62,17 @@ not budcluster's. How they are mapped:
 A case budcluster answers otherwise is marked `disagrees` (with the rule that differs) and
 expected to fail, strictly, in the path(s) where it does: whoever fixes the rule removes it.
 
-Left out (70 of 214 cases; 144 are ported), by reason:
-- Several pod sets in one workload (budcluster's is N identical pods): TestSchedule "assign
-  multiple resources and flavors", "no overadmission while borrowing" (a running workload of
-  two pod sets in two flavors); TestPreemption "each podset preempts a different flavor";
-  TestAssignFlavors the three "multiple flavors, leader worker set, ..." cases, "each podset
-  requires preemption on a different flavor", "multi-podset, one fits and another fails, ...".
+Left out (66 of 214 cases; 148 are ported), by reason:
+- Pod set groups (Kueue's podSetGroupName, which puts a LeaderWorkerSet's leader and workers on
+  one flavor together; budcluster assigns each pod set its own): TestAssignFlavors the three
+  "multiple flavors, leader worker set, ..." cases (one also lists cpu in two resource groups).
+  Several pod sets in one workload are ported: TestSchedule "assign multiple resources and
+  flavors" and "no overadmission while borrowing", TestPreemption "each podset preempts a
+  different flavor", TestAssignFlavors "multi-podset, one fits and another fails, ..."; each
+  further pod set of N pods is one pod of N times the request, as a workload's own pod set is.
   ("multiple specs, fit different flavors" and "multiple specs, fits borrowing" are ported with
-  each pod set a workload: all fit, so all-or-nothing does not bind.)
+  each pod set a workload: all fit, so all-or-nothing does not bind.) "each podset requires
+  preemption on a different flavor" is left out for its taint (below).
 - Partial admission: TestSchedule's five "partial admission ..." cases.
 - A workload being evicted (still holding its quota; budcluster has no such state):
   TestHierarchicalPreemptions "prefer to preempt evicted workloads".
@@ -95,7 +98,8 @@ Left out (70 of 214 cases; 144 are ported), by reason:
   toleration", "multiple flavors, fits while skipping tainted flavor", "multiple flavors, fits a
   node selector", "... fits with node affinity", "... node affinity fits any flavor", "multiple
   flavors with different label keys, ...", "labelless flavor in group with labeled flavor, ...",
-  "multiple flavors, doesn't fit node affinity", "can only preempt flavors that match affinity".
+  "multiple flavors, doesn't fit node affinity", "can only preempt flavors that match affinity",
+  "each podset requires preemption on a different flavor".
 - Two resources in one flavor beside the resource mapped to GPUs, or usage in a second CPU
   flavor that its node's labels do not tell (a running workload is charged to the first of its
   queue's CPU flavors its node has): TestSchedule "two workloads can borrow different resources
@@ -149,6 +153,7 @@ from domain.model.job import (
     JobStatus,
     JobType,
     Placement,
+    PodSet,
     Resources,
 )
 from domain.model.quota import (
@@ -249,6 +254,17 @@ class W:
     """Memory per pod (GB)."""
     started: int | None = None
     """Running: seconds after the first running workload it started (None: as `age`)."""
+    pod_sets: tuple[PodSet, ...] = ()
+    """Its further pod sets (running: `node` names a node for each of their pods too, after
+    its own pods')."""
+
+    def pods_gpus(self) -> list[int]:
+        """GPUs of each pod, in the order admission places them (`gang_of`: the first pod set
+        that asks GPUs first)."""
+        sets = [(self.gpus, self.pods), *((p.gpu_count, p.pod_count) for p in self.pod_sets)]
+        lead = next((i for i, (gpus, _) in enumerate(sets) if gpus), 0)
+        sets.insert(0, sets.pop(lead))
+        return [gpus for gpus, pods in sets for _ in range(pods)]
 
 
 @dataclass(frozen=True)
@@ -365,11 +381,11 @@ class Scenario:
         for w in self.running:
             assert w.node is not None
             placements = []
-            for node in w.node.split(","):
+            for node, gpus in zip(w.node.split(","), w.pods_gpus(), strict=True):
                 first = taken.get(node, 0)
-                taken[node] = first + w.gpus
-                flavor = self.node_flavors.get(node, w.gpu_type) if w.gpus else None
-                placements.append(Placement(node, tuple(range(first, first + w.gpus)), flavor))
+                taken[node] = first + gpus
+                flavor = self.node_flavors.get(node, w.gpu_type) if gpus else None
+                placements.append(Placement(node, tuple(range(first, first + gpus)), flavor))
             job = make_job(w, JobStatus.RUNNING)
             job.placements = tuple(placements)
             started = w.age if w.started is None else w.started
@@ -461,7 +477,9 @@ def make_job(w: W, status: JobStatus) -> Job:
         deployment_type=DeploymentType.DOCKER,
         created_at=created,
         updated_at=created,
-        resources=Resources(w.gpu_type, w.gpus, w.cpu, w.memory, pod_count=w.pods),
+        resources=Resources(
+            w.gpu_type, w.gpus, w.cpu, w.memory, pod_count=w.pods, pod_sets=w.pod_sets
+        ),
         estimated_duration_seconds=86_400,
         priority=w.priority,
         preemptible=w.preemptible,
@@ -693,9 +711,11 @@ def kw(
     gpu_type: str = A100,
     cpu: float = 0,
     memory: float = 0,
+    pod_sets: tuple[PodSet, ...] = (),
 ) -> W:
-    """A workload of a Kueue case: its `cpu` request is GPUs (one pod); running ones may be
-    preempted (Kueue's all may)."""
+    """A workload of a Kueue case: its `cpu` request is GPUs (one pod; a further pod set of N
+    pods is one pod of N times the request, in `pod_sets`); running ones may be preempted
+    (Kueue's all may)."""
     return W(
         key,
         queue,
@@ -708,6 +728,7 @@ def kw(
         cpu=cpu,
         memory=memory,
         started=started,
+        pod_sets=pod_sets,
     )
 
 
@@ -1268,6 +1289,74 @@ S_CASES = [
         admitted={"eng-alpha/guaranteed"},
         flavors={"eng-alpha/guaranteed": "default"},
     ),
+    s_case(
+        "no overadmission while borrowing",
+        queues=[
+            kq(
+                "eng-gamma",
+                {"on-demand": lim(50, 10), "spot": lim(0, 100)},
+                cohort="eng",
+                within=LOWER,
+                reclaim=ANY,
+            )
+        ],
+        running=[
+            kw(
+                "eng-gamma/existing",
+                "eng-gamma",
+                51,
+                node="on-demand,spot",
+                pod_sets=(PodSet("use-all-spot", 1, 100, 0, 0),),
+            )
+        ],
+        waiting=[
+            kw("eng-beta/new", "eng-beta", 50),
+            kw("eng-alpha/new-alpha", "eng-alpha", 1, age=1),
+            kw("eng-gamma/new-gamma", "eng-gamma", 50, age=2),
+        ],
+        admitted={"eng-beta/new", "eng-alpha/new-alpha"},
+        flavors={"eng-beta/new": "on-demand", "eng-alpha/new-alpha": "on-demand"},
+    ),
+    # Pod set one asks cpu and example.com/gpu in each pod: here its cpu is cores (eng-alpha's
+    # and eng-beta's flavors on-demand and spot are their CPU group's, on no node of their
+    # own) and example.com/gpu amd.com/gpu (model-a); pod set two asks cores only. Ten pods of
+    # 6 cores and a GPU are one pod of 60 cores and 10 GPUs, forty of a core one of 40.
+    kueue_case(
+        S,
+        "assign multiple resources and flavors",
+        [("model-a", "model-a", MI300)],
+        [
+            kq(
+                "eng-alpha",
+                {},
+                cohort="eng",
+                strategy=STRICT,
+                cpu={"on-demand": {CPU: lim(50, 50)}, "spot": {CPU: lim(100, 0)}},
+            ),
+            kq(
+                "eng-beta",
+                {},
+                cohort="eng",
+                strategy=STRICT,
+                within=LOWER,
+                reclaim=ANY,
+                cpu={"on-demand": {CPU: lim(50, 10)}, "spot": {CPU: lim(0, 100)}},
+                amd={"model-a": lim(20, 0)},
+            ),
+        ],
+        waiting=[
+            kw(
+                "eng-beta/new",
+                "eng-beta",
+                10,
+                gpu_type=MI300,
+                cpu=60,
+                pod_sets=(PodSet("two", 1, 0, 40, 0),),
+            )
+        ],
+        admitted={"eng-beta/new"},
+        flavors={"eng-beta/new": "model-a"},
+    ),
 ]
 
 # preemption_test.go, TestPreemption: a case gives the preemptor and the flavor assignment it
@@ -1750,6 +1839,22 @@ P_CASES = [
         waiting=[kw("in", "cq-left", 8)],
         admitted={"in"},
         preempted={"to-be-preempted"},
+    ),
+    # launcher and workers (two pods of 1Gi: one pod of 2) ask memory only, the CPU group's, in
+    # standalone's flavors alpha and beta, each the label of a node of its own; Kueue's
+    # assignment (launcher in alpha, workers in beta) is what a cycle computes once both go.
+    kueue_case(
+        PR,
+        "each podset preempts a different flavor",
+        nodes_of("default", "alpha", "beta"),
+        [STANDALONE],
+        running=[
+            kw("low-alpha", "standalone", 0, P.LOW, node="alpha", memory=2),
+            kw("low-beta", "standalone", 0, P.LOW, node="beta", memory=2),
+        ],
+        waiting=[kw("in", "standalone", 0, memory=2, pod_sets=(PodSet("workers", 1, 0, 0, 2),))],
+        admitted={"in"},
+        preempted={"low-alpha", "low-beta"},
     ),
 ]
 
@@ -2843,6 +2948,15 @@ F_CASES = [
         waiting=[kw("wl", CQ, 4)],
         admitted={"wl"},
         flavors={"wl": "two"},
+    ),
+    # Two pod sets; fitting-podset's node selector (type: one) is left out: it picks the flavor
+    # the queue's order picks anyway, and the other pod set never fits.
+    f_case(
+        "multi-podset, one fits and another fails, fitting podset attempts skipped in "
+        "resolveNoFitReason",
+        nodes_of("one", "two"),
+        [kq(CQ, {"one": lim(2), "two": lim(2)})],
+        waiting=[kw("wl", CQ, 1, pod_sets=(PodSet("blocking-podset", 1, 5, 0, 0),))],
     ),
 ]
 

@@ -10,11 +10,20 @@ Kueue's cases that budcluster disagrees with are expected to fail (`Scenario.dis
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from domain.scheduling.durations import Durations
-from domain.scheduling.estimator import HORIZON, NEVER_FITS, Snapshot, estimate
-from tests.support.admission_tables import NOW, Scenario, job_id, parametrized
+from domain.scheduling.estimator import (
+    HORIZON,
+    KUBERNETES_GRACE_SECONDS,
+    NEVER_FITS,
+    Snapshot,
+    estimate,
+    eviction_seconds,
+)
+from tests.support.admission_tables import KUEUE_CASES, NOW, Scenario, job_id, parametrized
 
 
 @pytest.mark.parametrize("scenario", parametrized("estimator"))
@@ -41,3 +50,32 @@ def test_estimator_follows_the_rules(scenario: Scenario) -> None:
     )
     if scenario.never is not None:
         assert never == scenario.never
+
+
+@pytest.mark.parametrize("seconds", [0.0, KUBERNETES_GRACE_SECONDS])
+def test_a_preemptor_starts_once_its_victims_are_gone(seconds: float) -> None:
+    """Kueue admits a preemptor in a cycle after the one that evicted its victims, once their
+    pods have terminated: the estimate starts it `eviction_seconds` later (a real cluster's
+    termination grace period; a simulated cluster's evictions are immediate), while the
+    victims are evicted now and what did not preempt starts now."""
+    scenario = next(s for s in KUEUE_CASES if s.name == "preempt lowest priority")
+    jobs = scenario.jobs()
+    for job in jobs:
+        job.estimated_duration_seconds = int(2 * HORIZON.total_seconds())
+    snapshot = Snapshot(
+        NOW,
+        scenario.node_objects(),
+        scenario.quota_set(),
+        jobs,
+        Durations(),
+        eviction_seconds=seconds,
+    )
+    schedule = estimate(snapshot)
+    preemptor = schedule.jobs[job_id("in")]
+    assert preemptor.start == NOW + timedelta(seconds=seconds)
+    assert schedule.jobs[job_id("low")].preempted_at == NOW
+
+
+def test_real_clusters_wait_for_the_grace_period() -> None:
+    assert eviction_seconds(real=True) == KUBERNETES_GRACE_SECONDS == 30.0
+    assert eviction_seconds(real=False) == 0.0
