@@ -1,10 +1,11 @@
 """The ClusterGateway of a real cluster: work that Kueue admits.
 
 `submit` creates a BATCH or TRAINING attempt as a suspended batch/v1 Job (kueue/jobs.py
-renders it, with the queue and priority-class labels Kueue reads; a benchmark's attempt is a
-`vllm bench serve` Job, kueue/benchmarks.py, whose result `benchmark_run` reads back from its
-pod's log), and a SERVICE attempt as a
-Helm release (kueue/services.py says what to install; the HelmReleases port installs it).
+renders it, with the queue and priority-class labels Kueue reads; a job of several pod sets is
+a JobSet, kueue/jobsets.py, refused for good where the cluster serves no JobSet API; a
+benchmark's attempt is a `vllm bench serve` Job, kueue/benchmarks.py, whose result
+`benchmark_run` reads back from its pod's log), and a SERVICE attempt as a Helm release
+(kueue/services.py says what to install; the HelmReleases port installs it).
 Names are deterministic per attempt, so a retried hand-over finds its object there and changes
 nothing; a later hand-over of a SERVICE job first uninstalls the job's earlier releases still
 there (a model replica's Service is named after its job: one release holds it at a time).

@@ -202,7 +202,7 @@ def _finished(
     ):
         cause = failed or finished or {"reason": "Failed", "message": "the JobSet failed"}
         at = rfc3339(cause.get("lastTransitionTime"))
-        if "DeadlineExceeded" in (cause.get("reason"), cause.get("message")):
+        if cause.get("reason") == "DeadlineExceeded":
             return WorkloadPhase.FAILED, DEADLINE_REASON, at
         return WorkloadPhase.FAILED, because(cause), at
     if complete or finished or terminal == "Completed":
