@@ -172,7 +172,7 @@ class App:
             if job.status in HOLDING and job.resources.gpu_type:
                 used = (names[job.cluster_id], job.resources.gpu_type, "used")
                 if used in gpus:
-                    gpus[used] += job.resources.gpu_count * job.resources.pod_count
+                    gpus[used] += job.resources.total_gpus
         return ClusterGauges(
             gpus=gpus,
             status={c.name: c.status.value for c in clusters},

@@ -10,7 +10,7 @@ import strawberry
 
 from domain.errors import FieldIssue, ValidationFailed
 from domain.model.ids import ClusterId, JobId, ProjectId
-from domain.model.job import Resources, TimeWindow
+from domain.model.job import PodSet, Resources, TimeWindow
 from domain.model.principal import Scope
 from domain.ports.repositories import JobFilter as DomainJobFilter
 from domain.services.submission import JobSubmission
@@ -93,6 +93,10 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
             memory_gb=r.memory_gb,
             storage_gb=r.storage_gb,
             pod_count=r.pod_count,
+            pod_sets=tuple(
+                PodSet(p.name, p.pod_count, p.gpu_count, p.cpu_cores, p.memory_gb)
+                for p in r.pod_sets or ()
+            ),
         ),
         source_kind=data.source.kind,
         source_id=data.source.source_id,

@@ -155,6 +155,7 @@ LIST_SIZES: dict[str, int] = {
     "Node.allocatable": 6,
     "Node.capacity": 6,
     "Job.placements": 8,
+    "Resources.podSets": 2,
     "Job.events": 20,
     "JobSnapshot.jobs": 200,
     "ClusterSnapshot.nodes": 50,

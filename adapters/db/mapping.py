@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from adapters.shapes.entities import SHAPES
 from domain.model.cluster import Cluster, Node
-from domain.model.job import Job, JobEvent
+from domain.model.job import Job, JobEvent, PodSet
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     ClusterQueue,
@@ -36,6 +36,7 @@ cohort_from_row = SHAPES.row_decoder(Cohort)
 quota_settings_from_row = SHAPES.row_decoder(QuotaSettings)
 priority_class_from_row = SHAPES.row_decoder(WorkloadPriorityClass)
 reservation_from_row = SHAPES.row_decoder(CapacityReservation)
+pod_sets_from_column: Callable[[Any], tuple[PodSet, ...]] = SHAPES.decoder(tuple[PodSet, ...])
 
 job_to_row: Callable[[Job], dict[str, Any]] = SHAPES.to_row
 flavor_to_row: Callable[[ResourceFlavor], dict[str, Any]] = SHAPES.to_row

@@ -189,6 +189,7 @@ class SqlJobRepository:
                     jobs.c.gpu_type,
                     jobs.c.gpu_count,
                     jobs.c.pod_count,
+                    jobs.c.pod_sets,
                     jobs.c.estimated_duration_seconds,
                     jobs.c.actual_start,
                     jobs.c.actual_end,
@@ -207,14 +208,15 @@ class SqlJobRepository:
                 TenantId(row["tenant_id"]),
                 row["name"],
                 JobType(row["job_type"]),
-                row["gpu_type"] if row["gpu_count"] else None,
-                row["gpu_count"] * row["pod_count"],
+                row["gpu_type"] if gpus else None,
+                gpus,
                 (row["actual_end"] - row["actual_start"]).total_seconds() * time_scale,
                 None
                 if row["estimated_duration_seconds"] is None
                 else float(row["estimated_duration_seconds"]),
             )
             for row in (await self._conn.execute(stmt)).mappings()
+            for gpus in [_total_gpus(row)]
         ]
 
     async def startup_times(
@@ -488,3 +490,11 @@ class SqlTokenRepository:
             )
         )
         return wanted - {TokenId(row[0]) for row in usable}
+
+
+def _total_gpus(row: sa.RowMapping) -> int:
+    """GPUs of a job's every pod set, from its row."""
+    further = mapping.pod_sets_from_column(row["pod_sets"])
+    return int(
+        row["gpu_count"] * row["pod_count"] + sum(p.gpu_count * p.pod_count for p in further)
+    )

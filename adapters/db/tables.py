@@ -96,6 +96,7 @@ jobs = sa.Table(
     sa.Column("memory_gb", sa.Float, nullable=False),
     sa.Column("storage_gb", sa.Integer),
     sa.Column("pod_count", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("pod_sets", JSONDocument, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("estimated_duration_seconds", sa.Integer),
     sa.Column("max_duration_seconds", sa.Integer),
     sa.Column("deadline", UTCDateTime),

@@ -1,10 +1,11 @@
 """The ClusterGateway of a real cluster: work that Kueue admits.
 
 `submit` creates a BATCH or TRAINING attempt as a suspended batch/v1 Job (kueue/jobs.py
-renders it, with the queue and priority-class labels Kueue reads; a benchmark's attempt is a
-`vllm bench serve` Job, kueue/benchmarks.py, whose result `benchmark_run` reads back from its
-pod's log), and a SERVICE attempt as a
-Helm release (kueue/services.py says what to install; the HelmReleases port installs it).
+renders it, with the queue and priority-class labels Kueue reads; a job of several pod sets is
+a JobSet, kueue/jobsets.py, refused for good where the cluster serves no JobSet API; a
+benchmark's attempt is a `vllm bench serve` Job, kueue/benchmarks.py, whose result
+`benchmark_run` reads back from its pod's log), and a SERVICE attempt as a Helm release
+(kueue/services.py says what to install; the HelmReleases port installs it).
 Names are deterministic per attempt, so a retried hand-over finds its object there and changes
 nothing; a later hand-over of a SERVICE job first uninstalls the job's earlier releases still
 there (a model replica's Service is named after its job: one release holds it at a time).
@@ -35,6 +36,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -58,6 +60,14 @@ from adapters.kubernetes.kueue.jobs import (
     observe,
     owner_job_name,
     pod_job_name,
+)
+from adapters.kubernetes.kueue.jobsets import (
+    JOBSET_API_VERSION,
+    JOBSET_GROUP,
+    job_set,
+    observe_job_set,
+    owner_job_set_name,
+    pod_job_set_name,
 )
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
@@ -103,6 +113,7 @@ _tracer = trace.get_tracer("budcluster.kubernetes")
 Json = dict[str, Any]
 T = TypeVar("T")
 JOBS = "/apis/batch/v1/jobs"
+JOBSETS = f"/apis/{JOBSET_API_VERSION}/jobsets"
 PODS = "/api/v1/pods"
 POLICIES = f"/apis/{NETWORKING_API}/networkpolicies"
 RELIST_SECONDS = 300.0
@@ -203,6 +214,9 @@ class KueueGateway:
                         await helm.uninstall(earlier.name, earlier.namespace)
             await helm.install(release)
             return
+        if workload.resources.pod_sets:
+            await self._call(lambda api: _create_job_set(api, workload, self._cluster_id))
+            return
         manifest = job_manifest(
             workload, cluster_id=self._cluster_id, benchmark_image=self._benchmark_image
         )
@@ -230,7 +244,19 @@ class KueueGateway:
     async def _owned(self, api: WorkloadApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
         selector = f"bud.ai/job-id={job_id},bud.ai/attempt={attempt}"
         listed, _ = await api.list_objects(path, label_selector=selector)
-        return [j for j in listed if job_identity(j) == (job_id, attempt) and self._ours(j)]
+        return [
+            j
+            for j in listed
+            if job_identity(j) == (job_id, attempt)
+            and self._ours(j)
+            and not (path == JOBS and pod_job_set_name(j))  # a JobSet's: it goes with it
+        ]
+
+    async def _owned_job_sets(self, api: WorkloadApi, job_id: JobId, attempt: int) -> list[Json]:
+        """The attempt's JobSets; none where the cluster serves no JobSet API."""
+        if JOBSET_API_VERSION.split("/")[1] not in await api.served_versions(JOBSET_GROUP):
+            return []
+        return await self._owned(api, JOBSETS, job_id, attempt)
 
     async def cancel(self, job_id: JobId, attempt: int) -> None:
         """Delete the attempt's batch Jobs, and uninstall its Helm releases (named by its pods;
@@ -241,6 +267,9 @@ class KueueGateway:
     async def _cancel(self, job_id: JobId, attempt: int) -> None:
 
         async def delete(api: WorkloadApi) -> tuple[int, set[tuple[str, str]]]:
+            job_sets = await self._owned_job_sets(api, job_id, attempt)
+            for job_set_obj in job_sets:  # its Jobs, pods and Workload go with it
+                await api.delete_object(_job_set_path(job_set_obj))
             jobs = await self._owned(api, JOBS, job_id, attempt)
             for job in jobs:
                 await api.delete_object(_path(job))
@@ -257,7 +286,7 @@ class KueueGateway:
             releases = {
                 (_key(p)[0], str(_labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)
             }
-            return len(jobs), releases
+            return len(job_sets) + len(jobs), releases
 
         deleted, releases = await self._call(delete)
         if not deleted and not releases and self._releases is not None:
@@ -283,8 +312,11 @@ class KueueGateway:
         patch = {"metadata": {"labels": {PRIORITY_CLASS_LABEL: name}}}
 
         async def reprioritise(api: WorkloadApi) -> None:
+            job_sets = await self._owned_job_sets(api, job_id, attempt)
             jobs = await self._owned(api, JOBS, job_id, attempt)
             pods = await self._owned(api, PODS, job_id, attempt)
+            for job_set_obj in job_sets:
+                await api.patch_object(_job_set_path(job_set_obj), patch)
             for job in jobs:
                 await api.patch_object(_path(job), patch)
             for pod in pods:
@@ -297,6 +329,7 @@ class KueueGateway:
             if found is None or not isinstance(found.get("value"), int):
                 raise GatewayUnavailable(f"WorkloadPriorityClass {name} is not on the cluster yet")
             owners = {("Job", *_key(j)) for j in jobs} | {("Pod", *_key(p)) for p in pods}
+            owners |= {("JobSet", *_key(j)) for j in job_sets}
             workloads, _ = await api.list_objects(f"{group}/workloads")
             for workload in workloads:
                 if _workload_owner(workload) in owners:
@@ -383,7 +416,12 @@ class KueueGateway:
         versions: dict[str, str] = {}
         jobs, versions["job"] = await api.list_objects(JOBS, label_selector=mine)
         pods, versions["pod"] = await api.list_objects(PODS, label_selector=mine)
-        for kind, objs in (("job", jobs), ("pod", pods)):
+        listed = [("job", jobs), ("pod", pods)]
+        if JOBSET_API_VERSION.split("/")[1] in await api.served_versions(JOBSET_GROUP):
+            paths["jobset"] = JOBSETS
+            job_sets, versions["jobset"] = await api.list_objects(JOBSETS, label_selector=mine)
+            listed.append(("jobset", job_sets))
+        for kind, objs in listed:
             for obj in objs:
                 if self._ours(obj):
                     state.put(kind, obj)
@@ -453,16 +491,20 @@ class KueueGateway:
 
 
 class _State:
-    """budcluster's batch Jobs and pods on the cluster, and the Kueue Workloads owned by them.
-    A batch Job is one attempt; a service attempt is the pods of its release."""
+    """budcluster's batch Jobs, JobSets and pods on the cluster, and the Kueue Workloads owned
+    by them. A batch Job or a JobSet (not its Jobs) is one attempt; a service attempt is the
+    pods of its release."""
 
     def __init__(self) -> None:
         self.jobs: dict[tuple[str, str], Json] = {}
+        self.job_sets: dict[tuple[str, str], Json] = {}
         self.pods: dict[tuple[str, str], Json] = {}
         self.workloads: dict[tuple[str, str, str], Json] = {}
-        """By owner: ("Job" | "Pod", namespace, name)."""
+        """By owner: ("Job" | "JobSet" | "Pod", namespace, name)."""
         self.gone: dict[tuple[str, str], Json] = {}
         """Jobs deleted since they were seen: reported once as DELETED."""
+        self.gone_job_sets: dict[tuple[str, str], Json] = {}
+        """JobSets deleted since they were seen: reported once as DELETED."""
         self.services_seen: set[Key] = set()
         self.evicted: dict[Key, Json] = {}
         """The last Evicted condition seen on a service attempt's Workloads."""
@@ -488,8 +530,18 @@ class _State:
                         self.evicted[_service_key(pod)] = dict(evicted)
             if owner[0] == "Job":
                 return [("job", *owner[1:])] if owner[1:] in self.jobs else []
+            if owner[0] == "JobSet":
+                return [("jobset", *owner[1:])] if owner[1:] in self.job_sets else []
             pod = self.pods.get(owner[1:])
             return self._attempts_of(pod)
+        if kind == "jobset":
+            if change == "DELETED":
+                self.gone_job_sets[key] = self.job_sets.pop(key, obj)
+            else:
+                self.job_sets[key] = obj
+            return [("jobset", *key)]
+        if kind == "job" and pod_job_set_name(obj):
+            return []  # one of a JobSet's Jobs: the JobSet is the attempt
         if kind == "job":
             if change == "DELETED":
                 self.gone[key] = self.jobs.pop(key, obj)
@@ -508,6 +560,10 @@ class _State:
             return []
         if is_service_pod(pod):
             return [_service_key(pod)]
+        namespace = _key(pod)[0]
+        if (job_set_name := pod_job_set_name(pod)) is not None:
+            found = (namespace, job_set_name) in self.job_sets
+            return [("jobset", namespace, job_set_name)] if found else []
         owner = pod_job_name(pod)
         namespace = _key(pod)[0]
         return [("job", namespace, owner)] if owner and (namespace, owner) in self.jobs else []
@@ -535,8 +591,14 @@ class _State:
                 self.services_seen.discard(key)
                 self.evicted.pop(key, None)
             return seen
+        if key[0] == "jobset":
+            return self._job_set_observation((key[1], key[2]), now)
         job_key = (key[1], key[2])
-        pods = [p for p in self.pods.values() if (_key(p)[0], pod_job_name(p)) == job_key]
+        pods = [
+            p
+            for p in self.pods.values()
+            if (_key(p)[0], pod_job_name(p)) == job_key and not pod_job_set_name(p)
+        ]
         if job_key in self.gone:  # its last state, as being deleted (a finished one stays so)
             job = self.gone.pop(job_key)
             metadata = {"deletionTimestamp": now.isoformat(), **(job.get("metadata") or {})}
@@ -549,8 +611,27 @@ class _State:
             pods=pods,
         )
 
+    def _job_set_observation(
+        self, key: tuple[str, str], now: datetime
+    ) -> WorkloadObservation | None:
+        pods = [p for p in self.pods.values() if (_key(p)[0], pod_job_set_name(p)) == key]
+        if key in self.gone_job_sets:  # its last state, as being deleted
+            gone = self.gone_job_sets.pop(key)
+            metadata = {"deletionTimestamp": now.isoformat(), **(gone.get("metadata") or {})}
+            workload = self.workloads.pop(("JobSet", *key), None)
+            return observe_job_set(
+                {**gone, "metadata": metadata}, workload, observed_at=now, pods=pods
+            )
+        return observe_job_set(
+            self.job_sets.get(key),
+            self.workloads.get(("JobSet", *key)),
+            observed_at=now,
+            pods=pods,
+        )
+
     def observations(self, clock: Clock) -> list[WorkloadObservation]:
         keys: list[Key] = [("job", *k) for k in sorted(self.jobs)]
+        keys += [("jobset", *k) for k in sorted(self.job_sets)]
         keys += sorted({_service_key(p) for p in self.pods.values() if is_service_pod(p)})
         found = (self.observation(key, clock) for key in keys)
         return [seen for seen in found if seen is not None]
@@ -570,6 +651,8 @@ def _workload_owner(workload: Json) -> tuple[str, str, str] | None:
     namespace = str((workload.get("metadata") or {}).get("namespace") or "")
     if (job := owner_job_name(workload)) is not None:
         return ("Job", namespace, job)
+    if (job_set_name := owner_job_set_name(workload)) is not None:
+        return ("JobSet", namespace, job_set_name)
     if (pod := owner_pod(workload)) is not None:
         return ("Pod", namespace, pod)
     return None
@@ -585,9 +668,32 @@ def _path(job: Json) -> str:
     return f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}"
 
 
+def _job_set_path(job_set_obj: Json) -> str:
+    namespace, name = _key(job_set_obj)
+    return f"/apis/{JOBSET_API_VERSION}/namespaces/{namespace}/jobsets/{name}"
+
+
 def _pod_path(pod: Json) -> str:
     namespace, name = _key(pod)
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+
+async def _create_job_set(api: WorkloadApi, workload: Workload, cluster_id: ClusterId) -> None:
+    """Create the attempt's JobSet (a repeated hand-over finds it there and changes nothing);
+    a cluster without the JobSet API refuses it for good."""
+    try:
+        manifest = job_set(workload, cluster_id=cluster_id)
+    except ValueError as exc:
+        raise ReleaseRejected(str(exc)) from None
+    if JOBSET_API_VERSION.split("/")[1] not in await api.served_versions(JOBSET_GROUP):
+        raise ReleaseRejected(
+            f"a job of several pod sets runs as a JobSet, and the cluster serves no "
+            f"{JOBSET_API_VERSION} (install JobSet, and enable Kueue's jobset integration)"
+        )
+    with contextlib.suppress(ObjectConflict):  # handed over before: nothing to change
+        await api.create_object(
+            f"/apis/{JOBSET_API_VERSION}/namespaces/{workload.namespace}/jobsets", manifest
+        )
 
 
 class KueueGateways:

@@ -11,7 +11,7 @@ from adapters.shapes.entities import PLACEMENTS, SHAPES
 from domain.model.benchmark import Benchmark, BenchmarkChanged
 from domain.model.deployment import Deployment, DeploymentChanged
 from domain.model.events import Change, ClusterChanged
-from domain.model.job import Estimate, Job, JobChanged, Placement
+from domain.model.job import Estimate, Job, JobChanged, Placement, PodSet
 from domain.model.load import LoadPlan, RequestSample
 
 _TYPES: dict[str, type[DeploymentChanged | BenchmarkChanged | ClusterChanged]] = {
@@ -62,3 +62,9 @@ def placements_to_document(placements: tuple[Placement, ...]) -> Any:
 def placements_from_document(doc: Any) -> tuple[Placement, ...]:
     assert PLACEMENTS.decode is not None
     return PLACEMENTS.decode(doc)  # type: ignore[no-any-return]
+
+
+pod_sets_to_document: Callable[[tuple[PodSet, ...]], list[dict[str, Any]]] = SHAPES.encoder(
+    tuple[PodSet, ...]
+)
+pod_sets_from_document: Callable[[Any], tuple[PodSet, ...]] = SHAPES.decoder(tuple[PodSet, ...])

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from domain.model.cluster import Node
-from domain.model.job import Placement
+from domain.model.job import Placement, PodSet
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
 from domain.ports.gateways import WorkloadPhase
 from domain.scheduling.admission import HOLDING, KUEUE_NEXT_CYCLE, ClusterModel
-from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding
+from domain.scheduling.demand import INFINITE_PRIORITY, Demand, Holding, gang_of
 
 FINISHED = frozenset(
     {WorkloadPhase.SUCCEEDED, WorkloadPhase.FAILED, WorkloadPhase.PREEMPTED, WorkloadPhase.DELETED}
@@ -62,7 +62,11 @@ class SimWorkload:
     gpu_indices: tuple[int, ...] = ()
     flavor: str | None = None
     pod_count: int = 1
+    """Pods of its own pod set (`gpu_count`, `cpu_cores`, `memory_gb` each)."""
+    pod_sets: tuple[PodSet, ...] = ()
+    """Its further pod sets (of `gpu_type` GPUs), admitted with its own or not at all."""
     other_pods: tuple[Placement, ...] = ()
+    """Where its other pods run: of every pod set, in the order of its demand's gang."""
     admitted_at: datetime | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -113,13 +117,14 @@ def _end_of_run(w: SimWorkload, pace: Pace) -> tuple[datetime, WorkloadPhase, st
 
 
 def demand_of(w: SimWorkload, quotas: QuotaSet) -> Demand:
+    """Its own pod set as a demand, carrying its further pod sets (`gang_of`)."""
     local = quotas.local_queue(w.namespace, w.queue_name)
-    return Demand(
+    own = Demand(
         key=w.name,
         cluster_queue=local.cluster_queue if local else f"(no local queue {w.queue_name})",
         priority=w.priority,
         created_at=w.created_at,
-        gpu_type=w.gpu_type if w.gpu_count else None,
+        gpu_type=w.gpu_type if w.gpu_count or any(p.gpu_count for p in w.pod_sets) else None,
         gpu_count=w.gpu_count,
         cpu=w.cpu_cores,
         memory=w.memory_gb,
@@ -128,6 +133,7 @@ def demand_of(w: SimWorkload, quotas: QuotaSet) -> Demand:
         critical=w.critical,
         reservation=f"reservation-{w.reservation}" if w.reservation else None,
     )
+    return gang_of(own, w.pod_sets) if w.pod_sets else own
 
 
 def _reservation_demand(r: CapacityReservation, gpu_type: str | None) -> Demand:
@@ -185,9 +191,10 @@ def step(
             model.enqueue(_reservation_demand(reservation, gpu_type))
     queued = {w.name: w for w in live if w.kind != RESERVATION and w.phase is WorkloadPhase.QUEUED}
     for w in queued.values():
-        model.enqueue(demand_of(w, quotas))
+        demand = demand_of(w, quotas)
+        model.enqueue(demand)
         if w.reason.endswith(HOLDING) and w.gpu_type not in freed:
-            model.set_aside(w.name, w.gpu_type if w.gpu_count else None)
+            model.set_aside(w.name, demand.gpu_type if demand.gpu_count else None)
     decision = model.cycle(now)
     for victim in decision.preempted:
         w = next(x for x in live if x.name == victim.demand.key)

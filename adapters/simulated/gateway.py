@@ -147,11 +147,12 @@ class SimulatedGateway(ClusterGateway):
             job_id=str(workload.job_id),
             attempt=workload.attempt,
             priority=quotas.priority_value(workload.priority),
-            gpu_type=resources.gpu_type if resources.gpu_count else None,
+            gpu_type=resources.gpu_type if resources.total_gpus else None,
             gpu_count=resources.gpu_count,
             cpu_cores=resources.cpu_cores,
             memory_gb=resources.memory_gb,
             pod_count=resources.pod_count,
+            pod_sets=resources.pod_sets,
             runtime_seconds=runtime_of(workload),
             max_duration_seconds=(
                 float(workload.max_duration_seconds) if workload.max_duration_seconds else None

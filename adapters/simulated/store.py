@@ -19,7 +19,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from adapters.shapes.documents import placements_from_document, placements_to_document
+from adapters.shapes.documents import (
+    placements_from_document,
+    placements_to_document,
+    pod_sets_from_document,
+    pod_sets_to_document,
+)
 from adapters.simulated.engine import SimWorkload
 from domain.ports.gateways import Superseded, WorkloadPhase
 
@@ -59,6 +64,7 @@ simulated_workloads = sa.Table(
     sa.Column("flavor", sa.String(100)),
     sa.Column("pod_count", sa.Integer, nullable=False, server_default="1"),
     sa.Column("other_pods", sa.JSON),
+    sa.Column("pod_sets", sa.JSON),
     sa.Index("ix_simulated_workload_cluster_id_phase", "cluster_id", "phase"),
     sa.Index("ix_simulated_workload_job_id", "job_id"),
 )
@@ -118,6 +124,7 @@ def _from_row(row: sa.RowMapping) -> SimWorkload:
         flavor=row["flavor"],
         pod_count=row["pod_count"],
         other_pods=placements_from_document(row["other_pods"]),
+        pod_sets=pod_sets_from_document(row["pod_sets"]),
     )
 
 
@@ -145,6 +152,7 @@ def _identity(w: SimWorkload) -> dict[str, Any]:
         "reservation_id": w.reservation,
         "kind": w.kind,
         "pod_count": w.pod_count,
+        "pod_sets": pod_sets_to_document(w.pod_sets) if w.pod_sets else None,
     }
 
 

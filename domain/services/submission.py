@@ -45,6 +45,7 @@ from domain.names import MAX_OBJECT_NAME, name_problem, text_problem
 from domain.ports.cluster_api import WorkloadCheck
 from domain.ports.gateways import Workload
 from domain.ports.unit_of_work import UnitOfWork
+from domain.services.pod_set_rules import pod_set_issues
 
 MAX_SPEC_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY = 128
@@ -261,6 +262,15 @@ def validate_submission(
         bad("depends_on", f"must name at most {MAX_DEPENDENCIES} jobs", "TOO_MANY")
 
     issues.extend(_resource_issues(sub.resources, cluster))
+    issues.extend(pod_set_issues(sub.resources, cluster, max_pods=MAX_POD_COUNT))
+    if sub.resources.pod_sets and sub.job_type is JobType.SERVICE:
+        bad(
+            "resources.pod_sets",
+            "a SERVICE runs one pod per release here; pod sets are for BATCH and TRAINING jobs",
+            "UNSUPPORTED",
+        )
+    if sub.resources.pod_sets and sub.reservation_id is not None:
+        bad("resources.pod_sets", "a job in a reservation runs one pod", "UNSUPPORTED")
     if sub.resources.pod_count > 1 and sub.job_type is JobType.SERVICE:
         bad(
             "resources.pod_count",
@@ -328,11 +338,18 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
     if res.gpu_type is not None and (len(res.gpu_type) > 100 or text_problem(res.gpu_type)):
         issues.append(FieldIssue("resources.gpu_type", "is not a GPU type name"))
         return issues
-    if res.gpu_count > 0 and not res.gpu_type:
+    further_gpus = any(p.gpu_count > 0 for p in res.pod_sets)
+    if (res.gpu_count > 0 or further_gpus) and not res.gpu_type:
         issues.append(
-            FieldIssue("resources.gpu_type", "is required when `gpu_count` is above 0", "REQUIRED")
+            FieldIssue(
+                "resources.gpu_type",
+                "is required when `gpu_count` is above 0"
+                if res.gpu_count > 0
+                else "is required when a pod set's `gpu_count` is above 0",
+                "REQUIRED",
+            )
         )
-    if res.gpu_count == 0 and res.gpu_type:
+    if res.gpu_count == 0 and res.gpu_type and not further_gpus:
         issues.append(
             FieldIssue(
                 "resources.gpu_count",
@@ -344,7 +361,7 @@ def _resource_issues(res: Resources, cluster: Cluster | None) -> list[FieldIssue
     if cluster is None or issues:
         return issues
 
-    if res.gpu_count > 0 and res.gpu_type:
+    if (res.gpu_count > 0 or further_gpus) and res.gpu_type:
         if res.gpu_type not in cluster.gpu_types:
             have = ", ".join(sorted(cluster.gpu_types)) or "none"
             issues.append(

@@ -1247,6 +1247,34 @@ export type Platform =
   | 'OPENSHIFT'
   | 'SIMULATED';
 
+/** One pod set of a job: podCount pods of one shape. */
+export type PodSet = {
+  __typename?: 'PodSet';
+  /** Cores per pod. */
+  cpuCores: Scalars['Float']['output'];
+  /** GPUs per pod, of the job's gpuType. */
+  gpuCount: Scalars['Int']['output'];
+  /** GB of memory per pod. */
+  memoryGb: Scalars['Float']['output'];
+  /** "main" for the job's own pod set. */
+  name: Scalars['String']['output'];
+  podCount: Scalars['Int']['output'];
+};
+
+/** A further pod set of a job: podCount pods of one shape, of the job's GPU type. */
+export type PodSetInput = {
+  /** Cores per pod. */
+  cpuCores?: Scalars['Float']['input'];
+  /** GPUs per pod, of the job's resources.gpuType. */
+  gpuCount?: Scalars['Int']['input'];
+  /** GB of memory per pod. */
+  memoryGb?: Scalars['Float']['input'];
+  /** A DNS-1123 label of at most 63 characters, unique in the job, not "main". */
+  name: Scalars['String']['input'];
+  /** Pods of the pod set (1 to 256). */
+  podCount?: Scalars['Int']['input'];
+};
+
 export type PreemptionPolicy = {
   __typename?: 'PreemptionPolicy';
   /** Not NEVER only while reclaimWithinCohort is not NEVER (Kueue's rule). */
@@ -1519,8 +1547,10 @@ export type Resources = {
   memoryGb: Scalars['Float']['output'];
   /** Pods of the job, each on one node, admitted all or nothing. */
   podCount: Scalars['Int']['output'];
+  /** Every pod set of the job, its own ("main": podCount pods of the fields above) first, then its further ones; admitted together or not at all. */
+  podSets: Array<PodSet>;
   storageGb?: Maybe<Scalars['Int']['output']>;
-  /** gpuCount x podCount. */
+  /** GPUs of the whole job: gpuCount x podCount, plus those of its further pod sets. */
   totalGpus: Scalars['Int']['output'];
 };
 
@@ -1535,6 +1565,8 @@ export type ResourcesInput = {
   memoryGb?: Scalars['Float']['input'];
   /** Pods of the job (1 to 256), each asking gpuCount GPUs, cpuCores and memoryGb, each on one node, admitted all or nothing (a Kueue pod set: a training job wider than one node is podCount pods of the node's GPUs). BATCH and TRAINING only. */
   podCount?: Scalars['Int']['input'];
+  /** The job's further pod sets, after its own (named "main": podCount pods of the fields above): a leader and its workers, an MPI launcher and its workers. All are admitted together or not at all, each pod on one node; at most 7 (Kueue's Workload holds at most 8 pod sets). BATCH and TRAINING only. */
+  podSets?: InputMaybe<Array<PodSetInput>>;
   storageGb?: InputMaybe<Scalars['Int']['input']>;
 };
 

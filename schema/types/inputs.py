@@ -11,6 +11,21 @@ from strawberry.scalars import JSON
 from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
 
 
+@strawberry.input(
+    description="A further pod set of a job: podCount pods of one shape, of the job's GPU type."
+)
+class PodSetInput:
+    name: str = strawberry.field(
+        description='A DNS-1123 label of at most 63 characters, unique in the job, not "main".'
+    )
+    pod_count: int = strawberry.field(default=1, description="Pods of the pod set (1 to 256).")
+    gpu_count: int = strawberry.field(
+        default=0, description="GPUs per pod, of the job's resources.gpuType."
+    )
+    cpu_cores: float = strawberry.field(default=1.0, description="Cores per pod.")
+    memory_gb: float = strawberry.field(default=4.0, description="GB of memory per pod.")
+
+
 @strawberry.input
 class ResourcesInput:
     gpu_type: str | None = strawberry.field(
@@ -25,6 +40,13 @@ class ResourcesInput:
         description="Pods of the job (1 to 256), each asking gpuCount GPUs, cpuCores and "
         "memoryGb, each on one node, admitted all or nothing (a Kueue pod set: a training job "
         "wider than one node is podCount pods of the node's GPUs). BATCH and TRAINING only.",
+    )
+    pod_sets: list[PodSetInput] | None = strawberry.field(
+        default=None,
+        description='The job\'s further pod sets, after its own (named "main": podCount pods of '
+        "the fields above): a leader and its workers, an MPI launcher and its workers. All are "
+        "admitted together or not at all, each pod on one node; at most 7 (Kueue's Workload "
+        "holds at most 8 pod sets). BATCH and TRAINING only.",
     )
 
 

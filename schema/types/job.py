@@ -20,6 +20,15 @@ from schema.types.placement import Placement
 from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, start_window
 
 
+@strawberry.type(description="One pod set of a job: podCount pods of one shape.")
+class PodSet:
+    name: str = strawberry.field(description='"main" for the job\'s own pod set.')
+    pod_count: int
+    gpu_count: int = strawberry.field(description="GPUs per pod, of the job's gpuType.")
+    cpu_cores: float = strawberry.field(description="Cores per pod.")
+    memory_gb: float = strawberry.field(description="GB of memory per pod.")
+
+
 @strawberry.type
 class Resources:
     gpu_type: str | None
@@ -30,7 +39,18 @@ class Resources:
     pod_count: int = strawberry.field(
         description="Pods of the job, each on one node, admitted all or nothing."
     )
-    total_gpus: int = strawberry.field(description="gpuCount x podCount.")
+    pod_sets: list[PodSet] = strawberry.field(
+        description='Every pod set of the job, its own ("main": podCount pods of the fields '
+        "above) first, then its further ones; admitted together or not at all."
+    )
+    total_gpus: int = strawberry.field(
+        description="GPUs of the whole job: gpuCount x podCount, plus those of its further pod "
+        "sets."
+    )
+
+    @classmethod
+    def from_domain(cls, resources: model.Resources) -> Resources:
+        return derive(cls, resources, pod_sets=[derive(PodSet, p) for p in resources.all_pod_sets])
 
 
 @strawberry.type

@@ -52,15 +52,22 @@ S = JobStatus
 
 @contextlib.asynccontextmanager
 async def kueue_cluster(
-    db: Database, tmp_path: Path, version: str = "v1beta2", **settings: Any
+    db: Database,
+    tmp_path: Path,
+    version: str = "v1beta2",
+    *,
+    job_sets: bool = False,
+    **settings: Any,
 ) -> AsyncIterator[tuple[App, KubeEmulator, ClusterId]]:
     """The service (supervisor running) with one AVAILABLE cluster, an emulator serving Kueue
-    in `version` with an 8 x A100 node."""
+    in `version` (and JobSet, with `job_sets`) with an 8 x A100 node."""
     keys = tmp_path / "keys"
     write_new_key(keys, bits=3072)
     app = await make_app(db.url, keys_dir=keys, kube_plain_http=True, **settings)
     async with running_emulator() as emulator:
         emulator.serve_kueue(version)
+        if job_sets:
+            emulator.serve_job_sets()
         emulator.seed(k8s_nodes.a100_gfd_node())
         runtime = Runtime(app)
         await runtime.start()

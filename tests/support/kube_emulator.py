@@ -31,7 +31,8 @@ lost), and `wait_for_watch()` lets a test wait until it has; a watch given a res
 not replay the existing objects as ADDED (the client has them from its list), one without does.
 kmock ignores `timeoutSeconds`: its watches stay open until the client closes them. Lists and
 watches apply an equality-based `labelSelector` (kmock ignores it). Kueue's visibility API is
-served by `serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log.
+served by `serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log; JobSet's
+resource by `serve_job_sets`.
 """
 
 from __future__ import annotations
@@ -376,6 +377,12 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 self.resources[f"kueue.x-k8s.io/{version}/{plural}"] = kmock.ResourceInfo(
                     kind=kind, namespaced=namespaced, verbs={"get", "list", "create", "delete"}
                 )
+
+    def serve_job_sets(self, version: str = "v1alpha2") -> None:
+        """Declare JobSet's resource (jobset.x-k8s.io), as a cluster with JobSet installed."""
+        self.resources[f"jobset.x-k8s.io/{version}/jobsets"] = kmock.ResourceInfo(
+            kind="JobSet", namespaced=True, verbs={"get", "list", "create", "delete", "patch"}
+        )
 
     def serve_kueue_visibility(self, version: str = "v1beta2") -> None:
         """Kueue's visibility API (pending workloads of a LocalQueue, in Kueue's order), as its

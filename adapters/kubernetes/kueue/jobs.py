@@ -68,7 +68,7 @@ from adapters.kubernetes.kueue.reading import (
     true_condition,
 )
 from domain.model.ids import ClusterId, JobId
-from domain.model.job import JobType, Placement
+from domain.model.job import JobType, Placement, PodSet
 from domain.model.quota import CPU, MEMORY, gpu_resource
 from domain.ports.gateways import Workload, WorkloadObservation, WorkloadPhase
 
@@ -80,6 +80,8 @@ JOB_UID_LABEL = f"{KUEUE_GROUP}/job-uid"
 BATCH_API_VERSION = "batch/v1"
 CONTAINER_NAME = "main"
 POD_COUNT_ENV = "BUD_POD_COUNT"
+POD_SET_ENV = "BUD_POD_SET"
+"""A pod of a job of several pod sets learns which one it is from this variable."""
 NON_GPU_RESOURCES = frozenset({CPU, MEMORY, "pods", "ephemeral-storage"})
 RUNNABLE_TYPES = frozenset({JobType.BATCH, JobType.TRAINING})
 
@@ -131,6 +133,8 @@ def batch_job(
     """The suspended batch/v1 Job that runs one attempt of a BATCH or TRAINING job."""
     if workload.job_type not in RUNNABLE_TYPES:
         raise ValueError(f"job_type: a {workload.job_type.value} job does not run as a batch Job")
+    if workload.resources.pod_sets:
+        raise ValueError("resources.pod_sets: a job of several pod sets runs as a JobSet")
     labels = identity_labels(workload, cluster_id)
     pods = workload.resources.pod_count
     spec: JsonObject = {
@@ -180,7 +184,10 @@ def identity_labels(workload: Workload, cluster_id: ClusterId) -> dict[str, str]
     }
 
 
-def container(workload: Workload) -> JsonObject:
+def container(workload: Workload, pod_set: PodSet | None = None) -> JsonObject:
+    """The container "main" of the workload's pods; of one of its pod sets, given `pod_set`
+    (the job's own by default)."""
+    pod_set = pod_set or workload.resources.all_pod_sets[0]
     spec = workload.spec
     image = spec.get("image")
     if not isinstance(image, str) or not image.strip() or len(image) > 1024:
@@ -190,12 +197,15 @@ def container(workload: Workload) -> JsonObject:
         if spec.get(key) is not None:
             container[key] = _words(spec[key], f"spec.{key}")
     env = _env(spec["env"]) if spec.get("env") is not None else []
-    if workload.resources.pod_count > 1:
+    if pod_set.pod_count > 1:
         env = [e for e in env if e["name"] != POD_COUNT_ENV]
-        env.append({"name": POD_COUNT_ENV, "value": str(workload.resources.pod_count)})
+        env.append({"name": POD_COUNT_ENV, "value": str(pod_set.pod_count)})
+    if workload.resources.pod_sets:
+        env = [e for e in env if e["name"] != POD_SET_ENV]
+        env.append({"name": POD_SET_ENV, "value": pod_set.name})
     if env:
         container["env"] = env
-    container["resources"] = pod_resources(workload)
+    container["resources"] = pod_resources(workload, pod_set)
     return container
 
 
@@ -234,17 +244,18 @@ def _env_var(name: object, value: object, field: str) -> JsonObject:
     return {"name": name, "value": _text(value, field)}
 
 
-def pod_resources(workload: Workload) -> JsonObject:
-    """A pod's requests (and GPU limits) for the workload's resources."""
-    res = workload.resources
+def pod_resources(workload: Workload, pod_set: PodSet | None = None) -> JsonObject:
+    """A pod's requests (and GPU limits) for the workload's resources (of `pod_set`, one of its
+    pod sets: the job's own by default), GPUs of the job's GPU type."""
+    pod = pod_set or workload.resources.all_pod_sets[0]
     requests: JsonObject = {
-        CPU: quantity(CPU, res.cpu_cores),
-        MEMORY: quantity(MEMORY, res.memory_gb),
+        CPU: quantity(CPU, pod.cpu_cores),
+        MEMORY: quantity(MEMORY, pod.memory_gb),
     }
     limits: JsonObject = {}
-    if res.gpu_count > 0:
-        gpu = gpu_resource(res.gpu_type)
-        requests[gpu] = limits[gpu] = res.gpu_count
+    if pod.gpu_count > 0:
+        gpu = gpu_resource(workload.resources.gpu_type)
+        requests[gpu] = limits[gpu] = pod.gpu_count
     return {"requests": requests, "limits": limits} if limits else {"requests": requests}
 
 
@@ -403,11 +414,13 @@ def _placements(
     return tuple(Placement(node=node, flavor=_gpu_flavor(wl)) for _, node in placed)
 
 
-def _gpu_flavor(wl: Mapping[str, Any] | None) -> str | None:
-    """The ResourceFlavor Kueue assigned the pods' GPUs (status.admission.podSetAssignments[0]
-    .flavors, one flavor per resource); without GPUs, the one flavor of all resources."""
+def _gpu_flavor(wl: Mapping[str, Any] | None, pod_set: str | None = None) -> str | None:
+    """The ResourceFlavor Kueue assigned the pods' GPUs (status.admission.podSetAssignments:
+    the one named `pod_set`, else the first; its flavors, one per resource); without GPUs, the
+    one flavor of all resources."""
     assignments = (status(wl).get("admission") or {}).get("podSetAssignments") or [{}]
-    by_resource = (assignments[0] or {}).get("flavors") or {}
+    named = [a for a in assignments if a and pod_set is not None and a.get("name") == pod_set]
+    by_resource = ((named or assignments)[0] or {}).get("flavors") or {}
     gpu = {str(f) for r, f in by_resource.items() if r not in NON_GPU_RESOURCES}
     flavors = gpu or {str(f) for f in by_resource.values()}
     return flavors.pop() if len(flavors) == 1 else None
