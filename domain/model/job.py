@@ -157,6 +157,15 @@ class Resources:
         return self.pod_count + sum(p.pod_count for p in self.pod_sets)
 
     @property
+    def pod_gpus(self) -> tuple[int, ...]:
+        """GPUs of each pod, in the order admission places them and the placements list them:
+        the first pod set that asks GPUs first, then the others in their order."""
+        sets = list(self.all_pod_sets)
+        lead = next((i for i, p in enumerate(sets) if p.gpu_count), 0)
+        sets.insert(0, sets.pop(lead))
+        return tuple(p.gpu_count for p in sets for _ in range(p.pod_count))
+
+    @property
     def widest_pod(self) -> int:
         """The most GPUs any one pod of the job asks."""
         return max((p.gpu_count for p in self.all_pod_sets), default=0)

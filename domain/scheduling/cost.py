@@ -29,7 +29,7 @@ CENT = Decimal("0.01")
 
 def hourly_price(resources: Resources, prices: Mapping[str, object] | None = None) -> Decimal:
     table = {**LIST_PRICES, **{k: Decimal(str(v)) for k, v in (prices or {}).items()}}
-    if resources.gpu_count and resources.gpu_type:
+    if resources.total_gpus and resources.gpu_type:  # any pod set's GPUs (a job's are one type)
         per_gpu = table.get(resources.gpu_type, UNKNOWN_GPU_HOURLY)
         return per_gpu * resources.total_gpus
     return CPU_CORE_HOURLY * Decimal(str(resources.total_cpu_cores))

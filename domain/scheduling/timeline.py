@@ -83,8 +83,8 @@ def _job_segment(ids: SegmentIds, job: Job, suffix: str = "", **fields: Any) -> 
 def _located(job: Job) -> bool:
     """The job's placements name its pods' GPUs (a real cluster names only the nodes: the
     estimator then chose the nodes' GPUs it counts as busy, in the job's plan)."""
-    gpus = job.resources.gpu_count
-    return bool(job.placements) and all(len(p.gpu_indices) >= gpus for p in job.placements)
+    gpus = job.resources.total_gpus
+    return bool(job.placements) and sum(len(p.gpu_indices) for p in job.placements) >= gpus
 
 
 def build(
@@ -114,7 +114,7 @@ def build(
         seg = _job_segment(
             ids,
             job,
-            rows=_rows(job.placements, job.resources.gpu_count),
+            rows=_rows(job.placements, job.resources.widest_pod),
             start=job.actual_start,
             end=job.actual_end,
             kind=SegmentKind.COMPLETED,
@@ -143,7 +143,7 @@ def build(
         if plan is None:
             continue
         source = durations.source(job)
-        gpus = job.resources.gpu_count
+        gpus = job.resources.widest_pod  # a job of several pod sets is drawn on every GPU
         if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING) and job.placements:
             started = job.actual_start or job.updated_at
             end = plan.preempted_at if plan.preempted_at is not None else plan.end

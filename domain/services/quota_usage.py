@@ -57,13 +57,22 @@ def _used(resource: str, flavor: str, cpu_flavor: str | None, holding: Sequence[
         return float(sum(wanted)) if flavor == cpu_flavor else 0.0
     return float(
         sum(
-            j.resources.total_gpus
+            _gpus_in(j, flavor)
             for j in holding
-            if j.placement is not None
-            and j.placement.flavor == flavor
-            and gpu_resource(j.resources.gpu_type) == resource
+            if j.placement is not None and gpu_resource(j.resources.gpu_type) == resource
         )
     )
+
+
+def _gpus_in(job: Job, flavor: str) -> int:
+    """The job's GPUs charged to `flavor`: each pod's on its placement's flavor (pod sets may
+    land on different flavors), or all on the first placement's when the cluster reported
+    fewer placements than pods."""
+    pods = job.resources.pod_gpus
+    if len(job.placements) == len(pods):
+        return sum(gpus for p, gpus in zip(job.placements, pods, strict=True) if p.flavor == flavor)
+    first = job.placement
+    return job.resources.total_gpus if first is not None and first.flavor == flavor else 0
 
 
 def _reserved_resource(fq: FlavorQuotas, flavor: ResourceFlavor | None) -> str | None:

@@ -255,14 +255,6 @@ class W:
     """Its further pod sets (running: `node` names a node for each of their pods too, after
     its own pods')."""
 
-    def pods_gpus(self) -> list[int]:
-        """GPUs of each pod, in the order admission places them (`gang_of`: the first pod set
-        that asks GPUs first)."""
-        sets = [(self.gpus, self.pods), *((p.gpu_count, p.pod_count) for p in self.pod_sets)]
-        lead = next((i for i, (gpus, _) in enumerate(sets) if gpus), 0)
-        sets.insert(0, sets.pop(lead))
-        return [gpus for gpus, pods in sets for _ in range(pods)]
-
 
 @dataclass(frozen=True)
 class Scenario:
@@ -378,7 +370,8 @@ class Scenario:
         for w in self.running:
             assert w.node is not None
             placements = []
-            for node, gpus in zip(w.node.split(","), w.pods_gpus(), strict=True):
+            pods = Resources(w.gpu_type, w.gpus, pod_count=w.pods, pod_sets=w.pod_sets).pod_gpus
+            for node, gpus in zip(w.node.split(","), pods, strict=True):
                 first = taken.get(node, 0)
                 taken[node] = first + gpus
                 flavor = self.node_flavors.get(node, w.gpu_type) if gpus else None

@@ -22,7 +22,7 @@ import pytest
 
 from domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from domain.model.ids import ClusterId, TenantId
-from domain.model.job import Job, JobStatus, Placement, Resources
+from domain.model.job import Job, JobStatus, Placement, PodSet, Resources
 from domain.model.principal import Principal, Scope
 from domain.model.quota import (
     NVIDIA_GPU,
@@ -39,6 +39,7 @@ from domain.services.quota_defaults import default_quotas
 from domain.services.quota_usage import FlavorUsage, cluster_queue_usage
 from domain.services.reservation_rules import ReservationSpec
 from domain.services.reservations import ReservationLimits, ReservationService, peak
+from tests.support.admission_tables import KUEUE_CASES
 from tests.support.fakes import T0, FakeClock, FakeUnitOfWorkFactory, install_cluster, make_cluster
 from tests.unit.test_job_model import new_job
 
@@ -304,3 +305,23 @@ def test_usage_of_an_idle_cluster() -> None:
     assert all(
         r.used == r.borrowed == r.reserved == r.pending_workloads == 0 for r in usage["default"]
     )
+
+
+def test_usage_counts_each_pod_set_on_its_own_flavor() -> None:
+    """A running workload of two pod sets, one borrowing on-demand and one using all of spot
+    (Kueue's "no overadmission while borrowing"), is charged to each flavor for its own pods."""
+    scenario = next(s for s in KUEUE_CASES if s.name == "no overadmission while borrowing")
+    running = [j for j in scenario.jobs() if j.status is JobStatus.RUNNING]
+    assert running[0].resources.pod_gpus == (51, 100)
+    usage = cluster_queue_usage(scenario.quota_set(), running, [], T0)
+    gamma = usage["eng-gamma"]
+    assert row(gamma, "on-demand", NVIDIA_GPU).used == 51
+    assert row(gamma, "spot", NVIDIA_GPU).used == 100
+
+
+def test_pod_gpus_put_the_first_pod_set_that_asks_gpus_first() -> None:
+    launcher_first = Resources(
+        A100, 0, pod_count=1, pod_sets=(PodSet("workers", 2, 8), PodSet("sidecar", 1, 0))
+    )
+    assert launcher_first.pod_gpus == (8, 8, 0, 0)
+    assert launcher_first.total_gpus == 16 and launcher_first.widest_pod == 8

@@ -31,6 +31,7 @@ def sim(w: W, scenario: Scenario, phase: WorkloadPhase) -> SimWorkload:
         cpu_cores=w.cpu,
         memory_gb=w.memory,
         pod_count=w.pods,
+        pod_sets=w.pod_sets,
         runtime_seconds=86_400,
         max_duration_seconds=None,
         outcome=WorkloadPhase.SUCCEEDED,
