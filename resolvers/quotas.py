@@ -118,7 +118,9 @@ def queue_spec(data: ClusterQueueInput) -> ClusterQueueSpec:
             BorrowWithinCohort(borrow.policy, borrow.max_priority_threshold),
         ),
         flavor_fungibility=FlavorFungibility(
-            data.flavor_fungibility.when_can_borrow, data.flavor_fungibility.when_can_preempt
+            data.flavor_fungibility.when_can_borrow,
+            data.flavor_fungibility.when_can_preempt,
+            data.flavor_fungibility.preference,
         ),
         fair_sharing_weight=data.fair_sharing_weight,
     )

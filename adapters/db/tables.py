@@ -244,6 +244,7 @@ cluster_queues = sa.Table(
     sa.Column("borrow_within_cohort", JSONDocument, nullable=False, server_default=NEVER_BORROW),
     sa.Column("when_can_borrow", sa.String(30), nullable=False, server_default="MayStopSearch"),
     sa.Column("when_can_preempt", sa.String(30), nullable=False, server_default="TryNextFlavor"),
+    sa.Column("fungibility_preference", sa.String(30)),
     sa.Column("fair_sharing_weight", sa.Float, nullable=False, server_default="1"),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),

@@ -85,7 +85,10 @@ SHAPES = Shapes(
         ClusterQueue,
         row={
             "preemption": Field(columns=flat(PreemptionPolicy)),
-            "flavor_fungibility": Field(columns=flat(FlavorFungibility)),
+            # the preference's column says whose preference it is
+            "flavor_fungibility": Field(
+                columns=flat(FlavorFungibility) | {"preference": "fungibility_preference"}
+            ),
         },
     ),
     Shape(Deployment, document={"changes": NOT_STORED}),

@@ -12,7 +12,8 @@ The rules follow Kueue's own (apis/kueue/v1beta2 CEL rules, pkg/webhooks), so th
 budcluster accepts is refused by a cluster: borrowing and lending limits only in a cohort (for a
 cohort: only under a parent), a queue's lending limit within its nominal quota (a cohort's may
 exceed it), a borrowWithinCohort policy other than Never only with a reclaimWithinCohort other
-than Never, fair-sharing weights of 0 or above 1e-9. A cohort's parent may be implicit (a name no
+than Never, a flavorFungibility preference only with whenCanBorrow and whenCanPreempt both
+TryNextFlavor, fair-sharing weights of 0 or above 1e-9. A cohort's parent may be implicit (a name no
 Cohort holds), as in Kueue; a parent that would make a cohort its own ancestor is refused (Kueue
 would accept it and stop admitting into the whole tree).
 """
@@ -174,6 +175,7 @@ def cluster_queue_issues(
         spec.resource_groups, flavors=flavors, limits=_queue_limits(spec.cohort)
     )
     issues += preemption_issues(spec.preemption)
+    issues += fungibility_issues(spec.flavor_fungibility)
     issues += weight_issues(spec.fair_sharing_weight)
     return issues
 
@@ -240,6 +242,22 @@ def preemption_issues(preemption: PreemptionPolicy) -> list[FieldIssue]:
             )
         )
     return issues
+
+
+def fungibility_issues(fungibility: FlavorFungibility) -> list[FieldIssue]:
+    """Kueue's CEL rule on FlavorFungibility (v1beta1 and v1beta2): a preference only with
+    whenCanBorrow and whenCanPreempt both TryNextFlavor (`FlavorFungibility.problem`)."""
+    problem = fungibility.problem
+    if problem is None:
+        return []
+    return [
+        FieldIssue(
+            "flavor_fungibility.preference",
+            "must be unset unless `flavor_fungibility.when_can_borrow` and "
+            f"`flavor_fungibility.when_can_preempt` are both TRY_NEXT_FLAVOR (Kueue: {problem})",
+            "NEEDS_TRY_NEXT_FLAVOR",
+        )
+    ]
 
 
 def weight_issues(weight: float, path: str = "fair_sharing_weight") -> list[FieldIssue]:

@@ -628,11 +628,15 @@ export type FieldError = {
 /** Kueue's flavorFungibility: when a workload fits a flavor only by borrowing, or only by preempting, whether it takes that flavor or first tries the queue's next one. */
 export type FlavorFungibility = {
   __typename?: 'FlavorFungibility';
+  /** Which the workload prefers when every flavor it may take needs borrowing or preemption (Kueue's flavorFungibility.preference): BORROWING_OVER_PREEMPTION borrows where it fits, PREEMPTION_OVER_BORROWING preempts within the queue's nominal quota rather than borrow; null: none set, Kueue's default BORROWING_OVER_PREEMPTION. Set only while whenCanBorrow and whenCanPreempt are both TRY_NEXT_FLAVOR (Kueue's rule). */
+  preference?: Maybe<FungibilityPreference>;
   whenCanBorrow: FungibilityPolicy;
   whenCanPreempt: FungibilityPolicy;
 };
 
 export type FlavorFungibilityInput = {
+  /** Which the workload prefers when every flavor it may take needs borrowing or preemption (Kueue's flavorFungibility.preference); null: none set, Kueue's default BORROWING_OVER_PREEMPTION. Only while whenCanBorrow and whenCanPreempt are both TRY_NEXT_FLAVOR (Kueue's rule). */
+  preference?: InputMaybe<FungibilityPreference>;
   whenCanBorrow?: FungibilityPolicy;
   whenCanPreempt?: FungibilityPolicy;
 };
@@ -685,6 +689,11 @@ export type ForecastPoint = {
 export type FungibilityPolicy =
   | 'MAY_STOP_SEARCH'
   | 'TRY_NEXT_FLAVOR';
+
+/** Kueue's flavorFungibility.preference: when every flavor a workload may take needs borrowing or preemption, BORROWING_OVER_PREEMPTION (Kueue's default) takes one where it borrows, PREEMPTION_OVER_BORROWING one where it preempts within the queue's nominal quota. */
+export type FungibilityPreference =
+  | 'BORROWING_OVER_PREEMPTION'
+  | 'PREEMPTION_OVER_BORROWING';
 
 /** A GPU type on a cluster and how many of it there are. */
 export type GpuCapacity = {
@@ -2089,7 +2098,7 @@ export type ClusterQuotasQueryVariables = Exact<{
 }>;
 
 
-export type ClusterQuotasQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, quotaSettings: { __typename?: 'QuotaSettings', fairSharing: boolean }, resourceFlavors: Array<{ __typename?: 'ResourceFlavor', name: string, nodeLabels: Array<{ __typename?: 'NodeLabel', key: string, value: string }> }>, clusterQueues: Array<{ __typename?: 'ClusterQueue', name: string, cohort?: string | null, queueingStrategy: QueueingStrategy, fairSharingWeight: number, preemption: { __typename?: 'PreemptionPolicy', withinClusterQueue: WithinClusterQueue, reclaimWithinCohort: ReclaimWithinCohort, borrowWithinCohort: { __typename?: 'BorrowWithinCohort', policy: BorrowWithinCohortPolicy, maxPriorityThreshold?: number | null } }, flavorFungibility: { __typename?: 'FlavorFungibility', whenCanBorrow: FungibilityPolicy, whenCanPreempt: FungibilityPolicy }, usage: Array<{ __typename?: 'FlavorUsage', flavor: string, resource: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null, used: number, borrowed: number, reserved: number, pendingWorkloads: number, admittedWorkloads: number }> }>, cohorts: Array<{ __typename?: 'Cohort', name: string, description?: string | null, parent?: string | null, fairSharingWeight: number, resourceGroups: Array<{ __typename?: 'ResourceGroup', coveredResources: Array<string>, flavors: Array<{ __typename?: 'FlavorQuotas', flavor: string, resources: Array<{ __typename?: 'ResourceQuota', name: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null }> }> }> }>, localQueues: Array<{ __typename?: 'LocalQueue', name: string, namespace: string, clusterQueue: string }> } | null };
+export type ClusterQuotasQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, quotaSettings: { __typename?: 'QuotaSettings', fairSharing: boolean }, resourceFlavors: Array<{ __typename?: 'ResourceFlavor', name: string, nodeLabels: Array<{ __typename?: 'NodeLabel', key: string, value: string }> }>, clusterQueues: Array<{ __typename?: 'ClusterQueue', name: string, cohort?: string | null, queueingStrategy: QueueingStrategy, fairSharingWeight: number, preemption: { __typename?: 'PreemptionPolicy', withinClusterQueue: WithinClusterQueue, reclaimWithinCohort: ReclaimWithinCohort, borrowWithinCohort: { __typename?: 'BorrowWithinCohort', policy: BorrowWithinCohortPolicy, maxPriorityThreshold?: number | null } }, flavorFungibility: { __typename?: 'FlavorFungibility', whenCanBorrow: FungibilityPolicy, whenCanPreempt: FungibilityPolicy, preference?: FungibilityPreference | null }, usage: Array<{ __typename?: 'FlavorUsage', flavor: string, resource: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null, used: number, borrowed: number, reserved: number, pendingWorkloads: number, admittedWorkloads: number }> }>, cohorts: Array<{ __typename?: 'Cohort', name: string, description?: string | null, parent?: string | null, fairSharingWeight: number, resourceGroups: Array<{ __typename?: 'ResourceGroup', coveredResources: Array<string>, flavors: Array<{ __typename?: 'FlavorQuotas', flavor: string, resources: Array<{ __typename?: 'ResourceQuota', name: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null }> }> }> }>, localQueues: Array<{ __typename?: 'LocalQueue', name: string, namespace: string, clusterQueue: string }> } | null };
 
 export type SegmentFragment = { __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null };
 
@@ -3257,6 +3266,7 @@ export const ClusterQuotasDocument = new TypedDocumentString(`
       flavorFungibility {
         whenCanBorrow
         whenCanPreempt
+        preference
       }
       fairSharingWeight
       usage {
@@ -3299,7 +3309,7 @@ export const ClusterQuotasDocument = new TypedDocumentString(`
       lendingLimit
     }
   }
-}`, {"hash":"96592a0f73a53ead287b1b4a6340098faa65e17b3421b9176ab6c5567d34303a"}) as unknown as TypedDocumentString<ClusterQuotasQuery, ClusterQuotasQueryVariables>;
+}`, {"hash":"845373bdcf42eed3ff1491566d3c77d4197013fe36ff9980ecccee584ca6ea1a"}) as unknown as TypedDocumentString<ClusterQuotasQuery, ClusterQuotasQueryVariables>;
 export const ClusterScheduleDocument = new TypedDocumentString(`
     query ClusterSchedule($id: ID!, $from: DateTime, $to: DateTime) {
   cluster(id: $id) {

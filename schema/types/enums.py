@@ -13,6 +13,7 @@ from domain.model.job import ChangeKind, DeploymentType, JobPriority, JobStatus,
 from domain.model.quota import (
     BorrowWithinCohortPolicy,
     FungibilityPolicy,
+    FungibilityPreference,
     QueueingStrategy,
     ReclaimWithinCohort,
     WithinClusterQueue,
@@ -62,6 +63,13 @@ strawberry.enum(
     description="MAY_STOP_SEARCH: take the flavor being looked at; TRY_NEXT_FLAVOR: look at the "
     "queue's next flavor first (Kueue v1beta1 spells MAY_STOP_SEARCH Borrow or Preempt).",
 )
+strawberry.enum(
+    FungibilityPreference,
+    description="Kueue's flavorFungibility.preference: when every flavor a workload may take "
+    "needs borrowing or preemption, BORROWING_OVER_PREEMPTION (Kueue's default) takes one where "
+    "it borrows, PREEMPTION_OVER_BORROWING one where it preempts within the queue's nominal "
+    "quota.",
+)
 
 __all__ = [
     "BorrowWithinCohortPolicy",
@@ -69,6 +77,7 @@ __all__ = [
     "ClusterStatus",
     "DeploymentType",
     "FungibilityPolicy",
+    "FungibilityPreference",
     "JobPriority",
     "JobStatus",
     "JobType",

@@ -26,6 +26,7 @@ from schema.types.derive import derive
 from schema.types.enums import (
     BorrowWithinCohortPolicy,
     FungibilityPolicy,
+    FungibilityPreference,
     JobPriority,
     QueueingStrategy,
     ReclaimWithinCohort,
@@ -37,6 +38,14 @@ FAIR_SHARING_WEIGHT = (
     "goes first to the queue or cohort with the lowest share (its usage above nominal quota "
     "divided by this weight), and preemption evens shares out; 0 puts it always last. Ignored "
     "while fair sharing is off."
+)
+
+PREFERENCE = (
+    "Which the workload prefers when every flavor it may take needs borrowing or preemption "
+    "(Kueue's flavorFungibility.preference): BORROWING_OVER_PREEMPTION borrows where it fits, "
+    "PREEMPTION_OVER_BORROWING preempts within the queue's nominal quota rather than borrow; "
+    "null: none set, Kueue's default BORROWING_OVER_PREEMPTION. Set only while whenCanBorrow and "
+    "whenCanPreempt are both TRY_NEXT_FLAVOR (Kueue's rule)."
 )
 
 
@@ -123,6 +132,7 @@ class PreemptionPolicy:
 class FlavorFungibility:
     when_can_borrow: FungibilityPolicy
     when_can_preempt: FungibilityPolicy
+    preference: FungibilityPreference | None = strawberry.field(description=PREFERENCE)
 
 
 @strawberry.type(description="One (flavor, resource) of a ClusterQueue: its quota and its use now.")

@@ -9,11 +9,18 @@ import strawberry
 from schema.types.enums import (
     BorrowWithinCohortPolicy,
     FungibilityPolicy,
+    FungibilityPreference,
     QueueingStrategy,
     ReclaimWithinCohort,
     WithinClusterQueue,
 )
 
+PREFERENCE = (
+    "Which the workload prefers when every flavor it may take needs borrowing or preemption "
+    "(Kueue's flavorFungibility.preference); null: none set, Kueue's default "
+    "BORROWING_OVER_PREEMPTION. Only while whenCanBorrow and whenCanPreempt are both "
+    "TRY_NEXT_FLAVOR (Kueue's rule)."
+)
 WEIGHT = "Kueue's fairSharing.weight (see ClusterQueue.fairSharingWeight): 0, or more than 1e-9."
 
 
@@ -85,6 +92,9 @@ class PreemptionPolicyInput:
 class FlavorFungibilityInput:
     when_can_borrow: FungibilityPolicy = FungibilityPolicy.MAY_STOP_SEARCH
     when_can_preempt: FungibilityPolicy = FungibilityPolicy.TRY_NEXT_FLAVOR
+    preference: FungibilityPreference | None = strawberry.field(
+        default=None, description=PREFERENCE
+    )
 
 
 @strawberry.input(description="A ClusterQueue whole: on update, its complete new state.")

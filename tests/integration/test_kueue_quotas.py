@@ -8,7 +8,9 @@ change's task; a ClusterQueue edited in the cluster and a flavor deleted there a
 reported as drift, while a change of the model is not drift; an object the model dropped is
 removed; v1beta1 clusters get `cohort` and fungibility's Borrow, v1beta2 ones `cohortName` and
 MayStopSearch, both a queue's borrowWithinCohort and weight and a cohort's parent (an implicit
-one as an empty Cohort), quotas and weight, and a second pass finds no drift; a cluster without
+one as an empty Cohort), quotas and weight, and a second pass finds no drift; a queue's
+flavorFungibility preference goes to either version when set, and one changed or added in the
+cluster is restored and reported as drift; a cluster without
 Kueue, or with no supported version, fails the check with the reason.
 """
 
@@ -33,7 +35,10 @@ from domain.model.principal import Principal, Scope
 from domain.model.quota import (
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
+    FlavorFungibility,
     FlavorQuotas,
+    FungibilityPolicy,
+    FungibilityPreference,
     PreemptionPolicy,
     QueueingStrategy,
     ReclaimWithinCohort,
@@ -254,6 +259,65 @@ async def test_the_cohort_field_follows_the_served_version(
         assert cohorts["org"]["spec"] == {}  # implicit: a name only
         again = await app.registry.reconcile_quotas(cluster.id)
         assert quotas_check(again) == quotas_check(done)  # nothing drifted against itself
+
+
+@pytest.mark.parametrize("served", ["v1beta1", "v1beta2"])
+async def test_a_fungibility_preference_is_put_in_place_and_kept(app: App, served: str) -> None:
+    try_next = FungibilityPolicy.TRY_NEXT_FLAVOR
+    async with running_emulator() as emulator:
+        emulator.serve_kueue(served)
+        emulator.seed(k8s_nodes.a100_gfd_node())
+        cluster = await connected(app, emulator)
+        gpus = (
+            ResourceGroup(
+                ("nvidia.com/gpu",),
+                (FlavorQuotas("nvidia-a100-80gb", (ResourceQuota("nvidia.com/gpu", 2),)),),
+            ),
+        )
+        prefers = FlavorFungibility(
+            try_next, try_next, FungibilityPreference.PREEMPTION_OVER_BORROWING
+        )
+        for name, fungibility in [
+            ("prefers", prefers),
+            ("plain", FlavorFungibility(try_next, try_next)),
+        ]:
+            spec = ClusterQueueSpec(
+                cluster_id=cluster.id,
+                name=name,
+                resource_groups=gpus,
+                flavor_fungibility=fungibility,
+            )
+            await app.quotas.create_cluster_queue(ADMIN, spec)
+        done = await app.registry.reconcile_quotas(cluster.id)
+        assert quotas_check(done).ok, quotas_check(done)
+        queues = by_name(emulator, "clusterqueues")
+        assert queues["prefers"]["spec"]["flavorFungibility"] == {
+            "whenCanBorrow": "TryNextFlavor",
+            "whenCanPreempt": "TryNextFlavor",
+            "preference": "PreemptionOverBorrowing",
+        }
+        assert "preference" not in queues["plain"]["spec"]["flavorFungibility"]
+        again = await app.registry.reconcile_quotas(cluster.id)
+        assert "restored" not in quotas_check(again).detail  # nothing drifted against itself
+
+        for name, value in [
+            ("prefers", "BorrowingOverPreemption"),
+            ("plain", "PreemptionOverBorrowing"),
+        ]:
+            await emulator.patch_object(
+                {**queues[name], "kind": "ClusterQueue"},
+                {"spec": {"flavorFungibility": {"preference": value}}},
+            )
+        restored = await app.registry.reconcile_quotas(cluster.id)
+        check = quotas_check(restored)
+        assert check.ok and "restored after drift" in check.detail, check
+        assert "ClusterQueue/prefers (spec.flavorFungibility.preference changed)" in check.detail
+        assert "ClusterQueue/plain (spec.flavorFungibility.preference added)" in check.detail
+        queues = by_name(emulator, "clusterqueues")
+        assert queues["prefers"]["spec"]["flavorFungibility"]["preference"] == (
+            "PreemptionOverBorrowing"
+        )
+        assert "preference" not in queues["plain"]["spec"]["flavorFungibility"]
 
 
 @pytest.mark.parametrize(

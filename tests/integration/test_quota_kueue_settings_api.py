@@ -3,7 +3,9 @@
 Covers: a ClusterQueue made without them shows Kueue's defaults (borrowWithinCohort NEVER,
 fungibility MAY_STOP_SEARCH / TRY_NEXT_FLAVOR, weight 1); they are set on create and replaced on
 update; a borrowWithinCohort policy without reclaimWithinCohort (Kueue's CEL rule) and weights
-Kueue refuses are typed errors naming the field in camelCase, and nothing is stored; cohorts form
+Kueue refuses are typed errors naming the field in camelCase, and nothing is stored; a flavor
+fungibility preference is set, read back and cleared, and refused (on flavorFungibility.preference,
+nothing stored) unless whenCanBorrow and whenCanPreempt are both TRY_NEXT_FLAVOR; cohorts form
 a tree: an implicit parent, own quotas with limits only under a parent, a weight, updateCohort
 replacing the whole, a parent that would make a cycle refused on `parent`, an unknown cohort
 NOT_FOUND; the cluster's fair-sharing switch reads false until updateQuotaSettings sets it, which
@@ -23,7 +25,8 @@ from tests.integration.test_quota_api import RESULT, TENANT, gpu_queue, served
 
 SETTINGS = """preemption { withinClusterQueue reclaimWithinCohort
                  borrowWithinCohort { policy maxPriorityThreshold } }
-               flavorFungibility { whenCanBorrow whenCanPreempt } fairSharingWeight"""
+               flavorFungibility { whenCanBorrow whenCanPreempt preference }
+               fairSharingWeight"""
 QUEUE = f"""mutation($input: ClusterQueueInput!) {{ %s(input: $input) {{
   {RESULT} ... on ClusterQueue {{ name {SETTINGS} }} }} }}"""
 COHORT_FIELDS = """name description parent fairSharingWeight
@@ -45,7 +48,11 @@ DEFAULTS: dict[str, Any] = {
         "reclaimWithinCohort": "NEVER",
         "borrowWithinCohort": {"policy": "NEVER", "maxPriorityThreshold": None},
     },
-    "flavorFungibility": {"whenCanBorrow": "MAY_STOP_SEARCH", "whenCanPreempt": "TRY_NEXT_FLAVOR"},
+    "flavorFungibility": {
+        "whenCanBorrow": "MAY_STOP_SEARCH",
+        "whenCanPreempt": "TRY_NEXT_FLAVOR",
+        "preference": None,
+    },
     "fairSharingWeight": 1.0,
 }
 TUNED: dict[str, Any] = {
@@ -54,7 +61,11 @@ TUNED: dict[str, Any] = {
         "reclaimWithinCohort": "LOWER_PRIORITY",
         "borrowWithinCohort": {"policy": "LOWER_PRIORITY", "maxPriorityThreshold": 100},
     },
-    "flavorFungibility": {"whenCanBorrow": "TRY_NEXT_FLAVOR", "whenCanPreempt": "MAY_STOP_SEARCH"},
+    "flavorFungibility": {
+        "whenCanBorrow": "TRY_NEXT_FLAVOR",
+        "whenCanPreempt": "MAY_STOP_SEARCH",
+        "preference": None,
+    },
     "fairSharingWeight": 2.5,
 }
 
@@ -115,6 +126,93 @@ async def test_cluster_queue_settings(api: Api) -> None:
         "batch": TUNED,
         "default": DEFAULTS,
         "research": TUNED,
+    }
+
+
+async def test_flavor_fungibility_preference(api: Api) -> None:
+    admin = await api.token()
+
+    async def call(operation: str, value: dict[str, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = (await api.ok(QUEUE % operation, {"input": value}, token=admin))[
+            operation
+        ]
+        return answer
+
+    async def stored() -> dict[str, Any]:
+        listed = (await api.ok(CLUSTER, {"id": api.cluster_id}, token=admin))["cluster"]
+        return {q["name"]: q["flavorFungibility"] for q in listed["clusterQueues"]}
+
+    def fungibility(borrow: str, preempt: str, preference: str | None) -> dict[str, Any]:
+        return {"whenCanBorrow": borrow, "whenCanPreempt": preempt, "preference": preference}
+
+    try_both = fungibility("TRY_NEXT_FLAVOR", "TRY_NEXT_FLAVOR", "PREEMPTION_OVER_BORROWING")
+    made = await call("createClusterQueue", {**gpu_queue(api, "research", 4)})
+    assert made["flavorFungibility"] == DEFAULTS["flavorFungibility"]
+    tuned = await call(
+        "updateClusterQueue", {**gpu_queue(api, "research", 4), "flavorFungibility": try_both}
+    )
+    assert tuned["flavorFungibility"] == try_both
+    made = await call(
+        "createClusterQueue",
+        {
+            **gpu_queue(api, "batch", 2),
+            "flavorFungibility": {**try_both, "preference": "BORROWING_OVER_PREEMPTION"},
+        },
+    )
+    assert made["flavorFungibility"]["preference"] == "BORROWING_OVER_PREEMPTION"
+    assert (await stored())["research"] == try_both
+
+    for borrow, preempt in [
+        ("MAY_STOP_SEARCH", "TRY_NEXT_FLAVOR"),
+        ("TRY_NEXT_FLAVOR", "MAY_STOP_SEARCH"),
+        ("MAY_STOP_SEARCH", "MAY_STOP_SEARCH"),
+    ]:
+        wrong = fungibility(borrow, preempt, "PREEMPTION_OVER_BORROWING")
+        for operation in ("createClusterQueue", "updateClusterQueue"):
+            name = "research" if operation == "updateClusterQueue" else "other"
+            refused = await call(operation, {**gpu_queue(api, name, 1), "flavorFungibility": wrong})
+            assert refused["__typename"] == "ValidationError", (wrong, operation)
+            assert refused["fields"] == [
+                {"path": "flavorFungibility.preference", "code": "NEEDS_TRY_NEXT_FLAVOR"}
+            ]
+    message = await api.ok(
+        """mutation($input: ClusterQueueInput!) { updateClusterQueue(input: $input) {
+             ... on ValidationError { fields { message } } } }""",
+        {
+            "input": {
+                **gpu_queue(api, "research", 1),
+                "flavorFungibility": {"preference": "PREEMPTION_OVER_BORROWING"},
+            }
+        },
+        token=admin,
+    )
+    assert message["updateClusterQueue"]["fields"] == [
+        {
+            "message": "must be unset unless flavorFungibility.whenCanBorrow and "
+            "flavorFungibility.whenCanPreempt are both TRY_NEXT_FLAVOR (Kueue: preference can "
+            "only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor)"
+        }
+    ]
+    after = await stored()
+    assert "other" not in after and after["research"] == try_both  # nothing stored
+
+    cleared = await call(
+        "updateClusterQueue",
+        {**gpu_queue(api, "research", 4), "flavorFungibility": {**try_both, "preference": None}},
+    )
+    assert cleared["flavorFungibility"] == {**try_both, "preference": None}
+    omitted = await call(
+        "updateClusterQueue",
+        {
+            **gpu_queue(api, "batch", 2),
+            "flavorFungibility": {"whenCanBorrow": "TRY_NEXT_FLAVOR"},
+        },
+    )
+    assert omitted["flavorFungibility"] == fungibility("TRY_NEXT_FLAVOR", "TRY_NEXT_FLAVOR", None)
+    assert await stored() == {
+        "batch": fungibility("TRY_NEXT_FLAVOR", "TRY_NEXT_FLAVOR", None),
+        "default": DEFAULTS["flavorFungibility"],
+        "research": {**try_both, "preference": None},
     }
 
 

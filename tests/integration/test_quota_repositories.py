@@ -36,6 +36,7 @@ from domain.model.quota import (
     FlavorFungibility,
     FlavorQuotas,
     FungibilityPolicy,
+    FungibilityPreference,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
@@ -178,7 +179,9 @@ async def test_kueue_settings_round_trip(db: Database) -> None:
         BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY, -5),
     )
     tuned.flavor_fungibility = FlavorFungibility(
-        FungibilityPolicy.TRY_NEXT_FLAVOR, FungibilityPolicy.MAY_STOP_SEARCH
+        FungibilityPolicy.TRY_NEXT_FLAVOR,
+        FungibilityPolicy.TRY_NEXT_FLAVOR,
+        FungibilityPreference.PREEMPTION_OVER_BORROWING,
     )
     tuned.fair_sharing_weight = 0.25
     pool = (ResourceGroup(("cpu",), (FlavorQuotas("cpu", (ResourceQuota("cpu", 8, 2, 16),)),)),)

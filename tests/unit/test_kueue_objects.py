@@ -4,14 +4,16 @@ Covers: the API version chosen from what a cluster serves; quantities per resour
 millicores, memory GiB or MiB, whole GPU counts) and fair-sharing weights (to 1n, rounded up);
 full ClusterQueues in v1beta1 and v1beta2 (the cohort field's name, two resource groups, limits
 only when set and only in a cohort, a covered resource without a quota, preemption with
-borrowWithinCohort and its threshold, flavorFungibility in each version's names, the weight);
+borrowWithinCohort and its threshold, flavorFungibility in each version's names and its
+preference only when set, the weight);
 Cohorts in full (parent, own quotas with limits only under a parent, a lending limit above
 nominal, weight; an implicit parent as an empty Cohort); ResourceFlavors, LocalQueues, tenant
 Namespaces (tenant and Pod Security labels) and WorkloadPriorityClasses in full; creation order;
 ownership labels and the spec hash (stable across key order, changed by a quota); object keys and
 URL paths; drift: missing, changed, added, being deleted, wrong labels, stale hash, and no drift
 for server noise (status, resourceVersion, managedFields, defaults, quantities and weights as
-strings, v1beta1's old fungibility names read back as MayStopSearch, other labels).
+strings, v1beta1's old fungibility names read back as MayStopSearch, other labels); a flavor
+fungibility preference changed, removed or added on the cluster is drift.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from domain.model.quota import (
     FlavorFungibility,
     FlavorQuotas,
     FungibilityPolicy,
+    FungibilityPreference,
     LocalQueue,
     PreemptionPolicy,
     QueueingStrategy,
@@ -377,6 +380,28 @@ def test_flavor_fungibility_in_each_versions_names(
         "whenCanBorrow": rendered[0],
         "whenCanPreempt": rendered[1],
     }
+
+
+TRY = FungibilityPolicy.TRY_NEXT_FLAVOR
+
+
+@pytest.mark.parametrize("version", [V1, V2])
+@pytest.mark.parametrize("preference", list(FungibilityPreference))
+def test_a_fungibility_preference_is_rendered_when_set(
+    version: KueueVersion, preference: FungibilityPreference
+) -> None:
+    """v1beta1 and v1beta2 both have flavorFungibility.preference, spelt alike."""
+    fungibility = FlavorFungibility(TRY, TRY, preference)
+    quotas = quota_set(cluster_queues=(research(flavor_fungibility=fungibility),))
+    spec = find(render(quotas, version), CLUSTER_QUEUE, "research")["spec"]
+    assert spec["flavorFungibility"] == {
+        "whenCanBorrow": "TryNextFlavor",
+        "whenCanPreempt": "TryNextFlavor",
+        "preference": preference.value,
+    }
+    unset = quota_set(cluster_queues=(research(flavor_fungibility=FlavorFungibility(TRY, TRY)),))
+    spec = find(render(unset, version), CLUSTER_QUEUE, "research")["spec"]
+    assert "preference" not in spec["flavorFungibility"]  # Kueue's default, left to it
 
 
 def test_a_default_queue_carries_kueues_defaults_whole() -> None:
@@ -830,6 +855,38 @@ def test_v1beta1s_old_fungibility_names_read_back_as_may_stop_search_are_no_drif
     assert drifted(desired, live) is None
     live["spec"]["flavorFungibility"]["whenCanPreempt"] = "TryNextFlavor"
     assert drifted(desired, live) == "spec.flavorFungibility.whenCanPreempt changed"
+
+
+@pytest.mark.parametrize("version", [V1, V2])
+def test_a_changed_fungibility_preference_is_drift(version: KueueVersion) -> None:
+    preempt_first = FlavorFungibility(TRY, TRY, FungibilityPreference.PREEMPTION_OVER_BORROWING)
+    quotas = quota_set(cluster_queues=(research(flavor_fungibility=preempt_first),))
+    desired = find(render(quotas, version), CLUSTER_QUEUE, "research")
+    live = as_served(desired)
+    assert drifted(desired, live) is None
+    live["spec"]["flavorFungibility"]["preference"] = "BorrowingOverPreemption"
+    assert drifted(desired, live) == "spec.flavorFungibility.preference changed"
+    del live["spec"]["flavorFungibility"]["preference"]
+    assert drifted(desired, live) == "spec.flavorFungibility.preference missing"
+
+    unset = quota_set(cluster_queues=(research(flavor_fungibility=FlavorFungibility(TRY, TRY)),))
+    desired = find(render(unset, version), CLUSTER_QUEUE, "research")
+    live = as_served(desired)
+    assert drifted(desired, live) is None
+    live["spec"]["flavorFungibility"]["preference"] = "PreemptionOverBorrowing"
+    assert drifted(desired, live) == "spec.flavorFungibility.preference added"
+
+
+def test_a_changed_fungibility_preference_changes_the_spec_hash() -> None:
+    def hashed(fungibility: FlavorFungibility) -> str:
+        quotas = quota_set(cluster_queues=(research(flavor_fungibility=fungibility),))
+        return spec_hash(find(render(quotas), CLUSTER_QUEUE, "research"))
+
+    hashes = {
+        hashed(FlavorFungibility(TRY, TRY, preference))
+        for preference in (None, *FungibilityPreference)
+    }
+    assert len(hashes) == 3
 
 
 def spec_edit(path: list[Any], value: Any) -> Any:

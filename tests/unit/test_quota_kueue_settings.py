@@ -1,7 +1,8 @@
 """Kueue's settings in the quota model, with fakes: what the quota service accepts and refuses.
 
 Covers, as tables: a ClusterQueue's preemption (borrowWithinCohort only with reclaimWithinCohort,
-Kueue's CEL rule; an int32 threshold), its fair-sharing weight (0, or above 1e-9; finite; at most
+Kueue's CEL rule; an int32 threshold), its flavor fungibility (a preference only with
+whenCanBorrow and whenCanPreempt both TryNextFlavor, Kueue's CEL rule), its fair-sharing weight (0, or above 1e-9; finite; at most
 1e9); a Cohort's rules (name, description, parent name, no cycle through its ancestors, limits only
 under a parent, a lending limit above nominal allowed, flavors that exist, weight), each naming
 its field. Also: a cohort is created and updated whole, its parent may be implicit (the model
@@ -28,6 +29,7 @@ from domain.model.quota import (
     BorrowWithinCohortPolicy,
     FlavorFungibility,
     FungibilityPolicy,
+    FungibilityPreference,
     PreemptionPolicy,
     QuotaSettings,
     ReclaimWithinCohort,
@@ -46,6 +48,8 @@ from tests.unit.test_quota_service import (
 )
 
 LOWER = BorrowWithinCohortPolicy.LOWER_PRIORITY
+TRY, STOP = FungibilityPolicy.TRY_NEXT_FLAVOR, FungibilityPolicy.MAY_STOP_SEARCH
+PREEMPT_FIRST = FungibilityPreference.PREEMPTION_OVER_BORROWING
 R0 = "resource_groups.0.flavors.0.resources.0"
 
 
@@ -70,6 +74,16 @@ QUEUE_CASES: list[tuple[str, dict[str, Any], set[tuple[str, str]]]] = [
     ("threshold below int32",
      {"preemption": preemption(ReclaimWithinCohort.ANY, BorrowWithinCohort(LOWER, -(2**31) - 1))},
      {("preemption.borrow_within_cohort.max_priority_threshold", "INVALID")}),
+    ("preference with whenCanBorrow MayStopSearch",
+     {"flavor_fungibility": FlavorFungibility(STOP, TRY, PREEMPT_FIRST)},
+     {("flavor_fungibility.preference", "NEEDS_TRY_NEXT_FLAVOR")}),
+    ("preference with whenCanPreempt MayStopSearch",
+     {"flavor_fungibility": FlavorFungibility(TRY, STOP, PREEMPT_FIRST)},
+     {("flavor_fungibility.preference", "NEEDS_TRY_NEXT_FLAVOR")}),
+    ("default preference with both MayStopSearch",
+     {"flavor_fungibility": FlavorFungibility(
+         STOP, STOP, FungibilityPreference.BORROWING_OVER_PREEMPTION)},
+     {("flavor_fungibility.preference", "NEEDS_TRY_NEXT_FLAVOR")}),
     ("negative weight", {"fair_sharing_weight": -1.0}, {("fair_sharing_weight", "INVALID")}),
     ("nan weight", {"fair_sharing_weight": math.nan}, {("fair_sharing_weight", "INVALID")}),
     ("weight that collapses to 0", {"fair_sharing_weight": 1e-9},
@@ -104,8 +118,19 @@ async def test_cluster_queue_settings_rules(
         {"fair_sharing_weight": 0.0},
         {"fair_sharing_weight": 1.1e-9},
         {"fair_sharing_weight": 1e9},
+        {"flavor_fungibility": FlavorFungibility(TRY, TRY, PREEMPT_FIRST)},
+        {"flavor_fungibility": FlavorFungibility(TRY, TRY)},
     ],
-    ids=["reclaim and borrow", "int32 floor", "threshold while never", "weight 0", "tiny", "max"],
+    ids=[
+        "reclaim and borrow",
+        "int32 floor",
+        "threshold while never",
+        "weight 0",
+        "tiny",
+        "max",
+        "preference with both TryNextFlavor",
+        "both TryNextFlavor without preference",
+    ],
 )
 async def test_cluster_queue_settings_kueue_accepts(world: World, changes: dict[str, Any]) -> None:
     made = await world.service.create_cluster_queue(OPERATOR, spec(**changes))
@@ -114,9 +139,7 @@ async def test_cluster_queue_settings_kueue_accepts(world: World, changes: dict[
 
 async def test_a_cluster_queue_keeps_its_settings_on_update(world: World) -> None:
     await world.service.create_cluster_queue(OPERATOR, spec())
-    fungibility = FlavorFungibility(
-        FungibilityPolicy.TRY_NEXT_FLAVOR, FungibilityPolicy.MAY_STOP_SEARCH
-    )
+    fungibility = FlavorFungibility(TRY, TRY, PREEMPT_FIRST)
     borrow = preemption(ReclaimWithinCohort.ANY, BorrowWithinCohort(LOWER, 100))
     changed = await world.service.update_cluster_queue(
         OPERATOR,

@@ -5,7 +5,8 @@ field: the API server adds defaults (stopPolicy, admission settings) and other l
 not drift, and returns quantities as strings ("8", "64Gi"), which are compared as values, as are
 v1beta1's old names for MayStopSearch. A namespaceSelector and a flavor's nodeLabels are compared
 whole, and optional fields budcluster leaves out (cohort, limits, parent, node labels, taints, a
-threshold) are drift when someone adds them. Status and metadata noise is never compared.
+threshold, a flavor fungibility preference) are drift when someone adds them. Status and metadata
+noise is never compared.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _OWNED_WHEN_ABSENT = frozenset(
         "tolerations",
         "description",
         "maxPriorityThreshold",
+        "preference",
     }
 )
 """Fields budcluster owns even when it leaves them out: someone adding one is drift."""

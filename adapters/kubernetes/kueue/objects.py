@@ -286,6 +286,12 @@ def _cluster_queue(queue: ClusterQueue, version: KueueVersion, cluster_id: Clust
     if preemption.borrow_within_cohort.max_priority_threshold is not None:
         borrow["maxPriorityThreshold"] = preemption.borrow_within_cohort.max_priority_threshold
     fungibility = queue.flavor_fungibility
+    flavor_fungibility: JsonObject = {
+        "whenCanBorrow": version.fungibility(fungibility.when_can_borrow, when="Borrow"),
+        "whenCanPreempt": version.fungibility(fungibility.when_can_preempt, when="Preempt"),
+    }
+    if fungibility.preference is not None:  # v1beta1 and v1beta2 alike; none: Kueue's default
+        flavor_fungibility["preference"] = fungibility.preference.value
     spec: JsonObject = {
         "namespaceSelector": {},
         "queueingStrategy": queue.queueing_strategy.value,
@@ -294,10 +300,7 @@ def _cluster_queue(queue: ClusterQueue, version: KueueVersion, cluster_id: Clust
             "reclaimWithinCohort": preemption.reclaim_within_cohort.value,
             "borrowWithinCohort": borrow,
         },
-        "flavorFungibility": {
-            "whenCanBorrow": version.fungibility(fungibility.when_can_borrow, when="Borrow"),
-            "whenCanPreempt": version.fungibility(fungibility.when_can_preempt, when="Preempt"),
-        },
+        "flavorFungibility": flavor_fungibility,
         "fairSharing": {"weight": weight(queue.fair_sharing_weight)},
     }
     if queue.cohort:

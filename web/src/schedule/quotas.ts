@@ -42,9 +42,12 @@ export function preemptionText(queue: Queue): string {
   return `in queue: ${words(withinClusterQueue)} · reclaim: ${words(reclaimWithinCohort)} · while borrowing: ${borrowing}`;
 }
 
+/** Kueue's flavor search; the preference (which to take when every flavor needs borrowing or
+ * preemption) only when one is set: none is Kueue's default, borrowing over preemption. */
 export function fungibilityText(queue: Queue): string {
-  const { whenCanBorrow, whenCanPreempt } = queue.flavorFungibility;
-  return `can borrow: ${words(whenCanBorrow)} · can preempt: ${words(whenCanPreempt)}`;
+  const { whenCanBorrow, whenCanPreempt, preference } = queue.flavorFungibility;
+  const prefers = preference == null ? "" : ` · prefers: ${words(preference)}`;
+  return `can borrow: ${words(whenCanBorrow)} · can preempt: ${words(whenCanPreempt)}${prefers}`;
 }
 
 function usageLines(queue: Queue): string {
