@@ -11,7 +11,11 @@ at submission and the actual start, and the share of jobs that started within te
 The cluster: N nodes x G GPUs of one type (`nvidia-v100`), one ResourceFlavor (plus
 `default-cpu`), one ClusterQueue `default` (BestEffortFIFO, nominal quota = every GPU, no
 cohort) and one LocalQueue per tenant. Every job has the same priority (NORMAL), so there is
-no preemption; the cluster starts workloads at once (no start-up delay). The trace has no user
+no preemption. By default the cluster runs the trace as a real one would: each pod takes
+`--startup-seconds` (60) from admission to running, and a job's failed attempts are replayed
+(`--attempts replay`: each fails after its recorded run time and is retried after the
+service's backoff, behind what queued meanwhile); `--attempts one --startup-seconds 0` runs each
+job once, for its total run time, at once when admitted. The trace has no user
 field, so one tenant by default (`--tenants K` spreads jobs over K tenants by a hash of the job
 id, which only thins the history). A job wider than one node runs as a pod set (`--wide pods`,
 the default): the fewest pods of equal size, at most a node's GPUs each, that make up its GPUs
@@ -51,6 +55,11 @@ And once:
 
 The simulated cluster never reads an estimate (admission depends on GPUs, not durations), so
 the actual starts are the same for every estimator: one replay serves them all.
+Convergence (`--converge`, on by default): a first pass of the cluster alone finds each job's
+actual start; the replay then also asks budcluster (x learned ratio, per model) and the oracle
+again 24 h, 6 h, 1 h and 10 min before each actual start, while the job still waits, and
+prints the error of those estimates (P50 / P95), how often the 80 % window shown then held the
+start, and the same jobs' error at submission.
 A job the estimator gives no start within its 60-day horizon (`none`) is counted as if the
 estimate were the horizon's end, a lower bound on its error. `--profile` prints where the time
 goes.
@@ -143,6 +152,29 @@ ORACLE = "oracle (exact run times)"
 QUEUE_RATE = "queue position / rate"
 PAST_WAITS = "past waits' quantiles (QBETS-style)"
 CONFIDENCES = (0.5, 0.8, 0.95)
+LEADS = (timedelta(hours=24), timedelta(hours=6), timedelta(hours=1), timedelta(minutes=10))
+"""How long before each job's actual start its estimate is asked again (`--converge`): the
+moments a user checks back (the day before, the morning of, the hour before)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """An estimate asked at `at`, `lead` before job `job`'s actual start, while it waits."""
+
+    at: datetime
+    job: int
+    lead: int
+    """Index in `LEADS`."""
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What a probe found: the error of the start estimated then (minutes), and whether the
+    80 % window shown then held the actual start (None: no window, for want of record)."""
+
+    job: int
+    error: float
+    covered: bool | None
 
 
 def as_given(model: str) -> str:
@@ -482,6 +514,9 @@ class Outcome:
     windows: dict[str, dict[float, list[Window | None]]] = field(default_factory=dict)
     """Per estimator (and the past-waits baseline), per confidence, per job: the start window
     shown at submission (None: not enough record yet)."""
+    probed: dict[str, list[list[Probed]]] = field(default_factory=dict)
+    """Per probed estimator, per lead (`LEADS`): the jobs still waiting then, and the error of
+    their estimate at that moment."""
 
 
 @dataclass
@@ -585,6 +620,39 @@ class _State:
         )
 
 
+def actual_starts(
+    trace: list[TraceJob], nodes: list[Node], startup_seconds: float = 0.0, queues: int = 1
+) -> list[datetime]:
+    """The simulated cluster alone, no estimate asked: each job's actual (first) start. The
+    cluster never reads an estimate, so `replay` finds the same starts (it checks)."""
+    quotas = make_quotas(nodes, sorted({tj.tenant for tj in trace}), trace[0].submitted, queues)
+    state = _State(trace, nodes, quotas, views={"": {}})
+    state.pace = Pace(time_scale=1.0, startup_seconds=startup_seconds)
+    for tj in trace:
+        while state.due is not None and state.due <= tj.submitted:
+            state.step(state.due)
+        job = state.views[""][tj.index] = make_job(tj, None)
+        state.index_of[str(job.id)] = tj.index
+        state.active[tj.index] = None
+        state.live.append(make_workload(tj, job, quotas))
+        state.step(tj.submitted)
+    while state.due is not None:
+        state.step(state.due)
+    return [state.started[tj.index] for tj in trace]
+
+
+def probes_for(trace: list[TraceJob], started: list[datetime]) -> list[Probe]:
+    """Every moment `LEADS` before a job's actual start at which it was already waiting (after
+    its submission), in time order."""
+    found = [
+        Probe(started[tj.index] - lead, tj.index, k)
+        for tj in trace
+        for k, lead in enumerate(LEADS)
+        if started[tj.index] - lead > tj.submitted
+    ]
+    return sorted(found, key=lambda p: (p.at, p.job, p.lead))
+
+
 def replay(
     trace: list[TraceJob],
     nodes: list[Node],
@@ -592,12 +660,23 @@ def replay(
     models: tuple[str, ...] = MODELS,
     startup_seconds: float = 0.0,
     queues: int = 1,
+    probes: list[Probe] | None = None,
+    probing: tuple[str, ...] = (),
 ) -> Outcome:
+    """Estimate every job at its submission with every estimator; with `probes` (from
+    `probes_for` on `actual_starts`), estimate again with each of `probing` at each probe's
+    moment, for the job it names."""
     quotas = make_quotas(nodes, sorted({tj.tenant for tj in trace}), trace[0].submitted, queues)
     replayed = estimators(models)
     names = [*(e.name for e in replayed), QUEUE_RATE]
     state = _State(trace, nodes, quotas, views={e.name: {} for e in replayed})
     state.pace = Pace(time_scale=1.0, startup_seconds=startup_seconds)
+    by_name = {e.name: e for e in replayed}
+    asked: dict[str, list[tuple[Probe, datetime | None, Window | None]]] = {
+        name: [] for name in probing
+    }
+    queued_probes = list(probes or ())
+    next_probe = 0
     estimated: dict[str, list[datetime | None]] = {name: [] for name in names}
     spent = {e.name: 0.0 for e in replayed}
     failed: dict[str, set[int]] = {name: set() for name in names}
@@ -609,8 +688,46 @@ def replay(
     windows: dict[str, dict[float, list[Window | None]]] = {
         name: {c: [] for c in CONFIDENCES} for name in [*windowed, PAST_WAITS]
     }
+
+    def probe_until(limit: datetime | None) -> None:
+        """Ask the probes due before `limit` (None: all that are left)."""
+        nonlocal next_probe
+        while next_probe < len(queued_probes) and (
+            limit is None or queued_probes[next_probe].at < limit
+        ):
+            probe = queued_probes[next_probe]
+            next_probe += 1
+            while state.due is not None and state.due <= probe.at:
+                state.step(state.due)
+            if probe.job in state.started:  # (the first pass says it has not started yet)
+                continue
+            startup = state.startup()
+            known = state.start_order[-2 * RECENT :]
+            for name in probing:
+                e = by_name[name]
+                view = state.views[name]
+                durations = (
+                    Durations(state.history(e.learns), startup=startup)
+                    if e.learns is not None
+                    else Durations(startup=startup)
+                )
+                jobs = [view[i] for i in state.active]
+                schedule = estimate(Snapshot(probe.at, nodes, quotas, jobs, durations))
+                point = schedule.jobs[view[probe.job].id].start
+                record = [
+                    WindowOutcome(
+                        trace[j].submitted,
+                        estimated[name][j] or trace[j].submitted + HORIZON,
+                        state.started[j],
+                    )
+                    for j in known
+                ]
+                window = Calibration(record).window(probe.at, point or probe.at + HORIZON, 0.8)
+                asked[name].append((probe, point, window))
+
     for tj in trace:
         now = tj.submitted
+        probe_until(now)
         while state.due is not None and state.due <= now:
             state.step(state.due)
         # the estimate at submission: the cluster as it is now, plus the new job
@@ -657,15 +774,28 @@ def replay(
         state.active[tj.index] = None
         state.live.append(make_workload(tj, state.views[first][tj.index], quotas))
         state.step(now)
+    probe_until(None)
     while state.due is not None:
         state.step(state.due)
     missing = [tj.trace_id for tj in trace if tj.index not in state.ended]
     assert not missing, f"never finished: {missing[:5]}"
+    started = [state.started[tj.index] for tj in trace]
+    probed: dict[str, list[list[Probed]]] = {name: [[] for _ in LEADS] for name in probing}
+    for name, found in asked.items():
+        for probe, asked_start, shown in found:
+            actual = started[probe.job]
+            error = abs((actual - (asked_start or probe.at + HORIZON)).total_seconds()) / 60
+            covered = (
+                None
+                if shown is None
+                else shown.earliest <= actual and (shown.latest is None or actual <= shown.latest)
+            )
+            probed[name][probe.lead].append(Probed(probe.job, error, covered))
     return Outcome(
         names,
         estimated,
         failed,
-        [state.started[tj.index] for tj in trace],
+        started,
         [state.ended[tj.index] for tj in trace],
         spent,
         state.engine_seconds,
@@ -675,6 +805,7 @@ def replay(
         history_used,
         state.failures,
         windows,
+        probed,
     )
 
 
@@ -808,6 +939,35 @@ def window_table(
         )
 
 
+def converge_table(outcome: Outcome, submitted: list[datetime], labels: dict[str, str]) -> None:
+    """Per probed estimator and lead: the jobs still waiting that long before their actual
+    start, the error of the estimate made then (P50 / P95) and whether its 80 % window held the
+    start, beside the error at submission of the same jobs."""
+    for name, by_lead in outcome.probed.items():
+        print(f"\nConverging: {labels.get(name, name)}, asked again before each actual start")
+        header = (
+            f"  {'before start':<13} {'jobs':>5} {'P50 min':>9} {'P95 min':>9} {'cov 80%':>8}"
+            f"   {'at submission: P50':>18} {'P95':>9}"
+        )
+        print(header)
+        print("  " + "-" * (len(header) - 2))
+        for lead, found in zip(LEADS, by_lead, strict=True):
+            jobs = [p.job for p in found]
+            errors = [p.error for p in found]
+            shown = [p.covered for p in found if p.covered is not None]
+            first = figures(
+                outcome.estimated[name], outcome.started, submitted, jobs, outcome.failed[name]
+            )
+            minutes = lead.total_seconds() / 60
+            when = f"{minutes / 60:g} h" if minutes >= 60 else f"{minutes:g} min"
+            coverage = f"{sum(shown) / len(shown) * 100:.1f}%" if shown else "-"
+            print(
+                f"  {when:<13} {len(found):>5} {_num(percentile(errors, 50)):>9} "
+                f"{_num(percentile(errors, 95)):>9} {coverage:>8}   "
+                f"{_num(first.p50):>18} {_num(first.p95):>9}"
+            )
+
+
 def oracle_check(trace: list[TraceJob], outcome: Outcome) -> tuple[int, int]:
     """Oracle misses, and those not explained by a later submission starting first (given exact
     run times, the estimate can only be wrong because of jobs it could not know about)."""
@@ -885,7 +1045,17 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit(f"--user-estimates: one or more of {', '.join(MODELS)}")
     if args.queues > 1 and args.tenants < args.queues:
         raise SystemExit("--queues K needs --tenants >= K (each queue gets tenants' work)")
-    outcome = replay(jobs, nodes, window, models, args.startup_seconds, args.queues)
+    probes: list[Probe] = []
+    probing: tuple[str, ...] = ()
+    if args.converge:
+        started = actual_starts(jobs, nodes, args.startup_seconds, args.queues)
+        probes = probes_for(jobs, started)
+        probing = (*(corrected(m) for m in models), ORACLE)
+    outcome = replay(
+        jobs, nodes, window, models, args.startup_seconds, args.queues, probes, probing
+    )
+    if args.converge:
+        assert outcome.started == started, "the cluster read an estimate: starts differ"
     wall = time.perf_counter() - began
 
     first = jobs[0].submitted
@@ -992,6 +1162,7 @@ def run(args: argparse.Namespace) -> None:
     table("Jobs that waited (actual start after submission)", outcome, submitted, waited, labels)
     window_table("All jobs", outcome, outcome.started, everyone, labels)
     window_table("Jobs that waited", outcome, outcome.started, waited, labels)
+    converge_table(outcome, submitted, labels)
     misses, unexplained = oracle_check(jobs, outcome)
     print(
         f"\n  jobs: estimates compared; none: of those, jobs with no start within the "
@@ -1053,6 +1224,14 @@ def main() -> None:
         choices=("replay", "one"),
         default="replay",
         help="replay the trace's failed attempts (retried after the service's backoff), or one run",
+    )
+    parser.add_argument(
+        "--converge",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also estimate each job again 24 h, 6 h, 1 h and 10 min before its actual start "
+        "(budcluster x learned ratio and the oracle; a first pass of the cluster alone finds "
+        "the starts)",
     )
     parser.add_argument("--rate-window-hours", type=float, default=6.0)
     parser.add_argument("--csv", default=None, help="write per-job estimates to this file")

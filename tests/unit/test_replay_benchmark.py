@@ -13,16 +13,19 @@ from pathlib import Path
 from benchmarks.replay import (
     COMMON_LIMIT_HOURS,
     HISTORY,
+    LEADS,
     LIMITS,
     LOGNORMAL,
     ORACLE,
     QUEUE_RATE,
     Trace,
+    actual_starts,
     as_given,
     corrected,
     load_trace,
     make_nodes,
     pod_shape,
+    probes_for,
     replay,
     requested_limit,
 )
@@ -168,3 +171,36 @@ def test_a_job_wider_than_a_node_runs_as_a_pod_set(tmp_path: Path) -> None:
     assert outcome.started[2] == start + timedelta(minutes=30)
     assert outcome.started[3] == start + timedelta(minutes=60)
     assert outcome.estimated[ORACLE][3] == outcome.started[3]
+
+
+def test_estimates_are_asked_again_before_each_actual_start(tmp_path: Path) -> None:
+    """`--converge`: a pass of the cluster alone gives the actual starts; the replay asks each
+    probed estimator again at 24 h, 6 h, 1 h and 10 min before each start while the job waits,
+    and scores those estimates. With exact run times and nothing submitted later, the oracle
+    is exact at every probe; a job that starts at its submission is never probed."""
+    rows = [
+        {"id": f"d_{i}", "num_gpus": 8, "runtime": 600.0, "submitted_time": "2017-09-04 10:00:00"}
+        for i in range(4)
+    ]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps([{**r, "attempts": []} for r in rows]))
+    jobs = load(str(path)).jobs
+    nodes = make_nodes(1, 8)
+    started = actual_starts(jobs, nodes)
+    assert [(s - started[0]).total_seconds() / 3600 for s in started] == [0, 10, 20, 30]
+    probes = probes_for(jobs, started)
+    # the job starting 30 h after submission is probed at all four leads, those at 10 and 20 h
+    # at three (24 h before, they were not yet submitted), the first never
+    assert [(p.job, LEADS[p.lead]) for p in probes if p.job == 3] == [(3, lead) for lead in LEADS]
+    assert sum(1 for p in probes if p.job == 2) == sum(1 for p in probes if p.job == 1) == 3
+    assert all(p.job != 0 for p in probes)
+    outcome = replay(
+        jobs, nodes, timedelta(hours=6), (LOGNORMAL,), probes=probes,
+        probing=(ORACLE, corrected(LOGNORMAL)),
+    )  # fmt: skip
+    assert outcome.started == started
+    oracle = outcome.probed[ORACLE]
+    assert [len(found) for found in oracle] == [1, 3, 3, 3]
+    assert all(p.error == 0 for found in oracle for p in found)
+    assert {p.job for p in oracle[LEADS.index(timedelta(hours=24))]} == {3}
+    assert [len(found) for found in outcome.probed[corrected(LOGNORMAL)]] == [1, 3, 3, 3]
