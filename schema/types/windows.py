@@ -23,14 +23,30 @@ class StartWindow:
     confidence: float
 
 
-async def start_window(
-    info: Info, cluster_id: ClusterId | None, start: datetime | None, confidence: float
-) -> StartWindow | None:
-    """The window of a waiting job's start (None for a job that is not waiting)."""
+def _checked(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise UserInputError(
             "confidence must be between 0 and 1, exclusive", code="INVALID", field="confidence"
         )
+
+
+def kept_window(
+    windows: tuple[tuple[float, datetime, datetime | None], ...], confidence: float
+) -> StartWindow | None:
+    """The window kept with a submission estimate at `confidence` (None: none was shown at
+    that confidence)."""
+    _checked(confidence)
+    for shown, earliest, latest in windows:
+        if abs(shown - confidence) < 1e-9:
+            return StartWindow(earliest=earliest, latest=latest, confidence=shown)
+    return None
+
+
+async def start_window(
+    info: Info, cluster_id: ClusterId | None, start: datetime | None, confidence: float
+) -> StartWindow | None:
+    """The window of a waiting job's start (None for a job that is not waiting)."""
+    _checked(confidence)
     if cluster_id is None:
         return None
     window = await info.context.services.timeline.start_window(cluster_id, start, confidence)

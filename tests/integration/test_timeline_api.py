@@ -270,6 +270,15 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
     window = queued["estimate"]["startWindow"]
     assert window is not None and window["confidence"] == 0.8
     assert window["latest"] is not None and window["earliest"] <= window["latest"]
+    # the windows shown at submission are kept with the submission estimate (issue 30: they
+    # read null); at a confidence not shown then, there is none
+    kept = """query($id: ID!) { job(id: $id) { submissionEstimate {
+        startWindow(confidence: 0.8) { earliest latest confidence }
+        other: startWindow(confidence: 0.6) { earliest } } } }"""
+    shown = (await live.ok(kept, {"id": queued_id}, token=token))["job"]["submissionEstimate"]
+    assert shown["startWindow"] is not None and shown["startWindow"]["confidence"] == 0.8
+    assert shown["startWindow"]["earliest"] <= shown["startWindow"]["latest"]
+    assert shown["other"] is None
     bands = """query($id: ID!) { cluster(id: $id) { schedule {
         segments { jobId kind start earliestStart latestStart } } } }"""
 
