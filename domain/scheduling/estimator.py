@@ -469,7 +469,38 @@ class _Replay:
         why = self.reasons.get(key, "waits for capacity")
         n = ahead.get(key, 0)
         jobs = f"{n} job{'s' if n != 1 else ''}"
-        return f"needs {ask(demand)} in {demand.cluster_queue}; {jobs} ahead ({why})"
+        said = f"needs {ask(demand)} in {demand.cluster_queue}; {jobs} ahead ({why})"
+        if start is None:
+            return f"{said}; {self._never_starts(job, demand)}"
+        return said
+
+    def _never_starts(self, job: Job, demand: Demand) -> str:
+        """Why a waiting job has no start within the horizon: what still holds GPUs of its type
+        when the replay ends, with no end in sight (a service, a deployment's replica), named
+        if it is the job's own tenant's (another tenant's are only counted)."""
+        gpus = 0
+        named: list[str] = []
+        others = 0
+        for key, holding in self.model.holdings.items():
+            holder = self.jobs.get(key)
+            if (
+                holder is None
+                or key == str(job.id)
+                or self.end.get(key, self.now) is not None
+                or holding.demand.gpu_type != demand.gpu_type
+            ):
+                continue
+            gpus += holding.gpus
+            if holder.tenant_id == job.tenant_id:
+                named.append(f"{holder.name} ({holder.job_type.value.lower()})")
+            else:
+                others += 1
+        days = f"no start within {HORIZON.days} days"
+        if not gpus:
+            return f"{days}: capacity it needs does not come free in that time"
+        held = sorted(named) + ([f"{others} of other tenants"] if others else [])
+        kind = demand.gpu_type or "CPU"
+        return f"{days}: {gpus} GPUs of {kind} are held with no end by {', '.join(held)}"
 
 
 def estimate(snapshot: Snapshot) -> Schedule:

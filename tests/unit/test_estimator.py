@@ -407,3 +407,28 @@ def test_an_admitted_job_still_starting_up_ends_after_its_start_up() -> None:
     learned = Durations(startup={starting.job_type: 30.0})
     plan = estimate(snapshot([starting], one_node, durations=learned)).jobs[starting.id]
     assert plan.end == NOW + timedelta(seconds=20 + 600)
+
+
+def test_a_job_with_no_start_says_what_holds_its_gpus_with_no_end() -> None:
+    """Issue 30: a wide job read "unknown" while a replica that never ends held a GPU it
+    needed, and no reason named the replica. Its reason names what holds GPUs of its type
+    with no end: the job's own tenant's by name, another tenant's only counted."""
+    scenario = replace(
+        TWO_NODES,
+        nodes=[("n1", A100, 8)],
+        queues=[q("cq", 8)],
+        running=[W("replica-0", "cq", 1, node="n1")],
+        waiting=[W("wide", "cq", 8)],
+    )
+    jobs = jobs_of(scenario, wide=600)
+    jobs["replica-0"].job_type = JobType.SERVICE
+    plan = estimate(snapshot(list(jobs.values()), scenario)).jobs[jobs["wide"].id]
+    assert plan.start is None and NEVER_FITS not in plan.warnings
+    assert plan.reason.endswith(
+        "no start within 60 days: 1 GPUs of nvidia-a100-80gb are held with no end by "
+        "replica-0 (service)"
+    )
+    jobs["replica-0"].tenant_id = TenantId(uuid.uuid4())
+    plan = estimate(snapshot(list(jobs.values()), scenario)).jobs[jobs["wide"].id]
+    assert "replica-0" not in plan.reason
+    assert plan.reason.endswith("held with no end by 1 of other tenants")
