@@ -110,6 +110,16 @@ def eviction_seconds(real: bool) -> float:
     return KUBERNETES_GRACE_SECONDS if real else 0.0
 
 
+def queued_since(job: Job) -> datetime:
+    """Where the job's current attempt stands in its queue: a retry, or an attempt taken back
+    until its window reopens, is a new workload, handed to the cluster at `next_attempt_at`,
+    and Kueue orders it by its creation, behind what queued before it; a first attempt by the
+    job's submission."""
+    if (job.attempt or job.generation) and job.next_attempt_at is not None:
+        return job.next_attempt_at
+    return job.created_at
+
+
 def demand_for(job: Job, quotas: QuotaSet) -> Demand:
     local = quotas.local_queue(tenant_namespace(job.tenant_id), job.queue_name)
     gpu_type = job.resources.gpu_type if job.resources.widest_pod else None
@@ -117,7 +127,7 @@ def demand_for(job: Job, quotas: QuotaSet) -> Demand:
         key=str(job.id),
         cluster_queue=local.cluster_queue if local else f"(no local queue {job.queue_name})",
         priority=quotas.priority_value(job.priority),
-        created_at=job.created_at,
+        created_at=queued_since(job),
         gpu_type=gpu_type,
         gpu_count=job.resources.gpu_count,
         cpu=job.resources.cpu_cores,

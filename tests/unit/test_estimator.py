@@ -432,3 +432,27 @@ def test_a_job_with_no_start_says_what_holds_its_gpus_with_no_end() -> None:
     plan = estimate(snapshot(list(jobs.values()), scenario)).jobs[jobs["wide"].id]
     assert "replica-0" not in plan.reason
     assert plan.reason.endswith("held with no end by 1 of other tenants")
+
+
+def test_a_retry_queues_behind_what_queued_before_it() -> None:
+    """Issue 30: a failed attempt's retry is a new workload, handed over after its backoff:
+    Kueue orders it by that, behind the jobs that queued meanwhile (the estimate kept its
+    original place)."""
+    scenario = replace(
+        TWO_NODES,
+        nodes=[("n1", A100, 8)],
+        queues=[q("cq", 8)],
+        running=[W("busy", "cq", 8, node="n1")],
+        waiting=[W("retried", "cq", 8), W("later", "cq", 8, age=600)],
+    )
+    jobs = jobs_of(scenario, busy=3600, retried=3600, later=3600)
+    retried = jobs["retried"]
+    retried.attempt, retried.next_attempt_at = 1, jobs["later"].created_at + timedelta(minutes=5)
+    schedule = estimate(snapshot(list(jobs.values()), scenario))
+    starts = {name: schedule.jobs[jobs[name].id].start for name in ("retried", "later")}
+    assert starts["later"] is not None and starts["retried"] is not None
+    assert starts["later"] < starts["retried"]
+    retried.attempt = 0  # a first attempt keeps its submission's place
+    retried.next_attempt_at = None
+    schedule = estimate(snapshot(list(jobs.values()), scenario))
+    assert schedule.jobs[retried.id].start < schedule.jobs[jobs["later"].id].start  # type: ignore[operator]
