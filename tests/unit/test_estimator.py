@@ -455,4 +455,5 @@ def test_a_retry_queues_behind_what_queued_before_it() -> None:
     retried.attempt = 0  # a first attempt keeps its submission's place
     retried.next_attempt_at = None
     schedule = estimate(snapshot(list(jobs.values()), scenario))
-    assert schedule.jobs[retried.id].start < schedule.jobs[jobs["later"].id].start  # type: ignore[operator]
+    first, second = schedule.jobs[retried.id].start, schedule.jobs[jobs["later"].id].start
+    assert first is not None and second is not None and first < second
