@@ -210,7 +210,7 @@ def estimators(models: tuple[str, ...]) -> list[Estimator]:
         if model == LOGNORMAL:  # a requested limit is already a Slurm-style limit
             found.append(Estimator(slurm(model), lambda tj: tj.limit, None))
     found.append(Estimator(HISTORY, lambda tj: None, models[0]))
-    found.append(Estimator(ORACLE, lambda tj: tj.runtime, None))
+    found.append(Estimator(ORACLE, lambda tj: tj.runs[-1], None))
     return found
 
 
@@ -336,7 +336,8 @@ def load_trace(
                 pods = pod_shape(asked, gpus_per_node)
                 gpus = asked // pods
         trace.gpu_hours_run += gpus * pods * runtime / 3600
-        user_estimate = max(1, round(runtime * noise))
+        succeeded = runs[-1] if runs else runtime  # what a user estimates: a run that succeeds
+        user_estimate = max(1, round(succeeded * noise))
         trace_id = str(row["id"])
         trace.jobs.append(
             TraceJob(
@@ -350,7 +351,7 @@ def load_trace(
                 runtime=runtime,
                 estimates={
                     LOGNORMAL: user_estimate,
-                    LIMITS: requested_limit(runtime * factor),
+                    LIMITS: requested_limit(succeeded * factor),
                 },
                 limit=math.ceil(user_estimate * 3 / 3600) * 3600,
                 name=f"philly-{asked}gpu" if names == "size" else f"philly-{trace_id}",
@@ -539,6 +540,8 @@ class _State:
     """Jobs in the order they started (the order their outcome became known)."""
     finished: list[tuple[int, float]] = field(default_factory=list)
     """(job, seconds it ran) of every finished job, in the order they ended."""
+    failed_runs: list[tuple[int, float]] = field(default_factory=list)
+    """(job, seconds it ran) of every attempt that failed, in the order they failed."""
     pace: Pace = field(default_factory=Pace)
     retries: list[tuple[datetime, int, int]] = field(default_factory=list)
     """(due, job, attempt): failed attempts' next ones, released after the retry backoff."""
@@ -578,6 +581,7 @@ class _State:
                 assert w.finished_at is not None and w.started_at is not None
                 if w.phase is WorkloadPhase.FAILED:  # retried after the job's backoff
                     self.failures += 1
+                    self.failed_runs.append((i, (w.finished_at - w.started_at).total_seconds()))
                     due = w.finished_at + timedelta(seconds=retry_delay(w.attempt + 1, i))
                     heapq.heappush(self.retries, (due, i, w.attempt + 1))
                     for view in self.views.values():
@@ -605,8 +609,9 @@ class _State:
 
     def history(self, model: str) -> History:
         """What the service would learn from now: every finished run, with the user's
-        estimate under `model`. Never the job being estimated, nor any run still going."""
-        return History(
+        estimate under `model`, and every attempt that failed. Never the job being estimated,
+        nor any run still going."""
+        runs = [
             RunRecord(
                 self.trace[i].tenant,
                 self.trace[i].name,
@@ -617,7 +622,20 @@ class _State:
                 float(self.trace[i].estimates[model]),
             )
             for i, seconds in self.finished
-        )
+        ]
+        runs += [
+            RunRecord(
+                self.trace[i].tenant,
+                self.trace[i].name,
+                JobType.TRAINING,
+                GPU_TYPE,
+                self.trace[i].total_gpus,
+                seconds,
+                failed=True,
+            )
+            for i, seconds in self.failed_runs
+        ]
+        return History(runs)
 
 
 def actual_starts(

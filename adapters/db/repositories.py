@@ -219,6 +219,64 @@ class SqlJobRepository:
             for gpus in [_total_gpus(row)]
         ]
 
+    async def failed_runs(
+        self, cluster_id: ClusterId, *, limit: int, time_scale: float = 1.0
+    ) -> list[RunRecord]:
+        # The latest jobs that were retried or failed for good (a job's own row, indexed by
+        # cluster), then their events by job id (indexed), as startup_times reads.
+        latest = (
+            self._scoped(
+                sa.select(
+                    jobs.c.id,
+                    jobs.c.name,
+                    jobs.c.tenant_id,
+                    jobs.c.job_type,
+                    jobs.c.gpu_type,
+                    jobs.c.gpu_count,
+                    jobs.c.pod_count,
+                    jobs.c.pod_sets,
+                ).where(
+                    jobs.c.cluster_id == cluster_id,
+                    sa.or_(jobs.c.attempt > 0, jobs.c.status == JobStatus.FAILED.value),
+                )
+            )
+            .order_by(jobs.c.updated_at.desc())
+            .limit(limit)
+            .subquery()
+        )
+        ran, failed = job_events.alias("ran"), job_events.alias("failed")
+        stmt = (
+            sa.select(latest, ran.c.at.label("ran"), failed.c.at.label("failed"))
+            .join(failed, failed.c.job_id == latest.c.id)
+            .join(
+                ran,
+                sa.and_(
+                    ran.c.job_id == failed.c.job_id,
+                    ran.c.attempt == failed.c.attempt,
+                    ran.c.to_status == JobStatus.RUNNING.value,
+                ),
+            )
+            .where(
+                failed.c.from_status == JobStatus.RUNNING.value,
+                failed.c.to_status == JobStatus.FAILED.value,
+            )
+            .order_by(failed.c.at.desc())
+            .limit(limit)
+        )
+        return [
+            RunRecord(
+                TenantId(row["tenant_id"]),
+                row["name"],
+                JobType(row["job_type"]),
+                row["gpu_type"] if gpus else None,
+                gpus,
+                max(0.0, (row["failed"] - row["ran"]).total_seconds()) * time_scale,
+                failed=True,
+            )
+            for row in (await self._conn.execute(stmt)).mappings()
+            for gpus in [_total_gpus(row)]
+        ]
+
     async def startup_times(
         self, cluster_id: ClusterId, *, limit: int
     ) -> list[tuple[JobType, float]]:

@@ -252,6 +252,8 @@ class RunRecord:
     finished: bool = True
     """False: a run still going, `seconds` its time so far (not learned from: see
     `domain.scheduling.durations`)."""
+    failed: bool = False
+    """An attempt that failed after running `seconds` (its job was retried or gave up)."""
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,12 @@ class JobRepository(Protocol):
         """The latest COMPLETED runs on the cluster, newest first: run time (measured seconds
         x `time_scale`, job time) beside the user's estimate."""
 
+    async def failed_runs(
+        self, cluster_id: ClusterId, *, limit: int, time_scale: float = 1.0
+    ) -> list[RunRecord]:
+        """The latest attempts on the cluster that failed after they ran, newest first: how long
+        each ran before it failed (job time), marked `failed`."""
+
     async def startup_times(
         self, cluster_id: ClusterId, *, limit: int
     ) -> list[tuple[JobType, float]]:

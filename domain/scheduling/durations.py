@@ -78,17 +78,27 @@ def _levels(
 
 class History:
     """Finished runs of a cluster, grouped by every level they belong to: the ratio actual /
-    estimated where the run had an estimate, its run time always."""
+    estimated where the run had an estimate, its run time always. Attempts that failed are
+    kept apart (`failure`): how often an attempt fails, and how long a failing one runs."""
 
     def __init__(self, runs: Iterable[RunRecord] = ()) -> None:
         self._seconds: dict[Level, list[float]] = {}
         self._ratios: dict[Level, list[float]] = {}
-        self._figures: dict[tuple[bool, Level], tuple[int, float]] = {}
+        self._failed: dict[Level, list[float]] = {}
+        """Per level, the run time of each attempt that failed."""
+        self._outcomes: dict[Level, list[float]] = {}
+        """Per level, 1.0 for each attempt that failed, 0.0 for each that succeeded."""
+        self._figures: dict[tuple[str, Level], tuple[int, float]] = {}
         low, high = RATIO_BOUNDS
         for run in runs:
             if not run.finished:
                 continue
             chain = _levels(run.tenant_id, run.name, run.job_type, run.gpu_type, run.gpu_count)
+            if run.failed:
+                for level in chain:
+                    self._failed.setdefault(level, []).append(run.seconds)
+                    self._outcomes.setdefault(level, []).append(1.0)
+                continue
             ratio = (
                 min(high, max(low, run.seconds / run.estimated))
                 if run.estimated is not None and run.estimated > 0
@@ -96,42 +106,65 @@ class History:
             )
             for level in chain:
                 self._seconds.setdefault(level, []).append(run.seconds)
+                self._outcomes.setdefault(level, []).append(0.0)
                 if ratio is not None:
                     self._ratios.setdefault(level, []).append(ratio)
 
     def ratio(self, job: Job) -> float:
         """The learned actual / estimated of `job`; 1.0 knowing nothing."""
-        return self._shrunk(True, levels(job), 1.0)
+        return self._shrunk(RATIOS, levels(job), 1.0)
 
     def seconds(self, job: Job, default: float) -> float:
         """The learned run time of `job`; `default` knowing nothing."""
-        return self._shrunk(False, levels(job), default)
+        return self._shrunk(SECONDS, levels(job), default)
+
+    def failure(self, job: Job) -> tuple[float, float] | None:
+        """How likely an attempt of `job` is to fail, and how long a failing one runs (the mean
+        of comparable failed attempts, shrunk like run times); None if no comparable attempt
+        ever failed. The chance is the share of comparable attempts that failed, each level
+        shrunk toward the next and the cluster's toward none."""
+        chain = levels(job)
+        if not any(level in self._failed for level in chain):
+            return None
+        chance = self._shrunk(OUTCOMES, chain, 0.0)
+        seconds = self._shrunk(FAILED, tuple(lv for lv in chain if lv in self._failed), 0.0)
+        return chance, seconds
 
     def knows(self, job: Job, *, ratio: bool) -> bool:
         groups = self._ratios if ratio else self._seconds
         return any(level in groups for level in levels(job))
 
-    def _shrunk(self, ratio: bool, chain: tuple[Level, ...], prior: float) -> float:
+    def _shrunk(self, group: str, chain: tuple[Level, ...], prior: float) -> float:
         value = prior
         for level in reversed(chain):
-            figure = self._figure(ratio, level)
+            figure = self._figure(group, level)
             if figure is not None:
                 n, stat = figure
                 value = (n * stat + PRIOR_RUNS * value) / (n + PRIOR_RUNS)
         return value
 
-    def _figure(self, ratio: bool, level: Level) -> tuple[int, float] | None:
-        """(runs, statistic) of one level, computed once."""
-        found = self._figures.get((ratio, level))
+    def _figure(self, group: str, level: Level) -> tuple[int, float] | None:
+        """(runs, statistic) of one level of one group, computed once."""
+        found = self._figures.get((group, level))
         if found is None:
-            values = (self._ratios if ratio else self._seconds).get(level)
+            values = {
+                RATIOS: self._ratios,
+                SECONDS: self._seconds,
+                FAILED: self._failed,
+                OUTCOMES: self._outcomes,
+            }[group].get(level)
             if not values:
                 return None
             stat: Callable[[Sequence[float]], float] = (
-                statistics.median if ratio else statistics.fmean
+                statistics.median if group == RATIOS else statistics.fmean
             )
-            found = self._figures[(ratio, level)] = (len(values), stat(values))
+            found = self._figures[(group, level)] = (len(values), stat(values))
         return found
+
+
+RATIOS, SECONDS, FAILED, OUTCOMES = "ratios", "seconds", "failed", "outcomes"
+"""The groups `History` learns a figure of: the median ratio, the mean run time of succeeded
+attempts, the mean run time of failed ones, the share of attempts that failed."""
 
 
 def startup_medians(samples: Iterable[tuple[JobType, float]]) -> dict[JobType, float]:
@@ -161,6 +194,34 @@ class Durations:
         if default is None:
             return None
         return self.history.seconds(job, default)
+
+    def holding(self, job: Job) -> float | None:
+        """Seconds an attempt of `job` is expected to hold its GPUs: its run time if it
+        succeeds, weighed with how often comparable attempts failed and how long a failing one
+        ran (`History.failure`); a failed attempt gives its GPUs back then, and its retry
+        queues again behind what waits (the cluster's record, not a constant: with no failure
+        on record it is the run time)."""
+        seconds = self.expected(job)
+        if seconds is None or job.job_type is JobType.SERVICE:
+            return seconds
+        failure = self.history.failure(job)
+        if failure is None:
+            return seconds
+        chance, failing = failure
+        return (1.0 - chance) * seconds + chance * min(failing, seconds)
+
+    def holding_total(self, job: Job, elapsed: float) -> float | None:
+        """`holding` given the attempt has run `elapsed` seconds: one that has outlived how long
+        a failing attempt runs is expected to succeed (`expected_total`)."""
+        held = self.holding(job)
+        if held is None:
+            return None
+        failure = self.history.failure(job)
+        if failure is not None and elapsed >= failure[1]:
+            return self.expected_total(job, elapsed)
+        if elapsed < held:
+            return held
+        return elapsed + max(MIN_REMAINING, OUTLIVED * held, OUTLIVED * elapsed)
 
     def expected_total(self, job: Job, elapsed: float) -> float | None:
         """Seconds the job is expected to run in all, given it has run `elapsed` seconds: its

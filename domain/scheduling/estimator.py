@@ -195,13 +195,15 @@ class _Replay:
         return timedelta(seconds=self.snap.durations.startup_seconds(job))
 
     def duration(self, job: Job, elapsed: timedelta | None = None) -> timedelta | None:
-        """Expected run time (given it has run `elapsed`), in real time."""
+        """How long the attempt is expected to hold its GPUs (given it has run `elapsed`), in
+        real time: its run time, weighed with how often comparable attempts failed early
+        (`Durations.holding`)."""
         scale = self.snap.time_scale
         if elapsed is None:
-            seconds = self.snap.durations.expected(job)
+            seconds = self.snap.durations.holding(job)
         else:
             ran = max(0.0, elapsed.total_seconds()) * scale
-            seconds = self.snap.durations.expected_total(job, ran)
+            seconds = self.snap.durations.holding_total(job, ran)
         if seconds is None:
             return None
         if job.max_duration_seconds is not None:

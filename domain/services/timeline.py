@@ -344,6 +344,9 @@ class TimelineService:
         runs = await uow.jobs.run_times(
             cluster.id, limit=HISTORY_RUNS, time_scale=cluster.time_scale
         )
+        runs += await uow.jobs.failed_runs(
+            cluster.id, limit=HISTORY_RUNS, time_scale=cluster.time_scale
+        )  # how often and how early attempts fail (`Durations.holding`)
         startup = startup_medians(await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS))
         learned = self._learned[cluster.id] = _Learned(now, History(runs), startup, len(runs))
         return learned

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -325,6 +325,50 @@ async def test_start_up_times_are_admission_to_running_per_attempt(db: Database)
         latest = await uow.jobs.startup_times(cluster, limit=1)
     assert sorted(found) == [(JobType.BATCH, 4.0), (JobType.TRAINING, 30.0)]
     assert latest == [(JobType.TRAINING, 30.0)]
+
+
+async def test_failed_runs_are_how_long_failed_attempts_ran(db: Database) -> None:
+    """What the estimates learn failures from (issue 30): each attempt that failed after it
+    ran, how long it ran (job time), newest first; an attempt that failed before it ran, a
+    successful one, and other clusters' are not counted."""
+    cluster, other = await add_cluster(db, "fails"), await add_cluster(db, "elsewhere")
+    flaky, fine, never_ran, elsewhere = (
+        job_on(cluster),
+        job_on(cluster),
+        job_on(cluster),
+        job_on(other),
+    )
+    await save(db, flaky, fine, never_ran, elsewhere)
+
+    def run(job: Job, began: datetime, seconds: float, final: JobStatus) -> None:
+        job.transition(JobStatus.QUEUED, "queued", began)
+        job.transition(JobStatus.ADMITTED, "admitted", began)
+        job.transition(JobStatus.RUNNING, "running", began)
+        job.transition(final, "over", began + timedelta(seconds=seconds))
+
+    async with db.unit_of_work(SYSTEM) as uow:
+        loaded = {j.id: await uow.jobs.get(j.id) for j in (flaky, fine, never_ran, elsewhere)}
+        first, ok, early, far = (loaded[j.id] for j in (flaky, fine, never_ran, elsewhere))
+        assert first is not None and ok is not None and early is not None and far is not None
+        run(first, T0, 20.0, JobStatus.FAILED)
+        first.begin_retry(T0 + timedelta(minutes=1), T0 + timedelta(minutes=1), "retry")
+        run(first, T0 + timedelta(minutes=2), 40.0, JobStatus.FAILED)
+        run(ok, T0, 60.0, JobStatus.COMPLETED)
+        early.transition(JobStatus.QUEUED, "queued", T0)
+        early.transition(JobStatus.FAILED, "rejected", T0 + timedelta(seconds=5))
+        run(far, T0, 9.0, JobStatus.FAILED)
+        await uow.commit()
+    async with db.unit_of_work(SYSTEM) as uow:
+        found = await uow.jobs.failed_runs(cluster, limit=10, time_scale=2.0)
+        newest = await uow.jobs.failed_runs(cluster, limit=1)
+    assert [(r.name, r.seconds, r.failed) for r in found] == [
+        (flaky.name, 80.0, True),
+        (flaky.name, 40.0, True),
+    ]
+    assert (
+        found[0].tenant_id == flaky.tenant_id and found[0].gpu_count == flaky.resources.total_gpus
+    )
+    assert [r.seconds for r in newest] == [40.0]
 
 
 async def test_run_times_carry_the_users_estimate_in_job_time(db: Database) -> None:

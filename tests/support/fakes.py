@@ -302,6 +302,36 @@ class FakeJobRepository:
             if j.actual_start and j.actual_end
         ]
 
+    async def failed_runs(
+        self, cluster_id: ClusterId, *, limit: int, time_scale: float = 1.0
+    ) -> list[RunRecord]:
+        jobs = self._uow.store.jobs
+        running: dict[tuple[JobId, int], datetime] = {}
+        found: list[tuple[datetime, RunRecord]] = []
+        for e in self._uow.store.history:
+            job = jobs.get(e.job_id)
+            if job is None or job.cluster_id != cluster_id or not self._visible(job):
+                continue
+            if e.to_status is JobStatus.RUNNING:
+                running[(e.job_id, e.attempt)] = e.at
+            elif e.to_status is JobStatus.FAILED and e.from_status is JobStatus.RUNNING:
+                since = running.get((e.job_id, e.attempt))
+                if since is not None:
+                    seconds = max(0.0, (e.at - since).total_seconds()) * time_scale
+                    gpu_type = job.resources.gpu_type if job.resources.total_gpus else None
+                    record = RunRecord(
+                        job.tenant_id,
+                        job.name,
+                        job.job_type,
+                        gpu_type,
+                        job.resources.total_gpus,
+                        seconds,
+                        failed=True,
+                    )
+                    found.append((e.at, record))
+        found.sort(key=lambda f: f[0], reverse=True)
+        return [record for _, record in found[:limit]]
+
     async def startup_times(
         self, cluster_id: ClusterId, *, limit: int
     ) -> list[tuple[JobType, float]]:

@@ -161,3 +161,39 @@ def test_services_run_until_stopped() -> None:
     assert Durations().expected(service) is None
     assert Durations().expected_total(service, 100.0) is None
     assert Durations().source(service) == "service"
+
+
+# --- failed attempts ------------------------------------------------------------------------
+
+
+def failed(seconds: float, *, name: str = "train") -> RunRecord:
+    return RunRecord(ALICE, name, JobType.TRAINING, "nvidia-h100", 8, seconds, failed=True)
+
+
+def test_with_no_failure_on_record_an_attempt_holds_its_gpus_for_its_run() -> None:
+    durations = Durations(History([run(3600.0)] * 10))
+    new = job()
+    assert durations.history.failure(new) is None
+    assert durations.holding(new) == durations.expected(new) == pytest.approx(3600.0)
+
+
+def test_attempts_that_often_fail_early_hold_their_gpus_for_less() -> None:
+    """Issue 30: an attempt that fails gives its GPUs back then (its retry queues again): an
+    attempt of a class that failed half the time, after 10 minutes, is expected to hold them
+    for about half its run plus half of ten minutes. Failed runs do not shorten the run time
+    a success takes, nor its corrected estimate."""
+    records = [run(3600.0, 3600.0)] * 20 + [failed(600.0)] * 20
+    durations = Durations(History(records))
+    new = job(estimate=3600)
+    chance, seconds = durations.history.failure(new) or (0.0, 0.0)
+    assert chance == pytest.approx(0.5, abs=0.03)
+    assert seconds == pytest.approx(600.0, rel=0.01)
+    assert durations.expected(new) == pytest.approx(3600.0)
+    assert durations.holding(new) == pytest.approx(0.5 * 3600 + 0.5 * 600, rel=0.03)
+    # once an attempt has outlived how long failing ones run, it is expected to succeed
+    assert durations.holding_total(new, 300.0) == durations.holding(new)
+    assert durations.holding_total(new, 900.0) == pytest.approx(3600.0)
+    # another name learns from the cluster's record, shrunk toward no failures
+    other = durations.history.failure(job(name="other", estimate=3600))
+    assert other is not None and 0.0 < other[0] < chance
+    assert Durations(History(records)).holding(job(job_type=JobType.SERVICE)) is None

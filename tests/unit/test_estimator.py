@@ -457,3 +457,31 @@ def test_a_retry_queues_behind_what_queued_before_it() -> None:
     schedule = estimate(snapshot(list(jobs.values()), scenario))
     first, second = schedule.jobs[retried.id].start, schedule.jobs[jobs["later"].id].start
     assert first is not None and second is not None and first < second
+
+
+def test_a_job_whose_attempts_often_fail_is_expected_to_give_its_gpus_back_sooner() -> None:
+    """Issue 30: the estimate held a running job's GPUs for its whole run even where its kind
+    of attempt fails half the time, two hours in (then its GPUs come back and its retry
+    queues behind what waits): what waits behind it was estimated too late."""
+    scenario = replace(
+        TWO_NODES,
+        nodes=[("n1", A100, 8)],
+        queues=[q("cq", 8)],
+        running=[W("flaky", "cq", 8, node="n1")],
+        waiting=[W("next", "cq", 8)],
+    )
+    jobs = jobs_of(scenario, flaky=4 * 3600, next=3600)
+
+    def record(seconds: float, failed: bool) -> RunRecord:
+        return RunRecord(TENANT, "flaky", JobType.TRAINING, A100, 8, seconds, failed=failed)
+
+    past = [record(4 * 3600, False)] * 20 + [record(2 * 3600, True)] * 20
+    plain = estimate(snapshot(list(jobs.values()), scenario)).jobs[jobs["next"].id].start
+    learned = Durations(History(past))
+    flaky = estimate(snapshot(list(jobs.values()), scenario, durations=learned))
+    start = flaky.jobs[jobs["next"].id].start
+    assert plain is not None and start is not None
+    ran = NOW - (jobs["flaky"].actual_start or NOW)
+    assert plain == NOW + timedelta(hours=4) - ran
+    # half the time 4 h, half 2 h: 3 h in expectation
+    assert abs((start - (NOW + timedelta(hours=3) - ran)).total_seconds()) < 5 * 60
