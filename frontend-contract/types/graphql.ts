@@ -583,7 +583,7 @@ export type Estimate = {
   reason: Scalars['String']['output'];
   /** Null while it cannot be known. */
   start?: Maybe<Scalars['DateTime']['output']>;
-  /** While the job waits: the interval its start falls in with probability `confidence` (default 0.8), from how the cluster's estimates missed recently (split conformal). Null for a job that is not waiting, or while the cluster's record is too short. */
+  /** While the job waits: the interval its start falls in with probability `confidence` (default 0.8), from how the cluster's estimates missed recently (split conformal). Null for a job that is not waiting, or while the cluster's record is too short. On submissionEstimate: the window shown at submission, kept with it (at 0.5, 0.8 and 0.95; null at another confidence, or if the record was too short then). */
   startWindow?: Maybe<StartWindow>;
   /** Problems found at once: NEVER_FITS, MISSES_DEADLINE, DEPENDENCY_FAILED. */
   warnings: Array<Scalars['String']['output']>;
