@@ -707,6 +707,28 @@ def replay(
         name: {c: [] for c in CONFIDENCES} for name in [*windowed, PAST_WAITS]
     }
 
+    def record_of(name: str, now: datetime) -> list[WindowOutcome]:
+        """What the service calibrates `name`'s windows on at `now`: the latest jobs that
+        started, and those still waiting past the start estimated for them (censored)."""
+        known = [
+            WindowOutcome(
+                trace[j].submitted,
+                estimated[name][j] or trace[j].submitted + HORIZON,
+                state.started[j],
+                wide=trace[j].pods > 1,
+            )
+            for j in state.start_order[-2 * RECENT :]
+        ]
+        late = [
+            WindowOutcome(trace[j].submitted, est, now, wide=trace[j].pods > 1, censored=True)
+            for j in state.active
+            if j not in state.started
+            and j < len(estimated[name])
+            and (est := estimated[name][j]) is not None
+            and est < now
+        ]
+        return known + late
+
     def probe_until(limit: datetime | None) -> None:
         """Ask the probes due before `limit` (None: all that are left)."""
         nonlocal next_probe
@@ -720,7 +742,6 @@ def replay(
             if probe.job in state.started:  # (the first pass says it has not started yet)
                 continue
             startup = state.startup()
-            known = state.start_order[-2 * RECENT :]
             for name in probing:
                 e = by_name[name]
                 view = state.views[name]
@@ -732,15 +753,9 @@ def replay(
                 jobs = [view[i] for i in state.active]
                 schedule = estimate(Snapshot(probe.at, nodes, quotas, jobs, durations))
                 point = schedule.jobs[view[probe.job].id].start
-                record = [
-                    WindowOutcome(
-                        trace[j].submitted,
-                        estimated[name][j] or trace[j].submitted + HORIZON,
-                        state.started[j],
-                    )
-                    for j in known
-                ]
-                window = Calibration(record).window(probe.at, point or probe.at + HORIZON, 0.8)
+                window = Calibration(record_of(name, probe.at)).window(
+                    probe.at, point or probe.at + HORIZON, 0.8, wide=trace[probe.job].pods > 1
+                )
                 asked[name].append((probe, point, window))
 
     for tj in trace:
@@ -767,18 +782,12 @@ def replay(
                 history_used += 1
         known = state.start_order[-2 * RECENT :]
         for name in windowed:
-            record = [
-                WindowOutcome(
-                    trace[j].submitted,
-                    estimated[name][j] or trace[j].submitted + HORIZON,
-                    state.started[j],
-                )
-                for j in known
-            ]
-            calibration = Calibration(record)
+            calibration = Calibration(record_of(name, now))
             point = estimated[name][tj.index] or now + HORIZON
             for confidence in CONFIDENCES:
-                windows[name][confidence].append(calibration.window(now, point, confidence))
+                windows[name][confidence].append(
+                    calibration.window(now, point, confidence, wide=tj.pods > 1)
+                )
         record = [
             WindowOutcome(trace[j].submitted, trace[j].submitted, state.started[j]) for j in known
         ]

@@ -50,4 +50,5 @@ async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
         estimated_cost=preview.estimated_cost,
         duration_source=preview.duration_source,
         cluster_id=submission.cluster_id,
+        wide=submission.resources.total_pods > 1,
     )

@@ -101,7 +101,7 @@ def build(
     carries its start window at the default confidence."""
     segments: dict[str, Segment] = {}
     windows = {
-        job.id: calibration.window(schedule.now, plan.start)
+        job.id: calibration.window(schedule.now, plan.start, wide=job.resources.total_pods > 1)
         for job in active
         if calibration is not None
         and job.status in WAITING

@@ -11,10 +11,20 @@ the coverage is the stated one as long as the cluster behaves as it did recently
 what the estimates' errors really were, not a bound on every wait.
 
 Jobs estimated to start at once and jobs estimated to wait miss differently, so they are
-calibrated apart. With fewer than `MIN_SCORES` scores there is no window (None): not enough
-record to promise anything. A window whose upper quantile the record cannot support (too few
-scores for that confidence) has no latest start (None: "no later bound"). The window need not
-hold the point estimate: where past estimates were early, it lies after it.
+calibrated apart, and so are, among those that wait, estimates of different lengths (`WAITS`:
+a day's wait misses otherwise than an hour's) and jobs wider than a node (a wide job waits for
+whole nodes, which narrower jobs submitted later take first): Mondrian conformal prediction,
+each class with its own scores. A class with too few scores of its own borrows its parent's
+(the wide jobs' from all jobs of that wait, a wait's from all that wait). With fewer than
+`MIN_SCORES` scores there is no window (None): not enough record to promise anything. A window
+whose upper quantile the record cannot support (too few scores for that confidence) has no
+latest start (None: "no later bound"). The window need not hold the point estimate: where past
+estimates were early, it lies after it.
+
+A record of started jobs lags a queue that is building: the jobs that wait longest have not
+started yet. A job still waiting past the start estimated for it is in the record too, as if
+it started now (`Outcome.censored`): its score is a lower bound of what it will be, which moves
+the windows out as soon as estimates start to run late.
 """
 
 from __future__ import annotations
@@ -40,6 +50,11 @@ class Window:
     confidence: float
 
 
+WAITS = (timedelta(hours=1), timedelta(hours=6), timedelta(days=1), timedelta(days=3))
+"""Where estimated waits are split into classes: under an hour, a few hours, within the day,
+a few days, longer (the scales a queue's waits span; a class too thin borrows its parent's)."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One job's record: when it was submitted, its start as estimated then, its real start."""
@@ -47,6 +62,26 @@ class Outcome:
     submitted: datetime
     estimated: datetime
     actual: datetime
+    wide: bool = False
+    """It asked more than one node (a pod set over several nodes)."""
+    censored: bool = False
+    """It has not started: `actual` is now, a bound its start is after."""
+
+
+Stratum = tuple[bool, bool | None, int | None]
+"""(estimated to wait, wide or None: any width, wait class or None: any wait)"""
+
+
+def _wait_class(wait: timedelta) -> int:
+    return sum(1 for bound in WAITS if wait >= bound)
+
+
+def _strata(waits: bool, wide: bool, wait: timedelta) -> tuple[Stratum, ...]:
+    """The classes a job falls in, the narrowest first."""
+    if not waits:
+        return ((False, wide, None), (False, None, None))
+    cls = _wait_class(wait)
+    return ((True, wide, cls), (True, None, cls), (True, None, None))
 
 
 def _score(outcome: Outcome) -> float:
@@ -65,28 +100,39 @@ class Calibration:
 
     def __init__(self, record: Iterable[Outcome]) -> None:
         """`record` oldest first; only the latest `RECENT` of each stratum count."""
-        now_scores: list[float] = []
-        wait_scores: list[float] = []
+        scores: dict[Stratum, list[float]] = {}
         for outcome in record:
-            (wait_scores if _waits(outcome) else now_scores).append(_score(outcome))
-        self._scores = {
-            False: sorted(now_scores[-RECENT:]),
-            True: sorted(wait_scores[-RECENT:]),
-        }
+            score = _score(outcome)
+            waits = _waits(outcome)
+            for stratum in _strata(waits, outcome.wide, outcome.estimated - outcome.submitted):
+                scores.setdefault(stratum, []).append(score)
+        self._scores = {key: sorted(found[-RECENT:]) for key, found in scores.items()}
 
     def size(self, *, waits: bool) -> int:
-        return len(self._scores[waits])
+        return len(self._scores.get((waits, None, None), ()))
 
     def window(
-        self, now: datetime, start: datetime, confidence: float = DEFAULT_CONFIDENCE
+        self,
+        now: datetime,
+        start: datetime,
+        confidence: float = DEFAULT_CONFIDENCE,
+        *,
+        wide: bool = False,
     ) -> Window | None:
         """The interval that holds a start estimated (at `now`) at `start` with probability
-        `confidence` (0 < confidence < 1), or None without enough record."""
+        `confidence` (0 < confidence < 1), or None without enough record: from the scores of
+        the narrowest class of the estimate (`_strata`) with scores enough to bound it on both sides
+        at that confidence (else the widest)."""
         if not 0.0 < confidence < 1.0:
             raise ValueError("confidence must be between 0 and 1, exclusive")
         pad = PAD.total_seconds()
         wait = max(0.0, (start - now).total_seconds()) + pad
-        bounds = _quantiles(self._scores[start > now], confidence)
+        ordered: list[float] = []
+        for stratum in _strata(start > now, wide, start - now):
+            ordered = self._scores.get(stratum, [])
+            if _bounds_both(len(ordered), confidence):
+                break
+        bounds = _quantiles(ordered, confidence)
         if bounds is None:
             return None
         low, high = bounds
@@ -97,6 +143,12 @@ class Calibration:
         earliest = now if low is None else at(low)
         latest = None if high is None else at(high)
         return Window(earliest, latest, confidence)
+
+
+def _bounds_both(n: int, confidence: float) -> bool:
+    """Whether `n` scores give a window at `confidence` both its bounds (`_quantiles`)."""
+    tail = (1.0 - confidence) / 2
+    return n >= MIN_SCORES and math.ceil((n + 1) * (1.0 - tail)) <= n
 
 
 def _quantiles(ordered: list[float], confidence: float) -> tuple[float | None, float | None] | None:

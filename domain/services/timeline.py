@@ -463,7 +463,9 @@ class TimelineService:
                 and job.status in timelines.WAITING
             ):
                 for confidence in SHOWN_CONFIDENCES:  # kept with the submission estimate
-                    window = calibration.window(schedule.now, plan.start, confidence)
+                    window = calibration.window(
+                        schedule.now, plan.start, confidence, wide=job.resources.total_pods > 1
+                    )
                     if window is not None:
                         windows.append((confidence, window.earliest, window.latest))
             estimate = Estimate(plan.start, plan.end, plan.reason, plan.warnings)
@@ -564,12 +566,32 @@ class TimelineService:
             finished = await uow.jobs.finished_on_cluster(
                 cluster_id, ended_after=now - CALIBRATION_PAST, limit=CALIBRATION_JOBS
             )
+            active = await self._active(uow, cluster_id, now)
         record = [
-            WindowOutcome(job.created_at, job.submission_estimate.start, job.actual_start)
-            for job in finished
+            WindowOutcome(
+                job.created_at,
+                job.submission_estimate.start,
+                job.actual_start,
+                wide=job.resources.total_pods > 1,
+            )
+            for job in [*finished, *active]  # a job that started counts, ended or not
             if job.submission_estimate is not None
             and job.submission_estimate.start is not None
             and job.actual_start is not None
+        ]
+        record += [  # still waiting past the start estimated for it: a lower bound (censored)
+            WindowOutcome(
+                job.created_at,
+                job.submission_estimate.start,
+                now,
+                wide=job.resources.total_pods > 1,
+                censored=True,
+            )
+            for job in active
+            if job.status in timelines.WAITING
+            and job.submission_estimate is not None
+            and job.submission_estimate.start is not None
+            and job.submission_estimate.start < now
         ]
         record.sort(key=lambda o: o.actual)
         calibration = Calibration(record)
@@ -577,16 +599,22 @@ class TimelineService:
         return calibration
 
     async def start_window(
-        self, cluster_id: ClusterId, start: datetime | None, confidence: float
+        self,
+        cluster_id: ClusterId,
+        start: datetime | None,
+        confidence: float,
+        *,
+        wide: bool = False,
     ) -> Window | None:
         """Where a waiting job estimated to start at `start` will start, with probability
-        `confidence`; None while the cluster's record is too short (or nothing is estimated)."""
+        `confidence`; None while the cluster's record is too short (or nothing is estimated).
+        `wide`: the job asks more than one node."""
         if not 0.0 < confidence < 1.0:
             raise ValueError("confidence must be between 0 and 1, exclusive")
         if start is None:
             return None
         calibration = await self.calibration(cluster_id)
-        return calibration.window(self._clock.now(), start, confidence)
+        return calibration.window(self._clock.now(), start, confidence, wide=wide)
 
     async def estimate_of(self, job_id: JobId) -> Estimate | None:
         async with self._uow(TenantScope.system()) as uow:

@@ -75,6 +75,8 @@ class Estimate:
     )
     waiting_on: strawberry.Private[ClusterId | None] = None
     """The cluster of a job that waits (a window is shown for it), else None."""
+    wide: strawberry.Private[bool] = False
+    """The job asks more than one node."""
     windows: strawberry.Private[tuple[tuple[float, datetime, datetime | None], ...]] = ()
     """A submission estimate's windows, as shown at submission (`model.Estimate.windows`)."""
 
@@ -86,7 +88,7 @@ class Estimate:
     async def start_window(self, info: Info, confidence: float = 0.8) -> StartWindow | None:
         if self.windows:
             return kept_window(self.windows, confidence)
-        return await start_window(info, self.waiting_on, self.start, confidence)
+        return await start_window(info, self.waiting_on, self.start, confidence, wide=self.wide)
 
     @classmethod
     def from_domain(cls, estimate: model.Estimate | None) -> Estimate | None:
@@ -242,6 +244,7 @@ class Job:
                         if job.status in (model.JobStatus.PENDING, model.JobStatus.QUEUED)
                         else None
                     ),
+                    wide=job.resources.total_pods > 1,
                 )
                 if job.estimate_reason is not None
                 else None

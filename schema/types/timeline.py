@@ -310,10 +310,14 @@ class JobPreview:
     )
     duration_source: str
     cluster_id: strawberry.Private[ClusterId]
+    wide: strawberry.Private[bool] = False
+    """The job asks more than one node."""
 
     @strawberry.field(description=WINDOW_DESCRIPTION)  # type: ignore[untyped-decorator]
     async def start_window(self, info: Info, confidence: float = 0.8) -> StartWindow | None:
-        return await start_window(info, self.cluster_id, self.estimated_start, confidence)
+        return await start_window(
+            info, self.cluster_id, self.estimated_start, confidence, wide=self.wide
+        )
 
 
 @strawberry.input

@@ -43,13 +43,21 @@ def kept_window(
 
 
 async def start_window(
-    info: Info, cluster_id: ClusterId | None, start: datetime | None, confidence: float
+    info: Info,
+    cluster_id: ClusterId | None,
+    start: datetime | None,
+    confidence: float,
+    *,
+    wide: bool = False,
 ) -> StartWindow | None:
-    """The window of a waiting job's start (None for a job that is not waiting)."""
+    """The window of a waiting job's start (None for a job that is not waiting); `wide`: the
+    job asks more than one node (wide jobs are calibrated apart)."""
     _checked(confidence)
     if cluster_id is None:
         return None
-    window = await info.context.services.timeline.start_window(cluster_id, start, confidence)
+    window = await info.context.services.timeline.start_window(
+        cluster_id, start, confidence, wide=wide
+    )
     if window is None:
         return None
     return StartWindow(earliest=window.earliest, latest=window.latest, confidence=confidence)

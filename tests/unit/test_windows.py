@@ -5,6 +5,7 @@ there is no window rather than a made-up one."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -129,3 +130,44 @@ def test_coverage_counts_starts_inside_the_windows_shown_at_submission() -> None
     assert half.median_width_seconds == 30 * 60
     assert (most.confidence, most.inside, most.median_width_seconds) == (0.8, 1.0, None)
     assert measure([]).coverage == ()
+
+
+def exact(n: int, wait: timedelta, *, wide: bool = False, late: float = 1.0) -> list[Outcome]:
+    """Jobs estimated to wait `wait` that waited `late` times as long."""
+    return [Outcome(T0, T0 + wait, T0 + wait * late, wide=wide) for _ in range(n)]
+
+
+def test_each_class_of_wait_and_width_is_calibrated_on_its_own_record() -> None:
+    """Issue 30: windows were calibrated on every waiting job alike, so a day's wait and an
+    hour's, and a wide job and a narrow one, got windows of the same relative width. Each
+    class with record enough has its own; a thin class borrows its parent's."""
+    hour, day = timedelta(hours=2), timedelta(days=2)
+    record = exact(60, hour) + exact(60, day, late=3.0) + exact(60, hour, wide=True, late=2.0)
+    calibration = Calibration(record)
+    now = T0
+    short = calibration.window(now, now + hour)
+    long = calibration.window(now, now + day)
+    wide = calibration.window(now, now + hour, wide=True)
+    assert short is not None and long is not None and wide is not None
+    assert short.latest is not None and long.latest is not None and wide.latest is not None
+    # the narrow hour-waits were exact, the day-waits three times late, the wide ones twice
+    assert abs((short.latest - (now + hour)).total_seconds()) < 60
+    assert long.earliest > now + 2 * day
+    assert wide.earliest > now + hour
+    # a wide job of a wait class with no wide record of its own: that wait's record
+    assert calibration.window(now, now + day, wide=True) == long
+
+
+def test_jobs_still_waiting_past_their_estimate_move_the_windows_out() -> None:
+    """Issue 30: the record of started jobs lags a building queue. Jobs still waiting past
+    the start estimated for them count as starting now (a lower bound), so the windows move
+    out as soon as estimates run late."""
+    wait = timedelta(hours=3)
+    started = exact(40, wait)
+    now = T0 + 2 * wait
+    late = [replace(o, actual=now, censored=True) for o in exact(40, wait)]
+    before = Calibration(started).window(now, now + wait)
+    after = Calibration(started + late).window(now, now + wait)
+    assert before is not None and after is not None
+    assert before.latest is not None and after.latest is not None
+    assert after.latest > before.latest + wait / 2
