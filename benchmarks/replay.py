@@ -1189,6 +1189,22 @@ def run(args: argparse.Namespace) -> None:
     table("Jobs that waited (actual start after submission)", outcome, submitted, waited, labels)
     window_table("All jobs", outcome, outcome.started, everyone, labels)
     window_table("Jobs that waited", outcome, outcome.started, waited, labels)
+    wide = [tj.index for tj in jobs if tj.pods > 1]
+    if wide:
+        spread = 2 * math.sqrt(0.8 * 0.2 / len(wide)) * 100
+        window_table(
+            f"Jobs wider than a node (a calibrated 80 % window covers {80 - spread:.1f}-"
+            f"{80 + spread:.1f}% of so few: 2 binomial standard deviations)",
+            outcome,
+            outcome.started,
+            wide,
+            labels,
+        )
+    for q in range(4):
+        part = everyone[q * len(everyone) // 4 : (q + 1) * len(everyone) // 4]
+        window_table(
+            f"Quarter {q + 1} of the trace (by submission)", outcome, outcome.started, part, labels
+        )
     converge_table(outcome, submitted, labels)
     misses, unexplained = oracle_check(jobs, outcome)
     print(
