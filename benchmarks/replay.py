@@ -122,7 +122,13 @@ from domain.ports.gateways import WorkloadPhase
 from domain.scheduling.accuracy import WITHIN, percentile
 from domain.scheduling.durations import DEFAULT_SECONDS, Durations, History
 from domain.scheduling.estimator import HORIZON, Snapshot, estimate
-from domain.scheduling.windows import RECENT, Calibration, Window, past_waits_window
+from domain.scheduling.windows import (
+    RECENT,
+    Calibration,
+    Window,
+    past_waits_window,
+    startup_spread,
+)
 from domain.scheduling.windows import Outcome as WindowOutcome
 
 GPU_TYPE = "nvidia-v100"
@@ -753,7 +759,8 @@ def replay(
                 jobs = [view[i] for i in state.active]
                 schedule = estimate(Snapshot(probe.at, nodes, quotas, jobs, durations))
                 point = schedule.jobs[view[probe.job].id].start
-                window = Calibration(record_of(name, probe.at)).window(
+                floor = startup_spread(state.startups)
+                window = Calibration(record_of(name, probe.at), floor).window(
                     probe.at, point or probe.at + HORIZON, 0.8, wide=trace[probe.job].pods > 1
                 )
                 asked[name].append((probe, point, window))
@@ -782,7 +789,7 @@ def replay(
                 history_used += 1
         known = state.start_order[-2 * RECENT :]
         for name in windowed:
-            calibration = Calibration(record_of(name, now))
+            calibration = Calibration(record_of(name, now), startup_spread(state.startups))
             point = estimated[name][tj.index] or now + HORIZON
             for confidence in CONFIDENCES:
                 windows[name][confidence].append(

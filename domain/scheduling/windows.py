@@ -98,8 +98,11 @@ def _waits(outcome: Outcome) -> bool:
 class Calibration:
     """The cluster's recent record, ready to turn point estimates into windows."""
 
-    def __init__(self, record: Iterable[Outcome]) -> None:
-        """`record` oldest first; only the latest `RECENT` of each stratum count."""
+    def __init__(self, record: Iterable[Outcome], floor: timedelta = timedelta(0)) -> None:
+        """`record` oldest first; only the latest `RECENT` of each stratum count. `floor`: no
+        window is narrower (the spread of the cluster's start-up times, `startup_spread`: a
+        start cannot be promised more closely than pods start)."""
+        self.floor = floor
         scores: dict[Stratum, list[float]] = {}
         for outcome in record:
             score = _score(outcome)
@@ -121,8 +124,8 @@ class Calibration:
     ) -> Window | None:
         """The interval that holds a start estimated (at `now`) at `start` with probability
         `confidence` (0 < confidence < 1), or None without enough record: from the scores of
-        the narrowest class of the estimate (`_strata`) with scores enough to bound it on both sides
-        at that confidence (else the widest)."""
+        the narrowest class of the estimate (`_strata`) with scores enough to bound it on both
+        sides at that confidence (else the widest), never narrower than `floor`."""
         if not 0.0 < confidence < 1.0:
             raise ValueError("confidence must be between 0 and 1, exclusive")
         pad = PAD.total_seconds()
@@ -142,7 +145,22 @@ class Calibration:
 
         earliest = now if low is None else at(low)
         latest = None if high is None else at(high)
+        if latest is not None and latest - earliest < self.floor:
+            short = self.floor - (latest - earliest)
+            earliest = max(now, earliest - short / 2)
+            latest = earliest + self.floor
         return Window(earliest, latest, confidence)
+
+
+def startup_spread(seconds: Iterable[float]) -> timedelta:
+    """How widely start-up times (admission to running) spread: their 10th to 90th
+    percentile, the least a window can be wide (nothing known: 0)."""
+    ordered = sorted(seconds)
+    if len(ordered) < 2:
+        return timedelta(0)
+    low = ordered[math.floor(0.1 * (len(ordered) - 1))]
+    high = ordered[math.ceil(0.9 * (len(ordered) - 1))]
+    return timedelta(seconds=high - low)
 
 
 def _bounds_both(n: int, confidence: float) -> bool:

@@ -43,7 +43,7 @@ from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.cost import estimate_cost
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
-from domain.scheduling.windows import MIN_SCORES, Calibration, Window
+from domain.scheduling.windows import MIN_SCORES, Calibration, Window, startup_spread
 from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
 from domain.services.submission import JobSubmission
@@ -567,6 +567,7 @@ class TimelineService:
                 cluster_id, ended_after=now - CALIBRATION_PAST, limit=CALIBRATION_JOBS
             )
             active = await self._active(uow, cluster_id, now)
+            startups = await uow.jobs.startup_times(cluster_id, limit=STARTUP_RUNS)
         record = [
             WindowOutcome(
                 job.created_at,
@@ -594,7 +595,7 @@ class TimelineService:
             and job.submission_estimate.start < now
         ]
         record.sort(key=lambda o: o.actual)
-        calibration = Calibration(record)
+        calibration = Calibration(record, floor=startup_spread(s for _, s in startups))
         self._calibrations[cluster_id] = (now, calibration)
         return calibration
 

@@ -15,6 +15,7 @@ from domain.scheduling.windows import (
     Calibration,
     Outcome,
     past_waits_window,
+    startup_spread,
 )
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
@@ -171,3 +172,21 @@ def test_jobs_still_waiting_past_their_estimate_move_the_windows_out() -> None:
     assert before is not None and after is not None
     assert before.latest is not None and after.latest is not None
     assert after.latest > before.latest + wait / 2
+
+
+def test_no_window_is_narrower_than_pods_take_to_start() -> None:
+    """Issue 30: after exact estimates, windows were zero wide ("21:21 - 21:21"). A window is
+    never narrower than the spread of the cluster's start-up times (10th to 90th percentile),
+    and never starts before now."""
+    spread = startup_spread([20.0, 25.0, 30.0, 60.0, 80.0, 90.0, 95.0, 100.0, 110.0, 120.0])
+    assert spread == timedelta(seconds=100)
+    assert startup_spread([]) == startup_spread([30.0]) == timedelta(0)
+    wait = timedelta(hours=1)
+    zero = Calibration(exact(40, wait)).window(T0, T0 + wait)
+    floored = Calibration(exact(40, wait), floor=spread).window(T0, T0 + wait)
+    assert zero is not None and zero.latest == zero.earliest
+    assert floored is not None and floored.latest is not None
+    assert floored.latest - floored.earliest == spread
+    assert floored.earliest <= T0 + wait <= floored.latest
+    now = Calibration(exact(40, timedelta(0)), floor=spread).window(T0, T0)
+    assert now is not None and now.earliest == T0 and now.latest == T0 + spread
