@@ -11,11 +11,11 @@ the coverage is the stated one as long as the cluster behaves as it did recently
 what the estimates' errors really were, not a bound on every wait.
 
 Jobs estimated to start at once and jobs estimated to wait miss differently, so they are
-calibrated apart, and so are, among those that wait, estimates of different lengths (`WAITS`:
-a day's wait misses otherwise than an hour's) and jobs wider than a node (a wide job waits for
-whole nodes, which narrower jobs submitted later take first): Mondrian conformal prediction,
-each class with its own scores. A class with too few scores of its own borrows its parent's
-(the wide jobs' from all jobs of that wait, a wait's from all that wait). With fewer than
+calibrated apart, and so are jobs wider than a node (a wide job waits for whole nodes, which
+narrower jobs submitted later take first; among the rest, its misses are outliers): Mondrian
+conformal prediction, each class with its own scores, a wide class with too few scores of its
+own using all jobs'. (Classes by the estimated wait were tried too and left out: on the replay
+of ../shared/data they lowered the coverage where the queue was building.) With fewer than
 `MIN_SCORES` scores there is no window (None): not enough record to promise anything. A window
 whose upper quantile the record cannot support (too few scores for that confidence) has no
 latest start (None: "no later bound"). The window need not hold the point estimate: where past
@@ -50,11 +50,6 @@ class Window:
     confidence: float
 
 
-WAITS = (timedelta(hours=1), timedelta(hours=6), timedelta(days=1), timedelta(days=3))
-"""Where estimated waits are split into classes: under an hour, a few hours, within the day,
-a few days, longer (the scales a queue's waits span; a class too thin borrows its parent's)."""
-
-
 @dataclass(frozen=True)
 class Outcome:
     """One job's record: when it was submitted, its start as estimated then, its real start."""
@@ -68,20 +63,13 @@ class Outcome:
     """It has not started: `actual` is now, a bound its start is after."""
 
 
-Stratum = tuple[bool, bool | None, int | None]
-"""(estimated to wait, wide or None: any width, wait class or None: any wait)"""
+Stratum = tuple[bool, bool | None]
+"""(estimated to wait, wide or None: any width)"""
 
 
-def _wait_class(wait: timedelta) -> int:
-    return sum(1 for bound in WAITS if wait >= bound)
-
-
-def _strata(waits: bool, wide: bool, wait: timedelta) -> tuple[Stratum, ...]:
+def _strata(waits: bool, wide: bool) -> tuple[Stratum, ...]:
     """The classes a job falls in, the narrowest first."""
-    if not waits:
-        return ((False, wide, None), (False, None, None))
-    cls = _wait_class(wait)
-    return ((True, wide, cls), (True, None, cls), (True, None, None))
+    return ((waits, wide), (waits, None))
 
 
 def _score(outcome: Outcome) -> float:
@@ -107,12 +95,12 @@ class Calibration:
         for outcome in record:
             score = _score(outcome)
             waits = _waits(outcome)
-            for stratum in _strata(waits, outcome.wide, outcome.estimated - outcome.submitted):
+            for stratum in _strata(waits, outcome.wide):
                 scores.setdefault(stratum, []).append(score)
         self._scores = {key: sorted(found[-RECENT:]) for key, found in scores.items()}
 
     def size(self, *, waits: bool) -> int:
-        return len(self._scores.get((waits, None, None), ()))
+        return len(self._scores.get((waits, None), ()))
 
     def window(
         self,
@@ -131,7 +119,7 @@ class Calibration:
         pad = PAD.total_seconds()
         wait = max(0.0, (start - now).total_seconds()) + pad
         ordered: list[float] = []
-        for stratum in _strata(start > now, wide, start - now):
+        for stratum in _strata(start > now, wide):
             ordered = self._scores.get(stratum, [])
             if _bounds_both(len(ordered), confidence):
                 break
