@@ -97,6 +97,8 @@ class _Learned:
     history: History
     startup: dict[JobType, float]
     runs: int
+    startup_spread: timedelta = timedelta(0)
+    """How widely start-up times spread: no start window is narrower."""
 
 
 @dataclass
@@ -347,8 +349,14 @@ class TimelineService:
         runs += await uow.jobs.failed_runs(
             cluster.id, limit=HISTORY_RUNS, time_scale=cluster.time_scale
         )  # how often and how early attempts fail (`Durations.holding`)
-        startup = startup_medians(await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS))
-        learned = self._learned[cluster.id] = _Learned(now, History(runs), startup, len(runs))
+        startups = await uow.jobs.startup_times(cluster.id, limit=STARTUP_RUNS)
+        learned = self._learned[cluster.id] = _Learned(
+            now,
+            History(runs),
+            startup_medians(startups),
+            len(runs),
+            startup_spread(seconds for _, seconds in startups),
+        )
         return learned
 
     async def _past(
@@ -553,7 +561,9 @@ class TimelineService:
 
     async def calibration(self, cluster_id: ClusterId) -> Calibration:
         """The cluster's record of estimates at submission against real starts (the jobs that
-        ended in the last `CALIBRATION_PAST`), read at most once per `CALIBRATION_TTL`."""
+        ended in the last `CALIBRATION_PAST`, and those that started or still wait past their
+        estimate among the active jobs the last recompute read), read at most once per
+        `CALIBRATION_TTL`."""
         now = self._clock.now()
         cached = self._calibrations.get(cluster_id)
         if (
@@ -566,8 +576,12 @@ class TimelineService:
             finished = await uow.jobs.finished_on_cluster(
                 cluster_id, ended_after=now - CALIBRATION_PAST, limit=CALIBRATION_JOBS
             )
-            active = await self._active(uow, cluster_id, now)
-            startups = await uow.jobs.startup_times(cluster_id, limit=STARTUP_RUNS)
+        # what the last recompute read (no statement of its own): the active jobs, and the
+        # spread of start-up times learned with the durations
+        held = self._actives.get(cluster_id)
+        active = list(held.jobs.values()) if held is not None else []
+        learned = self._learned.get(cluster_id)
+        floor = learned.startup_spread if learned is not None else timedelta(0)
         record = [
             WindowOutcome(
                 job.created_at,
@@ -595,7 +609,7 @@ class TimelineService:
             and job.submission_estimate.start < now
         ]
         record.sort(key=lambda o: o.actual)
-        calibration = Calibration(record, floor=startup_spread(s for _, s in startups))
+        calibration = Calibration(record, floor=floor)
         self._calibrations[cluster_id] = (now, calibration)
         return calibration
 
