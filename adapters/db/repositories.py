@@ -183,13 +183,7 @@ class SqlJobRepository:
         stmt = (
             self._scoped(
                 sa.select(
-                    jobs.c.name,
-                    jobs.c.tenant_id,
-                    jobs.c.job_type,
-                    jobs.c.gpu_type,
-                    jobs.c.gpu_count,
-                    jobs.c.pod_count,
-                    jobs.c.pod_sets,
+                    *_RUN_SHAPE,
                     jobs.c.estimated_duration_seconds,
                     jobs.c.actual_start,
                     jobs.c.actual_end,
@@ -204,19 +198,14 @@ class SqlJobRepository:
             .limit(limit)
         )
         return [
-            RunRecord(
-                TenantId(row["tenant_id"]),
-                row["name"],
-                JobType(row["job_type"]),
-                row["gpu_type"] if gpus else None,
-                gpus,
+            _run_record(
+                row,
                 (row["actual_end"] - row["actual_start"]).total_seconds() * time_scale,
-                None
+                estimated=None
                 if row["estimated_duration_seconds"] is None
                 else float(row["estimated_duration_seconds"]),
             )
             for row in (await self._conn.execute(stmt)).mappings()
-            for gpus in [_total_gpus(row)]
         ]
 
     async def failed_runs(
@@ -226,16 +215,7 @@ class SqlJobRepository:
         # cluster), then their events by job id (indexed), as startup_times reads.
         latest = (
             self._scoped(
-                sa.select(
-                    jobs.c.id,
-                    jobs.c.name,
-                    jobs.c.tenant_id,
-                    jobs.c.job_type,
-                    jobs.c.gpu_type,
-                    jobs.c.gpu_count,
-                    jobs.c.pod_count,
-                    jobs.c.pod_sets,
-                ).where(
+                sa.select(jobs.c.id, *_RUN_SHAPE).where(
                     jobs.c.cluster_id == cluster_id,
                     sa.or_(jobs.c.attempt > 0, jobs.c.status == JobStatus.FAILED.value),
                 )
@@ -264,17 +244,12 @@ class SqlJobRepository:
             .limit(limit)
         )
         return [
-            RunRecord(
-                TenantId(row["tenant_id"]),
-                row["name"],
-                JobType(row["job_type"]),
-                row["gpu_type"] if gpus else None,
-                gpus,
+            _run_record(
+                row,
                 max(0.0, (row["failed"] - row["ran"]).total_seconds()) * time_scale,
                 failed=True,
             )
             for row in (await self._conn.execute(stmt)).mappings()
-            for gpus in [_total_gpus(row)]
         ]
 
     async def startup_times(
@@ -548,6 +523,35 @@ class SqlTokenRepository:
             )
         )
         return wanted - {TokenId(row[0]) for row in usable}
+
+
+_RUN_SHAPE = (
+    jobs.c.name,
+    jobs.c.tenant_id,
+    jobs.c.job_type,
+    jobs.c.gpu_type,
+    jobs.c.gpu_count,
+    jobs.c.pod_count,
+    jobs.c.pod_sets,
+)
+"""The columns a run record is made of (`_run_record`)."""
+
+
+def _run_record(
+    row: sa.RowMapping, seconds: float, *, estimated: float | None = None, failed: bool = False
+) -> RunRecord:
+    """One run of the job of `row` (`_RUN_SHAPE`) that ran `seconds` (job time)."""
+    gpus = _total_gpus(row)
+    return RunRecord(
+        TenantId(row["tenant_id"]),
+        row["name"],
+        JobType(row["job_type"]),
+        row["gpu_type"] if gpus else None,
+        gpus,
+        seconds,
+        estimated,
+        failed=failed,
+    )
 
 
 def _total_gpus(row: sa.RowMapping) -> int:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -336,23 +336,47 @@ def observe(
     )
 
 
+Phase = tuple[WorkloadPhase, str, datetime | None]
+"""(phase, reason, finished_at)"""
+
+
 def _phase(
     job: Mapping[str, Any] | None,
     wl: Mapping[str, Any] | None,
     pods: Sequence[Mapping[str, Any]] = (),
-) -> tuple[WorkloadPhase, str, datetime | None]:
+) -> Phase:
     """(phase, reason, finished_at) by the rows of WORKLOAD_REASONS, in order."""
-    if finished := _finished(job, wl):
-        return finished
-    if job is None or metadata(job).get("deletionTimestamp"):
+    return workload_phase(
+        job,
+        wl,
+        lambda: _finished(job, wl),
+        lambda: (
+            job is not None
+            and (_running(job, wl) or sum(1 for p in pods if _ready_pod(p)) >= _parallelism(job))
+        ),
+    )
+
+
+def workload_phase(
+    owner: Mapping[str, Any] | None,
+    wl: Mapping[str, Any] | None,
+    finished: Callable[[], Phase | None],
+    running: Callable[[], bool],
+) -> Phase:
+    """The phase of a Kueue Workload and the object that owns it (a batch Job, a JobSet) by
+    the rows of WORKLOAD_REASONS, in order; `finished` and `running` read the owner's own
+    status, each asked only when its row is reached."""
+    if done := finished():
+        return done
+    if owner is None or metadata(owner).get("deletionTimestamp"):
         return (
             WorkloadPhase.DELETED,
             DELETED_REASON,
-            rfc3339(metadata(job).get("deletionTimestamp")),
+            rfc3339(metadata(owner).get("deletionTimestamp")),
         )
     if evicted := true_condition(wl, "Evicted"):
         return WorkloadPhase.PREEMPTED, because(evicted), rfc3339(evicted.get("lastTransitionTime"))
-    if _running(job, wl) or sum(1 for p in pods if _ready_pod(p)) >= _parallelism(job):
+    if running():
         return WorkloadPhase.RUNNING, "running", None
     if admitted := _admission_reason(wl):
         return WorkloadPhase.ADMITTED, admitted, None

@@ -27,10 +27,8 @@ from typing import Any
 
 from adapters.kubernetes.kueue.jobs import (
     DEADLINE_REASON,
-    DELETED_REASON,
-    QUEUED_REASON,
     RUNNABLE_TYPES,
-    _admission_reason,
+    Phase,
     _admitted_at,
     _gpu_flavor,
     _index,
@@ -39,11 +37,11 @@ from adapters.kubernetes.kueue.jobs import (
     identity_labels,
     job_identity,
     job_labels,
+    workload_phase,
 )
 from adapters.kubernetes.kueue.objects import JsonObject
 from adapters.kubernetes.kueue.reading import (
     because,
-    condition,
     metadata,
     rfc3339,
     status,
@@ -169,24 +167,10 @@ def observe_job_set(
 
 def _phase(
     js: Mapping[str, Any] | None, wl: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]]
-) -> tuple[WorkloadPhase, str, datetime | None]:
-    if finished := _finished(js, wl):
-        return finished
-    if js is None or metadata(js).get("deletionTimestamp"):
-        return (
-            WorkloadPhase.DELETED,
-            DELETED_REASON,
-            rfc3339(metadata(js).get("deletionTimestamp")),
-        )
-    if evicted := true_condition(wl, "Evicted"):
-        return WorkloadPhase.PREEMPTED, because(evicted), rfc3339(evicted.get("lastTransitionTime"))
-    if _running(js, wl, pods):
-        return WorkloadPhase.RUNNING, "running", None
-    if admitted := _admission_reason(wl):
-        return WorkloadPhase.ADMITTED, admitted, None
-    pending = condition(wl, "QuotaReserved")
-    message = pending.get("message") if pending and pending.get("status") == "False" else None
-    return WorkloadPhase.QUEUED, message or QUEUED_REASON, None
+) -> Phase:
+    return workload_phase(
+        js, wl, lambda: _finished(js, wl), lambda: js is not None and _running(js, wl, pods)
+    )
 
 
 def _finished(
