@@ -40,15 +40,20 @@ class SqlAuditRepository:
         )
         await self._targets(event.id, event.at, event.targets)
 
-    async def _targets(self, event_id: uuid.UUID, at: datetime, targets: Sequence[str]) -> None:
+    async def _targets(
+        self, event_id: uuid.UUID, at: datetime, targets: Sequence[str], stored: Sequence[str] = ()
+    ) -> None:
+        """One row per target (cut to the column's length), but those of `stored`."""
+        have = {str(t)[:255] for t in stored}
         rows = [
             {"event_id": event_id, "target": target, "at": at}
             for target in dict.fromkeys(str(t)[:255] for t in targets)
+            if target not in have
         ]
         if rows:
             await self._conn.execute(audit_event_targets.insert(), rows)
 
-    async def settle(self, event: AuditEvent) -> None:
+    async def settle(self, event: AuditEvent, stored: Sequence[str] = ()) -> None:
         at = (
             await self._conn.execute(
                 audit_events.update()
@@ -64,10 +69,12 @@ class SqlAuditRepository:
         ).scalar_one_or_none()
         if at is None:
             return
-        await self._conn.execute(
-            audit_event_targets.delete().where(audit_event_targets.c.event_id == event.id)
-        )
-        await self._targets(event.id, at, event.targets)
+        if not set(stored) <= set(event.targets):  # (targets are only added: not expected)
+            await self._conn.execute(
+                audit_event_targets.delete().where(audit_event_targets.c.event_id == event.id)
+            )
+            stored = ()
+        await self._targets(event.id, at, event.targets, stored)
 
     async def page(
         self,

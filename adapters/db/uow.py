@@ -39,7 +39,7 @@ from adapters.db.reservations import SqlReservationRepository
 from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
 from adapters.shapes.documents import change_to_document
 from domain.errors import Conflict, Unavailable
-from domain.model.audit import AuditedOperation
+from domain.model.audit import AuditedOperation, AuditEvent
 from domain.model.audit import current as audited_operation
 from domain.model.benchmark import Benchmark
 from domain.model.deployment import Deployment, DeploymentChanged
@@ -302,7 +302,7 @@ class SqlUnitOfWork:
         audited = await self._audited(conn, changes)
         await conn.commit()
         if audited is not None:
-            audited[0].recorded = audited[1]
+            audited[0].recorded, audited[0].written = audited[1].id, audited[1]
         for job, _ in self._seen.values():
             job.changes.clear()
         self._seen = {job.id: (job, mapping.job_to_row(job)) for job, _ in self._seen.values()}
@@ -311,7 +311,7 @@ class SqlUnitOfWork:
 
     async def _audited(
         self, conn: AsyncConnection, changes: list[Change]
-    ) -> tuple[AuditedOperation, uuid.UUID] | None:
+    ) -> tuple[AuditedOperation, AuditEvent] | None:
         """The audited mutation's event, in the transaction of its first change (a commit
         that wrote nothing records nothing); marked recorded once that transaction commits.
         Whose objects every commit changed is noted (the event's tenant and project)."""
@@ -329,7 +329,7 @@ class SqlUnitOfWork:
             operation.target(*_targets(change))
         event = operation.event(uuid.uuid4(), datetime.now(UTC))
         await self.audit.add(event)
-        return operation, event.id
+        return operation, event
 
     async def _write_outbox(
         self, conn: AsyncConnection, changes: list[Change]

@@ -113,6 +113,8 @@ class AuditedOperation:
     owners: set[tuple[TenantId, ProjectId | None]] = field(default_factory=set)
     """(tenant, project) of each object it acted on; project None: one of the whole tenant."""
     recorded: uuid.UUID | None = None
+    written: AuditEvent | None = None
+    """The event as its first change's transaction wrote it (set with `recorded`)."""
     closed: bool = False
 
     def target(self, *ids: object) -> None:

@@ -356,9 +356,10 @@ class BenchmarkRepository(Protocol):
 class AuditRepository(Protocol):
     async def add(self, event: AuditEvent) -> None: ...
 
-    async def settle(self, event: AuditEvent) -> None:
+    async def settle(self, event: AuditEvent, stored: Sequence[str] = ()) -> None:
         """The outcome, targets, tenant and project of an event written before its mutation
-        ended (its `at` stays)."""
+        ended (its `at` stays); `stored`: the targets it was written with (targets are only
+        ever added)."""
         ...
 
     async def page(

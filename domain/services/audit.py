@@ -23,16 +23,21 @@ class AuditService:
 
     async def finish(self, operation: AuditedOperation, outcome: str = OK) -> None:
         """The mutation ended. Its event was written with its first change, which now gets
-        the outcome and every target; a mutation that changed nothing (a refusal, or nothing
-        to do) is recorded now."""
+        the outcome and every target (nothing is written when they are what was written then,
+        as for most mutations: one change, one outcome); a mutation that changed nothing (a
+        refusal, or nothing to do) is recorded now."""
         operation.closed = True
+        written = operation.written
+        if written is not None:
+            final = operation.event(written.id, written.at, outcome)
+            if final == written:
+                return
+            async with self._uow(TenantScope.system()) as uow:
+                await uow.audit.settle(final, stored=written.targets)
+                await uow.commit()
+            return
         async with self._uow(TenantScope.system()) as uow:
-            if operation.recorded is not None:
-                await uow.audit.settle(
-                    operation.event(operation.recorded, self._clock.now(), outcome)
-                )
-            else:
-                await uow.audit.add(operation.event(uuid.uuid4(), self._clock.now(), outcome))
+            await uow.audit.add(operation.event(uuid.uuid4(), self._clock.now(), outcome))
             await uow.commit()
 
     async def page(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -218,3 +219,40 @@ async def test_a_flood_of_refusals_is_recorded_a_few_times_a_minute(api: Api) ->
     flood = await events(api, admin, actor="address:127.0.0.1")
     assert len(flood) == 10  # per key and minute; the rest are counted for the next record
     assert {e["outcome"] for e in flood} == {"FIELD_LIMIT_EXCEEDED", "RATE_LIMITED"}
+
+
+async def test_settling_adds_the_targets_found_after_the_first_write(api: Api) -> None:
+    """An event written with a mutation's first change is settled when it ends: the targets
+    found since are added (the first ones are not written again), and each is found by the
+    target filter once."""
+    from adapters.db.audit import SqlAuditRepository
+    from domain.model.audit import AuditEvent
+
+    admin = await api.token(Scope.ADMIN)
+    first = AuditEvent(
+        id=uuid.uuid4(),
+        at=datetime.now(UTC),
+        tenant_id=None,
+        actor="cli:test",
+        token_id=None,
+        operation="drainNode",
+        targets=("node-a",),
+        input={},
+        outcome="OK",
+        source="cli",
+    )
+    async with api.app.db.engine.begin() as conn:
+        await SqlAuditRepository(conn).add(first)
+    settled = replace(first, targets=("node-a", "job-1", "job-2"), outcome="PARTIAL")
+    async with api.app.db.engine.begin() as conn:
+        await SqlAuditRepository(conn).settle(settled, stored=first.targets)
+    for target in settled.targets:
+        found = await events(api, admin, target=target)
+        assert [(e["targets"], e["outcome"]) for e in found] == [
+            (["node-a", "job-1", "job-2"], "PARTIAL")
+        ]
+    rewritten = replace(settled, targets=("job-3",))  # (not expected: targets only grow)
+    async with api.app.db.engine.begin() as conn:
+        await SqlAuditRepository(conn).settle(rewritten, stored=settled.targets)
+    assert await events(api, admin, target="node-a") == []
+    assert [e["targets"] for e in await events(api, admin, target="job-3")] == [["job-3"]]

@@ -380,6 +380,39 @@ async def test_listing_runs_a_constant_number_of_statements(api: Api) -> None:
     assert ten == hundred == 5
 
 
+async def test_a_submission_runs_a_pinned_number_of_statements(api: Api) -> None:
+    """Issue 31: submitJob's statements are counted, so one added per submission (a round trip
+    at 100 submissions a second) is seen here. Its audit event, written with the job, is not
+    written again when the mutation ends as it said (it was: an update, a delete and an insert
+    of its targets, in a transaction of their own)."""
+    token = await api.token()
+    for i in range(3):
+        await api.ok(SUBMIT, {"input": api.job_input(name=f"warm{i}")}, token=token)
+    statements: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if not statement.lstrip().upper().startswith(("PRAGMA", "SAVEPOINT", "RELEASE")):
+            statements.append(" ".join(statement.split()[:3]))
+
+    engine = api.app.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        body = await api.ok(SUBMIT, {"input": api.job_input(name="counted")}, token=token)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    job_id = body["submitJob"]["id"]
+    # the token; the cluster, its nodes and its local queues; the job and its first event; the
+    # cluster's event sequence and the outbox; the audit event and its target
+    assert len(statements) == 10, statements
+    assert not any(s.startswith(("UPDATE audit", "DELETE")) for s in statements), statements
+    trail = await api.ok(
+        "{ auditEvents(first: 5) { edges { node { operation outcome targets } } } }", token=token
+    )
+    newest = trail["auditEvents"]["edges"][0]["node"]
+    assert newest["operation"] == "submitJob" and newest["outcome"] == "OK"
+    assert job_id in newest["targets"]
+
+
 async def test_graphiql_is_served_from_local_assets(api: Api) -> None:
     page = await api.client.get("/graphql", headers={"Accept": "text/html"})
     assert page.status_code == 200 and "graphiql" in page.text.lower()

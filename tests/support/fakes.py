@@ -425,7 +425,7 @@ class FakeAuditRepository:
     async def add(self, event: AuditEvent) -> None:
         self._store.audit.append(event)
 
-    async def settle(self, event: AuditEvent) -> None:
+    async def settle(self, event: AuditEvent, stored: Sequence[str] = ()) -> None:
         self._store.audit = [
             replace(event, at=e.at) if e.id == event.id else e for e in self._store.audit
         ]
