@@ -56,7 +56,7 @@ from budcluster.routers import GatewayRouter, ServingRouter
 from budcluster.settings import Settings
 from domain.aio import InThread
 from domain.model.ids import ClusterId, DeploymentId
-from domain.model.job import JobStatus
+from domain.model.job import JobPriority, JobStatus
 from domain.model.outbound import AllowList, OutboundRules
 from domain.model.quota import QuotaSet
 from domain.model.reservation import CapacityReservation
@@ -231,6 +231,10 @@ def _gateways(
             reservations = await reader.reservations.active(cluster_id, active_after=clock.now())
         return quotas, reservations
 
+    async def priority_values() -> dict[JobPriority, int]:
+        async with uow(TenantScope.system()) as reader:
+            return {pc.priority: pc.value for pc in await reader.quotas.priority_classes()}
+
     async def open_kube(cluster_id: ClusterId) -> KubeClusterApi:
         """A gateway's connection: the registry opens the sealed kubeconfig, in memory only."""
         return await kube.open(*await registry.open_kubeconfig(cluster_id))
@@ -240,6 +244,7 @@ def _gateways(
             db.engine,
             clock,
             configuration,
+            priority_values,
             serialised=db.serialised,
             poll_seconds=settings.sim_poll_seconds,
             admission_check=unwanted_attempts,

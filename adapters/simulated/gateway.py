@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 
@@ -32,7 +32,7 @@ from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
 from domain.model.load import LoadRun
-from domain.model.quota import QuotaSet
+from domain.model.quota import QuotaSet, priority_value
 from domain.model.reservation import CapacityReservation
 from domain.ports.clock import Clock
 from domain.ports.gateways import ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
@@ -97,19 +97,23 @@ class SimulatedClusters:
     """Gateway factory for simulated clusters; one per process.
 
     `configuration` reads a cluster's quotas and reservations: what a real cluster would hold as
-    reconciled Kueue objects, the simulated one reads from budcluster's own records."""
+    reconciled Kueue objects, the simulated one reads from budcluster's own records.
+    `priority_values` reads only the priority classes' values, all a hand-over needs (a
+    submission's hand-over read the whole configuration, seven statements, for them)."""
 
     def __init__(
         self,
         engine: AsyncEngine,
         clock: Clock,
         configuration: Callable[[ClusterId], Awaitable[Configuration]],
+        priority_values: Callable[[], Awaitable[Mapping[JobPriority, int]]],
         *,
         serialised: Callable[[], AbstractAsyncContextManager[None]] | None = None,
         poll_seconds: float = 0.5,
         admission_check: AdmissionCheck | None = None,
     ) -> None:
         self.configuration = configuration
+        self.priority_values = priority_values
         self.admission_check = admission_check
         self.store = SimulatedStore(engine, serialised)
         self.clock = clock
@@ -140,13 +144,13 @@ class SimulatedGateway(ClusterGateway):
         self._clusters.wake_event(self._cluster.id).set()
 
     async def submit(self, workload: Workload) -> None:
-        quotas, _ = await self._clusters.configuration(self._cluster.id)
+        values = await self._clusters.priority_values()
         resources = workload.resources
         record = SimWorkload(
             name=workload.name,
             job_id=str(workload.job_id),
             attempt=workload.attempt,
-            priority=quotas.priority_value(workload.priority),
+            priority=priority_value(values, workload.priority),
             gpu_type=resources.gpu_type if resources.total_gpus else None,
             gpu_count=resources.gpu_count,
             cpu_cores=resources.cpu_cores,
@@ -199,9 +203,9 @@ class SimulatedGateway(ClusterGateway):
         return None
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
-        quotas, _ = await self._clusters.configuration(self._cluster.id)
+        values = await self._clusters.priority_values()
         await self._store.set_priority(
-            self._cluster.id, job_id, attempt, quotas.priority_value(priority)
+            self._cluster.id, job_id, attempt, priority_value(values, priority)
         )
         self._wake()
 

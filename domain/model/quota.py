@@ -46,6 +46,11 @@ DEFAULT_PRIORITY_VALUES: Mapping[JobPriority, int] = {
 }
 
 
+def priority_value(values: Mapping[JobPriority, int], priority: JobPriority) -> int:
+    """A priority's value: its WorkloadPriorityClass's (`values`), else the default."""
+    return values.get(priority, DEFAULT_PRIORITY_VALUES[priority])
+
+
 def gpu_resource(gpu_type: str | None) -> str:
     """The extended resource a GPU type is requested as."""
     name = (gpu_type or "").lower()
@@ -302,7 +307,7 @@ class QuotaSet:
         )
 
     def priority_value(self, priority: JobPriority) -> int:
-        return self.priority_values.get(priority, DEFAULT_PRIORITY_VALUES[priority])
+        return priority_value(self.priority_values, priority)
 
     def members(self, cohort: str) -> tuple[ClusterQueue, ...]:
         return tuple(q for q in self.cluster_queues if q.cohort == cohort)

@@ -26,7 +26,7 @@ from budcluster.bootstrap import App
 from budcluster.settings import Settings
 from domain.model.cluster import Cluster
 from domain.model.ids import JobId, ProjectId, TenantId
-from domain.model.job import DeploymentType, JobStatus, JobType, Resources
+from domain.model.job import DeploymentType, JobPriority, JobStatus, JobType, Resources
 from domain.model.principal import Principal, Scope
 from domain.ports.gateways import Superseded, Workload, WorkloadPhase
 from domain.ports.unit_of_work import TenantScope
@@ -168,3 +168,41 @@ async def test_a_step_admits_only_once_a_cancel_under_way_has_committed_or_not(a
         await uow.commit()
     changed, _ = await stepping
     assert [o.phase for o in changed] == [WorkloadPhase.DELETED]
+
+
+async def test_a_hand_over_reads_only_the_priority_values(app: App) -> None:
+    """Issue 31: handing a workload to a simulated cluster read the cluster's whole
+    configuration (quotas, queues, cohorts, settings, priority classes, reservations: seven
+    statements) for one priority value. It reads the priority classes, and the value it stores
+    is the class's as it is now."""
+    cluster, gateway, _ = await cluster_with_work(app, jobs=0)
+    await app.quotas.update_priority_class(ALICE, JobPriority.HIGH, value=500)
+    job = await app.jobs.submit(
+        ALICE,
+        JobSubmission(
+            name="counted",
+            project_id=ProjectId(uuid.uuid4()),
+            cluster_id=cluster.id,
+            job_type=JobType.BATCH,
+            deployment_type=DeploymentType.DOCKER,
+            resources=Resources("nvidia-a100-80gb", 1),
+            priority=JobPriority.HIGH,
+            spec={"simulation": {"runtime_seconds": 3600}},
+        ),
+    )
+    statements: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(" ".join(statement.split()[:4]))
+
+    engine = app.db.engine.sync_engine
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        await gateway.submit(Workload.of(job))
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    # the priority classes, then the store: is it there already, and the insert
+    assert len(statements) == 3 and "workload_priority_class" in statements[0], statements
+    assert all("simulated_workload" in s for s in statements[1:]), statements
+    stored = await app.gateways.simulated.store.all(cluster.id, finished_since=job.created_at)
+    assert [(w.job_id, w.priority) for w in stored] == [(str(job.id), 500)]
