@@ -25,8 +25,12 @@ server and the clients spent per mutation (from /proc), the size of the diff mes
 this driver on the others; the output says how the CPUs were shared. `--keep-data` keeps the
 data dir with the server's stdout and stderr. Exit status 1 if any subscriber missed a diff.
 
+`--tenants K` spreads the subscribers over K new tenants (tokens issued by `budcluster token
+create` in the server's database): each tenant sees the schedule its own way (others' jobs
+unnamed), so each diff is made and serialised once per tenant rather than once.
+
     .venv/bin/python -m benchmarks.event_to_screen --subscribers 1000 [--mutations 30]
-        [--clients 2] [--port 0] [--keep-data] [--no-pin] [--window default|shared]
+        [--tenants 1] [--clients 2] [--port 0] [--keep-data] [--no-pin] [--window default|shared]
         [--no-compression] [--debounce 0.05] [--settle 3] [--server-env NAME=VALUE ...]
 """
 
@@ -61,6 +65,16 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 UNLIMITED = 100_000_000
+UNLIMITED_RATES = {
+    name: str(UNLIMITED)
+    for name in (
+        "BUDCLUSTER_RATE_BURST",
+        "BUDCLUSTER_RATE_POINTS_PER_MINUTE",
+        "BUDCLUSTER_TENANT_RATE_BURST",  # (at least the token's, or the server refuses to start)
+        "BUDCLUSTER_TENANT_RATE_POINTS_PER_MINUTE",
+    )
+}
+"""The server's environment that lifts its rate limits, per token and per tenant."""
 TOKEN = re.compile(r"bud_[0-9a-f]{32}_[A-Za-z0-9_-]{20,128}")
 PROJECT_ID = "5b0c3b8e-2f7e-4a8e-9a57-0c9d8a0c1a11"
 A100 = "nvidia-a100-80gb"
@@ -266,6 +280,31 @@ def start_server(
     return Server(process, port, stdout, stderr)
 
 
+def tenant_tokens(data_dir: Path, count: int) -> tuple[str, ...]:
+    """`count` tokens of new tenants (the default tenant scopes), issued by the command line in
+    the server's database: each tenant sees the cluster's schedule its own way (others' jobs
+    unnamed), so each is a view of its own."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("BUDCLUSTER_") and k not in ("DATABASE_URL", "REDIS_URL")
+    }
+    env["BUDCLUSTER_DATA_DIR"] = str(data_dir)
+    tokens = []
+    command = [sys.executable, "-m", "budcluster", "token", "create", "--new-tenant"]
+    for i in range(count):
+        issued = subprocess.run(
+            [*command, "--name", f"e2s-{i}"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        tokens.append(issued.stdout.strip().splitlines()[-1])
+    return tuple(tokens)
+
+
 class Http:
     """The driver's HTTP connection for GraphQL POSTs. The server closes idle keep-alive
     connections after a few seconds, so `fresh()` reconnects, outside any timing."""
@@ -310,6 +349,9 @@ class Subscriber:
     """jobId -> when a ScheduleDiff naming it in added/moved first arrived."""
     size: dict[str, int] = field(default_factory=dict)
     """jobId -> the size of that message (bytes of JSON text)."""
+    anonymous: list[tuple[float, int]] = field(default_factory=list)
+    """(arrival, size) of each diff that added segments none of which names its job: another
+    tenant's work, which this subscriber's view shows without ids (`--tenants`)."""
     diffs: int = 0
     snapshots: int = 0
     resyncs: int = 0
@@ -323,7 +365,9 @@ class WorkerConfig:
     count: int
     url: str
     document: str
-    token: str
+    tokens: tuple[str, ...]
+    """Subscriber k of all (this worker's first is `offset`) uses tokens[k % len(tokens)]."""
+    offset: int
     cluster_id: str
     variables: dict[str, Any]
     compression: bool
@@ -350,9 +394,10 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
     ready = 0
     gate = asyncio.Semaphore(config.connect_concurrency)
     all_ready = asyncio.Event()
-    init = json.dumps(
-        {"type": "connection_init", "payload": {"Authorization": f"Bearer {config.token}"}}
-    )
+    inits = [
+        json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+        for token in config.tokens
+    ]
     subscribe = json.dumps(
         {
             "id": "1",
@@ -362,7 +407,7 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
     )
     pong = json.dumps({"type": "pong"})
 
-    async def run(sub: Subscriber) -> None:
+    async def run(sub: Subscriber, index: int) -> None:
         nonlocal ready
         counted = False
         try:
@@ -376,7 +421,7 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
                     open_timeout=60,
                     close_timeout=2,
                 )
-                await ws.send(init)
+                await ws.send(inits[(config.offset + index) % len(inits)])
                 while json.loads(await ws.recv())["type"] != "connection_ack":
                     pass
                 await ws.send(subscribe)
@@ -411,6 +456,9 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
                             sub.seen[job_id] = t
                             sub.size[job_id] = len(raw)
                             arrived.set()
+                    if update["added"] and not any(s.get("jobId") for s in update["added"]):
+                        sub.anonymous.append((t, len(raw)))
+                        arrived.set()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -421,16 +469,25 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
                 if ready == config.count:
                     all_ready.set()
 
-    tasks = [asyncio.create_task(run(s)) for s in subs]
+    tasks = [asyncio.create_task(run(s, i)) for i, s in enumerate(subs)]
     started = now()
     await all_ready.wait()
     failed = [s.error for s in subs if s.error]
     conn.send(("ready", config.count - len(failed), failed[:5], now() - started))
 
-    async def collect(job_id: str, seconds: float) -> list[float | None]:
+    def seen(sub: Subscriber, job_id: str, since: float) -> float | None:
+        """When `sub` received the diff of `job_id`, submitted at `since`: the one naming it,
+        or, in a view where it is another tenant's, the first that added segments after."""
+        if job_id not in sub.seen:
+            later = next(((t, n) for t, n in sub.anonymous if t >= since), None)
+            if later is not None:
+                sub.seen[job_id], sub.size[job_id] = later
+        return sub.seen.get(job_id)
+
+    async def collect(job_id: str, seconds: float, since: float) -> list[float | None]:
         deadline = time.monotonic() + seconds
         while True:
-            missing = [s for s in subs if job_id not in s.seen and s.error is None]
+            missing = [s for s in subs if seen(s, job_id, since) is None and s.error is None]
             remaining = deadline - time.monotonic()
             if not missing or remaining <= 0:
                 return [s.seen.get(job_id) for s in subs]
@@ -446,8 +503,8 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
             orphaned = True
             break
         if command[0] == "collect":
-            _, job_id, timeout = command
-            times = await collect(job_id, timeout)
+            _, job_id, timeout, since = command
+            times = await collect(job_id, timeout, since)
             sizes = [s.size[job_id] for s in subs if job_id in s.size]
             conn.send(("collected", times, max(sizes, default=0)))
         elif command[0] == "stop":
@@ -551,8 +608,7 @@ def run(args: argparse.Namespace) -> int:
         "BUDCLUSTER_LOG_LEVEL": args.log_level,
         # the subscribers share one token: opened at once, they would exceed its rate limit's
         # burst (about 170 of 1,000 refused); this measures the fan-out, not the rate limit
-        "BUDCLUSTER_RATE_BURST": str(UNLIMITED),
-        "BUDCLUSTER_RATE_POINTS_PER_MINUTE": str(UNLIMITED),
+        **UNLIMITED_RATES,
     }
     for item in args.server_env:
         name, _, value = item.partition("=")
@@ -580,6 +636,8 @@ def run(args: argparse.Namespace) -> int:
             args.subscribers // args.clients + (1 if i < args.subscribers % args.clients else 0)
             for i in range(args.clients)
         ]
+        tokens = (token,) if args.tenants == 1 else tenant_tokens(data_dir, args.tenants)
+        print(f"subscribers over {len(tokens)} tenant(s), one view each", flush=True)
         for i, count in enumerate(counts):
             parent, child = ctx.Pipe()
             config = WorkerConfig(
@@ -587,7 +645,8 @@ def run(args: argparse.Namespace) -> int:
                 count,
                 f"ws://127.0.0.1:{port}/graphql",
                 document,
-                token,
+                tokens,
+                sum(counts[:i]),
                 cluster_id,
                 variables,
                 args.compression,
@@ -625,7 +684,7 @@ def run(args: argparse.Namespace) -> int:
             if job["__typename"] != "Job":
                 raise RuntimeError(f"submitJob answered {job}")
             for w in workers:
-                w.conn.send(("collect", job["id"], args.timeout))
+                w.conn.send(("collect", job["id"], args.timeout, send))
             times: list[float | None] = []
             diff_bytes = 0
             for w in workers:
@@ -770,6 +829,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--mutations", type=int, default=30)
     p.add_argument("--warmup", type=int, default=2, help="mutations run first, not counted")
     p.add_argument("--clients", type=int, default=2, help="client worker processes")
+    p.add_argument(
+        "--tenants",
+        type=int,
+        default=1,
+        help="spread the subscribers over this many new tenants' tokens (1: the operator's)",
+    )
     p.add_argument("--port", type=int, default=0, help="0: a free port")
     p.add_argument("--keep-data", action="store_true", help="keep the data dir and server logs")
     p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True)

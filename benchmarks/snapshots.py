@@ -27,6 +27,7 @@ from typing import Any
 
 from benchmarks.event_to_screen import (
     PROTOCOL,
+    UNLIMITED_RATES,
     Http,
     cpu_seconds,
     embedded_cluster_id,
@@ -135,8 +136,7 @@ def run(args: argparse.Namespace) -> int:
     port = free_port()
     env = {  # every subscriber uses the one admin token: lift its rate limit
         "BUDCLUSTER_LOG_LEVEL": "WARNING",
-        "BUDCLUSTER_RATE_BURST": "1000000000",
-        "BUDCLUSTER_RATE_POINTS_PER_MINUTE": "1000000000",
+        **UNLIMITED_RATES,
     }
     server = start_server(data_dir, port, env, None)
     print(f"code: {revision()}; data dir {data_dir}", flush=True)

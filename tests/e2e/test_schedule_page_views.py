@@ -335,7 +335,9 @@ async def test_fit_to_work_and_now(
             # Now: now in the middle, at the same zoom.
             assert abs(found["now"] - 0.5) > 0.1, found
             await page.click("#go-now")
-            centred = await geometry(page, running, "Math.abs(found.now - 0.5) < 0.02")
+            centred = await geometry(  # (blocks are drawn a frame after the view moves)
+                page, running, "found.blocks.length && Math.abs(found.now - 0.5) < 0.02"
+            )
             moved = centred["blocks"][0]
             assert abs(moved["width"] - block["width"]) < 0.01, (moved, block)
             assert not page.failures, page.failures
