@@ -302,7 +302,7 @@ class SqlUnitOfWork:
         audited = await self._audited(conn, changes)
         await conn.commit()
         if audited is not None:
-            audited[0].recorded, audited[0].written = audited[1].id, audited[1]
+            audited[0].written = audited[1]
         for job, _ in self._seen.values():
             job.changes.clear()
         self._seen = {job.id: (job, mapping.job_to_row(job)) for job, _ in self._seen.values()}
@@ -323,7 +323,7 @@ class SqlUnitOfWork:
             if not isinstance(change, ClusterChanged):
                 owned = change.job if isinstance(change, JobChanged) else _owned(change)
                 operation.concerns(owned.tenant_id, owned.project_id)
-        if operation.recorded or not (changes or info.pop(WROTE, False)):
+        if operation.written is not None or not (changes or info.pop(WROTE, False)):
             return None
         for change in changes:
             operation.target(*_targets(change))

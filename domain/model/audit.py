@@ -112,9 +112,8 @@ class AuditedOperation:
     targets: list[str] = field(default_factory=list)
     owners: set[tuple[TenantId, ProjectId | None]] = field(default_factory=set)
     """(tenant, project) of each object it acted on; project None: one of the whole tenant."""
-    recorded: uuid.UUID | None = None
     written: AuditEvent | None = None
-    """The event as its first change's transaction wrote it (set with `recorded`)."""
+    """The event as its first change's transaction wrote it, once that transaction committed."""
     closed: bool = False
 
     def target(self, *ids: object) -> None:

@@ -64,21 +64,25 @@ async def cluster_with_work(
     gateway = app.gateways.simulated.for_cluster(cluster)
     ids = []
     for n in range(jobs):
-        job = await app.jobs.submit(
-            ALICE,
-            JobSubmission(
-                name=f"fenced-{n}",
-                project_id=ProjectId(uuid.uuid4()),
-                cluster_id=cluster.id,
-                job_type=JobType.BATCH,
-                deployment_type=DeploymentType.DOCKER,
-                resources=Resources("nvidia-a100-80gb", 2),
-                spec={"simulation": {"runtime_seconds": 3600}},
-            ),
-        )
+        job = await app.jobs.submit(ALICE, an_hour_of(cluster, f"fenced-{n}", gpus=2))
         await gateway.submit(Workload.of(job))
         ids.append(job.id)
     return cluster, gateway, ids
+
+
+def an_hour_of(
+    cluster: Cluster, name: str, *, gpus: int, priority: JobPriority = JobPriority.NORMAL
+) -> JobSubmission:
+    return JobSubmission(
+        name=name,
+        project_id=ProjectId(uuid.uuid4()),
+        cluster_id=cluster.id,
+        job_type=JobType.BATCH,
+        deployment_type=DeploymentType.DOCKER,
+        resources=Resources("nvidia-a100-80gb", gpus),
+        priority=priority,
+        spec={"simulation": {"runtime_seconds": 3600}},
+    )
 
 
 def phases(listed: list[Any]) -> dict[JobId, WorkloadPhase]:
@@ -178,17 +182,7 @@ async def test_a_hand_over_reads_only_the_priority_values(app: App) -> None:
     cluster, gateway, _ = await cluster_with_work(app, jobs=0)
     await app.quotas.update_priority_class(ALICE, JobPriority.HIGH, value=500)
     job = await app.jobs.submit(
-        ALICE,
-        JobSubmission(
-            name="counted",
-            project_id=ProjectId(uuid.uuid4()),
-            cluster_id=cluster.id,
-            job_type=JobType.BATCH,
-            deployment_type=DeploymentType.DOCKER,
-            resources=Resources("nvidia-a100-80gb", 1),
-            priority=JobPriority.HIGH,
-            spec={"simulation": {"runtime_seconds": 3600}},
-        ),
+        ALICE, an_hour_of(cluster, "counted", gpus=1, priority=JobPriority.HIGH)
     )
     statements: list[str] = []
 
