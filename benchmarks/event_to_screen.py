@@ -18,7 +18,10 @@ rounded down to 5 minutes, + 24 h): subscribers who subscribe in the same 5 minu
 For each mutation: t_send (request sent), t0 (HTTP response read; the commit happened before),
 t_first and t_last (the first and the last subscriber to receive that diff). Every timestamp is
 `clock_gettime(CLOCK_MONOTONIC)` taken on this host, which is one clock for all processes on
-Linux. Reported: median and p99 (nearest rank) of t_last - t0 and t_first - t0, the spread
+Linux. A subscriber's time is when the message's bytes were read from its socket: the workers
+read every socket first and parse in a batch once they are quiet (`_Inbox`), so two worker
+processes sharing one CPU do not add their own parsing to the server's fan-out (with the
+`websockets` client, stamping after parsing, the last subscriber came 20-60 ms later). Reported: median and p99 (nearest rank) of t_last - t0 and t_first - t0, the spread
 t_last - t_first, the HTTP round trip, subscribers that missed the diff, and the CPU seconds the
 server and the clients spent per mutation (from /proc), the size of the diff message. With
 `--pin` (the default; needs 2 or more CPUs) the server runs on CPU 0 and the client workers and
@@ -375,6 +378,131 @@ class WorkerConfig:
     connect_concurrency: int = 50
 
 
+INBOX_QUIET = 0.02
+"""Seconds without new bytes on any socket after which a worker parses what it has read."""
+INBOX_HOLD = 0.5
+"""...or at most this long after the first of them: a fan-out longer than this is stamped late
+by one parse of what came before (about 50 us a message)."""
+
+
+class _Inbox:
+    """Bytes read from every socket of a worker, stamped when read and parsed in a batch once the
+    sockets are quiet: parsing 500 messages (about 50 us each) does not delay reading the next
+    socket, so a message's time is when its bytes came off the socket, not when this worker got
+    round to it. The subscribers are a stand-in for a thousand browsers on as many machines; two
+    processes sharing one CPU would otherwise add their own queueing to what is measured."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[_Socket, float, bytes]] = []
+        self._handle: asyncio.TimerHandle | None = None
+        self._first = self._last = 0.0
+
+    def put(self, sock: _Socket, t: float, data: bytes) -> None:
+        self._pending.append((sock, t, data))
+        self._last = t
+        if self._handle is None:
+            self._first = t
+            self._handle = asyncio.get_running_loop().call_later(INBOX_QUIET, self._drain)
+
+    def _drain(self) -> None:
+        self._handle = None
+        t = now()
+        if t - self._last < INBOX_QUIET and t - self._first < INBOX_HOLD:
+            self._handle = asyncio.get_running_loop().call_later(INBOX_QUIET, self._drain)
+            return
+        pending, self._pending = self._pending, []
+        for sock, at, data in pending:
+            sock.feed(at, data)
+
+
+class _Closed(Exception):
+    pass
+
+
+class _Socket(asyncio.Protocol):
+    """One subscriber's WebSocket: websockets' sans-I/O client protocol (the same framing and
+    permessage-deflate as its asyncio client) on a plain asyncio connection, fed by `_Inbox`."""
+
+    def __init__(self, inbox: _Inbox, url: str, compression: bool) -> None:
+        from websockets.client import ClientProtocol
+        from websockets.extensions.permessage_deflate import enable_client_permessage_deflate
+        from websockets.typing import Subprotocol
+        from websockets.uri import parse_uri
+
+        self.protocol = ClientProtocol(
+            parse_uri(url),
+            subprotocols=[Subprotocol(PROTOCOL)],
+            extensions=enable_client_permessage_deflate(None) if compression else None,
+            max_size=None,
+        )
+        self.inbox = inbox
+        self.transport: asyncio.Transport | None = None
+        self.messages: list[tuple[float, str]] = []
+        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.closed = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+        self.protocol.send_request(self.protocol.connect())
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        self.inbox.put(self, now(), data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if not self.opened.done():
+            self.opened.set_exception(_Closed("closed before the handshake"))
+        self._wake()
+
+    def feed(self, t: float, data: bytes) -> None:
+        from websockets.frames import Frame, Opcode
+        from websockets.http11 import Response
+
+        self.protocol.receive_data(data)
+        self._flush()  # pongs
+        for event in self.protocol.events_received():
+            if isinstance(event, Response) and not self.opened.done():
+                failed = self.protocol.handshake_exc
+                if failed is None:
+                    self.opened.set_result(None)
+                else:
+                    self.opened.set_exception(failed)
+            elif isinstance(event, Frame) and event.opcode is Opcode.TEXT:
+                if not event.fin:
+                    raise RuntimeError("a fragmented message (the server sends whole ones)")
+                self.messages.append((t, bytes(event.data).decode()))
+        self._wake()
+
+    def send(self, text: str) -> None:
+        self.protocol.send_text(text.encode())
+        self._flush()
+
+    async def recv(self) -> tuple[float, str]:
+        """The next message and when its bytes were read."""
+        while not self.messages:
+            if self.closed:
+                raise _Closed("the connection closed")
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self.messages.pop(0)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def _flush(self) -> None:
+        assert self.transport is not None
+        for chunk in self.protocol.data_to_send():
+            if chunk:
+                self.transport.write(chunk)
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+
 def worker_main(config: WorkerConfig, conn: multiprocessing.connection.Connection) -> None:
     if config.cpus:
         os.sched_setaffinity(0, config.cpus)
@@ -387,13 +515,16 @@ def worker_main(config: WorkerConfig, conn: multiprocessing.connection.Connectio
 
 
 async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connection) -> None:
-    from websockets.asyncio.client import connect
+    from urllib.parse import urlsplit
 
     subs = [Subscriber() for _ in range(config.count)]
     arrived = asyncio.Event()
     ready = 0
     gate = asyncio.Semaphore(config.connect_concurrency)
     all_ready = asyncio.Event()
+    inbox = _Inbox()
+    where = urlsplit(config.url)
+    host, port = where.hostname or "127.0.0.1", where.port or 80
     inits = [
         json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
         for token in config.tokens
@@ -410,22 +541,17 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
     async def run(sub: Subscriber, index: int) -> None:
         nonlocal ready
         counted = False
+        ws = _Socket(inbox, config.url, config.compression)
         try:
             async with gate:
-                ws = await connect(
-                    config.url,
-                    subprotocols=[PROTOCOL],  # type: ignore[list-item]
-                    compression="deflate" if config.compression else None,
-                    max_size=None,
-                    ping_interval=None,
-                    open_timeout=60,
-                    close_timeout=2,
-                )
-                await ws.send(inits[(config.offset + index) % len(inits)])
-                while json.loads(await ws.recv())["type"] != "connection_ack":
+                loop = asyncio.get_running_loop()
+                await asyncio.wait_for(loop.create_connection(lambda: ws, host, port), 60)
+                await asyncio.wait_for(ws.opened, 60)
+                ws.send(inits[(config.offset + index) % len(inits)])
+                while json.loads((await ws.recv())[1])["type"] != "connection_ack":
                     pass
-                await ws.send(subscribe)
-                first = json.loads(await ws.recv())
+                ws.send(subscribe)
+                first = json.loads((await ws.recv())[1])
                 if first.get("type") != "next":
                     raise RuntimeError(f"expected a snapshot, got {str(first)[:500]}")
                 sub.snapshots += 1
@@ -433,37 +559,37 @@ async def _worker(config: WorkerConfig, conn: multiprocessing.connection.Connect
             counted = True
             if ready == config.count:
                 all_ready.set()
-            async with ws:
-                async for raw in ws:
-                    t = now()
-                    sub.bytes += len(raw)
-                    message = json.loads(raw)
-                    kind = message.get("type")
-                    if kind == "ping":
-                        await ws.send(pong)
-                        continue
-                    if kind != "next":
-                        raise RuntimeError(f"unexpected {str(message)[:500]}")
-                    update = message["payload"]["data"]["scheduleTimeline"]
-                    if update["__typename"] == "Schedule":
-                        sub.snapshots += 1
-                        sub.resyncs += update["reason"] == "resync"
-                        continue
-                    sub.diffs += 1
-                    for seg in (*update["added"], *update["moved"]):
-                        job_id = seg.get("jobId")
-                        if job_id and job_id not in sub.seen:
-                            sub.seen[job_id] = t
-                            sub.size[job_id] = len(raw)
-                            arrived.set()
-                    if update["added"] and not any(s.get("jobId") for s in update["added"]):
-                        sub.anonymous.append((t, len(raw)))
+            while True:
+                t, raw = await ws.recv()
+                sub.bytes += len(raw)
+                message = json.loads(raw)
+                kind = message.get("type")
+                if kind == "ping":
+                    ws.send(pong)
+                    continue
+                if kind != "next":
+                    raise RuntimeError(f"unexpected {str(message)[:500]}")
+                update = message["payload"]["data"]["scheduleTimeline"]
+                if update["__typename"] == "Schedule":
+                    sub.snapshots += 1
+                    sub.resyncs += update["reason"] == "resync"
+                    continue
+                sub.diffs += 1
+                for seg in (*update["added"], *update["moved"]):
+                    job_id = seg.get("jobId")
+                    if job_id and job_id not in sub.seen:
+                        sub.seen[job_id] = t
+                        sub.size[job_id] = len(raw)
                         arrived.set()
+                if update["added"] and not any(s.get("jobId") for s in update["added"]):
+                    sub.anonymous.append((t, len(raw)))
+                    arrived.set()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             sub.error = f"{type(exc).__name__}: {exc}"[:300]
         finally:
+            ws.close()
             if not counted:
                 ready += 1
                 if ready == config.count:

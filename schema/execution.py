@@ -90,6 +90,10 @@ class ExecutionContext(StrawberryGraphQLCoreExecutionContext):
         self.async_helpers = _helpers(weakref.ref(self))
 
     def build_per_event_executor(self, payload: Any) -> Any:
+        if is_shared(payload):
+            found = _results_for(payload).get(payload, self.operation, self._variables())
+            if found is not None:  # another watcher of the view ran it: no executor to copy
+                return _Executed(found)
         executor = super().build_per_event_executor(payload)
         executor._relevant_sub_fields = {}
         executor._stream_usages = RefMap()
@@ -99,7 +103,7 @@ class ExecutionContext(StrawberryGraphQLCoreExecutionContext):
         payload = self.root_value
         if not is_shared(payload):
             return super().execute_operation(serially)
-        variables = repr(sorted(self.variable_values.coerced.items()))
+        variables = self._variables()
         found = _results_for(payload).get(payload, self.operation, variables)
         if found is not None:
             return found
@@ -108,6 +112,21 @@ class ExecutionContext(StrawberryGraphQLCoreExecutionContext):
             _remember(payload, self.operation, variables, result)
             return result
         return _remember_later(payload, self.operation, variables, result)
+
+    def _variables(self) -> str:
+        return repr(sorted(self.variable_values.coerced.items()))
+
+
+class _Executed:
+    """A per-event executor whose result is already known (a shared payload's)."""
+
+    __slots__ = ("_result",)
+
+    def __init__(self, result: ExecutionResult) -> None:
+        self._result = result
+
+    def execute_operation(self, serially: bool | None = None) -> ExecutionResult:
+        return self._result
 
 
 def _remember(payload: Any, operation: Any, variables: str, result: ExecutionResult) -> None:

@@ -200,6 +200,12 @@ class PrometheusMetrics:
         self.overflows = Counter(
             "event_subscriber_overflows", "Subscribers that fell behind their buffer.", registry=r
         )
+        sent = Counter(
+            "subscription_messages", "Subscription results sent, by how their data was encoded: "
+            "once for every watcher of a view (shared) or for this subscriber alone (own).",
+            ["encoding"], registry=r,
+        )  # fmt: skip
+        self.shared_message, self.own_message = sent.labels("shared"), sent.labels("own")
         self.request_duration = Histogram(
             "graphql_request_duration_seconds", "GraphQL queries and mutations.",
             ["operation", "type"], buckets=FAST_BUCKETS, registry=r,

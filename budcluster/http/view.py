@@ -158,6 +158,7 @@ class GraphQLView(GraphQL[Context, None]):
         )
         self.sessions = Sessions(app.tokens, app.clock, interval=app.settings.token_check_seconds)
         self._encoded = _Encoded(256)
+        self._sent = app.metrics
         self.max_response_bytes = app.settings.max_response_bytes
         self.services = ApiServices(
             jobs=app.jobs,
@@ -296,7 +297,8 @@ class GraphQLView(GraphQL[Context, None]):
         """An answer, or a WebSocket message, as JSON, at most `max_response_bytes` long (a
         longer answer becomes RESPONSE_TOO_LARGE). A subscription result shared by many
         watchers (see schema/execution.py) is serialised once: its `data` is encoded the first
-        time and reused by identity after."""
+        time and reused by identity after (each subscriber's `extensions`, the operation's cost,
+        are a few bytes encoded with it)."""
         text = self._encode(data)
         if len(text) <= self.max_response_bytes:  # ASCII (json.dumps escapes the rest)
             return text
@@ -316,12 +318,19 @@ class GraphQLView(GraphQL[Context, None]):
             payload = data.get("payload")
             if (
                 isinstance(payload, dict)
-                and payload.keys() == {"data"}
+                and payload.keys() <= {"data", "extensions"}
+                and payload.get("data") is not None
                 and is_shared_data(payload["data"])
             ):
+                self._sent.shared_message.inc()
                 body = self._encoded.get(payload["data"])
                 head = f'{{"id":{json.dumps(data["id"])},"type":"next"'
-                return f'{head},"payload":{{"data":{body}}}}}'
+                extensions = payload.get("extensions")
+                if extensions is None:
+                    return f'{head},"payload":{{"data":{body}}}}}'
+                tail = json.dumps(extensions, separators=(",", ":"))
+                return f'{head},"payload":{{"data":{body},"extensions":{tail}}}}}'
+            self._sent.own_message.inc()
         return json.dumps(data, separators=(",", ":"))
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:

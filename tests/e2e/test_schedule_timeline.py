@@ -32,6 +32,7 @@ from tests.e2e.conftest import (
     submit_ok,
 )
 from tests.e2e.test_embedded_lifecycle import admin, cluster
+from tests.e2e.test_metrics import Samples, scrape, total
 
 pytestmark = pytest.mark.e2e
 
@@ -173,10 +174,22 @@ async def test_watchers_of_two_tenants_each_get_their_own_view(embedded: Service
     ):
         for s in (first, second, other):
             await s.wait_for(lambda m: len(m) >= 1)
+        before, _ = await scrape(embedded)
+        received = sum(len(s.messages) for s in (first, second, other))
         async with http_client(embedded, alice) as session:
             job = await submit_ok(session, batch_job(where, gpus=2, runtime=1.0, name="alices"))
         await first.wait_for(has_job(job["id"], "COMPLETED"), timeout=40)
         await second.wait_for(has_job(job["id"], "COMPLETED"), timeout=40)
+        after, _ = await scrape(embedded)
+        received = sum(len(s.messages) for s in (first, second, other)) - received
+
+        def sent(samples: Samples, encoding: str) -> float:
+            return total(samples, "subscription_messages_total", encoding=encoding)
+
+        # every diff's data was encoded once for its view, not once per watcher (the
+        # operation's cost in `extensions` is each message's own)
+        assert sent(after, "own") == sent(before, "own")
+        assert sent(after, "shared") - sent(before, "shared") >= received > 0
 
         def mine(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             return [

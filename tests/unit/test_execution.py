@@ -60,7 +60,9 @@ def test_a_shared_payload_is_executed_once_per_operation() -> None:
     payload = Query(box=box, shared=True)
     first = base.build_per_event_executor(payload).execute_operation()
     box.items.append(Item(name="b"))  # a second execution would see it
-    again = base.build_per_event_executor(payload).execute_operation()
+    known = base.build_per_event_executor(payload)
+    assert not isinstance(known, ExecutionContext)  # the result is known: no executor copied
+    again = known.execute_operation()
     assert again is first
     assert first.data == {"box": {"items": [{"name": "a"}]}}
 
