@@ -76,6 +76,11 @@ CALIBRATION_JOBS = 5000
 CALIBRATION_TTL = timedelta(seconds=30)
 MAX_PACING = 5.0
 """The longest a recompute waits for the process to serve changes (a slow recompute's time)."""
+QUIET_SHARE = 4.0
+"""A stream of changes has ended when none came for the last recompute's time / this. Not
+measured on a trace: a client's stream of submissions comes tens of ms apart
+(benchmarks.submissions: 30/s), and a recompute under one takes a second or more, so a quarter
+of it is many gaps long; a change that comes later waits at most that quarter more."""
 SHOWN_CONFIDENCES = (0.5, 0.8, 0.95)
 """The windows kept with a submission estimate, whose coverage `estimateAccuracy` reports."""
 
@@ -647,9 +652,11 @@ class TimelineRefresher:
 
     A recompute is not started sooner after the last one ended than that one took: under a
     stream of changes (a client submitting hundreds of jobs) at most half of the process's time
-    goes to recomputing, and the rest to serving the changes; the timeline then lags the last
-    change by at most about two recomputes. A change after a quiet spell waits only the
-    debounce."""
+    goes to recomputing, and the rest to serving the changes. That pacing lasts only while the
+    changes go on: once none came for a quarter of the last recompute's time (`QUIET_SHARE`),
+    the stream has ended and the recompute starts, so the timeline lags the last change of a
+    stream by what is left of the recompute under way, that quiet and one recompute. A change
+    after a quiet spell waits only the debounce."""
 
     def __init__(
         self,
@@ -674,22 +681,30 @@ class TimelineRefresher:
 
         async def listen() -> None:
             async for item in live:
-                if isinstance(item, Overflowed):
+                if isinstance(item, Overflowed) or item.affects_schedule:
                     dirty.set()
-                    continue
-                if item.affects_schedule:
-                    dirty.set()
+                    changed[0] = self._clock.now()
 
         listener = asyncio.create_task(listen())
+        changed = [self._clock.now()]
+        """When the last change that dirties the timeline came: has a stream gone quiet?"""
         took = 0.0
         ended = self._clock.now()
         try:
             while True:
                 await wait_event(dirty, self._period, sleep=self._clock.sleep)
                 # let a burst end (one recompute for it), and, in a stream of changes, the
-                # process serve them as long as the last recompute took
+                # process serve them as long as the last recompute took, or until they stop
                 since = (self._clock.now() - ended).total_seconds()
-                await self._clock.sleep(max(self._debounce, took - since))
+                pace = max(self._debounce, took - since)
+                quiet = max(self._debounce, took / QUIET_SHARE)
+                deadline = self._clock.now() + timedelta(seconds=pace)
+                await self._clock.sleep(min(self._debounce, pace))
+                while (left := (deadline - self._clock.now()).total_seconds()) > 0:
+                    still = quiet - (self._clock.now() - changed[0]).total_seconds()
+                    if still <= 0:
+                        break
+                    await self._clock.sleep(min(still, left))
                 dirty.clear()
                 began = self._clock.now()
                 try:

@@ -15,7 +15,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -468,6 +468,50 @@ async def test_a_stream_of_changes_leaves_the_process_time_to_serve_them() -> No
     calls = slow.calls
     await clock.run_for(30, step=1)
     assert slow.calls == calls  # the stream ended and the last change was recomputed: quiet
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_the_last_change_of_a_stream_waits_out_no_pacing() -> None:
+    """When a stream of changes stops, the recompute that shows its last change starts once
+    the stream has been quiet for a quarter of a recompute's time, not when the pacing would
+    have let it (as long as the last recompute took): the lag is what is left of the recompute
+    under way, that quiet and one recompute."""
+    from domain.model.ids import ClusterId
+    from domain.ports.events import StoredEvent
+    from domain.services.timeline import TimelineRefresher
+    from tests.support.fakes import FakeClock
+
+    clock = FakeClock(manual=True)
+
+    class Slow(TimelineService):
+        def __init__(self) -> None:  # only `refresh` is used
+            self.runs: list[tuple[datetime, datetime]] = []
+
+        async def refresh(self, cluster_id: ClusterId) -> bool:
+            began = clock.now()
+            await clock.sleep(1.0)
+            self.runs.append((began, clock.now()))
+            return True
+
+    hub = FakeHub()
+    slow = Slow()
+    refresher = TimelineRefresher(slow, hub, clock, debounce_seconds=0.05, period_seconds=60)
+    cluster = ClusterId(CLUSTER)
+    task = asyncio.create_task(refresher.run(cluster))
+    job_event = next(iter(world_events()))
+    last = clock.now()
+    for i in range(52):  # an event every 0.1 s; the last 50 ms after a recompute ended
+        last = clock.now()
+        hub.deliver([StoredEvent(cluster, i + 1, job_event, last)])
+        await clock.run_for(0.1, step=0.05)
+    await clock.run_for(5, step=0.05)
+    shown = next(end for began, end in slow.runs if began >= last)
+    under_way = max((end for began, end in slow.runs if began < last), default=last)
+    left = max(0.0, (under_way - last).total_seconds())
+    lag = (shown - last).total_seconds()
+    assert left == 0.0  # the pacing alone would have waited until 0.95 s after the last change
+    assert lag <= left + 0.25 + 1.0 + 0.05, lag  # was 1.95
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
