@@ -21,7 +21,8 @@ t_first and t_last (the first and the last subscriber to receive that diff). Eve
 Linux. A subscriber's time is when the message's bytes were read from its socket: the workers
 read every socket first and parse in a batch once they are quiet (`_Inbox`), so two worker
 processes sharing one CPU do not add their own parsing to the server's fan-out (with the
-`websockets` client, stamping after parsing, the last subscriber came 20-60 ms later). Reported: median and p99 (nearest rank) of t_last - t0 and t_first - t0, the spread
+`websockets` client, stamping after parsing, the last subscriber came 20-60 ms later).
+Reported: median and p99 (nearest rank) of t_last - t0 and t_first - t0, the spread
 t_last - t_first, the HTTP round trip, subscribers that missed the diff, and the CPU seconds the
 server and the clients spent per mutation (from /proc), the size of the diff message. With
 `--pin` (the default; needs 2 or more CPUs) the server runs on CPU 0 and the client workers and
