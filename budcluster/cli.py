@@ -80,7 +80,7 @@ def _announce(settings: Settings, first_token: str | None) -> None:
 async def serve(settings: Settings) -> int:
     from budcluster.http import create_app
     from budcluster.http.persisted import InvalidManifest, PersistedDocuments
-    from budcluster.http.server import listen, protocol
+    from budcluster.http.server import WebSocketProtocol, listen, protocol
 
     try:
         PersistedDocuments.load(settings.persisted_documents_file)
@@ -111,7 +111,7 @@ async def serve(settings: Settings) -> int:
                 log_config=None,
                 access_log=settings.access_log,
                 http=protocol(settings.header_timeout_seconds),
-                ws="websockets-sansio",
+                ws=WebSocketProtocol,
                 ws_max_size=settings.max_body_bytes,
                 lifespan="on",
             )

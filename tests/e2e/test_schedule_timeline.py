@@ -243,3 +243,48 @@ async def test_a_burst_is_recomputed_a_handful_of_times(embedded: Service) -> No
         print(f"burst of 200 submissions in {burst * 1000:.0f} ms -> {len(diffs)} diffs")
         assert len(diffs) <= max(8, int(burst / 0.05) + 4), (len(diffs), burst)
         assert len(diffs) < 200 / 10
+
+
+async def _frame(reader: asyncio.StreamReader) -> tuple[bool, bytes]:
+    """One unmasked frame from a server: (RSV1, its payload as sent)."""
+    head = await reader.readexactly(2)
+    size = head[1] & 0x7F
+    if size == 126:
+        size = int.from_bytes(await reader.readexactly(2), "big")
+    elif size == 127:
+        size = int.from_bytes(await reader.readexactly(8), "big")
+    return bool(head[0] & 0x40), await reader.readexactly(size)
+
+
+def _masked_text(data: bytes) -> bytes:
+    mask = b"\x01\x02\x03\x04"
+    assert len(data) < 65536
+    size = bytes([0x80 | len(data)]) if len(data) < 126 else b"\xfe" + len(data).to_bytes(2, "big")
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+    return b"\x81" + size + mask + body
+
+
+async def test_small_messages_go_uncompressed_on_a_deflate_connection(embedded: Service) -> None:
+    """A client that offers permessage-deflate gets small messages (the ack, a small schedule)
+    as they are, RSV1 unset: deflating each diff for each subscriber is a quarter of a fan-out
+    (budcluster/http/server.py); longer ones are compressed (its unit test)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", embedded.port)
+    try:
+        writer.write(
+            b"GET /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n"
+            b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n"
+        )
+        answer = (await reader.readuntil(b"\r\n\r\n")).decode().lower()
+        assert answer.startswith("http/1.1 101") and "permessage-deflate" in answer, answer
+        init = {
+            "type": "connection_init",
+            "payload": {"Authorization": f"Bearer {admin(embedded)}"},
+        }
+        writer.write(_masked_text(json.dumps(init).encode()))
+        compressed, payload = await asyncio.wait_for(_frame(reader), 10)
+        assert json.loads(payload)["type"] == "connection_ack"
+        assert not compressed
+    finally:
+        writer.close()

@@ -43,3 +43,30 @@ async def test_accepted_connections_send_without_delay() -> None:
     finally:
         server.close()
         await server.wait_closed()
+
+
+def test_small_websocket_messages_go_uncompressed_and_the_stream_still_decodes() -> None:
+    """On a permessage-deflate connection, a message under SMALL_MESSAGE_BYTES goes as it is
+    (RSV1 unset) and a longer one compressed; a standard client's decoder, keeping its context
+    across messages, reads them all in any mix."""
+    from websockets.extensions.permessage_deflate import (
+        ClientPerMessageDeflateFactory,
+        PerMessageDeflate,
+    )
+    from websockets.frames import Frame, Opcode
+
+    from budcluster.http.server import SMALL_MESSAGE_BYTES, _Deflate
+
+    server = _Deflate(server_max_window_bits=12, client_max_window_bits=12)
+    client = ClientPerMessageDeflateFactory(client_max_window_bits=True)
+    answer, sending = server.process_request_params(client.get_request_params(), [])
+    receiving = client.process_response_params(answer, [])
+    assert isinstance(receiving, PerMessageDeflate)
+    small = b'{"type":"next","payload":{"data":' + b"1" * 200 + b"}}"
+    large = b'{"type":"next","payload":{"data":[' + b'"same",' * 2000 + b'"end"]}}'
+    assert len(small) < SMALL_MESSAGE_BYTES < len(large)
+    for data in (large, small, large, small, small, large):
+        sent = sending.encode(Frame(Opcode.TEXT, data))
+        assert sent.rsv1 is (data is large)
+        assert len(sent.data) < len(data) / 10 if data is large else sent.data == data
+        assert receiving.decode(sent).data == data
