@@ -6,9 +6,11 @@ preemptible work, and half of the GPUs busy with running jobs. Each configuratio
 `--repeat` times; the median wall time is printed, alone and with every waiting job's 80 %
 start window (calibrated on a synthetic record of 500 starts), with the number of admission
 cycles the replay ran. One more submission is timed the same way: there is no incremental path
-yet, so it is a full replay.
+yet, so it is a full replay. `--divergence` also prints, for 10,000 waiting on 1,000 GPUs, how
+much of the replay each kind of change leaves as it was (the most a replay resumed from a
+checkpoint could skip) and how many plans it changes.
 
-    .venv/bin/python -m benchmarks.estimator [--repeat 5]
+    .venv/bin/python -m benchmarks.estimator [--repeat 5] [--divergence]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import random
 import statistics
 import time
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from domain.model.cluster import Node, NodeType
@@ -236,9 +239,66 @@ def timed(
     return statistics.median(runs), statistics.median(with_windows), schedule.cycles, started
 
 
+def divergence(gpus: int, pending: int, trials: int = 4) -> None:
+    """How much of a replay a change leaves as it was: the first moment any other job's plan
+    differs from the replay without the change, as the share of the replay's job starts
+    before it (what a replay resumed from a checkpoint there would not redo, the most an
+    incremental path by resumption can save), and how many plans changed (what it must
+    still send). Submissions of each priority, cancels of waiting jobs, and running jobs
+    that end now rather than when estimated."""
+    base = build(gpus, pending)
+    far = NOW + timedelta(days=10_000)
+    before = estimate(base)
+    starts = sorted(p.start for p in before.jobs.values() if p.start is not None)
+
+    def compare(snapshot: Snapshot, changed: JobId) -> tuple[float, int]:
+        after = estimate(snapshot)
+        moments = [
+            min(old.start or far, new.start or far)
+            for key, old in before.jobs.items()
+            if key != changed
+            and (new := after.jobs.get(key)) is not None
+            and (old.start, old.end, old.placements) != (new.start, new.end, new.placements)
+        ]
+        if not moments:
+            return 1.0, 0
+        first = min(moments)
+        return sum(1 for s in starts if s < first) / len(starts), len(moments)
+
+    rng = random.Random(3)
+    rows: list[tuple[str, float, int]] = []
+    for i in range(trials):
+        priority = [JobPriority.HIGH, JobPriority.NORMAL, JobPriority.LOW, JobPriority.SPOT][i % 4]
+        job = _job(rng, f"new-{i}", rng.choice(FLAVORS), rng.choice([1, 2, 4, 8]), priority,
+                   JobStatus.QUEUED, rng, age=pending + 10)  # fmt: skip
+        job = replace(job, created_at=NOW, updated_at=NOW)
+        kept, moved = compare(replace(base, jobs=(*base.jobs, job)), job.id)
+        rows.append(
+            (f"submit {priority.value.lower()}, {job.resources.gpu_count} GPUs", kept, moved)
+        )
+    waiting = [j for j in base.jobs if j.status is JobStatus.QUEUED]
+    running = [j for j in base.jobs if j.status is JobStatus.RUNNING]
+    for what, pool in (("cancel a waiting job", waiting), ("a running job ends now", running)):
+        for _ in range(trials // 2):
+            gone = rng.choice(pool)
+            kept, moved = compare(
+                replace(base, jobs=tuple(j for j in base.jobs if j.id != gone.id)), gone.id
+            )
+            rows.append((what, kept, moved))
+    print(f"\n{pending} waiting on {gpus} GPUs: what a change leaves as it was")
+    print(f"{'change':<32} {'starts before its first effect':>31} {'plans changed':>14}")
+    for what, kept, moved in rows:
+        print(f"{what:<32} {kept:>30.1%} {moved:>14}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--divergence",
+        action="store_true",
+        help="also print how much of a replay each kind of change leaves as it was",
+    )
     args = parser.parse_args()
     calibration = record(random.Random(3))
     print(
@@ -272,6 +332,8 @@ def main() -> None:
                 f"{gpus:>6} {pending:>8} {median:>10.1f} {windowed:>12.1f} {cycles:>7} "
                 f"{started:>9} {plus_one:>10.1f}"
             )
+    if args.divergence:
+        divergence(1000, 10_000)
 
 
 if __name__ == "__main__":
