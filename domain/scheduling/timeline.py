@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -209,6 +210,68 @@ def build(
     )
     forecast = {k: tuple(v) for k, v in schedule.free_gpus.items()}
     return Timeline(schedule.now, rows_of(nodes), segments, queue, forecast)
+
+
+WINDOW_SLACK = 0.05
+"""A start window shown before is kept while the one worked out now is within this share of
+its width of it (each bound). The bounds are the wait times e^score (`Calibration.window`),
+so with the estimated start fixed they move with every recompute as time passes, and each such
+move marked every waiting job's segment changed and sent the whole queue to every subscriber.
+A twentieth of an 80 % band is well inside what the band means; chosen, not fitted."""
+
+
+def steady(old: Timeline | None, new: Timeline) -> Timeline:
+    """`new`, with the start windows `old` showed for the same estimate kept where the new ones
+    differ by no more than `WINDOW_SLACK` of their width: time passing alone is no change."""
+    if old is None:
+        return new
+    segments = dict(new.segments)
+    for key, seg in new.segments.items():
+        before = old.segments.get(key)
+        if (
+            before is not None
+            and before is not seg
+            and seg.earliest_start is not None
+            and before.earliest_start is not None
+            and _close(before, seg, seg.start)
+            and replace(seg, earliest_start=before.earliest_start, latest_start=before.latest_start)
+            == before
+        ):
+            segments[key] = before
+    old_entries = {e.job_id: e for e in old.queue}
+    queue = []
+    for entry in new.queue:
+        before_entry = old_entries.get(entry.job_id)
+        if (
+            before_entry is not None
+            and entry.earliest_start is not None
+            and before_entry.earliest_start is not None
+            and before_entry.estimated_start == entry.estimated_start
+            and _close(before_entry, entry, entry.estimated_start)
+        ):
+            entry = replace(
+                entry,
+                earliest_start=before_entry.earliest_start,
+                latest_start=before_entry.latest_start,
+            )
+        queue.append(entry)
+    return replace(new, segments=segments, queue=tuple(queue))
+
+
+def _close(before: Segment | QueueEntry, now: Segment | QueueEntry, start: datetime | None) -> bool:
+    """Whether `now`'s window is within the slack of `before`'s: a share of its width, or of
+    how far before the estimated start it opens when it has no latest start."""
+    assert before.earliest_start is not None and now.earliest_start is not None
+    if (before.latest_start is None) != (now.latest_start is None):
+        return False
+    if before.latest_start is None or now.latest_start is None:
+        reach = abs((start or now.earliest_start) - now.earliest_start)
+        return abs(before.earliest_start - now.earliest_start) <= reach * WINDOW_SLACK
+    slack = (now.latest_start - now.earliest_start) * WINDOW_SLACK
+    return (
+        abs(before.earliest_start - now.earliest_start) <= slack
+        and abs(before.latest_start - now.latest_start) <= slack
+    )
 
 
 def diff(old: Timeline | None, new: Timeline) -> TimelineDiff:

@@ -424,6 +424,7 @@ class TimelineService:
         estimates = self._estimates(schedule, active, snapshot.durations, prices, calibration)
         async with self._uow(TenantScope.system()) as uow:
             latest = await self._latest(uow, cluster_id)
+            timeline = timelines.steady(latest.timeline if latest else None, timeline)
             change = timelines.diff(latest.timeline if latest else None, timeline)
             await uow.jobs.store_estimates(estimates)
             if not change.empty:

@@ -106,6 +106,66 @@ def built(
     )
 
 
+def test_time_passing_alone_does_not_move_a_start_window() -> None:
+    """A window's bounds are multiples of the wait (start - now), so a recompute ten seconds
+    later works out a slightly different one for the same estimate; the timeline keeps the one
+    it showed (within WINDOW_SLACK of its width), so the diff is empty rather than every
+    waiting segment and the whole queue. A moved estimate, or a window moved by more, is
+    shown anew."""
+    record = [
+        WindowOutcome(
+            NOW - timedelta(days=1, minutes=i),
+            NOW - timedelta(days=1, minutes=i) + timedelta(hours=1),
+            NOW - timedelta(days=1, minutes=i) + timedelta(minutes=30 + i * 60 / 39),
+        )
+        for i in range(40)
+    ]
+    calibration = Calibration(record)
+    scenario = SCENARIO
+    jobs = scenario.jobs()
+    for job in jobs:
+        job.estimated_duration_seconds = 3600
+    schedule_now = estimate(
+        Snapshot(NOW, scenario.node_objects(), scenario.quota_set(), jobs, Durations())
+    )
+
+    def at(now: datetime, schedule_start: datetime | None = None) -> Timeline:
+        schedule = replace(schedule_now, now=now, jobs=dict(schedule_now.jobs))
+        if schedule_start is not None:
+            for job_id, plan in list(schedule.jobs.items()):
+                if plan.start is not None and plan.start > NOW:
+                    schedule.jobs[job_id] = replace(plan, start=schedule_start)
+        return timelines.build(
+            schedule,
+            scenario.node_objects(),
+            jobs,
+            [],
+            [],
+            Durations(),
+            timelines.SegmentIds(b"test"),
+            calibration,
+        )
+
+    first = at(NOW)
+    later = at(NOW + timedelta(seconds=10))
+    waiting = next(s for s in first.segments.values() if s.name == "next")
+    moved = later.segments[waiting.id]
+    assert (moved.earliest_start, moved.latest_start) != (
+        waiting.earliest_start,
+        waiting.latest_start,
+    )  # the window worked out now moved a little
+    kept = timelines.steady(first, later)
+    assert kept.segments[waiting.id] is waiting
+    assert timelines.diff(first, kept).empty
+    assert timelines.apply(first, timelines.diff(first, kept)) == kept
+    much_later = timelines.steady(first, at(NOW + timedelta(hours=6)))
+    assert much_later.segments[waiting.id] != waiting  # time enough to move it: shown anew
+    assert waiting.start is not None
+    moved_estimate = timelines.steady(first, at(NOW, waiting.start + timedelta(hours=2)))
+    assert moved_estimate.segments[waiting.id].start == waiting.start + timedelta(hours=2)
+    assert moved_estimate.segments[waiting.id].earliest_start != waiting.earliest_start
+
+
 def test_rows_segments_and_queue() -> None:
     _jobs, tl = built()
     assert [r.id for r in tl.rows] == [
