@@ -250,9 +250,11 @@ async def test_a_waiting_job_gets_a_start_window_once_the_cluster_has_a_record(
 
     await eventually(recorded, within=30)
     # the one that waits is read before its estimated start (past it, it would count as late,
-    # and a record this short then has no latest start): run 15 s, estimated at four times that
+    # and a record this short then has no latest start): run 15 s, estimated at 40 times that,
+    # so that even scaled by the ratio the quick jobs taught (0.5 s run, 1 s asked) and read on
+    # a loaded machine, its estimated start is minutes away (4x failed 1 run in 3 under load)
     longer = [
-        {**long_job(live, f"long-{i}", runtime=15), "estimatedDurationSeconds": 60}
+        {**long_job(live, f"long-{i}", runtime=15), "estimatedDurationSeconds": 600}
         for i in range(3)
     ]
     running = [(await live.ok(SUBMIT, {"input": j}, token=token))["submitJob"] for j in longer]
