@@ -55,7 +55,7 @@ from domain.services.schedule_updates import (
 )
 from domain.services.timeline import TimelineService, cut
 from tests.support.admission_tables import A100, CLUSTER, NOW, TENANT, Scenario, W, q
-from tests.support.fakes import FakeEventLog, FakeHub
+from tests.support.fakes import FakeClock, FakeEventLog, FakeHub
 from tests.unit.test_job_service import HubPublisher, World
 
 SCENARIO = Scenario(
@@ -494,40 +494,54 @@ async def test_a_burst_of_events_makes_a_handful_of_recomputes() -> None:
     await asyncio.gather(task, return_exceptions=True)
 
 
-async def test_a_stream_of_changes_leaves_the_process_time_to_serve_them() -> None:
-    """Events all the time, and a recompute that takes a second: the next recompute waits as
-    long as the last one took, so recomputing takes at most about half of the time (without the
-    pacing it would start again 50 ms after each one: 9 or 10 in 10 s)."""
-    from domain.model.ids import ClusterId
+class SlowRefresh(TimelineService):
+    """A recompute that takes a second of the fake clock, and when each one ran (only `refresh`
+    is used: no uow, clock or jobs)."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.runs: list[tuple[datetime, datetime]] = []
+
+    async def refresh(self, cluster_id: ClusterId) -> bool:
+        began = self.clock.now()
+        await self.clock.sleep(1.0)
+        self.runs.append((began, self.clock.now()))
+        return True
+
+
+async def stream_of_changes(
+    events: int,
+) -> tuple[FakeClock, SlowRefresh, asyncio.Task[None], datetime]:
+    """A refresher over a SlowRefresh, sent a change every 0.1 s `events` times; the clock,
+    the service, the refresher's task and when the last change came."""
     from domain.ports.events import StoredEvent
     from domain.services.timeline import TimelineRefresher
-    from tests.support.fakes import FakeClock
 
     clock = FakeClock(manual=True)
-
-    class Slow(TimelineService):
-        def __init__(self) -> None:  # only `refresh` is used
-            self.calls = 0
-
-        async def refresh(self, cluster_id: ClusterId) -> bool:
-            self.calls += 1
-            await clock.sleep(1.0)
-            return True
-
+    slow = SlowRefresh(clock)
     hub = FakeHub()
-    slow = Slow()
     refresher = TimelineRefresher(slow, hub, clock, debounce_seconds=0.05, period_seconds=60)
     cluster = ClusterId(CLUSTER)
     task = asyncio.create_task(refresher.run(cluster))
     job_event = next(iter(world_events()))
-    for i in range(100):  # an event every 0.1 s for 10 s
-        hub.deliver([StoredEvent(cluster, i + 1, job_event, clock.now())])
+    last = clock.now()
+    for i in range(events):
+        last = clock.now()
+        hub.deliver([StoredEvent(cluster, i + 1, job_event, last)])
         await clock.run_for(0.1, step=0.05)
-    assert 4 <= slow.calls <= 6, slow.calls
+    return clock, slow, task, last
+
+
+async def test_a_stream_of_changes_leaves_the_process_time_to_serve_them() -> None:
+    """Events all the time, and a recompute that takes a second: the next recompute waits as
+    long as the last one took, so recomputing takes at most about half of the time (without the
+    pacing it would start again 50 ms after each one: 9 or 10 in 10 s)."""
+    clock, slow, task, _ = await stream_of_changes(100)  # an event every 0.1 s for 10 s
+    assert 4 <= len(slow.runs) <= 6, len(slow.runs)
     await clock.run_for(3, step=0.05)
-    calls = slow.calls
+    calls = len(slow.runs)
     await clock.run_for(30, step=1)
-    assert slow.calls == calls  # the stream ended and the last change was recomputed: quiet
+    assert len(slow.runs) == calls  # the stream ended and the last change was recomputed: quiet
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
@@ -537,34 +551,7 @@ async def test_the_last_change_of_a_stream_waits_out_no_pacing() -> None:
     the stream has been quiet for a quarter of a recompute's time, not when the pacing would
     have let it (as long as the last recompute took): the lag is what is left of the recompute
     under way, that quiet and one recompute."""
-    from domain.model.ids import ClusterId
-    from domain.ports.events import StoredEvent
-    from domain.services.timeline import TimelineRefresher
-    from tests.support.fakes import FakeClock
-
-    clock = FakeClock(manual=True)
-
-    class Slow(TimelineService):
-        def __init__(self) -> None:  # only `refresh` is used
-            self.runs: list[tuple[datetime, datetime]] = []
-
-        async def refresh(self, cluster_id: ClusterId) -> bool:
-            began = clock.now()
-            await clock.sleep(1.0)
-            self.runs.append((began, clock.now()))
-            return True
-
-    hub = FakeHub()
-    slow = Slow()
-    refresher = TimelineRefresher(slow, hub, clock, debounce_seconds=0.05, period_seconds=60)
-    cluster = ClusterId(CLUSTER)
-    task = asyncio.create_task(refresher.run(cluster))
-    job_event = next(iter(world_events()))
-    last = clock.now()
-    for i in range(52):  # an event every 0.1 s; the last 50 ms after a recompute ended
-        last = clock.now()
-        hub.deliver([StoredEvent(cluster, i + 1, job_event, last)])
-        await clock.run_for(0.1, step=0.05)
+    clock, slow, task, last = await stream_of_changes(52)  # the last 50 ms after a recompute
     await clock.run_for(5, step=0.05)
     shown = next(end for began, end in slow.runs if began >= last)
     under_way = max((end for began, end in slow.runs if began < last), default=last)
