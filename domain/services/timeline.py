@@ -680,6 +680,9 @@ class TimelineRefresher:
         dirty.set()
         live = await self._hub.subscribe(cluster_id, buffer=1024)
 
+        changed = [self._clock.now()]
+        """When the last change that dirties the timeline came: has a stream gone quiet?"""
+
         async def listen() -> None:
             async for item in live:
                 if isinstance(item, Overflowed) or item.affects_schedule:
@@ -687,8 +690,6 @@ class TimelineRefresher:
                     changed[0] = self._clock.now()
 
         listener = asyncio.create_task(listen())
-        changed = [self._clock.now()]
-        """When the last change that dirties the timeline came: has a stream gone quiet?"""
         took = 0.0
         ended = self._clock.now()
         try:
