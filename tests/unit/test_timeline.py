@@ -106,20 +106,28 @@ def built(
     )
 
 
+def estimated_an_hour_ahead(came_after_minutes: float) -> list[WindowOutcome]:
+    """A day-old record of 40 starts estimated an hour ahead that came `came_after_minutes` to
+    an hour more than that after submission."""
+    return [
+        WindowOutcome(
+            NOW - timedelta(days=1, minutes=i),
+            NOW - timedelta(days=1, minutes=i) + timedelta(hours=1),
+            NOW
+            - timedelta(days=1, minutes=i)
+            + timedelta(minutes=came_after_minutes + i * 60 / 39),
+        )
+        for i in range(40)
+    ]
+
+
 def test_time_passing_alone_does_not_move_a_start_window() -> None:
     """A window's bounds are multiples of the wait (start - now), so a recompute ten seconds
     later works out a slightly different one for the same estimate; the timeline keeps the one
     it showed (within WINDOW_SLACK of its width), so the diff is empty rather than every
     waiting segment and the whole queue. A moved estimate, or a window moved by more, is
     shown anew."""
-    record = [
-        WindowOutcome(
-            NOW - timedelta(days=1, minutes=i),
-            NOW - timedelta(days=1, minutes=i) + timedelta(hours=1),
-            NOW - timedelta(days=1, minutes=i) + timedelta(minutes=30 + i * 60 / 39),
-        )
-        for i in range(40)
-    ]
+    record = estimated_an_hour_ahead(came_after_minutes=30)
     calibration = Calibration(record)
     scenario = SCENARIO
     jobs = scenario.jobs()
@@ -186,14 +194,7 @@ def test_rows_segments_and_queue() -> None:
 def test_a_waiting_jobs_segment_carries_its_start_window() -> None:
     """Issue 11: the band the UI draws around an estimated segment; starts of past jobs were
     estimated an hour ahead and came 30 to 90 minutes later, so the window says so."""
-    record = [
-        WindowOutcome(
-            NOW - timedelta(days=1, minutes=i),
-            NOW - timedelta(days=1, minutes=i) + timedelta(hours=1),
-            NOW - timedelta(days=1, minutes=i) + timedelta(minutes=90 + i * 60 / 39),
-        )
-        for i in range(40)
-    ]
+    record = estimated_an_hour_ahead(came_after_minutes=90)
     _jobs, tl = built(calibration=Calibration(record))
     by_name = {s.name: s for s in tl.segments.values()}
     waiting = by_name["next"]
