@@ -83,6 +83,7 @@ from domain.services.reactions import Reactions
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationLimits, ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.spend import SpendService
 from domain.services.task_names import TaskBacklog
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import TokenService
@@ -460,6 +461,7 @@ def _services(
         limiter=_limiter(settings, stores.redis, clock),
         compute=compute,
         metrics=metrics,
+        spend=SpendService(uow=uow),
         audit=AuditService(
             uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
         ),

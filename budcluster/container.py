@@ -57,6 +57,7 @@ from domain.services.quotas import QuotaService
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.spend import SpendService
 from domain.services.task_names import TaskBacklog
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import IssuedToken, TokenService
@@ -109,6 +110,7 @@ class App:
     compute: Compute
     metrics: PrometheusMetrics
     audit: AuditService
+    spend: SpendService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None

@@ -15,13 +15,21 @@ from schema.access import requires
 from schema.context import Info
 from schema.refusals import typed_errors
 from schema.types import errors
-from schema.types.cluster import Cluster
-from schema.types.cluster_inputs import RegisterClusterInput, UpdateClusterInput
+from schema.types.cluster import Cluster, GpuPrice
+from schema.types.cluster_inputs import (
+    RegisterClusterInput,
+    SetGpuPriceInput,
+    UpdateClusterInput,
+)
 
 Errors = (
     errors.ValidationError | errors.NotFoundError | errors.ConflictError | errors.ForbiddenError
 )
 ClusterResult = Annotated[Cluster | Errors, strawberry.union("ClusterResult")]
+GpuPriceResult = Annotated[
+    GpuPrice | errors.ValidationError | errors.NotFoundError | errors.ForbiddenError,
+    strawberry.union("GpuPriceResult"),
+]
 
 
 @requires(Scope.CLUSTERS_READ)
@@ -79,3 +87,12 @@ async def delete_cluster(info: Info, id: strawberry.ID, force: bool = False) -> 
 async def refresh_cluster(info: Info, id: strawberry.ID) -> ClusterResult:
     synced = await info.context.services.registry.refresh(ClusterId(parse_uuid(id, "id")))
     return Cluster.from_domain(synced)
+
+
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
+async def set_gpu_price(info: Info, input: SetGpuPriceInput) -> GpuPriceResult:
+    price = await info.context.services.clusters.set_gpu_price(
+        ClusterId(parse_uuid(input.cluster_id, "cluster_id")), input.gpu_type, input.hourly_price
+    )
+    return GpuPrice(gpu_type=price.gpu_type, hourly_price=price.hourly, since=price.since)

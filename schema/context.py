@@ -7,6 +7,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from strawberry.dataloader import DataLoader
@@ -19,6 +20,7 @@ from domain.model.job import Job, JobEvent
 from domain.model.principal import Principal
 from domain.ports.clock import Clock
 from domain.ports.limits import Bucket, RateLimiter
+from domain.scheduling.cost import PriceNow
 from domain.services.audit import AuditService
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmarks import BenchmarkService
@@ -33,6 +35,7 @@ from domain.services.refusals import RefusalRecords
 from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
+from domain.services.spend import SpendService
 from domain.services.timeline import TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
@@ -127,6 +130,7 @@ class ApiServices:
     benchmark_progress: BenchmarkProgressService
     limits: RequestLimits
     audit: AuditService
+    spend: SpendService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
     shares: TenantShares | None = None
@@ -159,6 +163,8 @@ class Loaders:
         self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = SharedLoader(
             lookups.queue_positions
         )
+        self.prices: DataLoader[ClusterId, list[PriceNow]] = SharedLoader(lookups.prices)
+        self.cost_so_far: DataLoader[Job, Decimal | None] = SharedLoader(lookups.costs_so_far)
 
 
 class _Lookups:
@@ -173,6 +179,12 @@ class _Lookups:
     async def clusters(self, ids: list[ClusterId]) -> list[Cluster | None]:
         found = await self._services.clusters.get_many(ids)
         return [found.get(i) for i in ids]
+
+    async def prices(self, ids: list[ClusterId]) -> list[list[PriceNow]]:
+        return await self._services.clusters.prices_now(ids)
+
+    async def costs_so_far(self, jobs: list[Job]) -> list[Decimal | None]:
+        return await self._services.clusters.costs_so_far(jobs)
 
     async def quotas(self, ids: list[ClusterId]) -> list[ClusterQuotas]:
         if self._principal is None:

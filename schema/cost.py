@@ -42,7 +42,7 @@ from graphql import (
     value_from_ast_untyped,
 )
 
-from domain.services import audit, benchmarks, deployments, jobs
+from domain.services import audit, benchmarks, deployments, jobs, spend
 
 BASE = 10
 INTROSPECTION = 50
@@ -124,6 +124,7 @@ PAGES: dict[str, Page] = {
     "Query.deployments": Page(deployments.MAX_PAGE),
     "Query.benchmarks": Page(benchmarks.MAX_PAGE),
     "Benchmark.samples": Page(SAMPLES_PAGE),
+    "Query.spend": Page(spend.MAX_PAGE),
 }
 """Pages: connections and lists with a size argument, by `Type.field`."""
 
@@ -133,12 +134,14 @@ LIST_SIZES: dict[str, int] = {
     "BenchmarkConnection.edges": 1,
     "DeploymentConnection.edges": 1,
     "JobConnection.edges": 1,
+    "SpendConnection.edges": 1,
     # lists of objects, by how long they are expected to be
     "Query.clusters": 10,
     "Query.jobEvents": 50,
     "Query.workloadPriorityClasses": 5,
     "Cluster.nodes": 50,
     "Cluster.capacity": 5,
+    "Cluster.gpuPrices": 5,
     "Cluster.resourceFlavors": 5,
     "Cluster.clusterQueues": 10,
     "Cluster.cohorts": 5,

@@ -20,6 +20,7 @@ from resolvers import deployments as deployment_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
+from resolvers import spend as spend_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
 from resolvers.audit import audited
@@ -33,6 +34,7 @@ from schema.types.connection import JobConnection
 from schema.types.deployment import Deployment, DeploymentConnection
 from schema.types.job import Job, JobEvent
 from schema.types.quota import WorkloadPriorityClass
+from schema.types.spend import SpendConnection
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,12 @@ class Query:
         "submitting it.",
     )
     clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
+    spend: SpendConnection = strawberry.field(
+        resolver=spend_resolvers.spend,
+        description="GPU-hours and metered cost over a range of UTC days, grouped (none: one "
+        "total), paged (at most 1000 a page): your tenant's (a token limited to projects, "
+        "theirs), every tenant's for the operator. The same as CSV: GET /spend.csv.",
+    )
     workload_priority_classes: list[WorkloadPriorityClass] = strawberry.field(
         resolver=quota_resolvers.workload_priority_classes,
         description="The value of each priority, highest first (global, as Kueue's are).",
@@ -166,6 +174,12 @@ class Mutation:
     delete_cluster = _audited(
         cluster_resolvers.delete_cluster,
         "DELETING, then gone, with its jobs. Refused while jobs are active unless `force`.",
+    )
+    set_gpu_price = _audited(
+        cluster_resolvers.set_gpu_price,
+        "The hourly price of one GPU of a type on a cluster, from now on: runs are metered at "
+        "the price in force at each moment, so what ran before keeps its price. Needs "
+        "clusters:write.",
     )
     refresh_cluster = _audited(
         cluster_resolvers.refresh_cluster,

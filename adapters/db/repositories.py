@@ -20,11 +20,12 @@ from adapters.db.tables import (
     cluster_nodes,
     clusters,
     event_sequences,
+    gpu_prices,
     job_events,
     jobs,
 )
 from domain.errors import DuplicateIdempotencyKey
-from domain.model.cluster import Cluster, Node
+from domain.model.cluster import Cluster, GpuPrice, Node
 from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId, TokenId
 from domain.model.job import Job, JobEvent, JobStatus, JobType, RunRecord
 from domain.model.principal import ApiToken
@@ -403,6 +404,32 @@ class SqlClusterRepository:
         events."""
         await self._conn.execute(jobs.delete().where(jobs.c.cluster_id == cluster_id))
         await self._conn.execute(clusters.delete().where(clusters.c.id == cluster_id))
+
+    async def prices(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, list[GpuPrice]]:
+        """Every price change set on the clusters, oldest first (`GpuPrice`)."""
+        found: dict[ClusterId, list[GpuPrice]] = {c: [] for c in cluster_ids}
+        if not cluster_ids:
+            return found
+        stmt = (
+            sa.select(gpu_prices)
+            .where(gpu_prices.c.cluster_id.in_(list(cluster_ids)))
+            .order_by(gpu_prices.c.since, gpu_prices.c.id)
+        )
+        for row in (await self._conn.execute(stmt)).mappings():
+            cluster_id = ClusterId(row["cluster_id"])
+            price = GpuPrice(cluster_id, row["gpu_type"], row["hourly"], row["since"])
+            found[price.cluster_id].append(price)
+        return found
+
+    async def add_price(self, price: GpuPrice) -> None:
+        await self._conn.execute(
+            gpu_prices.insert().values(
+                cluster_id=price.cluster_id,
+                gpu_type=price.gpu_type,
+                hourly=price.hourly,
+                since=price.since,
+            )
+        )
 
     async def _insert_nodes(self, at: datetime, nodes: Sequence[Node]) -> None:
         if not nodes:

@@ -136,6 +136,56 @@ jobs = sa.Table(
     sa.Index("ix_job_status_next_attempt_at", "status", "next_attempt_at"),
 )
 
+gpu_prices = sa.Table(
+    "gpu_price",
+    metadata,
+    sa.Column(
+        "id",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("gpu_type", sa.String(100), nullable=False),
+    sa.Column("hourly", sa.Numeric(14, 4), nullable=False),
+    sa.Column("since", UTCDateTime, nullable=False),
+    sa.Index("ix_gpu_price_cluster_id_gpu_type_since", "cluster_id", "gpu_type", "since"),
+)
+"""A price change is a new row: the past keeps the price it had (`domain.scheduling.cost`)."""
+
+job_usage = sa.Table(
+    "job_usage",
+    metadata,
+    sa.Column(
+        "id",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column("job_id", sa.Uuid, nullable=False, index=True),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("project_id", sa.Uuid, nullable=False),
+    sa.Column("cluster_id", sa.Uuid, nullable=False),
+    sa.Column("job_type", sa.String(20), nullable=False),
+    sa.Column("gpu_type", sa.String(100)),
+    sa.Column("gpus", sa.Integer, nullable=False),
+    sa.Column("cpu_cores", sa.Float, nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("ended_at", UTCDateTime, nullable=False),
+    sa.Column("day", sa.Date, nullable=False),
+    sa.Column("seconds", sa.Float, nullable=False),
+    sa.Column("outcome", sa.String(20), nullable=False),
+    sa.Column("cost", sa.Numeric(14, 4), nullable=False),
+    sa.Index("ix_job_usage_tenant_id_day", "tenant_id", "day"),
+    sa.Index("ix_job_usage_day", "day"),
+)
+"""One row per metered run and UTC day it ran on (`domain.model.job.Usage.by_day`), written in
+the transaction that records the run's end. A ledger: no foreign key, so what was used outlives
+a deleted job or cluster."""
+
 job_events = sa.Table(
     "job_event",
     metadata,

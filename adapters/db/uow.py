@@ -36,7 +36,16 @@ from adapters.db.handle import DatabaseHandle
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
 from adapters.db.reservations import SqlReservationRepository
-from adapters.db.tables import cluster_timelines, event_sequences, job_events, jobs, outbox
+from adapters.db.tables import (
+    cluster_timelines,
+    clusters,
+    event_sequences,
+    job_events,
+    job_usage,
+    jobs,
+    outbox,
+)
+from adapters.db.usage import SqlUsageRepository
 from adapters.shapes.documents import change_to_document
 from domain.errors import Conflict, Unavailable
 from domain.model.audit import AuditedOperation, AuditEvent
@@ -49,6 +58,7 @@ from domain.model.job import Job, JobChanged
 from domain.model.timeline import Timeline, timeline_from_document, timeline_to_document
 from domain.ports.events import StoredEvent
 from domain.ports.unit_of_work import TenantScope
+from domain.scheduling.cost import PriceBook, ended_runs, meter
 
 log = logging.getLogger(__name__)
 _tracer = trace.get_tracer("budcluster.db")
@@ -104,6 +114,7 @@ class SqlUnitOfWork:
     deployments: SqlDeploymentRepository
     benchmarks: SqlBenchmarkRepository
     audit: SqlAuditRepository
+    usage: SqlUsageRepository
 
     def __init__(
         self, db: DatabaseHandle, scope: TenantScope, *, consistent_read: bool = False
@@ -142,6 +153,7 @@ class SqlUnitOfWork:
         self.deployments = SqlDeploymentRepository(conn, self._scope, self)
         self.benchmarks = SqlBenchmarkRepository(conn, self._scope, self)
         self.audit = SqlAuditRepository(conn)
+        self.usage = SqlUsageRepository(conn)
         if conn.sync_connection is not None:
             conn.sync_connection.info.pop(WROTE, None)
         return self
@@ -256,6 +268,7 @@ class SqlUnitOfWork:
 
     async def _commit(self) -> list[StoredEvent]:
         conn = self.connection
+        await self._meter(conn)
         job_changes: list[JobChanged] = []
         # written in id order: every transaction that locks several jobs takes them in one order
         for job, original in sorted(self._seen.values(), key=lambda seen: str(seen[0].id)):
@@ -308,6 +321,43 @@ class SqlUnitOfWork:
         self._seen = {job.id: (job, mapping.job_to_row(job)) for job, _ in self._seen.values()}
         self._committed.extend(stored)
         return stored
+
+    async def _meter(self, conn: AsyncConnection) -> None:
+        """Price the runs this commit ends and keep them (`domain.scheduling.cost.meter`): the
+        job's actual cost and the usage ledger are written with the end, or neither is."""
+        seen = [job for job, _ in self._seen.values()]
+        ended = ended_runs(seen)
+        if not ended:
+            return
+        ids = sorted({u.cluster_id for u in ended}, key=str)
+        stmt = sa.select(clusters.c.id, clusters.c.settings).where(clusters.c.id.in_(ids))
+        settings = {ClusterId(r.id): r.settings or {} for r in await conn.execute(stmt)}
+        changes = await self.clusters.prices(ids)
+        books = {
+            c: PriceBook(settings.get(c, {}).get("gpu_hourly_prices"), changes[c]) for c in ids
+        }
+        rows = [
+            {
+                "job_id": usage.job_id,
+                "attempt": usage.attempt,
+                "tenant_id": usage.tenant_id,
+                "project_id": usage.project_id,
+                "cluster_id": usage.cluster_id,
+                "job_type": usage.job_type.value,
+                "gpu_type": usage.gpu_type,
+                "gpus": usage.gpus,
+                "cpu_cores": usage.cpu_cores,
+                "started_at": usage.started_at,
+                "ended_at": usage.ended_at,
+                "day": usage.day,
+                "seconds": usage.seconds,
+                "outcome": usage.outcome.value,
+                "cost": cost,
+            }
+            for job in seen
+            for usage, cost in meter(job, books)
+        ]
+        await conn.execute(job_usage.insert(), rows)
 
     async def _audited(
         self, conn: AsyncConnection, changes: list[Change]

@@ -7,8 +7,10 @@ Where each comes from:
   `job_queue_wait_seconds{job_type, priority, cluster_queue}` (submission or retry to RUNNING),
   `job_duration_seconds{job_type, status, source_type}`, `job_failures_total{job_type,
   failure_reason}`, `job_retries_total{job_type}`, `job_preemptions_total{job_type,
-  preemption_reason}`, `job_estimated_cost_dollars_total{job_type, source_type}` (at
-  submission), `job_actual_cost_dollars_total{job_type, source_type, status}` (at the end).
+  preemption_reason}`, `job_estimated_cost_dollars_total{cluster, gpu_type, job_type}` (at
+  submission), `job_actual_cost_dollars_total{cluster, gpu_type, job_type}` (each run's metered
+  cost when it ends: `JobChanged.metered`; `cluster` is the cluster's id, `gpu_type` empty for
+  GPU-less work).
 - Schedule: `schedule_start_estimate_error_seconds{direction}` (|actual start - the start
   estimated at submission|, early or late), `schedule_start_window_total{confidence, outcome}`
   (starts inside or outside the window shown at submission: coverage = inside / all),
@@ -174,11 +176,12 @@ class PrometheusMetrics:
         )  # fmt: skip
         self.estimated_cost = Counter(
             "job_estimated_cost_dollars", "Estimated cost of submitted jobs.",
-            ["job_type", "source_type"], registry=r,
+            ["cluster", "gpu_type", "job_type"], registry=r,
         )  # fmt: skip
         self.actual_cost = Counter(
-            "job_actual_cost_dollars", "Actual cost of ended runs.",
-            ["job_type", "source_type", "status"], registry=r,
+            "job_actual_cost_dollars",
+            "Metered cost of ended runs (preempted and failed ones too), when each ended.",
+            ["cluster", "gpu_type", "job_type"], registry=r,
         )  # fmt: skip
         self.start_error = Histogram(
             "schedule_start_estimate_error_seconds",
@@ -229,10 +232,13 @@ class PrometheusMetrics:
     def _job(self, change: JobChanged) -> None:
         job, step = change.job, change.transition
         kind, source = job.job_type.value, job.source.kind.value
+        where = (str(job.cluster_id), job.resources.gpu_type or "", kind)
         if change.kind is ChangeKind.SUBMITTED:
             if job.estimated_cost is not None:
-                self.estimated_cost.labels(kind, source).inc(float(job.estimated_cost))
+                self.estimated_cost.labels(*where).inc(float(job.estimated_cost))
             return
+        if change.metered is not None:
+            self.actual_cost.labels(*where).inc(float(change.metered))
         if step is None or step.from_status is None:
             return
         to = step.to_status
@@ -248,12 +254,13 @@ class PrometheusMetrics:
             JobStatus.PREEMPTED,
         ):
             self.retries.labels(kind).inc()
-        if to.is_finished or to is JobStatus.PREEMPTED:
-            if job.actual_start is not None and step.from_status is JobStatus.RUNNING:
-                seconds = (step.at - job.actual_start).total_seconds()
-                self.duration.labels(kind, to.value, source).observe(max(0.0, seconds))
-            if job.actual_cost is not None:
-                self.actual_cost.labels(kind, source, to.value).inc(float(job.actual_cost))
+        if (
+            (to.is_finished or to is JobStatus.PREEMPTED)
+            and job.actual_start is not None
+            and step.from_status is JobStatus.RUNNING
+        ):
+            seconds = (step.at - job.actual_start).total_seconds()
+            self.duration.labels(kind, to.value, source).observe(max(0.0, seconds))
 
     def _started(self, job: Job, at: datetime) -> None:
         since = job.created_at if job.attempt == 0 else (job.next_attempt_at or job.created_at)

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from budcluster import graphiql, schedule_page
 from budcluster.bootstrap import App
 from budcluster.http.guards import BodyLimit, RequestIds, json_error
+from budcluster.http.spend_csv import spend_csv
 from budcluster.http.view import GraphQLView
 from budcluster.runtime import Runtime
 from schema.extensions import tracing as traced_operations
@@ -121,6 +122,7 @@ def create_app(
             ),
             Route("/schedule", _schedule),
             Route("/metrics", metrics),
+            Route("/spend.csv", spend_csv(view.services)),
             Route("/health", health),
             Route("/ready", ready),
             Route("/healthz", health),

@@ -176,6 +176,7 @@ class GraphQLView(GraphQL[Context, None]):
             benchmarks=app.benchmarks,
             deployment_updates=app.deployment_updates,
             benchmark_progress=app.benchmark_progress,
+            spend=app.spend,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

@@ -11,6 +11,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from domain.model.ids import ClusterId, NodeId
@@ -174,3 +175,14 @@ def without_server(text: str | None) -> str | None:
     address (what `serverUrl` shows only to operators, and the messages of a failed connection
     name) said as "the API server"."""
     return None if text is None else _ADDRESS.sub(API_SERVER, text)
+
+
+@dataclass(frozen=True)
+class GpuPrice:
+    """A cluster's hourly price per GPU of one type from `since` on, until the next one: set by
+    the operator, never changed after (a new price is a new row, so the past keeps its price)."""
+
+    cluster_id: ClusterId
+    gpu_type: str
+    hourly: Decimal
+    since: datetime

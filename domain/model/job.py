@@ -14,7 +14,7 @@ import enum
 import itertools
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -294,6 +294,9 @@ class JobChanged:
     job: Job
     transition: JobEvent | None = None
     previous_priority: JobPriority | None = None
+    metered: Decimal | None = None
+    """What the run this transition ended cost (`usage_ended`), priced by the unit of work that
+    records the end, in the same transaction (`job.actual_cost` includes it)."""
     recorded: int = field(default_factory=lambda: next(_RECORDED), compare=False, repr=False)
     """The order changes were made in, in this process: a commit writes its events in it (a
     release applied before an admission is seen before it), whatever order it loaded jobs in."""
@@ -305,6 +308,98 @@ class JobChanged:
         status = self.transition.from_status if self.transition else self.job.status
         assert status is not None
         return status, self.previous_priority or self.job.priority
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one run of a job held, from when the cluster reported it running to the end of the
+    run: metered (GPU-seconds, or core-seconds for GPU-less work, times the price) once it ends.
+    A preempted or failed run counts: it held the GPUs. Time between admission and RUNNING
+    (pods pulling images, waiting for nodes) is not metered: no container of the job ran."""
+
+    job_id: JobId
+    attempt: int
+    tenant_id: TenantId
+    project_id: ProjectId
+    cluster_id: ClusterId
+    job_type: JobType
+    gpu_type: str | None
+    gpus: int
+    """GPUs of every pod of the run (`held_gpus`)."""
+    cpu_cores: float
+    started_at: datetime
+    ended_at: datetime
+    outcome: JobStatus
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+
+    @property
+    def day(self) -> date:
+        """The UTC day it began on."""
+        return self.started_at.astimezone(UTC).date()
+
+    def by_day(self) -> list[Usage]:
+        """The run cut at each UTC midnight it crossed: spend is counted on the day it was used."""
+        pieces: list[Usage] = []
+        start = self.started_at
+        while True:
+            midnight = datetime.combine(
+                start.astimezone(UTC).date() + timedelta(days=1), time(), UTC
+            )
+            if midnight >= self.ended_at:
+                pieces.append(replace(self, started_at=start))
+                return pieces
+            pieces.append(replace(self, started_at=start, ended_at=midnight))
+            start = midnight
+
+
+def held_gpus(job: Job) -> int:
+    """The GPUs a running job's pods hold: every pod set's, since Kueue admits a workload's pod
+    sets all or nothing (a real cluster may report a pod's node without its GPU indices, so the
+    placements are not counted: they would miss GPUs the pods hold)."""
+    return job.resources.total_gpus
+
+
+def usage_ended(change: JobChanged) -> Usage | None:
+    """The run a transition ended (RUNNING to COMPLETED, FAILED, CANCELLED or PREEMPTED), if any."""
+    step, job = change.transition, change.job
+    if (
+        step is None
+        or step.from_status is not JobStatus.RUNNING
+        or step.to_status is JobStatus.RUNNING
+        or job.actual_start is None
+    ):
+        return None
+    return run_of(job, step.attempt, job.actual_start, step.at, step.to_status)
+
+
+def usage_under_way(job: Job, now: datetime) -> Usage | None:
+    """The run of a RUNNING job, as far as it has gone at `now`."""
+    if job.status is not JobStatus.RUNNING or job.actual_start is None:
+        return None
+    return run_of(job, job.attempt, job.actual_start, max(now, job.actual_start), job.status)
+
+
+def run_of(
+    job: Job, attempt: int, started_at: datetime, ended_at: datetime, outcome: JobStatus
+) -> Usage:
+    gpus = held_gpus(job)
+    return Usage(
+        job_id=job.id,
+        attempt=attempt,
+        tenant_id=job.tenant_id,
+        project_id=job.project_id,
+        cluster_id=job.cluster_id,
+        job_type=job.job_type,
+        gpu_type=job.resources.gpu_type if gpus else None,
+        gpus=gpus,
+        cpu_cores=0.0 if gpus else job.resources.total_cpu_cores,
+        started_at=started_at,
+        ended_at=ended_at,
+        outcome=outcome,
+    )
 
 
 @dataclass(eq=False)

@@ -16,7 +16,7 @@ from typing import Generic, Protocol, TypeVar
 
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
-from domain.model.cluster import Cluster, Node
+from domain.model.cluster import Cluster, GpuPrice, Node
 from domain.model.deployment import Deployment
 from domain.model.ids import (
     BenchmarkId,
@@ -41,6 +41,7 @@ from domain.model.quota import (
 )
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.secrets import Envelope
+from domain.model.spend import SpendQuery, SpendRow
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,12 @@ class ClusterRepository(Protocol):
 
     async def delete(self, cluster_id: ClusterId) -> None:
         """The cluster and everything of it, its jobs included."""
+
+    async def prices(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, list[GpuPrice]]:
+        """Every price change set on each cluster, oldest first."""
+
+    async def add_price(self, price: GpuPrice) -> None:
+        """Record a price change (never changes one already recorded)."""
 
 
 class QuotaRepository(Protocol):
@@ -378,3 +385,18 @@ class AuditRepository(Protocol):
         ...
 
     async def prune(self, before: datetime) -> int: ...
+
+
+class UsageRepository(Protocol):
+    """The usage ledger: one row per metered run and UTC day (written by the unit of work)."""
+
+    async def spend(self, query: SpendQuery, *, offset: int, limit: int) -> list[SpendRow]:
+        """The groups of `query`, ordered by their keys in `query.group_by` order."""
+
+    async def spend_total(self, query: SpendQuery) -> SpendRow:
+        """All of `query`'s rows, summed into one."""
+
+    async def spend_page(
+        self, query: SpendQuery, *, offset: int, limit: int
+    ) -> tuple[list[SpendRow], SpendRow]:
+        """`spend` and `spend_total` at once."""

@@ -25,6 +25,7 @@ from domain.ports.repositories import (
     QuotaRepository,
     ReservationRepository,
     TokenRepository,
+    UsageRepository,
 )
 
 
@@ -71,6 +72,9 @@ class UnitOfWork(Protocol):
 
     @property
     def audit(self) -> AuditRepository: ...
+
+    @property
+    def usage(self) -> UsageRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -1,16 +1,28 @@
-"""What a job is expected to cost: GPU-hours at the cluster's hourly price per GPU type.
+"""What work costs: GPU-hours at the cluster's hourly price per GPU type.
 
-Prices come from the cluster's settings (`gpu_hourly_prices`), falling back to list prices of
-common cloud GPUs; CPU-only work is priced per core-hour. The estimate is duration times price,
-so a job with no expected end (a service) has no estimated cost.
+Prices: the operator's price changes on the cluster (`GpuPrice`, a history: a change applies
+from its moment on), over the cluster's settings at registration (`gpu_hourly_prices`), over
+list prices of common cloud GPUs (on-demand rates of the large clouds in 2026, rounded: a
+starting point for an operator who sets none). CPU-only work is priced per core-hour.
+
+Estimates are duration times today's price, so a job with no expected end (a service) has no
+estimated cost. What a run did cost (`PriceBook.charge`) is metered per second: the GPUs it
+held times the price in force at each moment of the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
-from domain.model.job import Resources
+from domain.model.cluster import GpuPrice
+from domain.model.ids import ClusterId
+from domain.model.job import Job, Resources, Usage, usage_ended, usage_under_way
 
 LIST_PRICES: Mapping[str, Decimal] = {
     "nvidia-h100-sxm": Decimal("4.00"),
@@ -25,6 +37,19 @@ LIST_PRICES: Mapping[str, Decimal] = {
 UNKNOWN_GPU_HOURLY = Decimal("2.00")
 CPU_CORE_HOURLY = Decimal("0.04")
 CENT = Decimal("0.01")
+METERED = Decimal("0.0001")
+"""A metered run's cost is kept to a hundredth of a cent (the job's `actual_cost` column has
+4 decimals): a second of an H100 at list price is 0.0011."""
+HOUR = Decimal(3600)
+
+
+def base_prices(settings_prices: object) -> dict[str, Decimal]:
+    """List prices with a cluster's `gpu_hourly_prices` setting over them."""
+    table = dict(LIST_PRICES)
+    if isinstance(settings_prices, Mapping):
+        for gpu_type, value in settings_prices.items():
+            table[str(gpu_type)] = Decimal(str(value))
+    return table
 
 
 def hourly_price(resources: Resources, prices: Mapping[str, object] | None = None) -> Decimal:
@@ -40,5 +65,107 @@ def estimate_cost(
 ) -> Decimal | None:
     if seconds is None:
         return None
-    hours = Decimal(str(seconds)) / Decimal(3600)
+    hours = Decimal(str(seconds)) / HOUR
     return (hourly_price(resources, prices) * hours).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class PriceNow:
+    """A GPU type's price in force now, and when it was set (None: the base price)."""
+
+    gpu_type: str
+    hourly: Decimal
+    since: datetime | None
+
+
+class PriceBook:
+    """One cluster's prices over time: its base prices, and the changes set since."""
+
+    def __init__(self, settings_prices: object = None, changes: Sequence[GpuPrice] = ()) -> None:
+        self._base = base_prices(settings_prices)
+        self._changes: dict[str, list[GpuPrice]] = defaultdict(list)
+        for change in sorted(changes, key=lambda c: c.since):
+            self._changes[change.gpu_type].append(change)
+        self._times = {t: [c.since for c in cs] for t, cs in self._changes.items()}
+
+    def hourly(self, gpu_type: str | None, at: datetime) -> Decimal:
+        """The price of one GPU of `gpu_type` for an hour at `at`."""
+        if gpu_type is None:
+            return UNKNOWN_GPU_HOURLY
+        times = self._times.get(gpu_type)
+        if times:
+            index = bisect.bisect_right(times, at) - 1
+            if index >= 0:
+                return self._changes[gpu_type][index].hourly
+        return self._base.get(gpu_type, UNKNOWN_GPU_HOURLY)
+
+    def table(self, at: datetime) -> dict[str, Decimal]:
+        """Every known GPU type's price at `at` (what estimates use)."""
+        return {gpu_type: self.hourly(gpu_type, at) for gpu_type in {*self._base, *self._changes}}
+
+    def now(self, gpu_types: Iterable[str], at: datetime) -> list[PriceNow]:
+        """The price of each of `gpu_types` and of every type a price was set for, at `at`."""
+        listed = sorted({*gpu_types, *self._changes})
+        return [PriceNow(t, self.hourly(t, at), self._since(t, at)) for t in listed]
+
+    def _since(self, gpu_type: str, at: datetime) -> datetime | None:
+        times = self._times.get(gpu_type) or []
+        index = bisect.bisect_right(times, at) - 1
+        return times[index] if index >= 0 else None
+
+    def charge(self, usage: Usage, until: datetime | None = None) -> Decimal:
+        """What `usage` cost (up to `until`, for a run still going): per second, at the price in
+        force at each moment."""
+        end = usage.ended_at if until is None else until
+        start = usage.started_at
+        if end <= start:
+            return Decimal(0)
+        if not usage.gpus:
+            seconds = Decimal(str((end - start).total_seconds()))
+            cost = CPU_CORE_HOURLY * Decimal(str(usage.cpu_cores)) * seconds / HOUR
+            return cost.quantize(METERED, rounding=ROUND_HALF_UP)
+        total = Decimal(0)
+        changes = [
+            c.since for c in self._changes.get(usage.gpu_type or "", ()) if start < c.since < end
+        ]
+        edges = [start, *changes, end]
+        for left, right in itertools.pairwise(edges):
+            seconds = Decimal(str((right - left).total_seconds()))
+            total += self.hourly(usage.gpu_type, left) * seconds
+        return (total * usage.gpus / HOUR).quantize(METERED, rounding=ROUND_HALF_UP)
+
+
+def ended_runs(jobs: Iterable[Job]) -> list[Usage]:
+    """The runs that the recorded changes of `jobs` end (`usage_ended`)."""
+    return [u for job in jobs for c in job.changes if (u := usage_ended(c)) is not None]
+
+
+def meter(job: Job, books: Mapping[ClusterId, PriceBook]) -> list[tuple[Usage, Decimal]]:
+    """Price each run that `job`'s recorded changes end, a piece per UTC day it ran on (what the
+    usage ledger keeps, so spend per day is exact), add it to the job's `actual_cost`, and
+    say it on the change that ended it (`JobChanged.metered`), with the job's new total on that
+    change's snapshot and on those after it: the event a commit writes carries what the row
+    does. The unit of work calls this before it writes the job, in the same transaction."""
+    metered: list[tuple[Usage, Decimal]] = []
+    for index, change in enumerate(job.changes):
+        usage = usage_ended(change)
+        if usage is None or change.metered is not None:  # (metered by a commit that failed)
+            continue
+        book = books[usage.cluster_id]
+        pieces = [(piece, book.charge(piece)) for piece in usage.by_day()]
+        cost = sum((c for _, c in pieces), Decimal(0))
+        job.actual_cost = (job.actual_cost or Decimal(0)) + cost
+        job.changes[index] = replace(change, metered=cost)
+        for later in job.changes[index:]:
+            later.job.actual_cost = job.actual_cost
+        metered.extend(pieces)
+    return metered
+
+
+def cost_so_far(job: Job, book: PriceBook, now: datetime) -> Decimal | None:
+    """What `job` has cost by `now`: its metered runs, and the run under way up to now (worked
+    out when asked, never stored: only a run's end is metered and written)."""
+    running = usage_under_way(job, now)
+    if running is None:
+        return job.actual_cost
+    return (job.actual_cost or Decimal(0)) + book.charge(running)

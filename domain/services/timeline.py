@@ -21,7 +21,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -40,7 +40,7 @@ from domain.ports.events import EventHub, Overflowed
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
-from domain.scheduling.cost import estimate_cost
+from domain.scheduling.cost import PriceBook, estimate_cost
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
 from domain.scheduling.windows import MIN_SCORES, Calibration, Window, startup_spread
@@ -364,6 +364,12 @@ class TimelineService:
         )
         return learned
 
+    @staticmethod
+    async def _prices(uow: UnitOfWork, cluster: Cluster, now: datetime) -> dict[str, Decimal]:
+        """The cluster's GPU prices now (`PriceBook`): what estimated costs use."""
+        changes = (await uow.clusters.prices([cluster.id]))[cluster.id]
+        return PriceBook(cluster.settings.get("gpu_hourly_prices"), changes).table(now)
+
     async def _past(
         self, uow: UnitOfWork, cluster_id: ClusterId, now: datetime, active: list[Job]
     ) -> list[Job]:
@@ -416,11 +422,11 @@ class TimelineService:
                 return False
             snapshot, active = await self._snapshot(uow, cluster)
             finished = await self._past(uow, cluster_id, snapshot.now, active)
+            prices = await self._prices(uow, cluster, snapshot.now)
         calibration = await self.calibration(cluster_id)
         schedule, timeline = await self._compute.run(
             plan, snapshot, active, finished, self._segment_ids, calibration
         )
-        prices = cluster.settings.get("gpu_hourly_prices")
         estimates = self._estimates(schedule, active, snapshot.durations, prices, calibration)
         async with self._uow(TenantScope.system()) as uow:
             latest = await self._latest(uow, cluster_id)
@@ -458,7 +464,7 @@ class TimelineService:
         schedule: Schedule,
         active: list[Job],
         durations: Durations,
-        prices: object,
+        prices: Mapping[str, Decimal],
         calibration: Calibration,
     ) -> list[tuple[Job, bool]]:
         changed: list[tuple[Job, bool]] = []
@@ -467,9 +473,7 @@ class TimelineService:
             if plan is None:
                 continue
             kept_before = (job.submission_estimate, job.admission_estimate)
-            cost = estimate_cost(
-                job.resources, durations.expected(job), prices if isinstance(prices, dict) else None
-            )
+            cost = estimate_cost(job.resources, durations.expected(job), prices)
             windows: list[tuple[float, datetime, datetime | None]] = []
             if (
                 job.submission_estimate is None
@@ -536,6 +540,7 @@ class TimelineService:
             assert cluster is not None
         async with self._uow(TenantScope.system(), consistent_read=True) as uow:
             snapshot, _ = await self._snapshot(uow, cluster, extra=job)
+            prices = await self._prices(uow, cluster, snapshot.now)
         if default_queue is not None:
             quotas = replace(
                 snapshot.quotas, local_queues=(*snapshot.quotas.local_queues, default_queue)
@@ -544,16 +549,13 @@ class TimelineService:
         schedule = await self._compute.run(estimate, snapshot)
         plan = schedule.jobs[job.id]
         seconds = snapshot.durations.expected(job)
-        prices = cluster.settings.get("gpu_hourly_prices")
         return Preview(
             start=plan.start,
             end=plan.end,
             placements=plan.placements,
             reason=plan.reason,
             warnings=plan.warnings,
-            estimated_cost=estimate_cost(
-                job.resources, seconds, prices if isinstance(prices, dict) else None
-            ),
+            estimated_cost=estimate_cost(job.resources, seconds, prices),
             duration_source=snapshot.durations.source(job),
         )
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
+from decimal import Decimal
 from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
 
 from domain.model import cluster as model
+from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from schema.context import Info
 from schema.schedule import accuracy_for, schedule_for
@@ -152,6 +155,17 @@ class HealthCheck:
     detail: str
 
 
+@strawberry.type(
+    description="The price of one GPU of a type for an hour on a cluster: what runs from "
+    "`since` on is metered at it, until the next price (null: the price at registration, from "
+    "the cluster's gpu_hourly_prices setting or the list price of common cloud GPUs)."
+)
+class GpuPrice:
+    gpu_type: str
+    hourly_price: Decimal
+    since: datetime | None
+
+
 @strawberry.type
 class Cluster:
     id: strawberry.ID
@@ -175,6 +189,14 @@ class Cluster:
     checks: strawberry.Private[tuple[model.HealthCheck, ...]]
     api_server: strawberry.Private[str | None]
     stored_reason: strawberry.Private[str | None]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="Today's hourly price per GPU for the GPU types of its nodes and those a "
+        "price was set for (setGpuPrice); estimated and actual costs use them."
+    )
+    async def gpu_prices(self, info: Info) -> list[GpuPrice]:
+        found = await info.context.loaders.prices.load(ClusterId(uuid.UUID(self.id)))
+        return [GpuPrice(gpu_type=p.gpu_type, hourly_price=p.hourly, since=p.since) for p in found]
 
     @strawberry.field(  # type: ignore[untyped-decorator]
         description="The Kubernetes API server's URL (needs clusters:write)."

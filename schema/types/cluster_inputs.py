@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated
 
 import strawberry
@@ -39,6 +40,20 @@ class UpdateClusterInput:
         default=None, description="An empty string clears it."
     )
     enable_master_node: bool | None = None
+
+
+@strawberry.input(
+    description="A new price of one GPU of a type for an hour on a cluster, from now on "
+    "(what ran before keeps its price)."
+)
+class SetGpuPriceInput:
+    cluster_id: strawberry.ID
+    gpu_type: str = strawberry.field(
+        description="As the cluster's nodes name it (Node.gpuType), e.g. nvidia-a100-80gb."
+    )
+    hourly_price: Decimal = strawberry.field(
+        description="0 to 100000, at most 4 decimals, in the unit of Job.estimatedCost."
+    )
 
 
 @strawberry.type(description="A cluster's status and nodes, as of `sequence`.")

@@ -18,6 +18,7 @@ from domain.model.quota import (
     ReclaimWithinCohort,
     WithinClusterQueue,
 )
+from domain.model.spend import SpendGroup
 from domain.model.timeline import SegmentKind
 
 strawberry.enum(JobStatus, description="Where a job is in its lifecycle.")
@@ -71,6 +72,12 @@ strawberry.enum(
     "quota.",
 )
 
+strawberry.enum(
+    SpendGroup,
+    description="What spend is summed by: DAY is the UTC day the GPUs were used on (a run over "
+    "midnight counts on both days).",
+)
+
 __all__ = [
     "BorrowWithinCohortPolicy",
     "ChangeKind",
@@ -87,5 +94,6 @@ __all__ = [
     "ReclaimWithinCohort",
     "SegmentKind",
     "SourceKind",
+    "SpendGroup",
     "WithinClusterQueue",
 ]

@@ -158,7 +158,9 @@ class Job:
         "gpu_hourly_prices set another currency."
     )
     actual_cost: Decimal | None = strawberry.field(
-        description="What the job cost, in the unit of estimatedCost."
+        description="What the job's ended runs cost, in the unit of estimatedCost: each run "
+        "metered per second, from RUNNING to its end, its GPUs (cores without GPUs) times the "
+        "price in force at each moment; preempted and failed runs count. Null until a run ends."
     )
     budget_limit: Decimal | None = strawberry.field(
         description="The most the job may cost, in the unit of estimatedCost."
@@ -193,6 +195,8 @@ class Job:
     created_at: datetime
     updated_at: datetime
     position_query: strawberry.Private[PositionQuery]
+    under_way: strawberry.Private[model.Job | None]
+    """The job, while it runs (its cost so far grows with time)."""
 
     @strawberry.field
     async def cluster(self, info: Info) -> Cluster | None:
@@ -222,6 +226,15 @@ class Job:
             observed_at=found.observed_at,
         )
 
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="What the job has cost by now: actualCost, and while it runs, its run so "
+        "far at the price in force (worked out when read)."
+    )
+    async def cost_so_far(self, info: Info) -> Decimal | None:
+        if self.under_way is None:
+            return self.actual_cost
+        return await info.context.loaders.cost_so_far.load(self.under_way)
+
     @classmethod
     def from_domain(cls, job: model.Job) -> Job:
         """Every field from the job's field of the same name (see `derive`), but these."""
@@ -250,6 +263,7 @@ class Job:
                 else None
             ),
             retry_count=job.attempt,
+            under_way=job if job.status is model.JobStatus.RUNNING else None,
             position_query=PositionQuery(
                 job_id=job.id,
                 cluster_id=job.cluster_id,

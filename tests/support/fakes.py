@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from ipaddress import ip_address
 from types import TracebackType
 from typing import Any, Self
@@ -24,7 +25,7 @@ from adapters.shapes.documents import job_to_document
 from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
-from domain.model.cluster import Cluster, ClusterStatus, Node, NodeType, Platform
+from domain.model.cluster import Cluster, ClusterStatus, GpuPrice, Node, NodeType, Platform
 from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.ids import (
@@ -45,6 +46,7 @@ from domain.model.job import (
     JobStatus,
     JobType,
     RunRecord,
+    Usage,
 )
 from domain.model.load import LoadRun, RequestSample
 from domain.model.outbound import AllowList, OutboundRules, OutboundUrl, Verdict, judge
@@ -62,11 +64,13 @@ from domain.model.quota import (
 )
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.secrets import Envelope
+from domain.model.spend import SpendGroup, SpendQuery, SpendRow
 from domain.model.timeline import Timeline
 from domain.ports.events import Overflowed, StoredEvent
 from domain.ports.gateways import PendingWorkload, Workload, WorkloadObservation
 from domain.ports.repositories import JobCursor, JobFilter, JobPage, Page
 from domain.ports.unit_of_work import TenantScope
+from domain.scheduling.cost import PriceBook, ended_runs, meter
 from domain.services.quota_defaults import default_quotas
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -159,6 +163,8 @@ class Store:
     deployments: dict[DeploymentId, Deployment] = field(default_factory=dict)
     benchmarks: dict[BenchmarkId, Benchmark] = field(default_factory=dict)
     samples: dict[BenchmarkId, list[RequestSample]] = field(default_factory=dict)
+    prices: list[GpuPrice] = field(default_factory=list)
+    usage: list[tuple[Usage, Decimal]] = field(default_factory=list)
     commits: int = 0
 
 
@@ -414,6 +420,69 @@ class FakeClusterRepository:
         self._store.clusters.pop(cluster_id, None)
         for job_id in [j for j, job in self._store.jobs.items() if job.cluster_id == cluster_id]:
             del self._store.jobs[job_id]
+
+    async def prices(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, list[GpuPrice]]:
+        return {
+            c: sorted((p for p in self._store.prices if p.cluster_id == c), key=lambda p: p.since)
+            for c in cluster_ids
+        }
+
+    async def add_price(self, price: GpuPrice) -> None:
+        self._store.prices.append(price)
+
+
+class FakeUsageRepository:
+    """Spend summed in Python over the metered pieces the fake unit of work kept."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def _groups(self, query: SpendQuery) -> dict[tuple[Any, ...], list[tuple[Usage, Decimal]]]:
+        groups: dict[tuple[Any, ...], list[tuple[Usage, Decimal]]] = collections.defaultdict(list)
+        for usage, cost in self._store.usage:
+            if not query.first_day <= usage.day <= query.last_day:
+                continue
+            if query.tenant_id is not None and usage.tenant_id != query.tenant_id:
+                continue
+            if query.project_ids is not None and usage.project_id not in query.project_ids:
+                continue
+            key = tuple(getattr(usage, _SPEND_FIELD[g]) for g in query.group_by)
+            groups[key].append((usage, cost))
+        return groups
+
+    @staticmethod
+    def _summed(
+        query: SpendQuery, key: tuple[Any, ...], items: list[tuple[Usage, Decimal]]
+    ) -> SpendRow:
+        return SpendRow(
+            gpu_hours=sum(u.gpus * u.seconds for u, _ in items) / 3600.0,
+            cost=sum((c for _, c in items), Decimal(0)),
+            **{_SPEND_FIELD[g]: v for g, v in zip(query.group_by, key, strict=True)},
+        )
+
+    async def spend(self, query: SpendQuery, *, offset: int, limit: int) -> list[SpendRow]:
+        groups = self._groups(query)
+        keys = sorted(groups, key=lambda k: tuple((v is None, str(v)) for v in k))
+        return [self._summed(query, k, groups[k]) for k in keys[offset : offset + limit]]
+
+    async def spend_total(self, query: SpendQuery) -> SpendRow:
+        everything = [i for items in self._groups(query).values() for i in items]
+        return self._summed(replace(query, group_by=()), (), everything)
+
+    async def spend_page(
+        self, query: SpendQuery, *, offset: int, limit: int
+    ) -> tuple[list[SpendRow], SpendRow]:
+        return await self.spend(query, offset=offset, limit=limit), await self.spend_total(query)
+
+
+_SPEND_FIELD = {
+    SpendGroup.TENANT: "tenant_id",
+    SpendGroup.PROJECT: "project_id",
+    SpendGroup.CLUSTER: "cluster_id",
+    SpendGroup.GPU_TYPE: "gpu_type",
+    SpendGroup.JOB_TYPE: "job_type",
+    SpendGroup.DAY: "day",
+}
 
 
 class FakeAuditRepository:
@@ -783,6 +852,7 @@ class FakeUnitOfWork:
         self.clusters = FakeClusterRepository(store)
         self.tokens = FakeTokenRepository(store)
         self.audit = FakeAuditRepository(store)
+        self.usage = FakeUsageRepository(store)
         self.quotas = FakeQuotaRepository(self)
         self.reservations = FakeReservationRepository(self)
         self.deployments = FakeDeploymentRepository(self)
@@ -846,6 +916,18 @@ class FakeUnitOfWork:
 
     async def commit(self) -> list[StoredEvent]:
         job_changes: list[JobChanged] = []
+        ended = ended_runs(self.seen.values())
+        if ended:  # metered as the SQL unit of work does
+            ids = {u.cluster_id for u in ended}
+            set_prices = await self.clusters.prices(list(ids))
+            books = {
+                c: PriceBook(
+                    self.store.clusters[c].settings.get("gpu_hourly_prices"), set_prices[c]
+                )
+                for c in ids
+            }
+            for job in self.seen.values():
+                self.store.usage.extend(meter(job, books))
         for job in self.seen.values():
             before = self.store.jobs.get(job.id)
             if (

@@ -28,6 +28,7 @@ from domain.model.job import (
     Resources,
 )
 from domain.ports.events import StoredEvent
+from domain.scheduling.cost import PriceBook, meter
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 CLUSTER = ClusterId(uuid.uuid4())
@@ -79,10 +80,13 @@ def test_a_jobs_life_moves_each_lifecycle_metric() -> None:
     job.transition(JobStatus.ADMITTED, "admitted", T0 + timedelta(minutes=12))
     job.transition(JobStatus.RUNNING, "started", T0 + timedelta(minutes=13))
     job.transition(JobStatus.FAILED, "OOMKilled: exit code 137", T0 + timedelta(minutes=43))
+    meter(job, {CLUSTER: PriceBook()})  # as the unit of work does: 2 A100s for half an hour
     metrics.record(committed(job, 1), now=T0 + timedelta(minutes=43, seconds=1))
 
     kind = {"job_type": "TRAINING"}
-    assert value(metrics, "job_estimated_cost_dollars_total", source_type="DIRECT", **kind) == 12.5
+    where = {"cluster": str(CLUSTER), "gpu_type": "nvidia-a100-80gb", **kind}
+    assert value(metrics, "job_estimated_cost_dollars_total", **where) == 12.5
+    assert value(metrics, "job_actual_cost_dollars_total", **where) == 2.5
     for before, after in (("PENDING", "QUEUED"), ("QUEUED", "ADMITTED"), ("RUNNING", "FAILED")):
         assert (
             value(metrics, "job_state_transitions_total", from_state=before, to_state=after, **kind)
