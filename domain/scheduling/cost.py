@@ -119,7 +119,7 @@ class PriceBook:
         end = usage.ended_at if until is None else until
         start = usage.started_at
         if end <= start:
-            return Decimal(0)
+            return Decimal(0).quantize(METERED)
         if not usage.gpus:
             seconds = Decimal(str((end - start).total_seconds()))
             cost = CPU_CORE_HOURLY * Decimal(str(usage.cpu_cores)) * seconds / HOUR
@@ -153,8 +153,8 @@ def meter(job: Job, books: Mapping[ClusterId, PriceBook]) -> list[tuple[Usage, D
             continue
         book = books[usage.cluster_id]
         pieces = [(piece, book.charge(piece)) for piece in usage.by_day()]
-        cost = sum((c for _, c in pieces), Decimal(0))
-        job.actual_cost = (job.actual_cost or Decimal(0)) + cost
+        cost = sum((c for _, c in pieces), Decimal(0)).quantize(METERED)
+        job.actual_cost = ((job.actual_cost or Decimal(0)) + cost).quantize(METERED)
         job.changes[index] = replace(change, metered=cost)
         for later in job.changes[index:]:
             later.job.actual_cost = job.actual_cost

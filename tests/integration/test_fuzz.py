@@ -229,6 +229,10 @@ def scalars(ids: list[str]) -> dict[str, st.SearchStrategy[graphql.ValueNode]]:
             nodes.String
         ),
         "DateTime": moments.map(nodes.String),
+        "Date": st.one_of(
+            st.dates().map(lambda d: d.isoformat()),
+            st.sampled_from(["2026-02-30", "2026-11-27T00:00:00", "", "0000-01-01", "tomorrow"]),
+        ).map(nodes.String),
         "Decimal": st.one_of(
             st.decimals(allow_nan=False, allow_infinity=False).map(str),
             st.sampled_from(["1e400", "-0", "NaN", "Infinity", "abc", str(Decimal("1.5"))]),
