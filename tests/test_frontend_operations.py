@@ -25,6 +25,7 @@ SCREENS = {
     "deployments",
     "benchmarks",
     "audit",
+    "cost",
 }
 
 

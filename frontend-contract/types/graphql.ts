@@ -14,6 +14,8 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+  /** Date (isoformat) */
+  Date: { input: string; output: string; }
   /** Date with time (isoformat) */
   DateTime: { input: string; output: string; }
   /** Decimal (fixed-point) */
@@ -267,6 +269,8 @@ export type Cluster = {
   enableMasterNode: Scalars['Boolean']['output'];
   /** How close estimates came to what happened, over jobs that ended since `since` (default: 30 days). */
   estimateAccuracy: EstimateAccuracy;
+  /** Today's hourly price per GPU for the GPU types of its nodes and those a price was set for (setGpuPrice); estimated and actual costs use them. */
+  gpuPrices: Array<GpuPrice>;
   /** The health checks of the last sync; `checks` picks some by name. */
   health: Array<HealthCheck>;
   healthCheckedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -713,6 +717,16 @@ export type GpuForecast = {
   points: Array<ForecastPoint>;
 };
 
+/** The price of one GPU of a type for an hour on a cluster: what runs from `since` on is metered at it, until the next price (null: the price at registration, from the cluster's gpu_hourly_prices setting or the list price of common cloud GPUs). */
+export type GpuPrice = {
+  __typename?: 'GpuPrice';
+  gpuType: Scalars['String']['output'];
+  hourlyPrice: Scalars['Decimal']['output'];
+  since?: Maybe<Scalars['DateTime']['output']>;
+};
+
+export type GpuPriceResult = ForbiddenError | GpuPrice | NotFoundError | ValidationError;
+
 /** One health check of a cluster, as of its last sync. */
 export type HealthCheck = {
   __typename?: 'HealthCheck';
@@ -724,7 +738,7 @@ export type HealthCheck = {
 
 export type Job = {
   __typename?: 'Job';
-  /** What the job cost, in the unit of estimatedCost. */
+  /** What the job's ended runs cost, in the unit of estimatedCost: each run metered per second, from RUNNING to its end, its GPUs (cores without GPUs) times the price in force at each moment; preempted and failed runs count. Null until a run ends. */
   actualCost?: Maybe<Scalars['Decimal']['output']>;
   actualEnd?: Maybe<Scalars['DateTime']['output']>;
   actualStart?: Maybe<Scalars['DateTime']['output']>;
@@ -736,6 +750,8 @@ export type Job = {
   budgetLimit?: Maybe<Scalars['Decimal']['output']>;
   cluster?: Maybe<Cluster>;
   clusterId: Scalars['ID']['output'];
+  /** What the job has cost by now: actualCost, and while it runs, its run so far at the price in force (worked out when read). */
+  costSoFar?: Maybe<Scalars['Decimal']['output']>;
   createdAt: Scalars['DateTime']['output'];
   deadline?: Maybe<Scalars['DateTime']['output']>;
   /** Jobs that must complete before this one may start. */
@@ -996,6 +1012,8 @@ export type Mutation = {
   runBenchmark: BenchmarkResultUnion;
   /** Change the replicas (0 to 64): new replica jobs, or the newest cancelled. */
   scaleDeployment: DeploymentResult;
+  /** The hourly price of one GPU of a type on a cluster, from now on: runs are metered at the price in force at each moment, so what ran before keeps its price. Needs clusters:write. */
+  setGpuPrice: GpuPriceResult;
   /** Stop every replica; the deployment stays, STOPPED. */
   stopDeployment: DeploymentResult;
   /** Submit a job to a cluster. With an idempotencyKey, a repeat in the same project returns the first job. */
@@ -1116,6 +1134,11 @@ export type MutationRunBenchmarkArgs = {
 export type MutationScaleDeploymentArgs = {
   id: Scalars['ID']['input'];
   replicas: Scalars['Int']['input'];
+};
+
+
+export type MutationSetGpuPriceArgs = {
+  input: SetGpuPriceInput;
 };
 
 
@@ -1324,6 +1347,8 @@ export type Query = {
   jobs: JobConnection;
   /** Where and when a job would start, and what it would cost, without submitting it. */
   previewJob: PreviewJobResult;
+  /** GPU-hours and metered cost over a range of UTC days, grouped (none: one total), paged (at most 1000 a page): your tenant's (a token limited to projects, theirs), every tenant's for the operator. The same as CSV: GET /spend.csv. */
+  spend: SpendConnection;
   /** The value of each priority, highest first (global, as Kueue's are). */
   workloadPriorityClasses: Array<WorkloadPriorityClass>;
 };
@@ -1389,6 +1414,15 @@ export type QueryJobsArgs = {
 
 export type QueryPreviewJobArgs = {
   input: SubmitJobInput;
+};
+
+
+export type QuerySpendArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: Scalars['Int']['input'];
+  from: Scalars['Date']['input'];
+  groupBy?: InputMaybe<Array<SpendGroup>>;
+  to: Scalars['Date']['input'];
 };
 
 /** A waiting job, in the order the estimator expects them to start. */
@@ -1668,6 +1702,15 @@ export type ServingEngine =
   | 'OPENAI_COMPATIBLE'
   | 'VLLM';
 
+/** A new price of one GPU of a type for an hour on a cluster, from now on (what ran before keeps its price). */
+export type SetGpuPriceInput = {
+  clusterId: Scalars['ID']['input'];
+  /** As the cluster's nodes name it (Node.gpuType), e.g. nvidia-a100-80gb. */
+  gpuType: Scalars['String']['input'];
+  /** 0 to 100000, at most 4 decimals, in the unit of Job.estimatedCost. */
+  hourlyPrice: Scalars['Decimal']['input'];
+};
+
 /** What created the job. */
 export type SourceKind =
   | 'BENCHMARK'
@@ -1675,6 +1718,42 @@ export type SourceKind =
   | 'DIRECT'
   | 'PIPELINE'
   | 'USECASE';
+
+export type SpendConnection = {
+  __typename?: 'SpendConnection';
+  edges: Array<SpendEdge>;
+  pageInfo: PageInfo;
+  /** Every group of the query summed (not only this page's). */
+  total: SpendRow;
+};
+
+export type SpendEdge = {
+  __typename?: 'SpendEdge';
+  cursor: Scalars['String']['output'];
+  node: SpendRow;
+};
+
+/** What spend is summed by: DAY is the UTC day the GPUs were used on (a run over midnight counts on both days). */
+export type SpendGroup =
+  | 'CLUSTER'
+  | 'DAY'
+  | 'GPU_TYPE'
+  | 'JOB_TYPE'
+  | 'PROJECT'
+  | 'TENANT';
+
+/** One group of spend: the keys it was grouped by (the others are null; so is the GPU type of GPU-less work), the GPU-hours used and what they cost, in the unit of Job.estimatedCost. GPU-less work is priced per core-hour and counts no GPU-hours. */
+export type SpendRow = {
+  __typename?: 'SpendRow';
+  clusterId?: Maybe<Scalars['ID']['output']>;
+  cost: Scalars['Decimal']['output'];
+  day?: Maybe<Scalars['Date']['output']>;
+  gpuHours: Scalars['Float']['output'];
+  gpuType?: Maybe<Scalars['String']['output']>;
+  jobType?: Maybe<JobType>;
+  projectId?: Maybe<Scalars['ID']['output']>;
+  tenantId?: Maybe<Scalars['ID']['output']>;
+};
 
 /** An interval that holds a job's start with the stated probability, calibrated on the cluster's recent record of estimates against real starts. */
 export type StartWindow = {
@@ -2003,6 +2082,38 @@ export type ClusterDetailQueryVariables = Exact<{
 
 export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
 
+export type ClusterPricesQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type ClusterPricesQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, gpuPrices: Array<{ __typename?: 'GpuPrice', gpuType: string, hourlyPrice: string, since?: string | null }> } | null };
+
+export type SetGpuPriceMutationVariables = Exact<{
+  input: SetGpuPriceInput;
+}>;
+
+
+export type SetGpuPriceMutation = { __typename?: 'Mutation', setGpuPrice: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'GpuPrice', gpuType: string, hourlyPrice: string, since?: string | null } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type SpendQueryVariables = Exact<{
+  from: Scalars['Date']['input'];
+  to: Scalars['Date']['input'];
+  groupBy?: InputMaybe<Array<SpendGroup> | SpendGroup>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type SpendQuery = { __typename?: 'Query', spend: { __typename?: 'SpendConnection', edges: Array<{ __typename?: 'SpendEdge', cursor: string, node: { __typename?: 'SpendRow', tenantId?: string | null, projectId?: string | null, clusterId?: string | null, gpuType?: string | null, jobType?: JobType | null, day?: string | null, gpuHours: number, cost: string } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null }, total: { __typename?: 'SpendRow', gpuHours: number, cost: string } } };
+
+export type JobCostQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type JobCostQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, status: JobStatus, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null } | null };
+
 export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
 export type DeploymentListQueryVariables = Exact<{
@@ -2074,7 +2185,7 @@ export type JobDetailQueryVariables = Exact<{
 }>;
 
 
-export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
+export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
 
 export type SubmitJobMutationVariables = Exact<{
   input: SubmitJobInput;
@@ -2761,6 +2872,83 @@ export const ClusterDetailDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"34c1057e4f5adca81340203ed61af832d9b14fb2252f17b9629fea77118ff531"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
+export const ClusterPricesDocument = new TypedDocumentString(`
+    query ClusterPrices($id: ID!) {
+  cluster(id: $id) {
+    id
+    name
+    gpuPrices {
+      gpuType
+      hourlyPrice
+      since
+    }
+  }
+}
+    `, {"hash":"21177b5bf102d642bf0222333f9a57e4f10f098a1e1f8fb2b947de471d3f3899"}) as unknown as TypedDocumentString<ClusterPricesQuery, ClusterPricesQueryVariables>;
+export const SetGpuPriceDocument = new TypedDocumentString(`
+    mutation SetGpuPrice($input: SetGpuPriceInput!) {
+  setGpuPrice(input: $input) {
+    __typename
+    ... on GpuPrice {
+      gpuType
+      hourlyPrice
+      since
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"5b6cdf021fa8a9ebe12687a9f9c7aec41d46272f6734e1bef35eda1d163c10ee"}) as unknown as TypedDocumentString<SetGpuPriceMutation, SetGpuPriceMutationVariables>;
+export const SpendDocument = new TypedDocumentString(`
+    query Spend($from: Date!, $to: Date!, $groupBy: [SpendGroup!], $first: Int, $after: String) {
+  spend(from: $from, to: $to, groupBy: $groupBy, first: $first, after: $after) {
+    edges {
+      cursor
+      node {
+        tenantId
+        projectId
+        clusterId
+        gpuType
+        jobType
+        day
+        gpuHours
+        cost
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    total {
+      gpuHours
+      cost
+    }
+  }
+}
+    `, {"hash":"2a92d8e304de025942cb89c6b4a0799d31e343ea14f06c0244037ab1f5940a40"}) as unknown as TypedDocumentString<SpendQuery, SpendQueryVariables>;
+export const JobCostDocument = new TypedDocumentString(`
+    query JobCost($id: ID!) {
+  job(id: $id) {
+    id
+    status
+    estimatedCost
+    actualCost
+    costSoFar
+    budgetLimit
+  }
+}
+    `, {"hash":"e49cc93a8c9f8106ae1630a3d914ddbc9288ed8ef35f56f4e9583c18f1d3d046"}) as unknown as TypedDocumentString<JobCostQuery, JobCostQueryVariables>;
 export const DeploymentListDocument = new TypedDocumentString(`
     query DeploymentList($filter: DeploymentFilter, $first: Int! = 50, $after: String) {
   deployments(filter: $filter, first: $first, after: $after) {
@@ -3153,6 +3341,8 @@ export const JobDetailDocument = new TypedDocumentString(`
     actualEnd
     estimatedCost
     actualCost
+    costSoFar
+    budgetLimit
     resources {
       gpuType
       gpuCount
@@ -3197,7 +3387,7 @@ export const JobDetailDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"942242a251d7007aaf57a8efbccec4a1bab5674cf90185fb506c1200b83ee4e1"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
+    `, {"hash":"0583a26230c5ab573212d9aa5b0ca3eab638810066dffba8689b00b135ebacea"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
 export const SubmitJobDocument = new TypedDocumentString(`
     mutation SubmitJob($input: SubmitJobInput!) {
   submitJob(input: $input) {

@@ -570,3 +570,33 @@ async def test_a_screenshot_of_the_page_under_load(service: Service, browser: An
         assert not page.failures, page.failures
     finally:
         await page.close()
+
+
+async def test_a_jobs_details_show_its_cost_so_far_and_what_it_is_expected_to_cost(
+    service: Service, browser: Any
+) -> None:
+    admin = str(service.admin_token)
+    price = {"clusterId": service.cluster_id, "gpuType": A100, "hourlyPrice": "36000"}
+    answer = await call(service, admin, "SetGpuPrice", {"input": price})  # 10 a second
+    assert answer["setGpuPrice"]["__typename"] == "GpuPrice", answer
+    job = await submit(service, "costly", gpus=1, runtime=600)
+    page = await open_page(browser, service.base, admin, str(service.cluster_id))
+    try:
+        block = page.locator(f'[data-kind=RUNNING][data-job-id="{job}"]')
+        await block.wait_for(timeout=30_000)
+        await asyncio.sleep(1.5)  # at 10 a second, so far is 15 or more
+        await block.click()
+        await page.wait_for_function(
+            """() => /Cost so far/.test(document.querySelector('#details-cost')?.innerText)""",
+            timeout=15_000,
+        )
+        text = await page.locator("#details-cost").inner_text()
+        so_far = float(text.split("Cost so far")[1].split()[0])
+        assert so_far >= 15, text
+        assert "and counting" in text and "Expected cost" in text, text
+        assert not page.failures, page.failures
+    finally:
+        await page.close()
+        await call(service, admin, "CancelJob", {"id": job, "reason": "test over"})
+        price["hourlyPrice"] = "2.5"
+        await call(service, admin, "SetGpuPrice", {"input": price})

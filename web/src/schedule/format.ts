@@ -67,3 +67,10 @@ export function windowText(earliest: number | null, latest: number | null): stri
 export function lower(text: string | null | undefined): string {
   return text == null ? "—" : text.toLowerCase();
 }
+
+/** An amount of the API's cost unit (Decimal strings), to the cent; "—" when there is none. */
+export function money(amount: string | null | undefined): string {
+  if (amount == null) return "—";
+  const value = Number(amount);
+  return Number.isFinite(value) ? value.toFixed(2) : amount;
+}

@@ -5,12 +5,14 @@ import type { Client } from "graphql-ws";
 import {
   ClusterListDocument,
   ClusterQuotasDocument,
+  JobCostDocument,
   ScheduleTimelineDocument,
   type ClusterListQuery,
+  type JobCostQuery,
   type ScheduleTimelineSubscriptionVariables,
 } from "../../../frontend-contract/types/graphql";
 import { AuthError, NetworkError, graphqlBody, isAuthClose, openSocket, query } from "./api";
-import { absolute, esc, lower, ms, relative, windowText } from "./format";
+import { absolute, esc, lower, money, ms, relative, windowText } from "./format";
 import { ScheduleModel, type QueueEntry, type Segment, type Update } from "./model";
 import { quotasSummary, renderQuotas } from "./quotas";
 import { gpusText, renderQueue } from "./queue";
@@ -460,7 +462,11 @@ function showDetails(segment: Segment | null, entry?: QueueEntry): void {
       row("End source", esc(segment.source)) +
       row("Window", esc(windowText(ms(segment.earliestStart), ms(segment.latestStart)))) +
       row("Rows", esc(segment.rows.join(", "))) +
-      "</dl>";
+      "</dl>" +
+      (segment.mine && segment.jobId
+        ? `<dl id="details-cost" data-job-id="${esc(segment.jobId)}">${row("Cost", "…")}</dl>`
+        : "");
+    if (segment.mine && segment.jobId) void loadCost(segment.jobId);
     return;
   }
   if (entry) {
@@ -479,6 +485,45 @@ function showDetails(segment: Segment | null, entry?: QueueEntry): void {
       "</dl>";
   }
 }
+
+// ---------------------------------------------------------------- a job's cost (HTTP)
+
+let costRequest = 0;
+
+type JobCost = NonNullable<JobCostQuery["job"]>;
+
+function costRows(job: JobCost): string {
+  const budget = job.budgetLimit == null ? "" : row("Budget", esc(money(job.budgetLimit)));
+  return (
+    row("Cost so far", esc(money(job.costSoFar)) + (job.status === "RUNNING" ? ' <span class="muted">and counting</span>' : "")) +
+    row("Expected cost", esc(money(job.estimatedCost))) +
+    budget
+  );
+}
+
+/** The selected job's cost in the details: what it has cost so far (worked out by the server
+ * when read: read again every 30 s while it is shown) and what it is expected to cost. */
+async function loadCost(jobId: string): Promise<void> {
+  const current = token;
+  if (!current) return;
+  const mine = ++costRequest;
+  try {
+    const data = await query(current, JobCostDocument, { id: jobId });
+    const slot = document.getElementById("details-cost");
+    if (mine !== costRequest || !slot || slot.dataset.jobId !== jobId) return;
+    slot.innerHTML = data.job ? costRows(data.job) : row("Cost", "not visible to this token");
+  } catch (error) {
+    if (mine !== costRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+    const slot = document.getElementById("details-cost");
+    if (slot) slot.innerHTML = row("Cost", esc(error instanceof Error ? error.message : String(error)));
+  }
+}
+
+window.setInterval(() => {
+  const slot = document.getElementById("details-cost");
+  if (!ui.app.hidden && slot?.dataset.jobId) void loadCost(slot.dataset.jobId);
+}, 30_000);
 
 function scheduleQueue(): void {
   if (!queueFrame) queueFrame = requestAnimationFrame(drawQueue);
