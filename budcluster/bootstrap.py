@@ -71,6 +71,7 @@ from domain.services.audit import AuditService
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
+from domain.services.budgets import BudgetService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
@@ -462,6 +463,7 @@ def _services(
         compute=compute,
         metrics=metrics,
         spend=SpendService(uow=uow),
+        budgets=BudgetService(uow=uow, clock=clock),
         audit=AuditService(
             uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
         ),

@@ -46,6 +46,7 @@ from domain.services.audit import AuditService
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
+from domain.services.budgets import BudgetService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
@@ -111,6 +112,7 @@ class App:
     metrics: PrometheusMetrics
     audit: AuditService
     spend: SpendService
+    budgets: BudgetService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None

@@ -5,7 +5,8 @@ stops them. Every process that serves (the API, embedded or not, and the arq wor
 model endpoints' server with its sweep of benchmark runs, the Redis relay when events cross
 processes, the hub's catch-up from the event log and the backlog of hand-overs the task queue
 refused; with the supervisor on, also the cluster supervisor, the pruning of old events and
-audit records, and, where no arq worker runs it as a cron job, the full sync of real clusters.
+audit records, the budget check of running jobs, and, where no arq worker runs it as a cron
+job, the full sync of real clusters.
 The in-process task runner gets the services its tasks call when the runtime starts: until then
 a task run in this process finds none. A one-off command (the CLI) starts no Runtime.
 `stop` cancels what was started (and what the process adopted, such as the check of open
@@ -62,6 +63,7 @@ class Runtime:
         if app.settings.run_supervisor if supervisor is None else supervisor:
             self._run(app.supervisor.run(), "cluster-supervisor")
             self._run(self._prune(), "event-pruning")
+            self._run(self._budgets(), "budget-check")
             if not isinstance(app.tasks, ArqTaskQueue):  # arq workers run it as a cron job
                 self._run(self._sync_clusters(), "cluster-sync")
 
@@ -110,6 +112,16 @@ class Runtime:
                 await self.app.registry.sync_all()
             except Exception as exc:
                 log_failure("syncing clusters", exc)
+
+    async def _budgets(self) -> None:
+        """Running jobs' costs against their budgets, every `budget_check_seconds`."""
+        app = self.app
+        while True:
+            await asyncio.sleep(app.settings.budget_check_seconds)
+            try:
+                await app.budgets.check()
+            except Exception as exc:
+                log_failure("checking budgets", exc)
 
     async def _prune(self) -> None:
         app = self.app

@@ -93,6 +93,8 @@ class Settings:
     """How long a burst of events may go on before the timeline is recomputed once for it."""
     timeline_period_seconds: float = 30.0
     cluster_sync_seconds: float = 180.0
+    budget_check_seconds: float = 5.0
+    """How often running jobs' costs are checked against their budgets (`BudgetService`)."""
     """The full sync of every real cluster (nodes and health), beside the node watch."""
     orphan_grace_seconds: float = 600.0
     """How long objects of budcluster's with no job stay on a real cluster before removal."""
@@ -252,6 +254,7 @@ class Settings:
             timeline_debounce_seconds=float(_env("TIMELINE_DEBOUNCE_SECONDS", "0.05") or 0.05),
             timeline_period_seconds=float(_env("TIMELINE_PERIOD_SECONDS", "30") or 30),
             cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),
+            budget_check_seconds=float(_env("BUDGET_CHECK_SECONDS", "5") or 5),
             orphan_grace_seconds=float(_env("ORPHAN_GRACE_SECONDS", "600") or 600),
             kube_plain_http=_flag("KUBE_PLAIN_HTTP", False),
             helm_executable=_env("HELM", "helm") or "helm",
@@ -281,6 +284,8 @@ class Settings:
             keys_pem=_env("KEYS_PEM", "") or "",
             active_key=_env("ACTIVE_KEY"),
         )
+        if not 0.1 <= settings.budget_check_seconds <= 3600:
+            raise ValueError("BUDCLUSTER_BUDGET_CHECK_SECONDS must be from 0.1 to 3600")
         if settings.audit_retention_days < 1:
             raise ValueError("BUDCLUSTER_AUDIT_RETENTION_DAYS must be at least 1")
         if settings.rate_burst < settings.operation_budget:

@@ -107,6 +107,7 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
         preemptible=data.preemptible,
         max_retries=data.max_retries,
         budget_limit=data.budget_limit,
+        budget_action=data.budget_action,
         idempotency_key=data.idempotency_key,
         queue_name=data.queue_name,
         window=to_window(data.window),

@@ -24,7 +24,7 @@ from schema.schedule import window
 from schema.types.cluster import operator_text
 from schema.types.cluster_inputs import ClusterChange, ClusterSnapshot, ClusterUpdate, nodes_of
 from schema.types.inputs import JobFilter
-from schema.types.job import Job, JobEvent
+from schema.types.job import BudgetNotice, Job, JobEvent
 from schema.types.timeline import (
     QueueEntry,
     Schedule,
@@ -71,6 +71,7 @@ def _message(update: Update) -> JobUpdate:
         kind=change.kind,
         job=Job.from_domain(change.job),
         transition=JobEvent.from_domain(change.transition) if change.transition else None,
+        budget=BudgetNotice.from_domain(change.budget) if change.budget else None,
         matches_filter=update.matches_filter,
     )
 

@@ -152,6 +152,21 @@ class SqlJobRepository:
         ).order_by(jobs.c.created_at)
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
+    async def running_over(self, share: int, *, after: Job | None = None, limit: int) -> list[Job]:
+        where = [
+            jobs.c.status == JobStatus.RUNNING.value,
+            jobs.c.budget_limit.is_not(None),
+            jobs.c.budget_alerted < share,
+        ]
+        if after is not None:
+            where.append(sa.tuple_(jobs.c.created_at, jobs.c.id) > (after.created_at, after.id))
+        stmt = (
+            self._scoped(sa.select(jobs).where(*where))
+            .order_by(jobs.c.created_at, jobs.c.id)
+            .limit(limit)
+        )
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         if not cluster_ids:
             return []

@@ -113,6 +113,8 @@ jobs = sa.Table(
     sa.Column("estimated_cost", sa.Numeric(14, 4)),
     sa.Column("actual_cost", sa.Numeric(14, 4)),
     sa.Column("budget_limit", sa.Numeric(14, 4)),
+    sa.Column("budget_action", sa.String(10), nullable=False, server_default="WARN"),
+    sa.Column("budget_alerted", sa.Integer, nullable=False, server_default="0"),
     sa.Column("outputs", JSONDocument, nullable=False),
     sa.Column("idempotency_key", sa.String(128)),
     sa.Column("placement", JSONDocument),

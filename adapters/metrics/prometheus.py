@@ -10,7 +10,8 @@ Where each comes from:
   preemption_reason}`, `job_estimated_cost_dollars_total{cluster, gpu_type, job_type}` (at
   submission), `job_actual_cost_dollars_total{cluster, gpu_type, job_type}` (each run's metered
   cost when it ends: `JobChanged.metered`; `cluster` is the cluster's id, `gpu_type` empty for
-  GPU-less work).
+  GPU-less work), `job_budget_notices_total{share="80|100|expected", budget_action}` (a job's
+  cost reached that share of its budget, or was expected over it at submission).
 - Schedule: `schedule_start_estimate_error_seconds{direction}` (|actual start - the start
   estimated at submission|, early or late), `schedule_start_window_total{confidence, outcome}`
   (starts inside or outside the window shown at submission: coverage = inside / all),
@@ -183,6 +184,11 @@ class PrometheusMetrics:
             "Metered cost of ended runs (preempted and failed ones too), when each ended.",
             ["cluster", "gpu_type", "job_type"], registry=r,
         )  # fmt: skip
+        self.budget_notices = Counter(
+            "job_budget_notices", "Jobs whose cost reached a share of their budget (80, 100) "
+            "or was expected over it at submission (expected).",
+            ["share", "budget_action"], registry=r,
+        )  # fmt: skip
         self.start_error = Histogram(
             "schedule_start_estimate_error_seconds",
             "|actual start - the start estimated at submission|.",
@@ -239,6 +245,11 @@ class PrometheusMetrics:
             return
         if change.metered is not None:
             self.actual_cost.labels(*where).inc(float(change.metered))
+        if change.budget is not None:
+            notice = change.budget
+            share = "expected" if notice.expected else str(notice.share)
+            self.budget_notices.labels(share, notice.action.value).inc()
+            return
         if step is None or step.from_status is None:
             return
         to = step.to_status

@@ -284,6 +284,47 @@ class ChangeKind(enum.StrEnum):
     PLACED = "PLACED"
     """Where it runs changed (a real cluster may report the node after RUNNING), or how often
     its containers were restarted there."""
+    BUDGET = "BUDGET"
+    """Its cost reached 80 % or 100 % of its budget, or is expected to pass it
+    (`JobChanged.budget` says which)."""
+
+
+class BudgetAction(enum.StrEnum):
+    """What happens when a job's cost reaches its budget (`Job.budget_limit`)."""
+
+    WARN = "WARN"
+    """Say so (the job's events, audit, metrics) and let it run."""
+    CANCEL = "CANCEL"
+    """Refuse it at submission when it is expected to cost more; cancel it once it has."""
+
+
+BUDGET_WARNING_SHARE = 80
+"""The share of its budget (%) at which a job's cost is first said (as OpenCost's and cloud
+budgets' default alert thresholds: 80 % forecast or actual, then 100 %)."""
+
+
+@dataclass(frozen=True)
+class BudgetNotice:
+    """A job's cost against its budget: `share` % reached (80 or 100), or, `expected`, what it
+    is expected to cost at submission."""
+
+    share: int
+    cost: Decimal
+    limit: Decimal
+    action: BudgetAction
+    expected: bool = False
+
+    @property
+    def message(self) -> str:
+        if self.expected:
+            return (
+                f"expected to cost {self.cost:.2f}, over its budget of {self.limit:.2f} "
+                f"({self.action.value})"
+            )
+        return (
+            f"has cost {self.cost:.2f}, {self.share} % of its budget of {self.limit:.2f} "
+            f"({self.action.value})"
+        )
 
 
 @dataclass(frozen=True)
@@ -297,6 +338,8 @@ class JobChanged:
     metered: Decimal | None = None
     """What the run this transition ended cost (`usage_ended`), priced by the unit of work that
     records the end, in the same transaction (`job.actual_cost` includes it)."""
+    budget: BudgetNotice | None = None
+    """With BUDGET: the cost against the budget."""
     recorded: int = field(default_factory=lambda: next(_RECORDED), compare=False, repr=False)
     """The order changes were made in, in this process: a commit writes its events in it (a
     release applied before an admission is seen before it), whatever order it loaded jobs in."""
@@ -433,6 +476,9 @@ class Job:
     estimated_cost: Decimal | None = None
     actual_cost: Decimal | None = None
     budget_limit: Decimal | None = None
+    budget_action: BudgetAction = BudgetAction.WARN
+    budget_alerted: int = 0
+    """The highest share of its budget (%) already said (`notice_budget`): each is said once."""
     outputs: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
     placements: tuple[Placement, ...] = ()
@@ -537,6 +583,12 @@ class Job:
         self.generation += 1
         self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
         return event
+
+    def notice_budget(self, notice: BudgetNotice, at: datetime) -> None:
+        """Say the job's cost against its budget (once per share: 80, then 100)."""
+        self.budget_alerted = max(self.budget_alerted, notice.share)
+        self.updated_at = at
+        self.changes.append(JobChanged(ChangeKind.BUDGET, self.snapshot(), budget=notice))
 
     def change_priority(self, priority: JobPriority, at: datetime) -> None:
         previous, self.priority = self.priority, priority

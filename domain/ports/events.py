@@ -11,7 +11,7 @@ from domain.model.benchmark import BenchmarkChanged
 from domain.model.deployment import DeploymentChanged
 from domain.model.events import Change, ClusterChanged
 from domain.model.ids import ClusterId
-from domain.model.job import JobChanged
+from domain.model.job import ChangeKind, JobChanged
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class StoredEvent:
         """Whether the schedule timeline may follow from it: a job's change, or a change of
         what admission depends on (not a timeline of its own, nor a deployment's or benchmark's
         view, whose jobs raise their own events)."""
-        if isinstance(self.change, JobChanged):
-            return True
+        if isinstance(self.change, JobChanged):  # a budget notice changes no plan
+            return self.change.kind is not ChangeKind.BUDGET
         if isinstance(self.change, ClusterChanged):
             return self.change.kind.value != "TIMELINE"
         return False

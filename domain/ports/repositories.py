@@ -108,6 +108,10 @@ class JobRepository(Protocol):
     async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """Active jobs (PENDING to RUNNING) of all these clusters, in one statement."""
 
+    async def running_over(self, share: int, *, after: Job | None = None, limit: int) -> list[Job]:
+        """RUNNING jobs with a budget, none of whose shares from `share` on was said yet
+        (`Job.budget_alerted` below it), oldest first (by creation, then id), after `after`."""
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """QUEUED jobs of these clusters that have a time window (the window sweeper), without
         reading every other waiting job."""

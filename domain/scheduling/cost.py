@@ -22,7 +22,15 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from domain.model.cluster import GpuPrice
 from domain.model.ids import ClusterId
-from domain.model.job import Job, Resources, Usage, usage_ended, usage_under_way
+from domain.model.job import (
+    BUDGET_WARNING_SHARE,
+    BudgetNotice,
+    Job,
+    Resources,
+    Usage,
+    usage_ended,
+    usage_under_way,
+)
 
 LIST_PRICES: Mapping[str, Decimal] = {
     "nvidia-h100-sxm": Decimal("4.00"),
@@ -169,3 +177,29 @@ def cost_so_far(job: Job, book: PriceBook, now: datetime) -> Decimal | None:
     if running is None:
         return job.actual_cost
     return (job.actual_cost or Decimal(0)) + book.charge(running)
+
+
+def budget_at_submission(job: Job, book: PriceBook) -> BudgetNotice | None:
+    """A notice when `job` is expected to cost more than its budget: the run time its user gave
+    (`estimated_duration_seconds`, at most `max_duration_seconds`, or the maximum alone) at the
+    cluster's prices when it is submitted. None within the budget, or with no run time given."""
+    limit = job.budget_limit
+    given = [s for s in (job.estimated_duration_seconds, job.max_duration_seconds) if s]
+    if limit is None or not given:
+        return None
+    prices = book.table(job.created_at)
+    expected = estimate_cost(job.resources, float(min(given)), prices)
+    if expected is None or expected <= limit:
+        return None
+    return BudgetNotice(100, expected, limit, job.budget_action, expected=True)
+
+
+def budget_reached(job: Job, cost: Decimal) -> BudgetNotice | None:
+    """The share of its budget `job`'s cost `cost` has newly reached (80, then 100 %), if any."""
+    limit = job.budget_limit
+    if limit is None:
+        return None
+    share = 100 if cost >= limit else BUDGET_WARNING_SHARE if cost * 100 >= limit * 80 else 0
+    if share <= job.budget_alerted:
+        return None
+    return BudgetNotice(share, cost, limit, job.budget_action)

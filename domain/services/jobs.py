@@ -29,7 +29,16 @@ from domain.errors import (
 from domain.model.audit import concerning
 from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, new_job_id
-from domain.model.job import Job, JobEvent, JobPriority, JobSource, JobStatus, JobType
+from domain.model.job import (
+    BudgetAction,
+    BudgetNotice,
+    Job,
+    JobEvent,
+    JobPriority,
+    JobSource,
+    JobStatus,
+    JobType,
+)
 from domain.model.principal import Principal
 from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
 from domain.names import text_problem
@@ -39,6 +48,7 @@ from domain.ports.outbound import OutboundPolicy
 from domain.ports.repositories import JobCursor, JobFilter, JobPage
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.scheduling.cost import PriceBook, budget_at_submission
 from domain.services.destinations import Destinations, fetched
 from domain.services.paging import check_first
 from domain.services.reactions import hand_over
@@ -157,6 +167,7 @@ class JobService:
             preemptible=sub.preemptible,
             max_retries=sub.max_retries,
             budget_limit=sub.budget_limit,
+            budget_action=sub.budget_action,
             idempotency_key=sub.idempotency_key,
             status_message="submitted",
             queue_name=sub.queue_name,
@@ -176,6 +187,27 @@ class JobService:
             )
         return job, default_queue
 
+    @staticmethod
+    async def _over_budget(uow: UnitOfWork, job: Job) -> BudgetNotice | None:
+        """Whether a job is expected to cost more than its budget (`budget_at_submission`: the
+        run time its user gave, at most its maximum, at the cluster's prices now); with CANCEL
+        it is refused. A job that gives no run time is checked as it runs (`BudgetService`)."""
+        if job.budget_limit is None:
+            return None
+        cluster = await uow.clusters.get(job.cluster_id)
+        assert cluster is not None  # (validated)
+        changes = (await uow.clusters.prices([cluster.id]))[cluster.id]
+        book = PriceBook(cluster.settings.get("gpu_hourly_prices"), changes)
+        notice = budget_at_submission(job, book)
+        if notice is not None and notice.action is BudgetAction.CANCEL:
+            raise ValidationFailed.single(
+                "budget_limit",
+                f"the job is {notice.message}: refused; raise the budget, or submit with "
+                "budgetAction WARN",
+                "OVER_BUDGET",
+            )
+        return notice
+
     async def submit(self, principal: Principal, sub: JobSubmission) -> Job:
         if not principal.may_use_project(sub.project_id):
             raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
@@ -192,7 +224,10 @@ class JobService:
                 if existing is not None:
                     return existing
             job, default_queue = await self.prepare(uow, principal, sub, now)
+            over = await self._over_budget(uow, job)
             job.record_submission()
+            if over is not None:  # WARN: said with the submission
+                job.notice_budget(over, now)
             try:
                 if default_queue is not None:
                     await uow.quotas.add_local_queue(default_queue, if_absent=True)

@@ -25,6 +25,7 @@ from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import (
     MANAGED_SOURCES,
+    BudgetAction,
     DeploymentType,
     Job,
     JobPriority,
@@ -123,6 +124,7 @@ class JobSubmission:
     preemptible: bool = False
     max_retries: int = 3
     budget_limit: Decimal | None = None
+    budget_action: BudgetAction = BudgetAction.WARN
     idempotency_key: str | None = None
     queue_name: str = DEFAULT_QUEUE
     window: TimeWindow | None = None

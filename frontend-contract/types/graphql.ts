@@ -229,6 +229,22 @@ export type BorrowWithinCohortPolicy =
   | 'LOWER_PRIORITY'
   | 'NEVER';
 
+/** When a job's cost reaches its budgetLimit: WARN says so (the job's BUDGET event, the audit trail, a metric) and lets it run; CANCEL refuses it at submission when it is expected to cost more, and cancels it once it has. Either is said at 80 % too. */
+export type BudgetAction =
+  | 'CANCEL'
+  | 'WARN';
+
+/** A job's cost against its budget: `share` % of budgetLimit reached (80 or 100), or, `expected`, what it was expected to cost when submitted (over its budget). */
+export type BudgetNotice = {
+  __typename?: 'BudgetNotice';
+  action: BudgetAction;
+  cost: Scalars['Decimal']['output'];
+  expected: Scalars['Boolean']['output'];
+  limit: Scalars['Decimal']['output'];
+  message: Scalars['String']['output'];
+  share: Scalars['Int']['output'];
+};
+
 /** GPUs of a flavor booked for a tenant from start to end. */
 export type CapacityReservation = {
   __typename?: 'CapacityReservation';
@@ -746,6 +762,10 @@ export type Job = {
   admissionEstimate?: Maybe<Estimate>;
   /** 0 for the first run, then one more per retry. */
   attempt: Scalars['Int']['output'];
+  /** What happens when its cost reaches budgetLimit. */
+  budgetAction: BudgetAction;
+  /** The highest share of its budget (%) said so far: 0, 80 or 100 (100 also when it was expected over its budget at submission). */
+  budgetAlerted: Scalars['Int']['output'];
   /** The most the job may cost, in the unit of estimatedCost. */
   budgetLimit?: Maybe<Scalars['Decimal']['output']>;
   cluster?: Maybe<Cluster>;
@@ -803,6 +823,8 @@ export type Job = {
 /** One change to one job, in the cluster's event order. */
 export type JobChange = {
   __typename?: 'JobChange';
+  /** With BUDGET: the job's cost against its budget. */
+  budget?: Maybe<BudgetNotice>;
   job: Job;
   kind: JobChangeKind;
   /** False when the change took the job out of the subscription's filter. */
@@ -812,6 +834,7 @@ export type JobChange = {
 };
 
 export type JobChangeKind =
+  | 'BUDGET'
   | 'PLACED'
   | 'PRIORITY_CHANGED'
   | 'SUBMITTED'
@@ -1765,7 +1788,9 @@ export type StartWindow = {
 };
 
 export type SubmitJobInput = {
-  /** The most the job may cost, in the unit of Job.estimatedCost (0 to 9999999999.9999). */
+  /** What happens when the job's cost reaches budgetLimit. */
+  budgetAction?: BudgetAction;
+  /** The most the job may cost, in the unit of Job.estimatedCost (0 to 9999999999.9999): checked at submission against its estimatedDurationSeconds (at most maxDurationSeconds) at the cluster's prices, and while it runs against what it has cost (every few seconds); budgetAction says what follows. */
   budgetLimit?: InputMaybe<Scalars['Decimal']['input']>;
   clusterId: Scalars['ID']['input'];
   deadline?: InputMaybe<Scalars['DateTime']['input']>;
@@ -2112,7 +2137,7 @@ export type JobCostQueryVariables = Exact<{
 }>;
 
 
-export type JobCostQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, status: JobStatus, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null } | null };
+export type JobCostQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, status: JobStatus, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number } | null };
 
 export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
@@ -2169,7 +2194,7 @@ export type JobUpdatesSubscriptionVariables = Exact<{
 }>;
 
 
-export type JobUpdatesSubscription = { __typename?: 'Subscription', jobUpdates: { __typename: 'JobChange', sequence: number, kind: JobChangeKind, matchesFilter: boolean, job: { __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority, attempt: number, estimatedStart?: string | null, estimatedEnd?: string | null }, transition?: { __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string } | null } | { __typename: 'JobSnapshot', sequence: number, reason: string, truncated: boolean, jobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority }> } };
+export type JobUpdatesSubscription = { __typename?: 'Subscription', jobUpdates: { __typename: 'JobChange', sequence: number, kind: JobChangeKind, matchesFilter: boolean, job: { __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority, attempt: number, estimatedStart?: string | null, estimatedEnd?: string | null }, transition?: { __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string } | null, budget?: { __typename?: 'BudgetNotice', share: number, cost: string, limit: string, action: BudgetAction, expected: boolean, message: string } | null } | { __typename: 'JobSnapshot', sequence: number, reason: string, truncated: boolean, jobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority }> } };
 
 export type JobListQueryVariables = Exact<{
   filter?: InputMaybe<JobFilter>;
@@ -2185,7 +2210,7 @@ export type JobDetailQueryVariables = Exact<{
 }>;
 
 
-export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
+export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
 
 export type SubmitJobMutationVariables = Exact<{
   input: SubmitJobInput;
@@ -2946,9 +2971,11 @@ export const JobCostDocument = new TypedDocumentString(`
     actualCost
     costSoFar
     budgetLimit
+    budgetAction
+    budgetAlerted
   }
 }
-    `, {"hash":"e49cc93a8c9f8106ae1630a3d914ddbc9288ed8ef35f56f4e9583c18f1d3d046"}) as unknown as TypedDocumentString<JobCostQuery, JobCostQueryVariables>;
+    `, {"hash":"d2eba1d71df866f732e8a0776f2c6d1777f61b170e52fee87c6e8b6b9419a455"}) as unknown as TypedDocumentString<JobCostQuery, JobCostQueryVariables>;
 export const DeploymentListDocument = new TypedDocumentString(`
     query DeploymentList($filter: DeploymentFilter, $first: Int! = 50, $after: String) {
   deployments(filter: $filter, first: $first, after: $after) {
@@ -3284,10 +3311,18 @@ export const JobUpdatesDocument = new TypedDocumentString(`
         reason
         at
       }
+      budget {
+        share
+        cost
+        limit
+        action
+        expected
+        message
+      }
     }
   }
 }
-    `, {"hash":"d5e1b5263b9a906e69370e1263aa296ebed9c0b9a4d19fd01f869f40b3397145"}) as unknown as TypedDocumentString<JobUpdatesSubscription, JobUpdatesSubscriptionVariables>;
+    `, {"hash":"65828e43731a814b97ee36203ff1833b72ee53e9f9df553fb371684da58cd48f"}) as unknown as TypedDocumentString<JobUpdatesSubscription, JobUpdatesSubscriptionVariables>;
 export const JobListDocument = new TypedDocumentString(`
     query JobList($filter: JobFilter, $first: Int! = 50, $after: String) {
   jobs(filter: $filter, first: $first, after: $after) {
@@ -3343,6 +3378,8 @@ export const JobDetailDocument = new TypedDocumentString(`
     actualCost
     costSoFar
     budgetLimit
+    budgetAction
+    budgetAlerted
     resources {
       gpuType
       gpuCount
@@ -3387,7 +3424,7 @@ export const JobDetailDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"0583a26230c5ab573212d9aa5b0ca3eab638810066dffba8689b00b135ebacea"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
+    `, {"hash":"aa1d10eadc092a24a3afbcfe017133884a3c9a0db19e9b452e3634b6195dacf4"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
 export const SubmitJobDocument = new TypedDocumentString(`
     mutation SubmitJob($input: SubmitJobInput!) {
   submitJob(input: $input) {

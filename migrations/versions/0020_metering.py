@@ -1,4 +1,5 @@
-"""Metering: GPU prices with a history (gpu_price) and one row per metered run and UTC day (job_usage)
+"""Metering and job budgets: GPU prices with a history (gpu_price), one row per metered run and UTC
+day (job_usage), and a job's budget action and the share of its budget already said (job)
 
 A price change is a new gpu_price row from its moment on; a run's cost is worked out with the
 prices in force while it ran, in the transaction that records its end, and kept in job_usage
@@ -31,6 +32,13 @@ def _id() -> sa.Column[int]:
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("job", schema=None) as batch:
+        batch.add_column(
+            sa.Column("budget_action", sa.String(10), nullable=False, server_default="WARN")
+        )
+        batch.add_column(
+            sa.Column("budget_alerted", sa.Integer, nullable=False, server_default="0")
+        )
     op.create_table(
         "gpu_price",
         _id(),
@@ -74,3 +82,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("job_usage")
     op.drop_table("gpu_price")
+    with op.batch_alter_table("job", schema=None) as batch:
+        batch.drop_column("budget_alerted")
+        batch.drop_column("budget_action")

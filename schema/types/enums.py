@@ -9,7 +9,15 @@ from __future__ import annotations
 import strawberry
 
 from domain.model.cluster import ClusterStatus, NodeType, Platform
-from domain.model.job import ChangeKind, DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+from domain.model.job import (
+    BudgetAction,
+    ChangeKind,
+    DeploymentType,
+    JobPriority,
+    JobStatus,
+    JobType,
+    SourceKind,
+)
 from domain.model.quota import (
     BorrowWithinCohortPolicy,
     FungibilityPolicy,
@@ -73,6 +81,12 @@ strawberry.enum(
 )
 
 strawberry.enum(
+    BudgetAction,
+    description="When a job's cost reaches its budgetLimit: WARN says so (the job's BUDGET "
+    "event, the audit trail, a metric) and lets it run; CANCEL refuses it at submission when "
+    "it is expected to cost more, and cancels it once it has. Either is said at 80 % too.",
+)
+strawberry.enum(
     SpendGroup,
     description="What spend is summed by: DAY is the UTC day the GPUs were used on (a run over "
     "midnight counts on both days).",
@@ -80,6 +94,7 @@ strawberry.enum(
 
 __all__ = [
     "BorrowWithinCohortPolicy",
+    "BudgetAction",
     "ChangeKind",
     "ClusterStatus",
     "DeploymentType",

@@ -8,7 +8,14 @@ from decimal import Decimal
 import strawberry
 from strawberry.scalars import JSON
 
-from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+from schema.types.enums import (
+    BudgetAction,
+    DeploymentType,
+    JobPriority,
+    JobStatus,
+    JobType,
+    SourceKind,
+)
 
 
 @strawberry.input(
@@ -85,7 +92,13 @@ class SubmitJobInput:
     budget_limit: Decimal | None = strawberry.field(
         default=None,
         description="The most the job may cost, in the unit of Job.estimatedCost (0 to "
-        "9999999999.9999).",
+        "9999999999.9999): checked at submission against its estimatedDurationSeconds (at most "
+        "maxDurationSeconds) at the cluster's prices, and while it runs against what it has "
+        "cost (every few seconds); budgetAction says what follows.",
+    )
+    budget_action: BudgetAction = strawberry.field(
+        default=BudgetAction.WARN,
+        description="What happens when the job's cost reaches budgetLimit.",
     )
     idempotency_key: str | None = strawberry.field(
         default=None,

@@ -15,7 +15,14 @@ from domain.services.queue_positions import PositionQuery
 from schema.context import Info
 from schema.types.cluster import Cluster
 from schema.types.derive import derive
-from schema.types.enums import DeploymentType, JobPriority, JobStatus, JobType, SourceKind
+from schema.types.enums import (
+    BudgetAction,
+    DeploymentType,
+    JobPriority,
+    JobStatus,
+    JobType,
+    SourceKind,
+)
 from schema.types.placement import Placement
 from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, kept_window, start_window
 
@@ -126,6 +133,30 @@ class KueueQueuePosition:
     )
 
 
+@strawberry.type(
+    description="A job's cost against its budget: `share` % of budgetLimit reached (80 or "
+    "100), or, `expected`, what it was expected to cost when submitted (over its budget)."
+)
+class BudgetNotice:
+    share: int
+    cost: Decimal
+    limit: Decimal
+    action: BudgetAction
+    expected: bool
+    message: str
+
+    @classmethod
+    def from_domain(cls, notice: model.BudgetNotice) -> BudgetNotice:
+        return cls(
+            share=notice.share,
+            cost=notice.cost,
+            limit=notice.limit,
+            action=notice.action,
+            expected=notice.expected,
+            message=notice.message,
+        )
+
+
 @strawberry.type
 class Job:
     id: strawberry.ID
@@ -164,6 +195,13 @@ class Job:
     )
     budget_limit: Decimal | None = strawberry.field(
         description="The most the job may cost, in the unit of estimatedCost."
+    )
+    budget_action: BudgetAction = strawberry.field(
+        description="What happens when its cost reaches budgetLimit."
+    )
+    budget_alerted: int = strawberry.field(
+        description="The highest share of its budget (%) said so far: 0, 80 or 100 (100 also "
+        "when it was expected over its budget at submission)."
     )
     outputs: JSON
     idempotency_key: str | None

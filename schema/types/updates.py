@@ -7,7 +7,7 @@ from typing import Annotated
 import strawberry
 
 from schema.types.enums import ChangeKind
-from schema.types.job import Job, JobEvent
+from schema.types.job import BudgetNotice, Job, JobEvent
 
 
 @strawberry.type(description="The jobs you may see on the cluster, as of `sequence`.")
@@ -31,6 +31,9 @@ class JobChange:
     kind: ChangeKind
     job: Job
     transition: JobEvent | None
+    budget: BudgetNotice | None = strawberry.field(
+        default=None, description="With BUDGET: the job's cost against its budget."
+    )
     matches_filter: bool = strawberry.field(
         description="False when the change took the job out of the subscription's filter."
     )

@@ -261,3 +261,62 @@ async def test_spend_as_csv_holds_what_the_query_holds(api: Api) -> None:
     no_scope = await api.token(Scope.CLUSTERS_READ)
     refused = await api.client.get(url, headers={"Authorization": f"Bearer {no_scope}"})
     assert refused.status_code == 403
+
+
+SUBMIT_BUDGETED = """
+mutation($input: SubmitJobInput!) {
+  submitJob(input: $input) {
+    __typename
+    ... on Job { id budgetLimit budgetAction budgetAlerted }
+    ... on ValidationError { fields { path code message } }
+  }
+}
+"""
+AUDIT = "query { auditEvents(first: 20) { edges { node { operation actor targets outcome } } } }"
+
+
+async def test_budgets_act_at_submission_and_while_a_job_runs(api: Api, clock: FakeClock) -> None:
+    admin = await api.token()
+    resources = {"gpuType": A100, "gpuCount": 2}  # 5 an hour at the list price
+    over = api.job_input(  # expected 10 over two hours
+        name="over", resources=resources, estimatedDurationSeconds=7200, budgetLimit="9.99"
+    )
+    refused = (
+        await api.ok(SUBMIT_BUDGETED, {"input": over | {"budgetAction": "CANCEL"}}, token=admin)
+    )["submitJob"]
+    assert refused["__typename"] == "ValidationError", refused
+    assert [(f["path"], f["code"]) for f in refused["fields"]] == [("budgetLimit", "OVER_BUDGET")]
+    assert await api.count_jobs() == 0
+    warned = (await api.ok(SUBMIT_BUDGETED, {"input": over}, token=admin))["submitJob"]
+    assert (warned["budgetAction"], warned["budgetAlerted"]) == ("WARN", 100)
+
+    runs = api.job_input(name="runs", resources=resources, budgetLimit="1")
+    made = await api.ok(SUBMIT_BUDGETED, {"input": runs | {"budgetAction": "CANCEL"}}, token=admin)
+    job_id = made["submitJob"]["id"]
+    await move(
+        api,
+        job_id,
+        (JobStatus.QUEUED, timedelta()),
+        (JobStatus.ADMITTED, timedelta()),
+        (JobStatus.RUNNING, timedelta()),
+    )
+    clock.current = T0 + timedelta(minutes=10)  # 0.83 of 1: 80 %
+    assert [n.share for _, n in await api.app.budgets.check()] == [80]
+    clock.current = T0 + timedelta(minutes=12)  # 1.00: cancelled
+    assert [n.share for _, n in await api.app.budgets.check()] == [100]
+    now = (await api.ok(COST, {"id": job_id}, token=admin))["job"]
+    assert now["status"] == "CANCELLED" and Decimal(now["actualCost"]) == Decimal("1")
+    audited = (await api.ok(AUDIT, token=admin))["auditEvents"]["edges"]
+    said = [e["node"] for e in audited if e["node"]["actor"] == "system:budgets"]
+    assert [(n["operation"], n["targets"][0]) for n in said] == [
+        ("budgetExceeded", job_id),
+        ("budgetWarning", job_id),
+    ]
+    cluster = ClusterId(uuid.UUID(api.cluster_id))
+    events = await api.app.event_log.read_after(cluster, 0, limit=1000)
+    notices = [
+        e.job_change.budget
+        for e in events
+        if e.job_change is not None and e.job_change.budget is not None
+    ]
+    assert [(n.share, n.expected) for n in notices] == [(100, True), (80, False), (100, False)]

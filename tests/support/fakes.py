@@ -243,6 +243,21 @@ class FakeJobRepository:
             if j.cluster_id in cluster_ids and j.status.is_active and self._visible(j)
         ]
 
+    async def running_over(self, share: int, *, after: Job | None = None, limit: int) -> list[Job]:
+        found = sorted(
+            (
+                j
+                for j in self._uow.store.jobs.values()
+                if j.status.value == "RUNNING"
+                and j.budget_limit is not None
+                and j.budget_alerted < share
+                and self._visible(j)
+                and (after is None or (j.created_at, str(j.id)) > (after.created_at, str(after.id)))
+            ),
+            key=lambda j: (j.created_at, str(j.id)),
+        )
+        return [self._load(j) for j in found[:limit]]
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         return [
             self._load(j)

@@ -28,9 +28,11 @@ Arguments: `+Array.prototype.slice.call(m).join("")+`
     actualCost
     costSoFar
     budgetLimit
+    budgetAction
+    budgetAlerted
   }
 }
-    `,{hash:"e49cc93a8c9f8106ae1630a3d914ddbc9288ed8ef35f56f4e9583c18f1d3d046"});var bl=new Di(`
+    `,{hash:"d2eba1d71df866f732e8a0776f2c6d1777f61b170e52fee87c6e8b6b9419a455"});var bl=new Di(`
     query ClusterQuotas($id: ID!) {
   cluster(id: $id) {
     id
