@@ -478,7 +478,8 @@ class Job:
     budget_limit: Decimal | None = None
     budget_action: BudgetAction = BudgetAction.WARN
     budget_alerted: int = 0
-    """The highest share of its budget (%) already said (`notice_budget`): each is said once."""
+    """The highest share of its budget (%) it has cost and was said (`notice_budget`): each is
+    said once."""
     outputs: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
     placements: tuple[Placement, ...] = ()
@@ -585,8 +586,10 @@ class Job:
         return event
 
     def notice_budget(self, notice: BudgetNotice, at: datetime) -> None:
-        """Say the job's cost against its budget (once per share: 80, then 100)."""
-        self.budget_alerted = max(self.budget_alerted, notice.share)
+        """Say the job's cost against its budget: a share it has cost (once each: 80, then 100),
+        or what it is expected to cost at submission (which leaves the shares to be said)."""
+        if not notice.expected:
+            self.budget_alerted = max(self.budget_alerted, notice.share)
         self.updated_at = at
         self.changes.append(JobChanged(ChangeKind.BUDGET, self.snapshot(), budget=notice))
 

@@ -764,7 +764,7 @@ export type Job = {
   attempt: Scalars['Int']['output'];
   /** What happens when its cost reaches budgetLimit. */
   budgetAction: BudgetAction;
-  /** The highest share of its budget (%) said so far: 0, 80 or 100 (100 also when it was expected over its budget at submission). */
+  /** The highest share of its budget (%) it has cost and was said: 0, 80 or 100. */
   budgetAlerted: Scalars['Int']['output'];
   /** The most the job may cost, in the unit of estimatedCost. */
   budgetLimit?: Maybe<Scalars['Decimal']['output']>;

@@ -62,7 +62,7 @@ async def test_over_budget_with_warn_is_accepted_and_said_with_its_submission(
     world: World,
 ) -> None:
     job = await world.service.submit(world.alice, replace(GOOD, budget_limit=Decimal("5")))
-    assert job.status is JobStatus.PENDING and job.budget_alerted == 100
+    assert job.status is JobStatus.PENDING and job.budget_alerted == 0  # (not cost yet)
     assert kinds(world, job) == [ChangeKind.SUBMITTED, ChangeKind.BUDGET]
     [notice] = [
         change.budget
