@@ -200,8 +200,7 @@ class Job:
         description="What happens when its cost reaches budgetLimit."
     )
     budget_alerted: int = strawberry.field(
-        description="The highest share of its budget (%) it has cost and was said: 0, 80 or "
-        "100."
+        description="The highest share of its budget (%) it has cost and was said: 0, 80 or 100."
     )
     outputs: JSON
     idempotency_key: str | None
