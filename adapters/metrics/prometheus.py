@@ -7,10 +7,11 @@ Where each comes from:
   `job_queue_wait_seconds{job_type, priority, cluster_queue}` (submission or retry to RUNNING),
   `job_duration_seconds{job_type, status, source_type}`, `job_failures_total{job_type,
   failure_reason}`, `job_retries_total{job_type}`, `job_preemptions_total{job_type,
-  preemption_reason}`, `job_estimated_cost_dollars_total{cluster, gpu_type, job_type}` (at
-  submission), `job_actual_cost_dollars_total{cluster, gpu_type, job_type}` (each run's metered
-  cost when it ends: `JobChanged.metered`; `cluster` is the cluster's id, `gpu_type` empty for
-  GPU-less work), `job_budget_notices_total{share="80|100|expected", budget_action}` (a job's
+  preemption_reason}`, `job_estimated_cost_dollars_total{cluster, gpu_type, job_type}` (when
+  a job first starts to run: its estimate is the schedule's, made after submission),
+  `job_actual_cost_dollars_total{cluster, gpu_type, job_type}` (each run's metered cost when
+  it ends: `JobChanged.metered`; `cluster` is the cluster's id, `gpu_type` empty for GPU-less
+  work), `job_budget_notices_total{share="80|100|expected", budget_action}` (a job's
   cost reached that share of its budget, or was expected over it at submission).
 - Schedule: `schedule_start_estimate_error_seconds{direction}` (|actual start - the start
   estimated at submission|, early or late), `schedule_start_window_total{confidence, outcome}`
@@ -176,7 +177,8 @@ class PrometheusMetrics:
             ["job_type", "preemption_reason"], registry=r,
         )  # fmt: skip
         self.estimated_cost = Counter(
-            "job_estimated_cost_dollars", "Estimated cost of submitted jobs.",
+            "job_estimated_cost_dollars",
+            "What jobs were estimated to cost, counted when each first starts to run.",
             ["cluster", "gpu_type", "job_type"], registry=r,
         )  # fmt: skip
         self.actual_cost = Counter(
@@ -240,8 +242,6 @@ class PrometheusMetrics:
         kind, source = job.job_type.value, job.source.kind.value
         where = (str(job.cluster_id), job.resources.gpu_type or "", kind)
         if change.kind is ChangeKind.SUBMITTED:
-            if job.estimated_cost is not None:
-                self.estimated_cost.labels(*where).inc(float(job.estimated_cost))
             return
         if change.metered is not None:
             self.actual_cost.labels(*where).inc(float(change.metered))
@@ -256,6 +256,8 @@ class PrometheusMetrics:
         self.transitions.labels(kind, step.from_status.value, to.value).inc()
         if to is JobStatus.RUNNING:
             self._started(job, step.at)
+            if job.attempt == 0 and job.estimated_cost is not None:  # (once a job: the first)
+                self.estimated_cost.labels(*where).inc(float(job.estimated_cost))
         elif to is JobStatus.FAILED:
             self.failures.labels(kind, reason_category(step.reason)).inc()
         elif to is JobStatus.PREEMPTED:
