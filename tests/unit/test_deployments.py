@@ -3,7 +3,7 @@
 Covers: a deployment and its replica jobs are stored together (or nothing, on any bad input, each
 named by its field); workers and status follow the replica jobs and the endpoint; a replica job's
 change queues the deployment's refresh; scaling adds replicas with new numbers or cancels the
-newest; stopping cancels every replica; a tenant never sees or changes another's deployment;
+newest, and replicas are metered as the jobs they are (3 replicas over a scale-down); stopping cancels every replica; a tenant never sees or changes another's deployment;
 users cannot make jobs that pose as a deployment's replicas.
 """
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 
@@ -269,6 +271,26 @@ async def test_scaling_adds_new_replicas_and_cancels_the_newest(world: World) ->
 
     with pytest.raises(ValidationFailed):
         await world.service.scale(world.alice, d.id, -1)
+
+
+async def test_replicas_are_metered_as_the_jobs_they_are_over_a_scale_down(world: World) -> None:
+    d = await world.service.deploy(world.alice, world.request(replicas=3))
+    for n, job in enumerate(world.replica_jobs(d)):  # 2 A100s each (TP 2), 2.50 an hour each
+        world.run(job, node=f"node-{n}")
+    world.clock.current += timedelta(minutes=30)
+    down = await world.service.scale(world.alice, d.id, 1)
+    kept, *gone = world.replica_jobs(down)
+    assert [j.status for j in gone] == [JobStatus.CANCELLED] * 2
+    assert [j.actual_cost for j in gone] == [Decimal("2.5")] * 2  # 2 GPUs x half an hour
+    assert kept.status is JobStatus.RUNNING and kept.actual_cost is None
+    metered = [(u.job_id, u.gpus, u.outcome, cost) for u, cost in world.uow.store.usage]
+    assert sorted(metered, key=str) == sorted(
+        [(j.id, 2, JobStatus.CANCELLED, Decimal("2.5")) for j in gone], key=str
+    )
+    world.clock.current += timedelta(minutes=30)
+    await world.service.stop(world.alice, d.id)
+    assert world.uow.store.jobs[kept.id].actual_cost == Decimal("5")  # a whole hour
+    assert len(world.uow.store.usage) == 3
 
 
 async def test_stop_cancels_every_replica_and_is_final(world: World) -> None:
