@@ -3,8 +3,9 @@
 Covers: a deployment and its replica jobs are stored together (or nothing, on any bad input, each
 named by its field); workers and status follow the replica jobs and the endpoint; a replica job's
 change queues the deployment's refresh; scaling adds replicas with new numbers or cancels the
-newest, and replicas are metered as the jobs they are (3 replicas over a scale-down); stopping cancels every replica; a tenant never sees or changes another's deployment;
-users cannot make jobs that pose as a deployment's replicas.
+newest, and replicas are metered as the jobs they are (3 replicas over a scale-down); stopping
+cancels every replica; a tenant never sees or changes another's deployment; users cannot make
+jobs that pose as a deployment's replicas.
 """
 
 from __future__ import annotations
