@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import time
+from decimal import Decimal
 from typing import Annotated
 
 import strawberry
@@ -20,7 +21,7 @@ from schema.context import Info
 from schema.refusals import argument_error, typed_errors
 from schema.types import errors
 from schema.types.connection import JobConnection, JobEdge
-from schema.types.enums import JobPriority
+from schema.types.enums import BudgetAction, JobPriority
 from schema.types.inputs import JobFilter, SubmitJobInput, TimeWindowInput
 from schema.types.job import Job, JobEvent
 
@@ -179,6 +180,23 @@ async def retry_job(info: Info, id: strawberry.ID) -> JobCommandResult:
         info.context.authenticated(), JobId(parse_uuid(id, "id"))
     )
     return Job.from_domain(retried)
+
+
+@requires(Scope.JOBS_WRITE)
+@typed_errors
+async def update_job_budget(
+    info: Info,
+    id: strawberry.ID,
+    budget_limit: Annotated[
+        Decimal | None,
+        strawberry.argument(description="The most it may cost (0 to 9999999999.9999); null: none."),
+    ],
+    budget_action: BudgetAction = BudgetAction.WARN,
+) -> JobCommandResult:
+    changed = await info.context.services.jobs.change_budget(
+        info.context.authenticated(), JobId(parse_uuid(id, "id")), budget_limit, budget_action
+    )
+    return Job.from_domain(changed)
 
 
 @requires(Scope.JOBS_WRITE)

@@ -114,6 +114,12 @@ class Mutation:
         "Start the next attempt of a FAILED or PREEMPTED job, after backoff.",
     )
     update_job_priority = _audited(job_resolvers.update_job_priority)
+    update_job_budget = _audited(
+        job_resolvers.update_job_budget,
+        "A job's new budget and action while it is not finished (a BUDGET change); its shares "
+        "are said again as they are reached, from the next check (a running job already past "
+        "the new budget is said so, or cancelled with CANCEL).",
+    )
 
     create_resource_flavor = _audited(quota_resolvers.create_resource_flavor)
     update_resource_flavor = _audited(

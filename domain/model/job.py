@@ -286,7 +286,7 @@ class ChangeKind(enum.StrEnum):
     its containers were restarted there."""
     BUDGET = "BUDGET"
     """Its cost reached 80 % or 100 % of its budget, or is expected to pass it
-    (`JobChanged.budget` says which)."""
+    (`JobChanged.budget` says which); or, with no notice, its budget was changed."""
 
 
 class BudgetAction(enum.StrEnum):
@@ -592,6 +592,12 @@ class Job:
             self.budget_alerted = max(self.budget_alerted, notice.share)
         self.updated_at = at
         self.changes.append(JobChanged(ChangeKind.BUDGET, self.snapshot(), budget=notice))
+
+    def change_budget(self, limit: Decimal | None, action: BudgetAction, at: datetime) -> None:
+        """A new budget (None: none): the shares of it are said again as they are reached."""
+        self.budget_limit, self.budget_action, self.budget_alerted = limit, action, 0
+        self.updated_at = at
+        self.changes.append(JobChanged(ChangeKind.BUDGET, self.snapshot()))
 
     def change_priority(self, priority: JobPriority, at: datetime) -> None:
         previous, self.priority = self.priority, priority

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from domain.backoff import backoff_seconds
 from domain.errors import (
@@ -53,6 +54,7 @@ from domain.services.destinations import Destinations, fetched
 from domain.services.paging import check_first
 from domain.services.reactions import hand_over
 from domain.services.submission import (
+    MAX_BUDGET,
     JobSubmission,
     read_references,
     reference_issues,
@@ -308,6 +310,27 @@ class JobService:
             f"{why}: attempt {attempt + 1} (retry {attempt} of {job.max_retries}) "
             f"starts in {delay.total_seconds():.0f}s",
         )
+
+    async def change_budget(
+        self, principal: Principal, job_id: JobId, limit: Decimal | None, action: BudgetAction
+    ) -> Job:
+        """A job's new budget and action, while it is not finished; the running check applies
+        it from its next round (a job already past the new budget is said so, or cancelled)."""
+        if limit is not None and (not limit.is_finite() or not 0 <= limit <= MAX_BUDGET):
+            raise ValidationFailed.single(
+                "budget_limit", f"must be an amount from 0 to {MAX_BUDGET}"
+            )
+        async with self._uow(TenantScope.of(principal)) as uow:
+            job = await self._get(uow, principal, job_id)
+            if job.status.is_finished:
+                raise Conflict(
+                    f"job {job.name} is already {job.status.value}", code="ALREADY_FINISHED"
+                )
+            if (limit, action) == (job.budget_limit, job.budget_action):
+                return job
+            job.change_budget(limit, action, self._clock.now())
+            await uow.commit()
+        return job
 
     async def change_priority(
         self, principal: Principal, job_id: JobId, priority: JobPriority

@@ -1047,6 +1047,8 @@ export type Mutation = {
   updateClusterQueue: ClusterQueueResult;
   /** Replace a cohort's description, parent, quotas and fair-sharing weight. */
   updateCohort: CohortResult;
+  /** A job's new budget and action while it is not finished (a BUDGET change); its shares are said again as they are reached, from the next check (a running job already past the new budget is said so, or cancelled with CANCEL). */
+  updateJobBudget: JobCommandResult;
   updateJobPriority: JobCommandResult;
   /** Record how the cluster's Kueue is configured (fair sharing on or off). budcluster does not change Kueue's controller configuration: set it on the cluster too. */
   updateQuotaSettings: QuotaSettingsResult;
@@ -1188,6 +1190,13 @@ export type MutationUpdateClusterQueueArgs = {
 
 export type MutationUpdateCohortArgs = {
   input: CohortInput;
+};
+
+
+export type MutationUpdateJobBudgetArgs = {
+  budgetAction?: BudgetAction;
+  budgetLimit?: InputMaybe<Scalars['Decimal']['input']>;
+  id: Scalars['ID']['input'];
 };
 
 
@@ -2139,6 +2148,15 @@ export type JobCostQueryVariables = Exact<{
 
 export type JobCostQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, status: JobStatus, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number } | null };
 
+export type UpdateJobBudgetMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+  budgetLimit?: InputMaybe<Scalars['Decimal']['input']>;
+  budgetAction?: BudgetAction;
+}>;
+
+
+export type UpdateJobBudgetMutation = { __typename?: 'Mutation', updateJobBudget: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number, costSoFar?: string | null } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
 export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
 export type DeploymentListQueryVariables = Exact<{
@@ -2976,6 +2994,33 @@ export const JobCostDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"d2eba1d71df866f732e8a0776f2c6d1777f61b170e52fee87c6e8b6b9419a455"}) as unknown as TypedDocumentString<JobCostQuery, JobCostQueryVariables>;
+export const UpdateJobBudgetDocument = new TypedDocumentString(`
+    mutation UpdateJobBudget($id: ID!, $budgetLimit: Decimal, $budgetAction: BudgetAction! = WARN) {
+  updateJobBudget(id: $id, budgetLimit: $budgetLimit, budgetAction: $budgetAction) {
+    __typename
+    ... on Job {
+      id
+      budgetLimit
+      budgetAction
+      budgetAlerted
+      costSoFar
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"647dd677dd13acd6fff0986812fdd3c75b045c45bb7e3ca107dfea82e0d45fa9"}) as unknown as TypedDocumentString<UpdateJobBudgetMutation, UpdateJobBudgetMutationVariables>;
 export const DeploymentListDocument = new TypedDocumentString(`
     query DeploymentList($filter: DeploymentFilter, $first: Int! = 50, $after: String) {
   deployments(filter: $filter, first: $first, after: $after) {

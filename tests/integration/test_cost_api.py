@@ -320,3 +320,41 @@ async def test_budgets_act_at_submission_and_while_a_job_runs(api: Api, clock: F
         if e.job_change is not None and e.job_change.budget is not None
     ]
     assert [(n.share, n.expected) for n in notices] == [(100, True), (80, False), (100, False)]
+
+
+UPDATE_BUDGET = """
+mutation($id: ID!, $limit: Decimal, $action: BudgetAction!) {
+  updateJobBudget(id: $id, budgetLimit: $limit, budgetAction: $action) {
+    __typename
+    ... on Job { budgetLimit budgetAction budgetAlerted }
+    ... on ValidationError { fields { path code } }
+    ... on UserError { code }
+  }
+}
+"""
+
+
+async def test_a_jobs_budget_is_changed_by_its_tenant_alone(api: Api) -> None:
+    alice, bob = (
+        await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE),
+        await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE),
+    )
+    made = await api.ok(SUBMIT, {"input": api.job_input(name="budgeted")}, token=alice)
+    job_id = made["submitJob"]["id"]
+    change = {"id": job_id, "limit": "12.5", "action": "CANCEL"}
+    done = (await api.ok(UPDATE_BUDGET, change, token=alice))["updateJobBudget"]
+    assert done == {
+        "__typename": "Job",
+        "budgetLimit": "12.5",
+        "budgetAction": "CANCEL",
+        "budgetAlerted": 0,
+    }
+    theirs = (await api.ok(UPDATE_BUDGET, change, token=bob))["updateJobBudget"]
+    assert theirs == {"__typename": "NotFoundError", "code": "NOT_FOUND"}
+    for bad in ("-1", "NaN", "1e20"):
+        refused = (await api.ok(UPDATE_BUDGET, change | {"limit": bad}, token=alice))[
+            "updateJobBudget"
+        ]
+        assert refused["fields"][0]["path"] == "budgetLimit", refused
+    cleared = await api.ok(UPDATE_BUDGET, change | {"limit": None}, token=alice)
+    assert cleared["updateJobBudget"]["budgetLimit"] is None

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from domain.errors import ValidationFailed
+from domain.errors import Conflict, NotFound, ValidationFailed
 from domain.model.job import (
     BudgetAction,
     BudgetNotice,
@@ -167,3 +167,37 @@ async def test_a_job_that_ended_before_it_was_told_is_left_alone(world: World) -
     assert await budgets._act(seen, notice) is None
     assert world.stored(job.id).status is JobStatus.COMPLETED
     assert world.uow.store.audit == []
+
+
+async def test_a_new_budget_is_said_again_from_the_next_check(world: World) -> None:
+    budgets = BudgetService(uow=world.uow, clock=world.clock)
+    job = await running(world, BudgetAction.WARN, limit="5")
+    world.clock.current += timedelta(minutes=20)  # 6.67 of 5
+    assert [n.share for _, n in await budgets.check()] == [100]
+    raised = await world.service.change_budget(
+        world.alice, job.id, Decimal("100"), BudgetAction.CANCEL
+    )
+    assert (raised.budget_limit, raised.budget_action, raised.budget_alerted) == (
+        Decimal("100"),
+        BudgetAction.CANCEL,
+        0,
+    )
+    assert kinds(world, job)[-1] is ChangeKind.BUDGET
+    assert await budgets.check() == []  # 6.67 of 100
+    world.clock.current += timedelta(hours=5)  # 106.67: over, and CANCEL now
+    assert [n.share for _, n in await budgets.check()] == [100]
+    assert world.stored(job.id).status is JobStatus.CANCELLED
+
+    with pytest.raises(Conflict):  # finished
+        await world.service.change_budget(world.alice, job.id, None, BudgetAction.WARN)
+    other = await running(world, BudgetAction.WARN)
+    with pytest.raises(NotFound):
+        await world.service.change_budget(world.bob, other.id, None, BudgetAction.WARN)
+    for bad in (Decimal("-1"), Decimal("NaN"), Decimal("1e20")):
+        with pytest.raises(ValidationFailed) as refused:
+            await world.service.change_budget(world.alice, other.id, bad, BudgetAction.WARN)
+        assert refused.value.issues[0].field == "budget_limit"
+    cleared = await world.service.change_budget(world.alice, other.id, None, BudgetAction.WARN)
+    assert cleared.budget_limit is None
+    world.clock.current += timedelta(days=30)
+    assert await budgets.check() == []  # no budget: nothing to say
