@@ -74,11 +74,21 @@ def _schedule(arguments: Arguments) -> float:
     return 10 + 2 * _hours(arguments)
 
 
+def _forecast(arguments: Arguments) -> float:
+    """A cost forecast walks the schedule's segments once per hour it forecasts; hours it will
+    refuse cost the default (24)."""
+    hours = arguments.get("hours", 24)
+    if not isinstance(hours, int) or isinstance(hours, bool) or not 1 <= hours <= 336:
+        hours = 24
+    return 20 + hours / 4
+
+
 FIELD_COSTS: dict[str, Callable[[Arguments], float]] = {
     "Cluster.schedule": _schedule,
     "Subscription.scheduleTimeline": _schedule,
     "Query.previewJob": lambda _: 100,
     "Cluster.estimateAccuracy": lambda _: 20,
+    "Cluster.costForecast": _forecast,
     "Cluster.health": lambda _: 2,
     "Job.kueuePosition": lambda _: 5,
     "Mutation.registerCluster": lambda _: 50,
@@ -102,6 +112,9 @@ FLAT_TYPES = frozenset(
         "EstimateAccuracy",
         "HealthCheck",
         "KueueQueuePosition",
+        "CostForecast",
+        "CostHour",
+        "ProjectCost",
     }
 )
 """Types whose fields are paid for by the field that returned them."""

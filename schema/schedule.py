@@ -6,7 +6,7 @@ import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from domain.errors import NotFound
+from domain.errors import NotFound, ValidationFailed
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from domain.model.timeline import Timeline
@@ -16,6 +16,7 @@ from schema.context import Info
 from schema.fairness import heavy_work
 from schema.refusals import argument_error
 from schema.types.errors import UserInputError
+from schema.types.forecast import CostForecast
 from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter, schedule_of
 
 DEFAULT_BEFORE = timedelta(hours=1)
@@ -114,3 +115,13 @@ async def accuracy_for(info: Info, cluster_id: str, since: datetime | None) -> E
             ClusterId(uuid.UUID(cluster_id)), since=since
         )
     return EstimateAccuracy.from_domain(accuracy)
+
+
+async def cost_forecast_for(info: Info, cluster_id: str, hours: int) -> CostForecast:
+    principal = info.context.authenticated()
+    async with heavy_work(info.context):
+        with argument_error("hours", catching=ValidationFailed):
+            forecast = await info.context.services.timeline.cost_forecast(
+                principal, ClusterId(uuid.UUID(cluster_id)), hours
+            )
+    return CostForecast.from_domain(forecast)

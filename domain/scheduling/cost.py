@@ -15,9 +15,9 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from domain.model.cluster import GpuPrice
@@ -31,6 +31,7 @@ from domain.model.job import (
     usage_ended,
     usage_under_way,
 )
+from domain.model.timeline import Segment, Timeline
 
 LIST_PRICES: Mapping[str, Decimal] = {
     "nvidia-h100-sxm": Decimal("4.00"),
@@ -203,3 +204,114 @@ def budget_reached(job: Job, cost: Decimal) -> BudgetNotice | None:
     if share <= job.budget_alerted:
         return None
     return BudgetNotice(share, cost, limit, job.budget_action)
+
+
+@dataclass(frozen=True)
+class SpendHour:
+    """What running and waiting work is expected to cost in one hour from `start`: as
+    scheduled, and the least and most it may, were each waiting job to start anywhere in its
+    start window (at the window's ends or as estimated)."""
+
+    start: datetime
+    cost: Decimal
+    low: Decimal
+    high: Decimal
+
+
+@dataclass(frozen=True)
+class ProjectSpend:
+    project_id: str
+    cost: Decimal
+    low: Decimal
+    high: Decimal
+
+
+@dataclass(frozen=True)
+class CostForecast:
+    start: datetime
+    end: datetime
+    hours: tuple[SpendHour, ...]
+    projects: tuple[ProjectSpend, ...]
+
+
+FORECAST_KINDS = frozenset({"RUNNING", "ESTIMATED"})
+
+
+def forecast_spend(
+    timeline: Timeline,
+    prices: Mapping[str, Decimal],
+    now: datetime,
+    hours: int,
+    sees: Callable[[Segment], bool],
+) -> CostForecast:
+    """What the work on a schedule is expected to cost, by hour from the hour of `now`, for
+    `hours` hours, and by project over them: each running or estimated segment `sees` lets
+    through holds its GPUs (its rows) from its start (from now, for what runs) to its end (to
+    the forecast's end, for what runs until stopped), at today's prices. A waiting job's start
+    window shifts it whole: the low and high are the least and most of its placements at the
+    window's ends and as estimated. GPU-less work is not on the schedule and not forecast."""
+    first = now.replace(minute=0, second=0, microsecond=0)
+    edges = [first + timedelta(hours=h) for h in range(hours + 1)]
+    end = edges[-1]
+    gpu_type = {row.id: row.gpu_type for row in timeline.rows}
+    zero = [Decimal(0)] * hours
+    scheduled, low, high = list(zero), list(zero), list(zero)
+    projects: dict[str, list[Decimal]] = {}
+    for segment in timeline.segments.values():
+        if segment.kind.value not in FORECAST_KINDS or segment.start is None:
+            continue
+        if segment.job_id is None or not sees(segment):
+            continue
+        hourly = sum(
+            (prices.get(gpu_type.get(r) or "", UNKNOWN_GPU_HOURLY) for r in segment.rows),
+            Decimal(0),
+        )
+        if not hourly:
+            continue
+        length = None if segment.end is None else segment.end - segment.start
+        shifts = {segment.start}
+        if segment.kind.value == "ESTIMATED":
+            shifts |= {t for t in (segment.earliest_start, segment.latest_start) if t is not None}
+        placed = []
+        for start in sorted(shifts):
+            stop = end if length is None else start + length
+            placed.append(_by_hour(hourly, max(start, now), stop, edges))
+        as_planned = _by_hour(
+            hourly, max(segment.start, now), end if segment.end is None else segment.end, edges
+        )
+        for h in range(hours):
+            scheduled[h] += as_planned[h]
+            low[h] += min(p[h] for p in placed)
+            high[h] += max(p[h] for p in placed)
+        totals = [sum(p, Decimal(0)) for p in placed]
+        found = projects.setdefault(segment.project_id or "", [Decimal(0)] * 3)
+        found[0] += sum(as_planned, Decimal(0))
+        found[1] += min(totals)
+        found[2] += max(totals)
+    return CostForecast(
+        start=first,
+        end=end,
+        hours=tuple(
+            SpendHour(edges[h], _cents(scheduled[h]), _cents(low[h]), _cents(high[h]))
+            for h in range(hours)
+        ),
+        projects=tuple(
+            ProjectSpend(p, _cents(c), _cents(lo), _cents(hi))
+            for p, (c, lo, hi) in sorted(projects.items())
+        ),
+    )
+
+
+def _by_hour(
+    hourly: Decimal, start: datetime, stop: datetime, edges: Sequence[datetime]
+) -> list[Decimal]:
+    """`hourly` for each part of [start, stop) in each hour between `edges`."""
+    out = []
+    for left, right in itertools.pairwise(edges):
+        held = (min(stop, right) - max(start, left)).total_seconds()
+        out.append(hourly * Decimal(str(held)) / HOUR if held > 0 else Decimal(0))
+    return out
+
+
+def _cents(amount: Decimal) -> Decimal:
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -27,10 +28,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from domain.aio import InThread, cancel_and_wait, wait_event
-from domain.errors import NotFound
+from domain.errors import NotFound, ValidationFailed
 from domain.model.cluster import Cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
-from domain.model.ids import ClusterId, JobId
+from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import Estimate, Job, JobType, Placement
 from domain.model.principal import Principal
 from domain.model.timeline import QueueEntry, Segment, Timeline
@@ -40,7 +41,7 @@ from domain.ports.events import EventHub, Overflowed
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
-from domain.scheduling.cost import PriceBook, estimate_cost
+from domain.scheduling.cost import CostForecast, PriceBook, estimate_cost, forecast_spend
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
 from domain.scheduling.windows import MIN_SCORES, Calibration, Window, startup_spread
@@ -225,6 +226,10 @@ def cut(
         e if mine(e) else anonymous_entry(e) for e in timeline.queue if mine(e) or not only_mine
     )
     return replace(timeline, segments=segments, queue=queue)
+
+
+MAX_FORECAST_HOURS = 24 * 14
+"""The longest cost forecast: two weeks of hours."""
 
 
 class TimelineService:
@@ -530,6 +535,29 @@ class TimelineService:
                 return latest
             await self.refresh(cluster_id)  # never computed yet: do it now
         raise NotFound("timeline", cluster_id)
+
+    async def cost_forecast(
+        self, principal: Principal, cluster_id: ClusterId, hours: int
+    ) -> CostForecast:
+        """What the cluster's running and waiting work that `principal` may see is expected to
+        cost, by hour and by project, from its schedule (`forecast_spend`)."""
+        if not 1 <= hours <= MAX_FORECAST_HOURS:
+            raise ValidationFailed.single("hours", f"must be from 1 to {MAX_FORECAST_HOURS}")
+        stored = await self._stored(cluster_id)
+        now = self._clock.now()
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None:
+                raise NotFound("cluster", cluster_id)
+            prices = await self._prices(uow, cluster, now)
+
+        def sees(segment: Segment) -> bool:
+            if segment.tenant_id is None:
+                return False
+            project = ProjectId(uuid.UUID(segment.project_id)) if segment.project_id else None
+            return principal.may_see(TenantId(uuid.UUID(segment.tenant_id)), project)
+
+        return forecast_spend(stored.timeline, prices, now, hours, sees)
 
     async def preview(self, principal: Principal, sub: JobSubmission) -> Preview:
         """Where and when the job would start, and its cost, without submitting it."""

@@ -281,6 +281,8 @@ export type Cluster = {
   cohorts: Array<Cohort>;
   /** The kubeconfig context in use. */
   context?: Maybe<Scalars['String']['output']>;
+  /** What running and waiting work is expected to cost over the next `hours` (1 to 336), by hour and by project, with the range the start windows allow. */
+  costForecast: CostForecast;
   createdAt: Scalars['DateTime']['output'];
   enableMasterNode: Scalars['Boolean']['output'];
   /** How close estimates came to what happened, over jobs that ended since `since` (default: 30 days). */
@@ -312,6 +314,11 @@ export type Cluster = {
   serverUrl?: Maybe<Scalars['String']['output']>;
   status: ClusterStatus;
   updatedAt: Scalars['DateTime']['output'];
+};
+
+
+export type ClusterCostForecastArgs = {
+  hours?: Scalars['Int']['input'];
 };
 
 
@@ -445,6 +452,24 @@ export type ConflictError = UserError & {
   __typename?: 'ConflictError';
   code: Scalars['String']['output'];
   message: Scalars['String']['output'];
+};
+
+/** What a cluster's running and waiting work (yours; the operator: everyone's) is expected to cost, from its schedule at today's prices: by hour from the current hour, and by project. Work runs from its estimated start to its estimated end (a service until the forecast's end); GPU-less work is not forecast. */
+export type CostForecast = {
+  __typename?: 'CostForecast';
+  end: Scalars['DateTime']['output'];
+  hours: Array<CostHour>;
+  projects: Array<ProjectCost>;
+  start: Scalars['DateTime']['output'];
+};
+
+/** One hour of a cost forecast: what running and waiting work is expected to cost in it as scheduled, and the least and most it may, with each waiting job starting anywhere in its start window. */
+export type CostHour = {
+  __typename?: 'CostHour';
+  cost: Scalars['Decimal']['output'];
+  high: Scalars['Decimal']['output'];
+  low: Scalars['Decimal']['output'];
+  start: Scalars['DateTime']['output'];
 };
 
 export type DeployModelInput = {
@@ -1355,6 +1380,15 @@ export type PreemptionPolicyInput = {
 
 export type PreviewJobResult = ForbiddenError | JobPreview | NotFoundError | ValidationError;
 
+/** A project's expected cost over a cost forecast. */
+export type ProjectCost = {
+  __typename?: 'ProjectCost';
+  cost: Scalars['Decimal']['output'];
+  high: Scalars['Decimal']['output'];
+  low: Scalars['Decimal']['output'];
+  projectId: Scalars['ID']['output'];
+};
+
 export type Query = {
   __typename?: 'Query';
   /** The audit trail, newest first: an administrator sees every tenant's events, a tenant its own. */
@@ -2156,6 +2190,14 @@ export type UpdateJobBudgetMutationVariables = Exact<{
 
 
 export type UpdateJobBudgetMutation = { __typename?: 'Mutation', updateJobBudget: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number, costSoFar?: string | null } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type ClusterCostForecastQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+  hours?: Scalars['Int']['input'];
+}>;
+
+
+export type ClusterCostForecastQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, costForecast: { __typename?: 'CostForecast', start: string, end: string, hours: Array<{ __typename?: 'CostHour', start: string, cost: string, low: string, high: string }>, projects: Array<{ __typename?: 'ProjectCost', projectId: string, cost: string, low: string, high: string }> } } | null };
 
 export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
@@ -3021,6 +3063,29 @@ export const UpdateJobBudgetDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"647dd677dd13acd6fff0986812fdd3c75b045c45bb7e3ca107dfea82e0d45fa9"}) as unknown as TypedDocumentString<UpdateJobBudgetMutation, UpdateJobBudgetMutationVariables>;
+export const ClusterCostForecastDocument = new TypedDocumentString(`
+    query ClusterCostForecast($id: ID!, $hours: Int! = 24) {
+  cluster(id: $id) {
+    id
+    costForecast(hours: $hours) {
+      start
+      end
+      hours {
+        start
+        cost
+        low
+        high
+      }
+      projects {
+        projectId
+        cost
+        low
+        high
+      }
+    }
+  }
+}
+    `, {"hash":"771d64e73bb4873ad899414343141c46c30f5fa096211814b0a3ab25f49973fe"}) as unknown as TypedDocumentString<ClusterCostForecastQuery, ClusterCostForecastQueryVariables>;
 export const DeploymentListDocument = new TypedDocumentString(`
     query DeploymentList($filter: DeploymentFilter, $first: Int! = 50, $after: String) {
   deployments(filter: $filter, first: $first, after: $after) {

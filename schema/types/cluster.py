@@ -14,9 +14,10 @@ from domain.model import cluster as model
 from domain.model.ids import ClusterId
 from domain.model.principal import Scope
 from schema.context import Info
-from schema.schedule import accuracy_for, schedule_for
+from schema.schedule import accuracy_for, cost_forecast_for, schedule_for
 from schema.types.derive import derive
 from schema.types.enums import ClusterStatus, NodeType, Platform
+from schema.types.forecast import CostForecast
 from schema.types.quota import (
     CapacityReservation,
     ClusterQueue,
@@ -267,6 +268,13 @@ class Cluster:
         self, info: Info, since: datetime | None = None
     ) -> EstimateAccuracy:
         return await accuracy_for(info, self.id, since)
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="What running and waiting work is expected to cost over the next `hours` "
+        "(1 to 336), by hour and by project, with the range the start windows allow."
+    )
+    async def cost_forecast(self, info: Info, hours: int = 24) -> CostForecast:
+        return await cost_forecast_for(info, self.id, hours)
 
     @classmethod
     def from_domain(cls, cluster: model.Cluster) -> Cluster:

@@ -358,3 +358,37 @@ async def test_a_jobs_budget_is_changed_by_its_tenant_alone(api: Api) -> None:
         assert refused["fields"][0]["path"] == "budgetLimit", refused
     cleared = await api.ok(UPDATE_BUDGET, change | {"limit": None}, token=alice)
     assert cleared["updateJobBudget"]["budgetLimit"] is None
+
+
+FORECAST = """
+query($id: ID!, $hours: Int!) {
+  cluster(id: $id) {
+    costForecast(hours: $hours) {
+      start end hours { start cost low high } projects { projectId cost low high }
+    }
+  }
+}
+"""
+
+
+async def test_a_cost_forecast_holds_the_work_the_caller_may_see(api: Api) -> None:
+    alice, bob = (
+        await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE, Scope.CLUSTERS_READ),
+        (await api.token(Scope.JOBS_READ, Scope.JOBS_WRITE, Scope.CLUSTERS_READ)),
+    )
+    resources = {"gpuType": A100, "gpuCount": 4}  # 10 an hour at the list price
+    hers = api.job_input(name="hers", resources=resources, estimatedDurationSeconds=3600)
+    await api.ok(SUBMIT, {"input": hers}, token=alice)
+    his = hers | {"name": "his", "projectId": str(uuid.uuid4())}
+    await api.ok(SUBMIT, {"input": his}, token=bob)
+    await api.app.timeline.refresh(ClusterId(uuid.UUID(api.cluster_id)))
+    variables = {"id": api.cluster_id, "hours": 3}
+    mine = (await api.ok(FORECAST, variables, token=alice))["cluster"]["costForecast"]
+    assert [p["projectId"] for p in mine["projects"]] == [api.project]
+    [project] = mine["projects"]
+    assert Decimal(project["cost"]) > 0
+    assert sum(Decimal(h["cost"]) for h in mine["hours"]) == Decimal(project["cost"])
+    everyone = (await api.ok(FORECAST, variables, token=await api.token()))["cluster"]
+    assert len(everyone["costForecast"]["projects"]) == 2
+    body = (await api.call(FORECAST, variables | {"hours": 0}, token=alice)).json()
+    assert body["errors"][0]["extensions"]["field"] == "hours", body

@@ -13,7 +13,8 @@ import pytest
 from domain.model.cluster import GpuPrice
 from domain.model.ids import ClusterId
 from domain.model.job import Job, JobStatus, Placement, PodSet, Resources, usage_ended
-from domain.scheduling.cost import LIST_PRICES, PriceBook, cost_so_far, meter
+from domain.model.timeline import Row, Segment, SegmentKind, Timeline
+from domain.scheduling.cost import LIST_PRICES, PriceBook, cost_so_far, forecast_spend, meter
 from tests.support.fakes import T0
 from tests.unit.test_job_model import new_job
 
@@ -156,3 +157,56 @@ def test_a_run_over_midnight_is_kept_a_piece_per_utc_day_and_the_pieces_add_up()
     assert [c for _, c in pieces] == [Decimal("3"), Decimal("108"), Decimal("6")]
     whole = usage_ended(job.changes[-1])
     assert whole is not None and job.actual_cost == book.charge(whole) == Decimal("117")
+
+
+def test_a_forecast_prices_each_hour_of_what_is_scheduled_with_the_windows_range() -> None:
+    now = T0 + timedelta(minutes=30)  # 12:30: the first hour is 12:00-13:00
+    rows = (
+        Row("a0", "n1", 0, A100),
+        Row("a1", "n1", 1, A100),
+        Row("t0", "n2", 0, "nvidia-tesla-t4"),
+    )
+
+    def seg(sid: str, kind: SegmentKind, rows: tuple[str, ...], start: float, end: float | None,
+            tenant: str = "t1", project: str = "p1", **window: float) -> Segment:  # fmt: skip
+        return Segment(
+            sid,
+            rows,
+            T0 + timedelta(hours=start),
+            None if end is None else T0 + timedelta(hours=end),
+            kind,
+            "estimate",
+            job_id=f"job-{sid}",
+            tenant_id=tenant,
+            project_id=project,
+            **{k: T0 + timedelta(hours=v) for k, v in window.items()},  # type: ignore[arg-type]
+        )
+
+    segments = [
+        seg("run", SegmentKind.RUNNING, ("a0", "a1"), -1, 2),  # 2 A100s: 5 an hour, to 14:00
+        seg("wait", SegmentKind.ESTIMATED, ("t0",), 2, 4, project="p2",
+            earliest_start=1, latest_start=3),  # a T4 (1 an hour) for 2 h from 14:00 (13-15)
+        seg("theirs", SegmentKind.RUNNING, ("t0",), -1, 1, tenant="t2"),
+        seg("done", SegmentKind.COMPLETED, ("a0",), -3, -1),
+        seg("svc", SegmentKind.RUNNING, ("t0",), 0, None, project="p3"),  # until stopped
+    ]  # fmt: skip
+    timeline = Timeline(now, rows, {s.id: s for s in segments})
+    prices = {A100: Decimal("2.5"), "nvidia-tesla-t4": Decimal("1")}
+    found = forecast_spend(timeline, prices, now, 5, lambda s: s.tenant_id == "t1")
+    assert (found.start, found.end) == (T0, T0 + timedelta(hours=5))
+    # hour by hour, 12:00 to 17:00: the running job (from now), the waiting one, the service
+    assert [h.cost for h in found.hours] == [
+        Decimal("2.50") + 0 + Decimal("0.50"),
+        Decimal("5.00") + 0 + 1,
+        0 + Decimal("1.00") + 1,
+        0 + Decimal("1.00") + 1,
+        Decimal("1.00"),
+    ]
+    # the waiting job may start from 13:00 (hours 2 and 3 of it) to 15:00 (hours 4 and 5)
+    assert [h.low for h in found.hours] == [Decimal("3.00"), 6, 1, 1, 1]
+    assert [h.high for h in found.hours] == [Decimal("3.00"), 7, 2, 2, 2]
+    assert [(p.project_id, p.cost, p.low, p.high) for p in found.projects] == [
+        ("p1", Decimal("7.50"), Decimal("7.50"), Decimal("7.50")),
+        ("p2", Decimal("2.00"), Decimal("2.00"), Decimal("2.00")),  # the forecast holds it all
+        ("p3", Decimal("4.50"), Decimal("4.50"), Decimal("4.50")),
+    ]
