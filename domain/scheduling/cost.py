@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -31,7 +31,7 @@ from domain.model.job import (
     usage_ended,
     usage_under_way,
 )
-from domain.model.timeline import Segment, Timeline
+from domain.model.timeline import Row, Segment
 
 LIST_PRICES: Mapping[str, Decimal] = {
     "nvidia-h100-sxm": Decimal("4.00"),
@@ -50,6 +50,7 @@ METERED = Decimal("0.0001")
 """A metered run's cost is kept to a hundredth of a cent (the job's `actual_cost` column has
 4 decimals): a second of an H100 at list price is 0.0011."""
 HOUR = Decimal(3600)
+HOUR_SPAN = timedelta(hours=1)
 
 
 def base_prices(settings_prices: object) -> dict[str, Decimal]:
@@ -238,61 +239,64 @@ FORECAST_KINDS = frozenset({"RUNNING", "ESTIMATED"})
 
 
 def forecast_spend(
-    timeline: Timeline,
+    rows: Sequence[Row],
+    segments: Iterable[Segment],
     prices: Mapping[str, Decimal],
     now: datetime,
     hours: int,
-    sees: Callable[[Segment], bool],
 ) -> CostForecast:
     """What the work on a schedule is expected to cost, by hour from the hour of `now`, for
-    `hours` hours, and by project over them: each running or estimated segment `sees` lets
-    through holds its GPUs (its rows) from its start (from now, for what runs) to its end (to
-    the forecast's end, for what runs until stopped), at today's prices. A waiting job's start
-    window shifts it whole: the low and high are the least and most of its placements at the
-    window's ends and as estimated. GPU-less work is not on the schedule and not forecast."""
+    `hours` hours, and by project over them: each running or estimated segment of `segments`
+    (those of a schedule the caller may see) holds its GPUs (its rows) from its start (from
+    now, for what runs) to its end (to the forecast's end, for what runs until stopped), at
+    today's prices. A waiting job's start window shifts it whole: the low and high are the
+    least and most of its placements at the window's ends and as estimated. GPU-less work is
+    not on the schedule and not forecast. Summed in floats (a forecast, not a bill: rounded to
+    the cent once, at the end), over the hours each segment touches only: 11,000 segments of a
+    day on average took 0.1 s for 24 hours and 1.0 s for two weeks on this machine, run off the
+    event loop (`Compute`)."""
     first = now.replace(minute=0, second=0, microsecond=0)
-    edges = [first + timedelta(hours=h) for h in range(hours + 1)]
-    end = edges[-1]
-    gpu_type = {row.id: row.gpu_type for row in timeline.rows}
-    zero = [Decimal(0)] * hours
-    scheduled, low, high = list(zero), list(zero), list(zero)
-    projects: dict[str, list[Decimal]] = {}
-    for segment in timeline.segments.values():
+    end = first + hours * HOUR_SPAN
+    origin, now_at, end_at = first.timestamp(), now.timestamp(), end.timestamp()
+    unknown = float(UNKNOWN_GPU_HOURLY)
+    rate = {row.id: float(prices.get(row.gpu_type or "", unknown)) for row in rows}
+    scheduled, low, high = [0.0] * hours, [0.0] * hours, [0.0] * hours
+    projects: dict[str, list[float]] = {}
+    for segment in segments:
         if segment.kind.value not in FORECAST_KINDS or segment.start is None:
             continue
-        if segment.job_id is None or not sees(segment):
+        if segment.job_id is None:
             continue
-        hourly = sum(
-            (prices.get(gpu_type.get(r) or "", UNKNOWN_GPU_HOURLY) for r in segment.rows),
-            Decimal(0),
-        )
-        if not hourly:
+        per_second = sum(rate.get(r, unknown) for r in segment.rows) / 3600.0
+        if not per_second:
             continue
-        length = None if segment.end is None else segment.end - segment.start
-        shifts = {segment.start}
+        begin = segment.start.timestamp()
+        stop = end_at if segment.end is None else segment.end.timestamp()
+        shifts = {begin}
         if segment.kind.value == "ESTIMATED":
-            shifts |= {t for t in (segment.earliest_start, segment.latest_start) if t is not None}
-        placed = []
-        for start in sorted(shifts):
-            stop = end if length is None else start + length
-            placed.append(_by_hour(hourly, max(start, now), stop, edges))
-        as_planned = _by_hour(
-            hourly, max(segment.start, now), end if segment.end is None else segment.end, edges
-        )
-        for h in range(hours):
-            scheduled[h] += as_planned[h]
-            low[h] += min(p[h] for p in placed)
-            high[h] += max(p[h] for p in placed)
-        totals = [sum(p, Decimal(0)) for p in placed]
-        found = projects.setdefault(segment.project_id or "", [Decimal(0)] * 3)
-        found[0] += sum(as_planned, Decimal(0))
+            shifts |= {t.timestamp() for t in (segment.earliest_start, segment.latest_start) if t}
+        length = None if segment.end is None else stop - begin
+
+        window = (now_at, end_at, origin, hours)
+        as_planned = _by_hour(per_second, begin, stop, window)
+        placed = [
+            _by_hour(per_second, t, end_at if length is None else t + length, window)
+            for t in shifts
+        ]
+        for h in {h for p in placed for h in p} | set(as_planned):
+            scheduled[h] += as_planned.get(h, 0.0)
+            low[h] += min(p.get(h, 0.0) for p in placed)
+            high[h] += max(p.get(h, 0.0) for p in placed)
+        totals = [sum(p.values()) for p in placed]
+        found = projects.setdefault(segment.project_id or "", [0.0, 0.0, 0.0])
+        found[0] += sum(as_planned.values())
         found[1] += min(totals)
         found[2] += max(totals)
     return CostForecast(
         start=first,
         end=end,
         hours=tuple(
-            SpendHour(edges[h], _cents(scheduled[h]), _cents(low[h]), _cents(high[h]))
+            SpendHour(first + h * HOUR_SPAN, _cents(scheduled[h]), _cents(low[h]), _cents(high[h]))
             for h in range(hours)
         ),
         projects=tuple(
@@ -303,15 +307,24 @@ def forecast_spend(
 
 
 def _by_hour(
-    hourly: Decimal, start: datetime, stop: datetime, edges: Sequence[datetime]
-) -> list[Decimal]:
-    """`hourly` for each part of [start, stop) in each hour between `edges`."""
-    out = []
-    for left, right in itertools.pairwise(edges):
-        held = (min(stop, right) - max(start, left)).total_seconds()
-        out.append(hourly * Decimal(str(held)) / HOUR if held > 0 else Decimal(0))
+    per_second: float, start: float, stop: float, window: tuple[float, float, float, int]
+) -> dict[int, float]:
+    """`per_second` times the part of [start, stop) in each hour of the forecast's `window`
+    (now, end, the first hour's start, in epoch seconds, and its hours) it touches, by the
+    hour's index."""
+    now_at, end_at, origin, hours = window
+    start, stop = max(start, now_at), min(stop, end_at)
+    if stop <= start:
+        return {}
+    out = {}
+    first, last = int((start - origin) // 3600), int((stop - origin) // 3600)
+    for h in range(max(0, first), min(hours, last + 1)):
+        left = origin + h * 3600.0
+        held = min(stop, left + 3600.0) - max(start, left)
+        if held > 0:
+            out[h] = per_second * held
     return out
 
 
-def _cents(amount: Decimal) -> Decimal:
-    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+def _cents(amount: float) -> Decimal:
+    return Decimal(repr(amount)).quantize(CENT, rounding=ROUND_HALF_UP)

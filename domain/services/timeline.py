@@ -557,7 +557,9 @@ class TimelineService:
             project = ProjectId(uuid.UUID(segment.project_id)) if segment.project_id else None
             return principal.may_see(TenantId(uuid.UUID(segment.tenant_id)), project)
 
-        return forecast_spend(stored.timeline, prices, now, hours, sees)
+        timeline = stored.timeline
+        seen = [s for s in timeline.segments.values() if sees(s)]
+        return await self._compute.run(forecast_spend, timeline.rows, seen, prices, now, hours)
 
     async def preview(self, principal: Principal, sub: JobSubmission) -> Preview:
         """Where and when the job would start, and its cost, without submitting it."""

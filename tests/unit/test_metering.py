@@ -13,7 +13,7 @@ import pytest
 from domain.model.cluster import GpuPrice
 from domain.model.ids import ClusterId
 from domain.model.job import Job, JobStatus, Placement, PodSet, Resources, usage_ended
-from domain.model.timeline import Row, Segment, SegmentKind, Timeline
+from domain.model.timeline import Row, Segment, SegmentKind
 from domain.scheduling.cost import LIST_PRICES, PriceBook, cost_so_far, forecast_spend, meter
 from tests.support.fakes import T0
 from tests.unit.test_job_model import new_job
@@ -190,9 +190,9 @@ def test_a_forecast_prices_each_hour_of_what_is_scheduled_with_the_windows_range
         seg("done", SegmentKind.COMPLETED, ("a0",), -3, -1),
         seg("svc", SegmentKind.RUNNING, ("t0",), 0, None, project="p3"),  # until stopped
     ]  # fmt: skip
-    timeline = Timeline(now, rows, {s.id: s for s in segments})
     prices = {A100: Decimal("2.5"), "nvidia-tesla-t4": Decimal("1")}
-    found = forecast_spend(timeline, prices, now, 5, lambda s: s.tenant_id == "t1")
+    mine = [s for s in segments if s.tenant_id == "t1"]
+    found = forecast_spend(rows, mine, prices, now, 5)
     assert (found.start, found.end) == (T0, T0 + timedelta(hours=5))
     # hour by hour, 12:00 to 17:00: the running job (from now), the waiting one, the service
     assert [h.cost for h in found.hours] == [
