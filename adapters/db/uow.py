@@ -333,9 +333,7 @@ class SqlUnitOfWork:
         stmt = sa.select(clusters.c.id, clusters.c.settings).where(clusters.c.id.in_(ids))
         settings = {ClusterId(r.id): r.settings or {} for r in await conn.execute(stmt)}
         changes = await self.clusters.prices(ids)
-        books = {
-            c: PriceBook(settings.get(c, {}).get("gpu_hourly_prices"), changes[c]) for c in ids
-        }
+        books = {c: PriceBook.of(settings.get(c, {}), changes[c]) for c in ids}
         rows = [
             {
                 "job_id": usage.job_id,

@@ -88,8 +88,17 @@ class PriceNow:
     since: datetime | None
 
 
+PRICES_SETTING = "gpu_hourly_prices"
+"""The cluster setting of its prices at registration, by GPU type (over the list prices)."""
+
+
 class PriceBook:
     """One cluster's prices over time: its base prices, and the changes set since."""
+
+    @classmethod
+    def of(cls, settings: Mapping[str, object], changes: Sequence[GpuPrice]) -> PriceBook:
+        """The book of a cluster with these settings and price changes."""
+        return cls(settings.get(PRICES_SETTING), changes)
 
     def __init__(self, settings_prices: object = None, changes: Sequence[GpuPrice] = ()) -> None:
         self._base = base_prices(settings_prices)

@@ -15,7 +15,8 @@ from domain.model.audit import AuditEvent
 from domain.model.job import BudgetAction, BudgetNotice, Job, JobStatus
 from domain.ports.clock import Clock
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
-from domain.scheduling.cost import PriceBook, budget_reached, cost_so_far
+from domain.scheduling.cost import budget_reached, cost_so_far
+from domain.services.prices import price_books
 
 CHECKED_AT_ONCE = 500
 """Jobs priced in one round; a round with more goes on at once with the rest."""
@@ -36,12 +37,7 @@ class BudgetService:
             async with self._uow(TenantScope.system()) as uow:
                 jobs = await uow.jobs.running_over(100, after=after, limit=CHECKED_AT_ONCE)
                 ids = sorted({j.cluster_id for j in jobs}, key=str)
-                clusters = await uow.clusters.get_many(ids)
-                changes = await uow.clusters.prices(ids)
-            books = {
-                c: PriceBook(cluster.settings.get("gpu_hourly_prices"), changes[c])
-                for c, cluster in clusters.items()
-            }
+                books = await price_books(uow, (await uow.clusters.get_many(ids)).values())
             now = self._clock.now()
             for job in jobs:
                 book = books.get(job.cluster_id)

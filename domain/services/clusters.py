@@ -21,6 +21,7 @@ from domain.ports.clock import Clock
 from domain.ports.gateways import GatewayFactory
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.scheduling.cost import PriceBook, PriceNow, cost_so_far
+from domain.services.prices import price_books
 from domain.services.quotas import QuotaService
 
 MAX_HOURLY_PRICE = Decimal("100000")
@@ -61,12 +62,7 @@ class ClusterService:
     async def price_books(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, PriceBook]:
         """Each cluster's prices over time (`PriceBook`); an unknown cluster has none."""
         async with self._uow(TenantScope.system()) as uow:
-            found = await uow.clusters.get_many(cluster_ids)
-            changes = await uow.clusters.prices(list(found))
-        return {
-            c: PriceBook(cluster.settings.get("gpu_hourly_prices"), changes[c])
-            for c, cluster in found.items()
-        }
+            return await price_books(uow, (await uow.clusters.get_many(cluster_ids)).values())
 
     async def prices_now(self, cluster_ids: Sequence[ClusterId]) -> list[list[PriceNow]]:
         """Each cluster's GPU prices now: for the GPU types of its nodes and those set on it."""

@@ -49,9 +49,10 @@ from domain.ports.outbound import OutboundPolicy
 from domain.ports.repositories import JobCursor, JobFilter, JobPage
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
-from domain.scheduling.cost import PriceBook, budget_at_submission
+from domain.scheduling.cost import budget_at_submission
 from domain.services.destinations import Destinations, fetched
 from domain.services.paging import check_first
+from domain.services.prices import price_books
 from domain.services.reactions import hand_over
 from domain.services.submission import (
     MAX_BUDGET,
@@ -198,9 +199,7 @@ class JobService:
             return None
         cluster = await uow.clusters.get(job.cluster_id)
         assert cluster is not None  # (validated)
-        changes = (await uow.clusters.prices([cluster.id]))[cluster.id]
-        book = PriceBook(cluster.settings.get("gpu_hourly_prices"), changes)
-        notice = budget_at_submission(job, book)
+        notice = budget_at_submission(job, (await price_books(uow, [cluster]))[cluster.id])
         if notice is not None and notice.action is BudgetAction.CANCEL:
             raise ValidationFailed.single(
                 "budget_limit",

@@ -41,12 +41,13 @@ from domain.ports.events import EventHub, Overflowed
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
-from domain.scheduling.cost import CostForecast, PriceBook, estimate_cost, forecast_spend
+from domain.scheduling.cost import CostForecast, estimate_cost, forecast_spend
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
 from domain.scheduling.windows import MIN_SCORES, Calibration, Window, startup_spread
 from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
+from domain.services.prices import price_books
 from domain.services.submission import JobSubmission
 
 log = logging.getLogger(__name__)
@@ -372,8 +373,7 @@ class TimelineService:
     @staticmethod
     async def _prices(uow: UnitOfWork, cluster: Cluster, now: datetime) -> dict[str, Decimal]:
         """The cluster's GPU prices now (`PriceBook`): what estimated costs use."""
-        changes = (await uow.clusters.prices([cluster.id]))[cluster.id]
-        return PriceBook(cluster.settings.get("gpu_hourly_prices"), changes).table(now)
+        return (await price_books(uow, [cluster]))[cluster.id].table(now)
 
     async def _past(
         self, uow: UnitOfWork, cluster_id: ClusterId, now: datetime, active: list[Job]

@@ -935,12 +935,7 @@ class FakeUnitOfWork:
         if ended:  # metered as the SQL unit of work does
             ids = {u.cluster_id for u in ended}
             set_prices = await self.clusters.prices(list(ids))
-            books = {
-                c: PriceBook(
-                    self.store.clusters[c].settings.get("gpu_hourly_prices"), set_prices[c]
-                )
-                for c in ids
-            }
+            books = {c: PriceBook.of(self.store.clusters[c].settings, set_prices[c]) for c in ids}
             for job in self.seen.values():
                 self.store.usage.extend(meter(job, books))
         for job in self.seen.values():
