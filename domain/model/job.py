@@ -299,8 +299,8 @@ class BudgetAction(enum.StrEnum):
 
 
 BUDGET_WARNING_SHARE = 80
-"""The share of its budget (%) at which a job's cost is first said (as OpenCost's and cloud
-budgets' default alert thresholds: 80 % forecast or actual, then 100 %)."""
+"""The share of its budget (%) at which a job's cost is first said, then at 100 %: the
+notices issue 32 asks for (a warning before the limit, early enough to act on)."""
 
 
 @dataclass(frozen=True)
