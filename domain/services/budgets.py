@@ -1,9 +1,10 @@
-"""Budgets that act while jobs run: every `check_seconds` (a setting) the RUNNING jobs with a
-budget are priced up to now (`cost_so_far`); one whose cost newly reached 80 % or 100 % of its
-budget gets a BUDGET event on its stream (and so its cluster's), an audit record and a metric
-(from the event); at 100 % with CANCEL it is cancelled as a user's cancel would (its workload is
-taken back from its cluster). So a job overruns its budget by at most what it costs in one
-check, plus the time its cluster takes to stop it. Each share is said once (`Job.budget_alerted`).
+"""Budgets that act while jobs run. Every `budget_check_seconds` (a setting; the supervisor's
+runtime calls `check`) the RUNNING jobs with a budget are priced up to now (`cost_so_far`). One
+whose cost newly reached 80 % or 100 % of its budget gets a BUDGET event on its stream (and so
+its cluster's), an audit record and a metric (from the event); at 100 % with CANCEL it is
+cancelled as a user's cancel would be (its workload is taken back from its cluster). So a job
+overruns its budget by at most what it costs in one check, plus the time its cluster takes to
+stop it. Each share is said once (`Job.budget_alerted`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from domain.scheduling.cost import budget_reached, cost_so_far
 from domain.services.prices import price_books
 
 CHECKED_AT_ONCE = 500
-"""Jobs priced in one round; a round with more goes on at once with the rest."""
+"""Jobs read and priced at a time: a round goes through every one, a page at a time."""
 SYSTEM_ACTOR = "system:budgets"
 
 
