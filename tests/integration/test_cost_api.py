@@ -77,6 +77,17 @@ async def move(api: Api, job_id: str, *moves: tuple[JobStatus, timedelta]) -> No
         await uow.commit()
 
 
+async def start(api: Api, job_id: str) -> None:
+    """The job runs from T0, as its cluster would report it."""
+    await move(
+        api,
+        job_id,
+        (JobStatus.QUEUED, timedelta()),
+        (JobStatus.ADMITTED, timedelta()),
+        (JobStatus.RUNNING, timedelta()),
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
@@ -123,13 +134,7 @@ async def test_a_running_jobs_cost_grows_at_the_price_of_each_moment(
         SUBMIT, {"input": api.job_input(resources={"gpuType": A100, "gpuCount": 2})}, token=admin
     )
     job_id = made["submitJob"]["id"]
-    await move(
-        api,
-        job_id,
-        (JobStatus.QUEUED, timedelta()),
-        (JobStatus.ADMITTED, timedelta()),
-        (JobStatus.RUNNING, timedelta()),
-    )
+    await start(api, job_id)
     clock.current = T0 + timedelta(minutes=30)
     set_at = await api.ok(SET_PRICE, price_input(api, hourlyPrice="4"), token=admin)
     assert set_at["setGpuPrice"] == {
@@ -175,14 +180,8 @@ async def a_run(api: Api, token: str, minutes: int, name: str) -> str:
         SUBMIT, {"input": api.job_input(name=name, resources=resources)}, token=token
     )
     job_id: str = made["submitJob"]["id"]
-    await move(
-        api,
-        job_id,
-        (JobStatus.QUEUED, timedelta()),
-        (JobStatus.ADMITTED, timedelta()),
-        (JobStatus.RUNNING, timedelta()),
-        (JobStatus.COMPLETED, timedelta(minutes=minutes)),
-    )
+    await start(api, job_id)
+    await move(api, job_id, (JobStatus.COMPLETED, timedelta(minutes=minutes)))
     return job_id
 
 
@@ -293,13 +292,7 @@ async def test_budgets_act_at_submission_and_while_a_job_runs(api: Api, clock: F
     runs = api.job_input(name="runs", resources=resources, budgetLimit="1")
     made = await api.ok(SUBMIT_BUDGETED, {"input": runs | {"budgetAction": "CANCEL"}}, token=admin)
     job_id = made["submitJob"]["id"]
-    await move(
-        api,
-        job_id,
-        (JobStatus.QUEUED, timedelta()),
-        (JobStatus.ADMITTED, timedelta()),
-        (JobStatus.RUNNING, timedelta()),
-    )
+    await start(api, job_id)
     clock.current = T0 + timedelta(minutes=10)  # 0.83 of 1: 80 %
     assert [n.share for _, n in await api.app.budgets.check()] == [80]
     clock.current = T0 + timedelta(minutes=12)  # 1.00: cancelled
