@@ -24,6 +24,7 @@ from domain.scheduling.cost import PriceNow
 from domain.services.audit import AuditService
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmarks import BenchmarkService
+from domain.services.budgets import BudgetService
 from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
@@ -131,6 +132,7 @@ class ApiServices:
     limits: RequestLimits
     audit: AuditService
     spend: SpendService
+    budgets: BudgetService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
     shares: TenantShares | None = None

@@ -15,6 +15,7 @@ from strawberry.types import ExecutionContext
 from domain.errors import Unavailable
 from resolvers import audit as audit_resolvers
 from resolvers import benchmarks as benchmark_resolvers
+from resolvers import budgets as budget_resolvers
 from resolvers import clusters as cluster_resolvers
 from resolvers import deployments as deployment_resolvers
 from resolvers import jobs as job_resolvers
@@ -29,6 +30,7 @@ from schema.extensions import extensions, is_fault
 from schema.fairness import capped
 from schema.types.audit import AuditEventConnection
 from schema.types.benchmark import Benchmark, BenchmarkComparison, BenchmarkConnection
+from schema.types.budget import Budget
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.deployment import Deployment, DeploymentConnection
@@ -76,6 +78,12 @@ class Query:
         "total), paged (at most 1000 a page): your tenant's (a token limited to projects, "
         "theirs), every tenant's for the operator. The same as CSV: GET /spend.csv.",
     )
+    budgets: list[Budget] = strawberry.field(
+        resolver=budget_resolvers.budgets,
+        description="Project and tenant budgets where they stand this period: your tenant's "
+        "and its projects' (a token limited to projects: those and the tenant's); every "
+        "tenant's for the operator, or tenantId's.",
+    )
     workload_priority_classes: list[WorkloadPriorityClass] = strawberry.field(
         resolver=quota_resolvers.workload_priority_classes,
         description="The value of each priority, highest first (global, as Kueue's are).",
@@ -119,6 +127,18 @@ class Mutation:
         "A job's new budget and action while it is not finished (a BUDGET change); its shares "
         "are said again as they are reached, from the next check (a running job already past "
         "the new budget is said so, or cancelled with CANCEL).",
+    )
+
+    set_budget = _audited(
+        budget_resolvers.set_budget,
+        "A tenant's budget per period (the operator) or a project's (its tenant, within the "
+        "tenant's): what it may spend in a calendar month (UTC) and what follows when it is "
+        "spent (WARN, PAUSE or CANCEL, for its jobs). Jobs it held are released at once when "
+        "it now has room for them.",
+    )
+    remove_budget = _audited(
+        budget_resolvers.remove_budget,
+        "Remove a tenant's budget (the operator) or a project's; jobs it held are released.",
     )
 
     create_resource_flavor = _audited(quota_resolvers.create_resource_flavor)

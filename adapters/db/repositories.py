@@ -167,6 +167,29 @@ class SqlJobRepository:
         )
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
+    async def of_tenants(
+        self,
+        tenant_ids: Sequence[TenantId],
+        statuses: Collection[JobStatus],
+        *,
+        held: bool | None = None,
+        limit: int,
+    ) -> list[Job]:
+        if not tenant_ids or not statuses:
+            return []
+        where = [
+            jobs.c.tenant_id.in_(sorted(tenant_ids, key=str)),
+            jobs.c.status.in_(sorted(s.value for s in statuses)),
+        ]
+        if held is not None:
+            where.append(jobs.c.held_by.is_not(None) if held else jobs.c.held_by.is_(None))
+        stmt = (
+            self._scoped(sa.select(jobs).where(*where))
+            .order_by(jobs.c.created_at, jobs.c.id)
+            .limit(limit)
+        )
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         if not cluster_ids:
             return []
@@ -335,6 +358,7 @@ class SqlJobRepository:
             self._scoped(
                 sa.select(jobs).where(
                     jobs.c.status == JobStatus.PENDING.value,
+                    jobs.c.held_by.is_(None),
                     sa.or_(
                         jobs.c.next_attempt_at <= before,
                         sa.and_(jobs.c.next_attempt_at.is_(None), jobs.c.updated_at <= before),

@@ -115,6 +115,8 @@ jobs = sa.Table(
     sa.Column("budget_limit", sa.Numeric(14, 4)),
     sa.Column("budget_action", sa.String(10), nullable=False, server_default="WARN"),
     sa.Column("budget_alerted", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("held_by", sa.String(10)),
+    sa.Column("hold_reason", sa.Text),
     sa.Column("outputs", JSONDocument, nullable=False),
     sa.Column("idempotency_key", sa.String(128)),
     sa.Column("placement", JSONDocument),
@@ -156,6 +158,23 @@ gpu_prices = sa.Table(
     sa.Index("ix_gpu_price_cluster_id_gpu_type_since", "cluster_id", "gpu_type", "since"),
 )
 """A price change is a new row: the past keeps the price it had (`domain.scheduling.cost`)."""
+
+budgets = sa.Table(
+    "budget",
+    metadata,
+    sa.Column("key", sa.String(80), primary_key=True),
+    sa.Column("tenant_id", sa.Uuid, nullable=False, index=True),
+    sa.Column("project_id", sa.Uuid),
+    sa.Column("limit", sa.Numeric(14, 4), nullable=False),
+    sa.Column("action", sa.String(10), nullable=False),
+    sa.Column("period", sa.String(10), nullable=False),
+    sa.Column("alerted", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("alerted_period", sa.Date),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+"""A project's or tenant's budget per period (`domain.model.budget.Budget`), keyed by
+`Budget.key` (the tenant, and the project or '-')."""
 
 job_usage = sa.Table(
     "job_usage",

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.db import mapping
 from adapters.db.audit import WROTE, SqlAuditRepository
 from adapters.db.benchmarks import SqlBenchmarkRepository
+from adapters.db.budgets import SqlBudgetRepository
 from adapters.db.deployments import SqlDeploymentRepository
 from adapters.db.eventlog import events_after
 from adapters.db.handle import DatabaseHandle
@@ -115,6 +116,7 @@ class SqlUnitOfWork:
     benchmarks: SqlBenchmarkRepository
     audit: SqlAuditRepository
     usage: SqlUsageRepository
+    budgets: SqlBudgetRepository
 
     def __init__(
         self, db: DatabaseHandle, scope: TenantScope, *, consistent_read: bool = False
@@ -154,6 +156,7 @@ class SqlUnitOfWork:
         self.benchmarks = SqlBenchmarkRepository(conn, self._scope, self)
         self.audit = SqlAuditRepository(conn)
         self.usage = SqlUsageRepository(conn)
+        self.budgets = SqlBudgetRepository(conn)
         if conn.sync_connection is not None:
             conn.sync_connection.info.pop(WROTE, None)
         return self

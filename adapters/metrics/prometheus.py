@@ -11,8 +11,9 @@ Where each comes from:
   a job first starts to run: its estimate is the schedule's, made after submission),
   `job_actual_cost_dollars_total{cluster, gpu_type, job_type}` (each run's metered cost when
   it ends: `JobChanged.metered`; `cluster` is the cluster's id, `gpu_type` empty for GPU-less
-  work), `job_budget_notices_total{share="80|100|expected", budget_action}` (a job's
-  cost reached that share of its budget, or was expected over it at submission).
+  work), `job_budget_notices_total{scope="JOB|PROJECT|TENANT", share="80|100|expected",
+  budget_action}` (a job's cost, or its project's or tenant's spend this period, reached that
+  share of the budget, or the job was expected over it at submission).
 - Schedule: `schedule_start_estimate_error_seconds{direction}` (|actual start - the start
   estimated at submission|, early or late), `schedule_start_window_total{confidence, outcome}`
   (starts inside or outside the window shown at submission: coverage = inside / all),
@@ -187,9 +188,10 @@ class PrometheusMetrics:
             ["cluster", "gpu_type", "job_type"], registry=r,
         )  # fmt: skip
         self.budget_notices = Counter(
-            "job_budget_notices", "Jobs whose cost reached a share of their budget (80, 100) "
-            "or was expected over it at submission (expected).",
-            ["share", "budget_action"], registry=r,
+            "job_budget_notices", "Budget notices said on jobs: a job's own cost, or its "
+            "project's or tenant's spend this period (scope), reached a share of the budget "
+            "(80, 100) or the job was expected over it at submission (expected).",
+            ["scope", "share", "budget_action"], registry=r,
         )  # fmt: skip
         self.start_error = Histogram(
             "schedule_start_estimate_error_seconds",
@@ -248,7 +250,7 @@ class PrometheusMetrics:
         if change.budget is not None:
             notice = change.budget
             share = "expected" if notice.expected else str(notice.share)
-            self.budget_notices.labels(share, notice.action.value).inc()
+            self.budget_notices.labels(notice.scope.value, share, notice.action.value).inc()
             return
         if step is None or step.from_status is None:
             return

@@ -177,6 +177,7 @@ class GraphQLView(GraphQL[Context, None]):
             deployment_updates=app.deployment_updates,
             benchmark_progress=app.benchmark_progress,
             spend=app.spend,
+            budgets=app.budgets,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

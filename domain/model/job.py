@@ -294,8 +294,21 @@ class BudgetAction(enum.StrEnum):
 
     WARN = "WARN"
     """Say so (the job's events, audit, metrics) and let it run."""
+    PAUSE = "PAUSE"
+    """Hold it PENDING at submission when it is expected to cost more; once it has, take it
+    back from its cluster as a preemption does (not a failure: no retry is used) and hold it
+    until its budget allows (a raised limit; for a project's or tenant's, a new period)."""
     CANCEL = "CANCEL"
     """Refuse it at submission when it is expected to cost more; cancel it once it has."""
+
+
+class BudgetScope(enum.StrEnum):
+    """Whose budget: a job's own (`Job.budget_limit`), or a project's or tenant's per period
+    (`domain.model.budget.Budget`)."""
+
+    JOB = "JOB"
+    PROJECT = "PROJECT"
+    TENANT = "TENANT"
 
 
 BUDGET_WARNING_SHARE = 80
@@ -313,9 +326,20 @@ class BudgetNotice:
     limit: Decimal
     action: BudgetAction
     expected: bool = False
+    scope: BudgetScope = BudgetScope.JOB
+    spent: Decimal | None = None
+    """A project's or tenant's budget: what it had spent in its period when this was said
+    (`cost` is then the job's expected cost with `expected`, else the budget's spend)."""
 
     @property
     def message(self) -> str:
+        if self.scope is not BudgetScope.JOB:
+            whose = f"its {self.scope.value.lower()}'s budget"
+            spent = self.cost if self.spent is None else self.spent
+            said = f"{whose} of {self.limit:.2f} this period has {spent:.2f} spent"
+            if self.expected:
+                return f"expected to cost {self.cost:.2f}; {said} ({self.action.value})"
+            return f"{said}, {self.share} % ({self.action.value})"
         if self.expected:
             return (
                 f"expected to cost {self.cost:.2f}, over its budget of {self.limit:.2f} "
@@ -340,6 +364,8 @@ class JobChanged:
     records the end, in the same transaction (`job.actual_cost` includes it)."""
     budget: BudgetNotice | None = None
     """With BUDGET: the cost against the budget."""
+    released: bool = False
+    """With BUDGET: a budget's hold on the job was lifted (`Job.release`): hand it over."""
     recorded: int = field(default_factory=lambda: next(_RECORDED), compare=False, repr=False)
     """The order changes were made in, in this process: a commit writes its events in it (a
     release applied before an admission is seen before it), whatever order it loaded jobs in."""
@@ -480,6 +506,10 @@ class Job:
     budget_alerted: int = 0
     """The highest share of its budget (%) it has cost and was said (`notice_budget`): each is
     said once."""
+    held_by: BudgetScope | None = None
+    """A PENDING job a budget holds (`hold`): it is not handed to its cluster, and the
+    estimator starts it no earlier than `next_attempt_at` (None: not until released)."""
+    hold_reason: str | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
     placements: tuple[Placement, ...] = ()
@@ -588,10 +618,38 @@ class Job:
     def notice_budget(self, notice: BudgetNotice, at: datetime) -> None:
         """Say the job's cost against its budget: a share it has cost (once each: 80, then 100),
         or what it is expected to cost at submission (which leaves the shares to be said)."""
-        if not notice.expected:
+        if not notice.expected and notice.scope is BudgetScope.JOB:
             self.budget_alerted = max(self.budget_alerted, notice.share)
         self.updated_at = at
         self.changes.append(JobChanged(ChangeKind.BUDGET, self.snapshot(), budget=notice))
+
+    def hold(self, scope: BudgetScope, reason: str, until: datetime | None, at: datetime) -> None:
+        """Hold a PENDING job for a budget: not handed over until released (`release`), and
+        not expected to start before `until` (a project's or tenant's new period; None: a
+        raised limit alone releases it)."""
+        assert self.status is JobStatus.PENDING, self.status
+        self.held_by, self.hold_reason, self.next_attempt_at = scope, reason, until
+        self.updated_at = at
+        if self.changes:  # the change that left it PENDING shows it held
+            self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
+
+    def pause(self, scope: BudgetScope, reason: str, until: datetime | None, at: datetime) -> None:
+        """Take a queued, admitted or running attempt back for a budget, as a preemption does
+        (PREEMPTED: the run is metered and its workload taken back from its cluster), and hold
+        it PENDING (`hold`) as a new hand-over of the same attempt: no retry is used."""
+        self.transition(JobStatus.PREEMPTED, f"paused: {reason}", at)
+        self.transition(JobStatus.PENDING, f"held: {reason}", at)
+        self.generation += 1
+        self.actual_start = self.actual_end = None
+        self.hold(scope, reason, until, at)
+
+    def release(self, at: datetime) -> None:
+        """Let a held job go: its hand-over follows (reactions: a BUDGET change with
+        `released`)."""
+        self.held_by = self.hold_reason = None
+        self.next_attempt_at = at
+        self.updated_at = at
+        self.changes.append(JobChanged(ChangeKind.BUDGET, self.snapshot(), released=True))
 
     def change_budget(self, limit: Decimal | None, action: BudgetAction, at: datetime) -> None:
         """A new budget (None: none): the shares of it are said again as they are reached."""

@@ -44,8 +44,13 @@ class StoredEvent:
         """Whether the schedule timeline may follow from it: a job's change, or a change of
         what admission depends on (not a timeline of its own, nor a deployment's or benchmark's
         view, whose jobs raise their own events)."""
-        if isinstance(self.change, JobChanged):  # a budget notice changes no plan
-            return self.change.kind is not ChangeKind.BUDGET
+        if isinstance(self.change, JobChanged):  # a budget notice changes no plan; a hold does
+            change = self.change
+            return (
+                change.kind is not ChangeKind.BUDGET
+                or change.released
+                or change.job.held_by is not None
+            )
         if isinstance(self.change, ClusterChanged):
             return self.change.kind.value != "TIMELINE"
         return False

@@ -16,6 +16,7 @@ from typing import Generic, Protocol, TypeVar
 
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
+from domain.model.budget import Budget
 from domain.model.cluster import Cluster, GpuPrice, Node
 from domain.model.deployment import Deployment
 from domain.model.ids import (
@@ -112,12 +113,24 @@ class JobRepository(Protocol):
         """RUNNING jobs with a budget, none of whose shares from `share` on was said yet
         (`Job.budget_alerted` below it), oldest first (by creation, then id), after `after`."""
 
+    async def of_tenants(
+        self,
+        tenant_ids: Sequence[TenantId],
+        statuses: Collection[JobStatus],
+        *,
+        held: bool | None = None,
+        limit: int,
+    ) -> list[Job]:
+        """Jobs of these tenants in these statuses (with `held`, only those a budget holds, or
+        only those it does not), oldest first: what a tenant's or project's budget acts on."""
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """QUEUED jobs of these clusters that have a time window (the window sweeper), without
         reading every other waiting job."""
 
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
-        """PENDING jobs whose next attempt is due before `before` (the submission sweeper)."""
+        """PENDING jobs whose next attempt is due before `before` (the submission sweeper),
+        but none a budget holds (released when it allows: `BudgetService`)."""
 
     async def events(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobEvent]]: ...
 
@@ -389,6 +402,23 @@ class AuditRepository(Protocol):
         ...
 
     async def prune(self, before: datetime) -> int: ...
+
+
+class BudgetRepository(Protocol):
+    """Project and tenant budgets, one per (tenant, project or none): `Budget.key`."""
+
+    async def get(self, key: str, *, for_update: bool = False) -> Budget | None: ...
+
+    async def of_tenant(self, tenant_id: TenantId) -> list[Budget]:
+        """The tenant's budget and its projects' (the tenant's first)."""
+
+    async def all(self) -> list[Budget]:
+        """Every budget (the budget check's round)."""
+
+    async def put(self, budget: Budget) -> None:
+        """Store it, over the budget of the same key if there is one."""
+
+    async def remove(self, key: str) -> bool: ...
 
 
 class UsageRepository(Protocol):

@@ -19,6 +19,7 @@ from domain.ports.events import StoredEvent
 from domain.ports.repositories import (
     AuditRepository,
     BenchmarkRepository,
+    BudgetRepository,
     ClusterRepository,
     DeploymentRepository,
     JobRepository,
@@ -75,6 +76,9 @@ class UnitOfWork(Protocol):
 
     @property
     def usage(self) -> UsageRepository: ...
+
+    @property
+    def budgets(self) -> BudgetRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -175,6 +175,8 @@ class _Replay:
             str(k) for k, s in snap.finished.items() if s is not JobStatus.COMPLETED
         }
         self.blocked_on: dict[str, set[str]] = {}
+        self.held: set[str] = set()
+        """Jobs a budget holds until released: they do not start."""
         self.dependents: dict[str, list[str]] = defaultdict(list)
         self.windows: dict[str, TimeWindow] = {}
         self.demands: dict[str, Demand] = {}
@@ -332,6 +334,12 @@ class _Replay:
         self._release_when_due(job, key)
 
     def _release_when_due(self, job: Job, key: str) -> None:
+        if job.held_by is not None and (
+            job.next_attempt_at is None or job.next_attempt_at > self.now + HORIZON
+        ):  # a budget holds it until released: it does not start (no start, no plan)
+            self.held.add(key)
+            self.reasons[key] = job.hold_reason or "held by a budget"
+            return
         if job.window is not None:
             self.windows[key] = job.window
         if job.next_attempt_at is not None and job.next_attempt_at > self.now:
@@ -464,6 +472,8 @@ class _Replay:
     def _reason(self, job: Job, key: str, start: datetime | None, ahead: Mapping[str, int]) -> str:
         if job.status in (JobStatus.ADMITTED, JobStatus.RUNNING):
             return self.reasons.get(key, "running")
+        if job.held_by is not None:  # a budget holds it (until its next period, or released)
+            return job.hold_reason or "held by a budget"
         demand = self.demands[key]
         if NEVER_FITS in self.warnings.get(key, ()) or DEPENDENCY_FAILED in self.warnings.get(
             key, ()

@@ -32,7 +32,7 @@ from domain.model.cluster import ClusterStatus
 from domain.model.ids import ClusterId, JobId, new_job_id
 from domain.model.job import (
     BudgetAction,
-    BudgetNotice,
+    BudgetScope,
     Job,
     JobEvent,
     JobPriority,
@@ -50,6 +50,7 @@ from domain.ports.repositories import JobCursor, JobFilter, JobPage
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.scheduling.cost import budget_at_submission
+from domain.services import budgets
 from domain.services.destinations import Destinations, fetched
 from domain.services.paging import check_first
 from domain.services.prices import price_books
@@ -190,25 +191,6 @@ class JobService:
             )
         return job, default_queue
 
-    @staticmethod
-    async def _over_budget(uow: UnitOfWork, job: Job) -> BudgetNotice | None:
-        """Whether a job is expected to cost more than its budget (`budget_at_submission`: the
-        run time its user gave, at most its maximum, at the cluster's prices now); with CANCEL
-        it is refused. A job that gives no run time is checked as it runs (`BudgetService`)."""
-        if job.budget_limit is None:
-            return None
-        cluster = await uow.clusters.get(job.cluster_id)
-        assert cluster is not None  # (validated)
-        notice = budget_at_submission(job, (await price_books(uow, [cluster]))[cluster.id])
-        if notice is not None and notice.action is BudgetAction.CANCEL:
-            raise ValidationFailed.single(
-                "budget_limit",
-                f"the job is {notice.message}: refused; raise the budget, or submit with "
-                "budgetAction WARN",
-                "OVER_BUDGET",
-            )
-        return notice
-
     async def submit(self, principal: Principal, sub: JobSubmission) -> Job:
         if not principal.may_use_project(sub.project_id):
             raise Forbidden(f"this token may not submit jobs to project {sub.project_id}")
@@ -225,10 +207,10 @@ class JobService:
                 if existing is not None:
                     return existing
             job, default_queue = await self.prepare(uow, principal, sub, now)
-            over = await self._over_budget(uow, job)
+            notices = await budgets.at_submission(uow, job, now)  # may refuse, or hold it
             job.record_submission()
-            if over is not None:  # WARN: said with the submission
-                job.notice_budget(over, now)
+            for notice in notices:  # said with the submission
+                job.notice_budget(notice, now)
             try:
                 if default_queue is not None:
                     await uow.quotas.add_local_queue(default_queue, if_absent=True)
@@ -327,9 +309,27 @@ class JobService:
                 )
             if (limit, action) == (job.budget_limit, job.budget_action):
                 return job
-            job.change_budget(limit, action, self._clock.now())
+            now = self._clock.now()
+            job.change_budget(limit, action, now)
+            if job.held_by is BudgetScope.JOB and await self._own_budget_allows(uow, job):
+                job.release(now)  # its hand-over follows (reactions)
             await uow.commit()
         return job
+
+    @staticmethod
+    async def _own_budget_allows(uow: UnitOfWork, job: Job) -> bool:
+        """Whether a job its own budget holds may go with its budget as it is now: none, WARN,
+        or room: for one paused after it ran, more than it has cost; for one held at
+        submission, what it is expected to cost (the check at submission)."""
+        limit = job.budget_limit
+        if limit is None or job.budget_action is BudgetAction.WARN:
+            return True
+        if job.actual_cost is not None:
+            return job.actual_cost < limit
+        cluster = await uow.clusters.get(job.cluster_id)
+        if cluster is None:
+            return False
+        return budget_at_submission(job, (await price_books(uow, [cluster]))[cluster.id]) is None
 
     async def change_priority(
         self, principal: Principal, job_id: JobId, priority: JobPriority

@@ -15,6 +15,7 @@ connection while it notifies (found under load: 50 tasks on a pool of 20 timed o
   job CANCELLED or PREEMPTED          take that attempt back from its cluster
   job COMPLETED                       hand over the waiting jobs that depended on it
   job PRIORITY_CHANGED (on a cluster) set the priority there too
+  job released by its budget (BUDGET) hand it over
   cluster QUOTAS                      put the quotas onto a real cluster as Kueue objects
   a deployment's replica job changed  derive the deployment's workers and status again
   a benchmark's job RUNNING           start the benchmark's run (its load generator)
@@ -59,11 +60,13 @@ async def hand_over(tasks: TaskQueue, job: Job, *, because: str | None = None) -
 
 
 async def take_back(tasks: TaskQueue, job: Job, attempt: int) -> bool:
-    """Queue removing an attempt's workload from its cluster."""
+    """Queue removing an attempt's workload from its cluster (each hand-over of it: a budget
+    may take one attempt back more than once)."""
+    handed = f":g{job.generation}" if job.generation else ""
     return await task_names.enqueue_after_commit(
         tasks,
         task_names.CANCEL_WORKLOAD,
-        key=f"cancel:{job.id}:{attempt}",
+        key=f"cancel:{job.id}:{attempt}{handed}",
         job_id=str(job.id),
         attempt=attempt,
     )
@@ -121,9 +124,13 @@ class Reactions:
                     job_id=str(job.id),
                     attempt=job.attempt,
                 )
+        elif change.kind is ChangeKind.BUDGET:
+            if change.released and job.status is JobStatus.PENDING:
+                await hand_over(self._tasks, job, because=f"released:{event.sequence}")
         elif step is not None:
             if step.to_status is JobStatus.PENDING and step.from_status in RETRIED_FROM:
-                await hand_over(self._tasks, job)
+                if job.held_by is None:  # (a budget's hold: handed over when released)
+                    await hand_over(self._tasks, job)
             elif step.to_status in (JobStatus.CANCELLED, JobStatus.PREEMPTED):
                 await take_back(self._tasks, job, step.attempt)
             elif step.to_status is JobStatus.COMPLETED:

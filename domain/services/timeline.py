@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from collections import OrderedDict
@@ -41,7 +42,8 @@ from domain.ports.events import EventHub, Overflowed
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.scheduling import timeline as timelines
 from domain.scheduling.accuracy import Accuracy, measure
-from domain.scheduling.cost import CostForecast, estimate_cost, forecast_spend
+from domain.scheduling.budgets import BudgetStanding, Exhaustion, exhaustion
+from domain.scheduling.cost import CostForecast, SpendHour, estimate_cost, forecast_spend
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
 from domain.scheduling.windows import MIN_SCORES, Calibration, Window, startup_spread
@@ -560,6 +562,45 @@ class TimelineService:
         timeline = stored.timeline
         seen = [s for s in timeline.segments.values() if sees(s)]
         return await self._compute.run(forecast_spend, timeline.rows, seen, prices, now, hours)
+
+    async def budget_exhaustion(self, standing: BudgetStanding) -> Exhaustion:
+        """When `standing`'s budget is expected to be spent in its period: what it has spent,
+        then what its scope's running and waiting work costs by hour on every cluster's
+        schedule (`forecast_spend` over its segments), until the period's end."""
+        now = self._clock.now()
+        budget = standing.budget
+        if standing.exhausted:
+            return exhaustion(standing, [], now)
+        hours = max(1, math.ceil((standing.next_period - now).total_seconds() / 3600))
+        tenant, project = str(budget.tenant_id), budget.project_id and str(budget.project_id)
+        summed: list[SpendHour] | None = None
+        async with self._uow(TenantScope.system()) as uow:
+            clusters = await uow.clusters.all()
+        for cluster in clusters:
+            async with self._uow(TenantScope.system()) as uow:
+                stored = await self._latest(uow, cluster.id)
+                if stored is None:
+                    continue
+                prices = await self._prices(uow, cluster, now)
+            mine = [
+                s
+                for s in stored.timeline.segments.values()
+                if s.tenant_id == tenant and (project is None or s.project_id == project)
+            ]
+            if not mine:
+                continue
+            forecast = await self._compute.run(
+                forecast_spend, stored.timeline.rows, mine, prices, now, hours
+            )
+            summed = (
+                list(forecast.hours)
+                if summed is None
+                else [
+                    SpendHour(a.start, a.cost + b.cost, a.low + b.low, a.high + b.high)
+                    for a, b in zip(summed, forecast.hours, strict=True)
+                ]
+            )
+        return exhaustion(standing, summed or [], now)
 
     async def preview(self, principal: Principal, sub: JobSubmission) -> Preview:
         """Where and when the job would start, and its cost, without submitting it."""

@@ -40,6 +40,8 @@ class WorkloadService:
             job = await uow.jobs.get(job_id)
             if job is None or job.attempt != attempt or job.status is not JobStatus.PENDING:
                 return False
+            if job.held_by is not None:
+                return False  # handed over when its budget releases it
             now = self._clock.now()
             if job.next_attempt_at is not None and job.next_attempt_at > now:
                 raise RetryTask((job.next_attempt_at - now).total_seconds())

@@ -229,10 +229,44 @@ export type BorrowWithinCohortPolicy =
   | 'LOWER_PRIORITY'
   | 'NEVER';
 
-/** When a job's cost reaches its budgetLimit: WARN says so (the job's BUDGET event, the audit trail, a metric) and lets it run; CANCEL refuses it at submission when it is expected to cost more, and cancels it once it has. Either is said at 80 % too. */
+/** A project's or tenant's budget in its current period: what it has spent (metered runs on the period's UTC days, and its running jobs so far), what is left, and when it is expected to run out. 80 % and 100 % are said once a period (the audit trail, BUDGET events on its running jobs). */
+export type Budget = {
+  __typename?: 'Budget';
+  action: BudgetAction;
+  /** The highest share said this period: 0, 80 or 100. */
+  alerted: Scalars['Int']['output'];
+  exhausted: Scalars['Boolean']['output'];
+  left: Scalars['Decimal']['output'];
+  limit: Scalars['Decimal']['output'];
+  period: BudgetPeriod;
+  /** The period's last UTC day. */
+  periodEnd: Scalars['Date']['output'];
+  /** The period's first UTC day. */
+  periodStart: Scalars['Date']['output'];
+  projectId?: Maybe<Scalars['ID']['output']>;
+  /** When it is expected to be spent (see BudgetExhaustion). */
+  projectedExhaustion: BudgetExhaustion;
+  scope: BudgetScope;
+  /** Of the limit spent, in whole percent. */
+  share: Scalars['Int']['output'];
+  spent: Scalars['Decimal']['output'];
+  tenantId: Scalars['ID']['output'];
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+/** When a job's cost reaches its budget (its budgetLimit, or its project's or tenant's Budget this period): WARN says so (BUDGET events, the audit trail, a metric) and lets it run; PAUSE holds it PENDING at submission when it is expected to cost more, and once it has, takes it back from its cluster as a preemption does (not a failure, no retry used) and holds it until the budget allows (a raised limit, a new period); CANCEL refuses it at submission and cancels it once it has. Each is said at 80 % too. */
 export type BudgetAction =
   | 'CANCEL'
+  | 'PAUSE'
   | 'WARN';
+
+/** When a budget is expected to be spent in its period, from the schedule: its scope's running and waiting work on every cluster, by hour, after what it has spent; at the earliest and latest its waiting jobs' start windows allow. Null: not in this period. */
+export type BudgetExhaustion = {
+  __typename?: 'BudgetExhaustion';
+  earliest?: Maybe<Scalars['DateTime']['output']>;
+  expected?: Maybe<Scalars['DateTime']['output']>;
+  latest?: Maybe<Scalars['DateTime']['output']>;
+};
 
 /** A job's cost against its budget: `share` % of budgetLimit reached (80 or 100), or, `expected`, what it was expected to cost when submitted (over its budget). */
 export type BudgetNotice = {
@@ -242,8 +276,24 @@ export type BudgetNotice = {
   expected: Scalars['Boolean']['output'];
   limit: Scalars['Decimal']['output'];
   message: Scalars['String']['output'];
+  /** Whose budget: the job's own, or its project's or tenant's (then `limit` is that budget's for its period, and `spent` what it had spent). */
+  scope: BudgetScope;
   share: Scalars['Int']['output'];
+  /** A project's or tenant's budget: what it had spent this period. */
+  spent?: Maybe<Scalars['Decimal']['output']>;
 };
+
+/** A budget's period: MONTH is a calendar month in UTC. */
+export type BudgetPeriod =
+  | 'MONTH';
+
+export type BudgetResult = Budget | ForbiddenError | NotFoundError | ValidationError;
+
+/** Whose budget: a job's own (budgetLimit), its project's or its tenant's. */
+export type BudgetScope =
+  | 'JOB'
+  | 'PROJECT'
+  | 'TENANT';
 
 /** GPUs of a flavor booked for a tenant from start to end. */
 export type CapacityReservation = {
@@ -811,6 +861,10 @@ export type Job = {
   estimatedStart?: Maybe<Scalars['DateTime']['output']>;
   /** The job's history: every transition of every attempt. */
   events: Array<JobEvent>;
+  /** A PENDING job a budget holds (PAUSE): whose budget. It is not handed to its cluster until released, and its estimate says when it may start (a project's or tenant's: the next period at the earliest; its own: not until raised). */
+  heldBy?: Maybe<BudgetScope>;
+  /** Why a budget holds it. */
+  holdReason?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
   idempotencyKey?: Maybe<Scalars['String']['output']>;
   jobType: JobType;
@@ -1054,12 +1108,16 @@ export type Mutation = {
   refreshCluster: ClusterResult;
   /** Register a Kubernetes or OpenShift cluster: REGISTERING at once, then AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs clusters:write. */
   registerCluster: ClusterResult;
+  /** Remove a tenant's budget (the operator) or a project's; jobs it held are released. */
+  removeBudget: BudgetResult;
   /** Start the next attempt of a FAILED or PREEMPTED job, after backoff. */
   retryJob: JobCommandResult;
   /** Load-test a deployment or an endpoint URL, as a job without GPUs. */
   runBenchmark: BenchmarkResultUnion;
   /** Change the replicas (0 to 64): new replica jobs, or the newest cancelled. */
   scaleDeployment: DeploymentResult;
+  /** A tenant's budget per period (the operator) or a project's (its tenant, within the tenant's): what it may spend in a calendar month (UTC) and what follows when it is spent (WARN, PAUSE or CANCEL, for its jobs). Jobs it held are released at once when it now has room for them. */
+  setBudget: BudgetResult;
   /** The hourly price of one GPU of a type on a cluster, from now on: runs are metered at the price in force at each moment, so what ran before keeps its price. Needs clusters:write. */
   setGpuPrice: GpuPriceResult;
   /** Stop every replica; the deployment stays, STOPPED. */
@@ -1171,6 +1229,12 @@ export type MutationRegisterClusterArgs = {
 };
 
 
+export type MutationRemoveBudgetArgs = {
+  projectId?: InputMaybe<Scalars['ID']['input']>;
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
 export type MutationRetryJobArgs = {
   id: Scalars['ID']['input'];
 };
@@ -1184,6 +1248,11 @@ export type MutationRunBenchmarkArgs = {
 export type MutationScaleDeploymentArgs = {
   id: Scalars['ID']['input'];
   replicas: Scalars['Int']['input'];
+};
+
+
+export type MutationSetBudgetArgs = {
+  input: SetBudgetInput;
 };
 
 
@@ -1397,6 +1466,8 @@ export type Query = {
   benchmark?: Maybe<Benchmark>;
   /** Your benchmarks (of one deployment, if given), newest first. */
   benchmarks: BenchmarkConnection;
+  /** Project and tenant budgets where they stand this period: your tenant's and its projects' (a token limited to projects: those and the tenant's); every tenant's for the operator, or tenantId's. */
+  budgets: Array<Budget>;
   cluster?: Maybe<Cluster>;
   clusters: Array<Cluster>;
   /** 2 to 10 benchmarks side by side: their metrics, the configuration that differs, and the best by each metric. */
@@ -1436,6 +1507,11 @@ export type QueryBenchmarksArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   deploymentId?: InputMaybe<Scalars['ID']['input']>;
   first?: Scalars['Int']['input'];
+};
+
+
+export type QueryBudgetsArgs = {
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -1767,6 +1843,18 @@ export type SegmentKind =
 export type ServingEngine =
   | 'OPENAI_COMPATIBLE'
   | 'VLLM';
+
+/** A budget per period: a tenant's (projectId null; the operator sets it) or a project's (its tenant sets it, within the tenant's). Replaces the one it has. */
+export type SetBudgetInput = {
+  /** What happens when it is spent. */
+  action?: BudgetAction;
+  /** The most it may spend in a period (0 to 9999999999.9999), in the unit of Job.estimatedCost. */
+  limit: Scalars['Decimal']['input'];
+  /** The project; null: the whole tenant. */
+  projectId?: InputMaybe<Scalars['ID']['input']>;
+  /** The tenant (the operator); null: your own. */
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
 
 /** A new price of one GPU of a type for an hour on a cluster, from now on (what ran before keeps its price). */
 export type SetGpuPriceInput = {
@@ -2180,7 +2268,7 @@ export type JobCostQueryVariables = Exact<{
 }>;
 
 
-export type JobCostQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, status: JobStatus, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number } | null };
+export type JobCostQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, status: JobStatus, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number, heldBy?: BudgetScope | null, holdReason?: string | null } | null };
 
 export type UpdateJobBudgetMutationVariables = Exact<{
   id: Scalars['ID']['input'];
@@ -2198,6 +2286,28 @@ export type ClusterCostForecastQueryVariables = Exact<{
 
 
 export type ClusterCostForecastQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, costForecast: { __typename?: 'CostForecast', start: string, end: string, hours: Array<{ __typename?: 'CostHour', start: string, cost: string, low: string, high: string }>, projects: Array<{ __typename?: 'ProjectCost', projectId: string, cost: string, low: string, high: string }> } } | null };
+
+export type BudgetsQueryVariables = Exact<{
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+}>;
+
+
+export type BudgetsQuery = { __typename?: 'Query', budgets: Array<{ __typename?: 'Budget', tenantId: string, projectId?: string | null, scope: BudgetScope, limit: string, action: BudgetAction, period: BudgetPeriod, periodStart: string, periodEnd: string, spent: string, left: string, share: number, exhausted: boolean, alerted: number, projectedExhaustion: { __typename?: 'BudgetExhaustion', expected?: string | null, earliest?: string | null, latest?: string | null } }> };
+
+export type SetBudgetMutationVariables = Exact<{
+  input: SetBudgetInput;
+}>;
+
+
+export type SetBudgetMutation = { __typename?: 'Mutation', setBudget: { __typename: 'Budget', tenantId: string, projectId?: string | null, scope: BudgetScope, limit: string, action: BudgetAction, spent: string, left: string, share: number, exhausted: boolean } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type RemoveBudgetMutationVariables = Exact<{
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+  projectId?: InputMaybe<Scalars['ID']['input']>;
+}>;
+
+
+export type RemoveBudgetMutation = { __typename?: 'Mutation', removeBudget: { __typename: 'Budget', tenantId: string, projectId?: string | null, scope: BudgetScope, limit: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
 export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
@@ -3033,9 +3143,11 @@ export const JobCostDocument = new TypedDocumentString(`
     budgetLimit
     budgetAction
     budgetAlerted
+    heldBy
+    holdReason
   }
 }
-    `, {"hash":"d2eba1d71df866f732e8a0776f2c6d1777f61b170e52fee87c6e8b6b9419a455"}) as unknown as TypedDocumentString<JobCostQuery, JobCostQueryVariables>;
+    `, {"hash":"0f679e644e2313ae7273d6c9b32d12ac68fe0854cf9e2cde3dc8f816c52ebf72"}) as unknown as TypedDocumentString<JobCostQuery, JobCostQueryVariables>;
 export const UpdateJobBudgetDocument = new TypedDocumentString(`
     mutation UpdateJobBudget($id: ID!, $budgetLimit: Decimal, $budgetAction: BudgetAction! = WARN) {
   updateJobBudget(id: $id, budgetLimit: $budgetLimit, budgetAction: $budgetAction) {
@@ -3086,6 +3198,78 @@ export const ClusterCostForecastDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"771d64e73bb4873ad899414343141c46c30f5fa096211814b0a3ab25f49973fe"}) as unknown as TypedDocumentString<ClusterCostForecastQuery, ClusterCostForecastQueryVariables>;
+export const BudgetsDocument = new TypedDocumentString(`
+    query Budgets($tenantId: ID) {
+  budgets(tenantId: $tenantId) {
+    tenantId
+    projectId
+    scope
+    limit
+    action
+    period
+    periodStart
+    periodEnd
+    spent
+    left
+    share
+    exhausted
+    alerted
+    projectedExhaustion {
+      expected
+      earliest
+      latest
+    }
+  }
+}
+    `, {"hash":"c28e797b18bd6f3e5eebc023552cc13e166d88eaf644e50c08630526197e0e17"}) as unknown as TypedDocumentString<BudgetsQuery, BudgetsQueryVariables>;
+export const SetBudgetDocument = new TypedDocumentString(`
+    mutation SetBudget($input: SetBudgetInput!) {
+  setBudget(input: $input) {
+    __typename
+    ... on Budget {
+      tenantId
+      projectId
+      scope
+      limit
+      action
+      spent
+      left
+      share
+      exhausted
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"c87c59328751b459ab64721e502c827f033b0f230f03307232724c95c4150f87"}) as unknown as TypedDocumentString<SetBudgetMutation, SetBudgetMutationVariables>;
+export const RemoveBudgetDocument = new TypedDocumentString(`
+    mutation RemoveBudget($tenantId: ID, $projectId: ID) {
+  removeBudget(tenantId: $tenantId, projectId: $projectId) {
+    __typename
+    ... on Budget {
+      tenantId
+      projectId
+      scope
+      limit
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"ba2d575bcf1c28ab210dd55aaf4b675d3026bdfc179792e8f548b8eab3b0fec5"}) as unknown as TypedDocumentString<RemoveBudgetMutation, RemoveBudgetMutationVariables>;
 export const DeploymentListDocument = new TypedDocumentString(`
     query DeploymentList($filter: DeploymentFilter, $first: Int! = 50, $after: String) {
   deployments(filter: $filter, first: $first, after: $after) {

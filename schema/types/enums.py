@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import strawberry
 
+from domain.model.budget import BudgetPeriod
 from domain.model.cluster import ClusterStatus, NodeType, Platform
 from domain.model.job import (
     BudgetAction,
+    BudgetScope,
     ChangeKind,
     DeploymentType,
     JobPriority,
@@ -82,10 +84,18 @@ strawberry.enum(
 
 strawberry.enum(
     BudgetAction,
-    description="When a job's cost reaches its budgetLimit: WARN says so (the job's BUDGET "
-    "event, the audit trail, a metric) and lets it run; CANCEL refuses it at submission when "
-    "it is expected to cost more, and cancels it once it has. Either is said at 80 % too.",
+    description="When a job's cost reaches its budget (its budgetLimit, or its project's or "
+    "tenant's Budget this period): WARN says so (BUDGET events, the audit trail, a metric) and "
+    "lets it run; PAUSE holds it PENDING at submission when it is expected to cost more, and "
+    "once it has, takes it back from its cluster as a preemption does (not a failure, no retry "
+    "used) and holds it until the budget allows (a raised limit, a new period); CANCEL refuses "
+    "it at submission and cancels it once it has. Each is said at 80 % too.",
 )
+strawberry.enum(
+    BudgetScope,
+    description="Whose budget: a job's own (budgetLimit), its project's or its tenant's.",
+)
+strawberry.enum(BudgetPeriod, description="A budget's period: MONTH is a calendar month in UTC.")
 strawberry.enum(
     SpendGroup,
     description="What spend is summed by: DAY is the UTC day the GPUs were used on (a run over "
@@ -95,6 +105,8 @@ strawberry.enum(
 __all__ = [
     "BorrowWithinCohortPolicy",
     "BudgetAction",
+    "BudgetPeriod",
+    "BudgetScope",
     "ChangeKind",
     "ClusterStatus",
     "DeploymentType",

@@ -17,6 +17,7 @@ from schema.types.cluster import Cluster
 from schema.types.derive import derive
 from schema.types.enums import (
     BudgetAction,
+    BudgetScope,
     DeploymentType,
     JobPriority,
     JobStatus,
@@ -144,6 +145,13 @@ class BudgetNotice:
     action: BudgetAction
     expected: bool
     message: str
+    scope: BudgetScope = strawberry.field(
+        description="Whose budget: the job's own, or its project's or tenant's (then `limit` "
+        "is that budget's for its period, and `spent` what it had spent)."
+    )
+    spent: Decimal | None = strawberry.field(
+        description="A project's or tenant's budget: what it had spent this period."
+    )
 
     @classmethod
     def from_domain(cls, notice: model.BudgetNotice) -> BudgetNotice:
@@ -154,6 +162,8 @@ class BudgetNotice:
             action=notice.action,
             expected=notice.expected,
             message=notice.message,
+            scope=notice.scope,
+            spent=notice.spent,
         )
 
 
@@ -202,6 +212,12 @@ class Job:
     budget_alerted: int = strawberry.field(
         description="The highest share of its budget (%) it has cost and was said: 0, 80 or 100."
     )
+    held_by: BudgetScope | None = strawberry.field(
+        description="A PENDING job a budget holds (PAUSE): whose budget. It is not handed to its "
+        "cluster until released, and its estimate says when it may start (a project's or "
+        "tenant's: the next period at the earliest; its own: not until raised)."
+    )
+    hold_reason: str | None = strawberry.field(description="Why a budget holds it.")
     outputs: JSON
     idempotency_key: str | None
     placement: Placement | None = strawberry.field(

@@ -11,8 +11,10 @@ and ends with exactly the segments the service has, none missed; a diff's `rowsU
 joined) draws the new rows without a reload; the time window moves with the browser's clock (a
 fresh subscription once now has moved by 5 % of the range); a screenshot of the page under load
 is saved under test-artifacts/, after which the filters leave only the chosen job type; a
-running job's details show what it has cost so far and what it is expected to cost. Every request the page makes is a persisted document of
-frontend-contract/operations (the service refuses anything else).
+running job's details show what it has cost so far and what it is expected to cost; a project's
+budget is listed with what it has spent and drawn as a line where the schedule is expected to
+spend it. Every request the page makes is a persisted document of frontend-contract/operations
+(the service refuses anything else).
 """
 
 from __future__ import annotations
@@ -556,6 +558,44 @@ async def test_a_jobs_details_show_its_cost_so_far_and_what_it_is_expected_to_co
     finally:
         await page.close()
         await call(service, admin, "CancelJob", {"id": job, "reason": "test over"})
+        price["hourlyPrice"] = "2.5"
+        await call(service, admin, "SetGpuPrice", {"input": price})
+
+
+async def test_a_project_budget_shows_as_a_line_where_the_schedule_spends_it(
+    service: Service, browser: Any
+) -> None:
+    admin = str(service.admin_token)
+    price = {"clusterId": service.cluster_id, "gpuType": A100, "hourlyPrice": "36000"}
+    await call(service, admin, "SetGpuPrice", {"input": price})  # 10 a second
+    limit = {"projectId": PROJECT_ID, "limit": "3000", "action": "WARN"}  # 300 GPU-seconds
+    answer = await call(service, admin, "SetBudget", {"input": limit})
+    assert answer["setBudget"]["__typename"] == "Budget", answer
+    job = await submit(service, "budgeted", gpus=1, runtime=600)
+    page = await open_page(browser, service.base, admin, str(service.cluster_id))
+    try:
+        item = page.locator(f'#budgets-list li[data-budget="{PROJECT_ID}"]')
+        deadline = time.monotonic() + 40
+        text = ""
+        while "spent by" not in text:  # once the job is on the schedule
+            assert time.monotonic() < deadline, text
+            await asyncio.sleep(1)
+            await page.evaluate(  # budgets are read on start, each 30 s and on a cluster picked
+                "() => document.querySelector('#cluster').dispatchEvent(new Event('change'))"
+            )
+            await page.wait_for_timeout(500)
+            text = await item.inner_text() if await item.count() else ""
+        assert "of 3000.00" in text and "warn" in text, text
+        line = page.locator(f".vis-custom-time.budget-{PROJECT_ID}")
+        await line.wait_for(state="attached", timeout=10_000)
+        colour = await line.evaluate("e => getComputedStyle(e).backgroundColor")
+        assert colour == "rgb(198, 40, 40)", colour
+        assert "budget spent" in (await line.get_attribute("title") or "")
+        assert not page.failures, page.failures
+    finally:
+        await page.close()
+        await call(service, admin, "CancelJob", {"id": job, "reason": "test over"})
+        await call(service, admin, "RemoveBudget", {"projectId": PROJECT_ID})
         price["hourlyPrice"] = "2.5"
         await call(service, admin, "SetGpuPrice", {"input": price})
 

@@ -25,6 +25,7 @@ from adapters.shapes.documents import job_to_document
 from domain.errors import Conflict, DuplicateIdempotencyKey
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
+from domain.model.budget import Budget
 from domain.model.cluster import Cluster, ClusterStatus, GpuPrice, Node, NodeType, Platform
 from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.events import Change, ClusterChanged, ServingChange
@@ -165,6 +166,7 @@ class Store:
     samples: dict[BenchmarkId, list[RequestSample]] = field(default_factory=dict)
     prices: list[GpuPrice] = field(default_factory=list)
     usage: list[tuple[Usage, Decimal]] = field(default_factory=list)
+    budgets: dict[str, Budget] = field(default_factory=dict)
     commits: int = 0
 
 
@@ -268,11 +270,33 @@ class FakeJobRepository:
             and self._visible(j)
         ]
 
+    async def of_tenants(
+        self,
+        tenant_ids: Sequence[TenantId],
+        statuses: Collection[JobStatus],
+        *,
+        held: bool | None = None,
+        limit: int,
+    ) -> list[Job]:
+        found = sorted(
+            (
+                j
+                for j in self._uow.store.jobs.values()
+                if j.tenant_id in tenant_ids
+                and j.status in statuses
+                and (held is None or (j.held_by is not None) == held)
+                and self._visible(j)
+            ),
+            key=lambda j: (j.created_at, str(j.id)),
+        )
+        return [self._load(j) for j in found[:limit]]
+
     async def due_for_submission(self, before: datetime, *, limit: int) -> list[Job]:
         due = [
             j
             for j in self._uow.store.jobs.values()
             if j.status.value == "PENDING"
+            and j.held_by is None
             and ((j.next_attempt_at or j.updated_at) <= before)
             and self._visible(j)
         ]
@@ -498,6 +522,30 @@ _SPEND_FIELD = {
     SpendGroup.JOB_TYPE: "job_type",
     SpendGroup.DAY: "day",
 }
+
+
+class FakeBudgetRepository:
+    """Budgets in a dict (written at once: the fakes have no transactions)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def get(self, key: str, *, for_update: bool = False) -> Budget | None:
+        found = self._store.budgets.get(key)
+        return None if found is None else replace(found)
+
+    async def of_tenant(self, tenant_id: TenantId) -> list[Budget]:
+        mine = [replace(b) for b in self._store.budgets.values() if b.tenant_id == tenant_id]
+        return sorted(mine, key=lambda b: (b.project_id is not None, b.key))
+
+    async def all(self) -> list[Budget]:
+        return [replace(b) for _, b in sorted(self._store.budgets.items())]
+
+    async def put(self, budget: Budget) -> None:
+        self._store.budgets[budget.key] = replace(budget)
+
+    async def remove(self, key: str) -> bool:
+        return self._store.budgets.pop(key, None) is not None
 
 
 class FakeAuditRepository:
@@ -868,6 +916,7 @@ class FakeUnitOfWork:
         self.tokens = FakeTokenRepository(store)
         self.audit = FakeAuditRepository(store)
         self.usage = FakeUsageRepository(store)
+        self.budgets = FakeBudgetRepository(store)
         self.quotas = FakeQuotaRepository(self)
         self.reservations = FakeReservationRepository(self)
         self.deployments = FakeDeploymentRepository(self)

@@ -5,9 +5,11 @@ import type { Client } from "graphql-ws";
 import {
   ClusterListDocument,
   ClusterQuotasDocument,
+  BudgetsDocument,
   JobCostDocument,
   ScheduleTimelineDocument,
   type ClusterListQuery,
+  type BudgetsQuery,
   type JobCostQuery,
   type ScheduleTimelineSubscriptionVariables,
 } from "../../../frontend-contract/types/graphql";
@@ -51,6 +53,8 @@ const ui = {
   queueEmpty: el("queue-empty"),
   queueCount: el("queue-count"),
   details: el("details"),
+  budgets: el("budgets"),
+  budgetsList: el("budgets-list"),
   quotas: el<HTMLDetailsElement>("quotas"),
   quotasSummary: el("quotas-summary"),
   quotasBody: el("quotas-body"),
@@ -191,6 +195,7 @@ async function start(value: string): Promise<void> {
   ui.app.hidden = false;
   if (!view) createView();
   void loadQuotas();
+  void loadBudgets();
   fitOnSnapshot = true;
   client = openSocket(value, {
     connecting: (reconnect) => {
@@ -493,11 +498,13 @@ let costRequest = 0;
 type JobCost = NonNullable<JobCostQuery["job"]>;
 
 function costRows(job: JobCost): string {
-  const budget = job.budgetLimit == null ? "" : row("Budget", esc(money(job.budgetLimit)));
+  const budget = job.budgetLimit == null ? "" : row("Budget", esc(`${money(job.budgetLimit)} (${lower(job.budgetAction)})`));
+  const held = job.heldBy == null ? "" : row("Held", esc(job.holdReason ?? `by its ${lower(job.heldBy)}'s budget`));
   return (
     row("Cost so far", esc(money(job.costSoFar)) + (job.status === "RUNNING" ? ' <span class="muted">and counting</span>' : "")) +
     row("Expected cost", esc(money(job.estimatedCost))) +
-    budget
+    budget +
+    held
   );
 }
 
@@ -597,6 +604,7 @@ ui.cluster.addEventListener("change", () => {
   fitOnSnapshot = true;
   subscribe(false);
   void loadQuotas();
+  void loadBudgets();
 });
 ui.fitWork.addEventListener("click", () => {
   if (view && !view.fitToWork()) view.showWholeRange();
@@ -640,6 +648,59 @@ ui.quotas.addEventListener("toggle", () => {
 window.setInterval(() => {
   if (!ui.app.hidden && ui.quotas.open) void loadQuotas();
 }, 60_000);
+
+// ---------------------------------------------------------------- budgets (HTTP, each 30 s)
+
+type BudgetLine = BudgetsQuery["budgets"][number];
+let budgetsRequest = 0;
+
+function budgetName(b: BudgetLine): string {
+  return b.projectId ? `Project ${b.projectId.slice(0, 8)}` : "Tenant";
+}
+
+function budgetItem(b: BudgetLine): string {
+  const state = b.exhausted ? "spent" : b.share >= 80 ? "warn" : "ok";
+  const when = b.exhausted
+    ? "spent"
+    : b.projectedExhaustion.expected
+      ? `spent by ${absolute(ms(b.projectedExhaustion.expected))} at this pace`
+      : "lasts the month at this pace";
+  return (
+    `<li data-share="${state}" data-budget="${esc(b.projectId ?? "tenant")}">` +
+    `<strong>${esc(budgetName(b))}</strong> ${esc(money(b.spent))} of ${esc(money(b.limit))} ` +
+    `(${b.share} %, ${esc(lower(b.action))}) · <span class="muted">${esc(when)}</span>` +
+    `<div class="bar"><span style="width:${Math.min(100, b.share)}%"></span></div></li>`
+  );
+}
+
+/** The viewer's project and tenant budgets this month, and a line on the timeline where the
+ * schedule is expected to spend each (`projectedExhaustion`). Budgets are no part of the
+ * schedule stream: read on start and each 30 s. */
+async function loadBudgets(): Promise<void> {
+  const current = token;
+  if (!current) return;
+  const mine = ++budgetsRequest;
+  try {
+    const data = await query(current, BudgetsDocument, {});
+    if (mine !== budgetsRequest) return;
+    ui.budgets.hidden = data.budgets.length === 0;
+    ui.budgetsList.innerHTML = data.budgets.map(budgetItem).join("");
+    view?.setBudgetLines(
+      data.budgets
+        .filter((b) => !b.exhausted && b.projectedExhaustion.expected)
+        .map((b) => ({ id: b.projectId ?? "tenant", at: new Date(b.projectedExhaustion.expected!), title: `${budgetName(b)}'s budget spent` })),
+    );
+  } catch (error) {
+    if (mine !== budgetsRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+    ui.budgets.hidden = false;
+    ui.budgetsList.innerHTML = `<li>${esc(error instanceof Error ? error.message : String(error))}</li>`;
+  }
+}
+
+window.setInterval(() => {
+  if (!ui.app.hidden) void loadBudgets();
+}, 30_000);
 
 // ---------------------------------------------------------------- boot
 

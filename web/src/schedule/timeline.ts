@@ -108,6 +108,22 @@ export class TimelineView {
     return this.items.length;
   }
 
+  private budgetLines = new Set<string>();
+
+  /** A red line where each budget is expected to be spent (`Query.budgets`), titled so (its
+   * element has the class `budget-<project id or tenant>`); the lines from the last call are
+   * replaced. */
+  setBudgetLines(lines: { id: string; at: Date; title: string }[]): void {
+    for (const id of this.budgetLines) this.timeline.removeCustomTime(id);
+    this.budgetLines.clear();
+    for (const line of lines) {
+      const id = `budget-${line.id}`;
+      this.timeline.addCustomTime(line.at, id);
+      this.timeline.setCustomTimeTitle(line.title, id);
+      this.budgetLines.add(id);
+    }
+  }
+
   /** A new subscription window: bound zooming and panning to it, and show it whole after
    * `forgetRange` (a range or cluster the user picked) or when the whole previous one was shown;
    * a view the user zoomed or fitted stays as it is when the range slides with the clock. */
