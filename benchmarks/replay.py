@@ -126,6 +126,7 @@ from domain.scheduling.windows import (
     RECENT,
     Calibration,
     Window,
+    late_grace,
     past_waits_window,
     startup_spread,
 )
@@ -715,7 +716,8 @@ def replay(
 
     def record_of(name: str, now: datetime) -> list[WindowOutcome]:
         """What the service calibrates `name`'s windows on at `now`: the latest jobs that
-        started, and those still waiting past the start estimated for them (censored)."""
+        started, and those still waiting past the start estimated for them by more than
+        `late_grace` (censored)."""
         known = [
             WindowOutcome(
                 trace[j].submitted,
@@ -725,13 +727,14 @@ def replay(
             )
             for j in state.start_order[-2 * RECENT :]
         ]
+        grace = late_grace(known, startup_spread(state.startups))
         late = [
             WindowOutcome(trace[j].submitted, est, now, wide=trace[j].pods > 1, censored=True)
             for j in state.active
             if j not in state.started
             and j < len(estimated[name])
             and (est := estimated[name][j]) is not None
-            and est < now
+            and est < now - grace
         ]
         return known + late
 

@@ -46,7 +46,7 @@ from domain.scheduling.budgets import BudgetStanding, Exhaustion, exhaustion
 from domain.scheduling.cost import CostForecast, SpendHour, estimate_cost, forecast_spend
 from domain.scheduling.durations import Durations, History, startup_medians
 from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
-from domain.scheduling.windows import MIN_SCORES, Calibration, Window, startup_spread
+from domain.scheduling.windows import MIN_SCORES, Calibration, Window, late_grace, startup_spread
 from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
 from domain.services.prices import price_books
@@ -673,7 +673,8 @@ class TimelineService:
             and job.submission_estimate.start is not None
             and job.actual_start is not None
         ]
-        record += [  # still waiting past the start estimated for it: a lower bound (censored)
+        grace = late_grace(record, floor)
+        record += [  # still waiting well past the start estimated for it: a lower bound
             WindowOutcome(
                 job.created_at,
                 job.submission_estimate.start,
@@ -685,7 +686,7 @@ class TimelineService:
             if job.status in timelines.WAITING
             and job.submission_estimate is not None
             and job.submission_estimate.start is not None
-            and job.submission_estimate.start < now
+            and job.submission_estimate.start < now - grace
         ]
         record.sort(key=lambda o: o.actual)
         calibration = Calibration(record, floor=floor)

@@ -14,6 +14,7 @@ from domain.scheduling.windows import (
     MIN_SCORES,
     Calibration,
     Outcome,
+    late_grace,
     past_waits_window,
     startup_spread,
 )
@@ -196,3 +197,28 @@ def test_no_window_is_narrower_than_pods_take_to_start() -> None:
     assert floored.earliest <= T0 + wait <= floored.latest
     now = Calibration(exact(40, timedelta(0)), floor=spread).window(T0, T0)
     assert now is not None and now.earliest == T0 and now.latest == T0 + spread
+
+
+def test_a_job_a_moment_past_its_estimate_is_not_late_yet() -> None:
+    """Issue 32's note: a job 5 ms past the start estimated for it counted as late at once, and
+    on a record of 12 left the window shown at submission with no later bound (a flaky API
+    test). Waiting jobs count as late only once they are later than the record's late starts
+    usually were (their median lateness), at least the start-up spread."""
+    wait = timedelta(minutes=5)
+    started = [
+        replace(o, actual=o.actual + timedelta(seconds=s))
+        for s, o in zip([0, 0, 1, 2, 2, 3, 0, 1, 4, 2, 0, 1], exact(12, wait), strict=True)
+    ]
+    grace = late_grace(started)
+    assert grace == timedelta(seconds=2)  # late by 1, 1, 1, 2, 2, 2, 3, 4: median 2
+    assert late_grace(started, floor=timedelta(seconds=30)) == timedelta(seconds=30)
+    assert late_grace(exact(12, wait)) == timedelta(0)  # none started late: no grace
+    censored = replace(exact(1, wait)[0], actual=T0 + wait + timedelta(milliseconds=5))
+    moment = replace(censored, censored=True)
+    now = moment.actual
+    counted = Calibration([*started, moment]).window(now, now + wait)
+    assert counted is not None and counted.latest is None  # (what the grace avoids)
+    kept = [o for o in [moment] if o.estimated < now - grace]
+    assert kept == []
+    window = Calibration([*started, *kept]).window(now, now + wait)
+    assert window is not None and window.latest is not None
