@@ -89,6 +89,7 @@ FIELD_COSTS: dict[str, Callable[[Arguments], float]] = {
     "Query.previewJob": lambda _: 100,
     "Cluster.estimateAccuracy": lambda _: 20,
     "Cluster.costForecast": _forecast,
+    "Budget.projectedExhaustion": lambda _: 25,  # its scope's segments forecast on each cluster
     "Cluster.health": lambda _: 2,
     "Job.kueuePosition": lambda _: 5,
     "Mutation.registerCluster": lambda _: 50,
@@ -115,6 +116,7 @@ FLAT_TYPES = frozenset(
         "CostForecast",
         "CostHour",
         "ProjectCost",
+        "BudgetExhaustion",
     }
 )
 """Types whose fields are paid for by the field that returned them."""
@@ -152,6 +154,7 @@ LIST_SIZES: dict[str, int] = {
     "Query.clusters": 10,
     "Query.jobEvents": 50,
     "Query.workloadPriorityClasses": 5,
+    "Query.budgets": 10,
     "Cluster.nodes": 50,
     "Cluster.capacity": 5,
     "Cluster.gpuPrices": 5,

@@ -112,7 +112,11 @@ def _metered(budget: Budget, by_project: Mapping[ProjectId | None, Decimal]) -> 
 async def at_submission(uow: UnitOfWork, job: Job, now: datetime) -> list[BudgetNotice]:
     """What the job's budgets say of it as it is submitted (before `record_submission`): raises
     OVER_BUDGET when a CANCEL budget refuses it, holds it (`Job.hold`) when a PAUSE one does;
-    the notices to say on it (WARN's and PAUSE's)."""
+    the notices to say on it (WARN's and PAUSE's). One statement when the job and its tenant
+    have no budget (`standings_of`), the cluster's prices read only when one does."""
+    standings = await standings_of(uow, job.tenant_id, job.project_id, now)
+    if job.budget_limit is None and not standings:
+        return []
     cluster = await uow.clusters.get(job.cluster_id)
     assert cluster is not None  # (validated)
     book = (await price_books(uow, [cluster]))[cluster.id]
@@ -127,7 +131,6 @@ async def at_submission(uow: UnitOfWork, job: Job, now: datetime) -> list[Budget
                 "OVER_BUDGET",
             )
         said.append(own)
-    standings = await standings_of(uow, job.tenant_id, job.project_id, now)
     over = over_budgets(expected_cost(job, book), standings)
     if over and over[0][1].action is BudgetAction.CANCEL:
         standing, notice = over[0]
@@ -348,6 +351,8 @@ class BudgetService:
             await uow.audit.add(_audited_budget(stored, notice, now))
             await uow.commit()
         told: list[tuple[Job, BudgetNotice]] = []
+        if notice.share >= 100 and budget.action is not BudgetAction.WARN:
+            return told  # its running jobs are told as they are taken back (`_enforce`)
         for seen in running:
             if not budget.covers(seen.tenant_id, seen.project_id):
                 continue

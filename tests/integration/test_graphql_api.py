@@ -401,9 +401,10 @@ async def test_a_submission_runs_a_pinned_number_of_statements(api: Api) -> None
     finally:
         event.remove(engine, "before_cursor_execute", count)
     job_id = body["submitJob"]["id"]
-    # the token; the cluster, its nodes and its local queues; the job and its first event; the
-    # cluster's event sequence and the outbox; the audit event and its target
-    assert len(statements) == 10, statements
+    # the token; the cluster, its nodes and its local queues; the tenant's budgets (issue 32:
+    # one read, the prices only when it has one); the job and its first event; the cluster's
+    # event sequence and the outbox; the audit event and its target
+    assert len(statements) == 11, statements
     assert not any(s.startswith(("UPDATE audit", "DELETE")) for s in statements), statements
     trail = await api.ok(
         "{ auditEvents(first: 5) { edges { node { operation outcome targets } } } }", token=token

@@ -675,7 +675,7 @@ function budgetItem(b: BudgetLine): string {
 
 /** The viewer's project and tenant budgets this month, and a line on the timeline where the
  * schedule is expected to spend each (`projectedExhaustion`). Budgets are no part of the
- * schedule stream: read on start and each 30 s. */
+ * schedule stream: read on start, on a cluster picked and each minute. */
 async function loadBudgets(): Promise<void> {
   const current = token;
   if (!current) return;
@@ -698,9 +698,15 @@ async function loadBudgets(): Promise<void> {
   }
 }
 
+let budgetsPolling = false;
 window.setInterval(() => {
-  if (!ui.app.hidden) void loadBudgets();
-}, 30_000);
+  // never more than one poll in flight (a budget's projected exhaustion costs 25 points)
+  if (ui.app.hidden || budgetsPolling) return;
+  budgetsPolling = true;
+  void loadBudgets().finally(() => {
+    budgetsPolling = false;
+  });
+}, 60_000);
 
 // ---------------------------------------------------------------- boot
 
