@@ -714,7 +714,7 @@ def replay(
         name: {c: [] for c in CONFIDENCES} for name in [*windowed, PAST_WAITS]
     }
 
-    def record_of(name: str, now: datetime) -> list[WindowOutcome]:
+    def record_of(name: str, now: datetime, floor: timedelta) -> list[WindowOutcome]:
         """What the service calibrates `name`'s windows on at `now`: the latest jobs that
         started, and those still waiting past the start estimated for them by more than
         `late_grace` (censored)."""
@@ -727,7 +727,7 @@ def replay(
             )
             for j in state.start_order[-2 * RECENT :]
         ]
-        grace = late_grace(known, startup_spread(state.startups))
+        grace = late_grace(floor)
         late = [
             WindowOutcome(trace[j].submitted, est, now, wide=trace[j].pods > 1, censored=True)
             for j in state.active
@@ -763,7 +763,7 @@ def replay(
                 schedule = estimate(Snapshot(probe.at, nodes, quotas, jobs, durations))
                 point = schedule.jobs[view[probe.job].id].start
                 floor = startup_spread(state.startups)
-                window = Calibration(record_of(name, probe.at), floor).window(
+                window = Calibration(record_of(name, probe.at, floor), floor).window(
                     probe.at, point or probe.at + HORIZON, 0.8, wide=trace[probe.job].pods > 1
                 )
                 asked[name].append((probe, point, window))
@@ -792,7 +792,8 @@ def replay(
                 history_used += 1
         known = state.start_order[-2 * RECENT :]
         for name in windowed:
-            calibration = Calibration(record_of(name, now), startup_spread(state.startups))
+            floor = startup_spread(state.startups)
+            calibration = Calibration(record_of(name, now, floor), floor)
             point = estimated[name][tj.index] or now + HORIZON
             for confidence in CONFIDENCES:
                 windows[name][confidence].append(

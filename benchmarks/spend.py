@@ -14,8 +14,14 @@ migrated, and dropped at the end.
    median of `--repeat` `spend` queries (`SpendService.page`, 1000 rows a page, with its
    total) grouped by PROJECT and DAY over the whole 90 days and over 30, for the operator and
    for one tenant. Aim (issue 32): at most 200 ms.
+3. The budget check: the tenants and projects of 2. each with a budget for the month (WARN, far
+   from spent: the round reads, prices and decides, and acts on nothing), and `--running` jobs
+   running on 3 clusters in those projects. Printed: the median and p95 of `--repeat` rounds of
+   `BudgetService.check` (every job's own budget, every project's and tenant's, the held jobs to
+   release), which the service runs every `BUDCLUSTER_BUDGET_CHECK_SECONDS` (5).
 
     .venv/bin/python -m benchmarks.spend [--attempts 500] [--ended 100000] [--repeat 15]
+        [--running 2000]
 """
 
 from __future__ import annotations
@@ -39,13 +45,23 @@ from adapters.db.engine import Database
 from adapters.db.tables import job_usage
 from adapters.db.uow import SqlUnitOfWork
 from budcluster import migrate
+from domain.model.budget import Budget
 from domain.model.cluster import Cluster, ClusterStatus, Platform
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
-from domain.model.job import DeploymentType, Job, JobStatus, JobType, Resources, run_of
+from domain.model.job import (
+    BudgetAction,
+    DeploymentType,
+    Job,
+    JobStatus,
+    JobType,
+    Resources,
+    run_of,
+)
 from domain.model.principal import Principal, Scope
 from domain.model.spend import SpendGroup
 from domain.ports.unit_of_work import TenantScope
 from domain.scheduling.cost import PriceBook
+from domain.services.budgets import BudgetService
 from domain.services.spend import SpendService
 
 SERVER = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -144,7 +160,9 @@ async def metering(db: Database, attempts: int) -> None:
     print(f"  of which metering: {quantiles(metering_part)}")
 
 
-async def fill(db: Database, ended: int, rng: random.Random) -> tuple[TenantId, int]:
+async def fill(
+    db: Database, ended: int, rng: random.Random
+) -> tuple[list[tuple[TenantId, ProjectId]], int]:
     tenants = [TenantId(uuid.uuid4()) for _ in range(5)]
     projects = [(t, ProjectId(uuid.uuid4())) for t in tenants for _ in range(10)]
     clusters = [ClusterId(uuid.uuid4()) for _ in range(3)]
@@ -197,7 +215,7 @@ async def fill(db: Database, ended: int, rng: random.Random) -> tuple[TenantId, 
         if batch:
             await conn.execute(job_usage.insert(), batch)
         await conn.execute(sa.text("ANALYZE job_usage"))
-    return tenants[0], written
+    return projects, written
 
 
 async def timed_query(run: Callable[[], Awaitable[object]], repeat: int) -> list[float]:
@@ -210,8 +228,9 @@ async def timed_query(run: Callable[[], Awaitable[object]], repeat: int) -> list
     return samples
 
 
-async def spend(db: Database, ended: int, repeat: int) -> None:
-    tenant, written = await fill(db, ended, random.Random(7))
+async def spend(db: Database, ended: int, repeat: int) -> list[tuple[TenantId, ProjectId]]:
+    projects, written = await fill(db, ended, random.Random(7))
+    tenant = projects[0][0]
     service = SpendService(uow=db.unit_of_work)
     operator = Principal(TenantId(uuid.uuid4()), frozenset({Scope.ADMIN}))
     own = Principal(tenant, frozenset({Scope.JOBS_READ}))
@@ -232,6 +251,80 @@ async def spend(db: Database, ended: int, repeat: int) -> None:
             print(
                 f"  {who}, {days} days ({found[-1]} rows on the first page): {quantiles(samples)}"
             )
+    return projects
+
+
+class _At:
+    def __init__(self, now: datetime) -> None:
+        self.current = now
+
+    def now(self) -> datetime:
+        return self.current
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+async def budget_check(
+    db: Database, projects: list[tuple[TenantId, ProjectId]], running: int, repeat: int
+) -> None:
+    now = START + timedelta(days=60, hours=12)  # in the ledger's third month
+    clusters = [
+        Cluster(
+            id=ClusterId(uuid.uuid4()),
+            name=f"bench-{n}",
+            platform=Platform.SIMULATED,
+            status=ClusterStatus.AVAILABLE,
+            created_at=START,
+            updated_at=START,
+        )
+        for n in range(3)
+    ]
+    rng = random.Random(11)
+    async with db.unit_of_work(TenantScope.system()) as uow:
+        for cluster in clusters:
+            await uow.clusters.add(cluster)
+        for tenant in dict.fromkeys(t for t, _ in projects):
+            await uow.budgets.put(
+                Budget(tenant, None, Decimal("1e9"), BudgetAction.WARN, START, START)
+            )
+        for tenant, project in projects:
+            await uow.budgets.put(
+                Budget(tenant, project, Decimal("1e8"), BudgetAction.PAUSE, START, START)
+            )
+        await uow.commit()
+    for n in range(running):
+        tenant, project = rng.choice(projects)
+        gpu_type, gpus = rng.choice(GPU_TYPES)
+        job = Job(
+            id=JobId(uuid.uuid4()),
+            name=f"running-{n}",
+            tenant_id=tenant,
+            project_id=project,
+            cluster_id=rng.choice(clusters).id,
+            job_type=JobType.TRAINING,
+            deployment_type=DeploymentType.DOCKER,
+            created_at=now - timedelta(hours=3),
+            updated_at=now - timedelta(hours=3),
+            resources=Resources(gpu_type, gpus),
+            budget_limit=Decimal("1e6") if n % 4 == 0 else None,
+        )
+        for status in (JobStatus.QUEUED, JobStatus.ADMITTED, JobStatus.RUNNING):
+            job.transition(status, status.value.lower(), now - timedelta(hours=rng.random() * 3))
+        async with db.unit_of_work(TenantScope.system()) as uow:
+            await uow.jobs.add(job)
+            await uow.commit()
+    service = BudgetService(uow=db.unit_of_work, clock=_At(now))
+
+    async def round_() -> None:
+        assert await service.check() == []
+
+    samples = await timed_query(round_, repeat)
+    print(
+        f"budget check: {len(projects)} project and {len(set(t for t, _ in projects))} tenant "
+        f"budgets, {running} running jobs (a quarter with budgets of their own):"
+    )
+    print(f"  a round: {quantiles(samples)}")
 
 
 async def main() -> None:
@@ -239,13 +332,15 @@ async def main() -> None:
     parser.add_argument("--attempts", type=int, default=500)
     parser.add_argument("--ended", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--running", type=int, default=2000)
     args = parser.parse_args()
     url = await scratch()
     db = Database(url)
     try:
         await migrate.upgrade(db.engine)
         await metering(db, args.attempts)
-        await spend(db, args.ended, args.repeat)
+        projects = await spend(db, args.ended, args.repeat)
+        await budget_check(db, projects, args.running, args.repeat)
     finally:
         await db.engine.dispose()
         await drop(url)

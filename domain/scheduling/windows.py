@@ -161,28 +161,15 @@ class Calibration:
         return Window(earliest, latest, confidence)
 
 
-def late_grace(started: Iterable[Outcome], floor: timedelta = timedelta(0)) -> timedelta:
+def late_grace(floor: timedelta = timedelta(0)) -> timedelta:
     """How far past the start estimated for it a job still waiting must be before it counts
-    as late (`Outcome.censored`): the median of how late the record's started jobs that
-    started late were (a start on its way: the cluster's next admission cycle, pods starting,
-    the report of it reaching budcluster), at least `floor` (the start-up spread). A job a
-    moment past its estimate is no evidence of a miss yet; counted at once, it ranked above
-    every score (`_censored_quantiles`) and, on a short record, left the window shown at
-    submission with no later bound (seen in the API tests: a job 5 ms past its estimate on a
-    record of 12). Learned from the cluster's record, no constant: nothing started late, no
-    grace beyond `floor`."""
-    lateness = sorted(
-        (o.actual - o.estimated).total_seconds()
-        for o in started
-        if not o.censored and o.actual > o.estimated
-    )
-    if not lateness:
-        return floor
-    middle = len(lateness) // 2
-    median = (
-        lateness[middle] if len(lateness) % 2 else (lateness[middle - 1] + lateness[middle]) / 2
-    )
-    return max(floor, timedelta(seconds=median))
+    as late (`Outcome.censored`): `PAD`, the scale below which the scores take a miss as small
+    (a start 10 minutes late on an estimate of "now" scores log 2), or the start-up spread
+    (`floor`) if wider. A job a moment past its estimate is no evidence of a miss yet: counted
+    at once, it ranked above every score (`_censored_quantiles`) and, on a short record, left
+    the window shown at submission with no later bound (seen in the API tests: a job 5 ms past
+    its estimate on a record of 12)."""
+    return max(PAD, floor)
 
 
 def startup_spread(seconds: Iterable[float]) -> timedelta:

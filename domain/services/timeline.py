@@ -673,7 +673,7 @@ class TimelineService:
             and job.submission_estimate.start is not None
             and job.actual_start is not None
         ]
-        grace = late_grace(record, floor)
+        grace = late_grace(floor)
         record += [  # still waiting well past the start estimated for it: a lower bound
             WindowOutcome(
                 job.created_at,

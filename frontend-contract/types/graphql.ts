@@ -260,7 +260,7 @@ export type BudgetAction =
   | 'PAUSE'
   | 'WARN';
 
-/** When a budget is expected to be spent in its period, from the schedule: its scope's running and waiting work on every cluster, by hour, after what it has spent; at the earliest and latest its waiting jobs' start windows allow. Null: not in this period. */
+/** When a budget is expected to be spent in its period, from the schedule: its scope's running and waiting work on every cluster, by hour, after what it has spent; at the earliest and latest its waiting jobs' start windows allow. Null: not in this period (held jobs do not spend); a budget already spent: now. */
 export type BudgetExhaustion = {
   __typename?: 'BudgetExhaustion';
   earliest?: Maybe<Scalars['DateTime']['output']>;

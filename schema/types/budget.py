@@ -15,7 +15,8 @@ from schema.types.enums import BudgetAction, BudgetPeriod, BudgetScope
 @strawberry.type(
     description="When a budget is expected to be spent in its period, from the schedule: its "
     "scope's running and waiting work on every cluster, by hour, after what it has spent; at "
-    "the earliest and latest its waiting jobs' start windows allow. Null: not in this period."
+    "the earliest and latest its waiting jobs' start windows allow. Null: not in this period "
+    "(held jobs do not spend); a budget already spent: now."
 )
 class BudgetExhaustion:
     expected: datetime | None

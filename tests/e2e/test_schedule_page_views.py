@@ -189,13 +189,14 @@ AFTER_TWO_FRAMES = (
 
 async def geometry(page: Any, selector: str, until: str = "true") -> dict[str, Any]:
     """The geometry of `selector`'s blocks once `until` (a JS expression over `found`) holds:
-    vis-timeline redraws a moved view in a later frame."""
-    await page.wait_for_function(
-        f"(selector) => {{ const found = ({GEOMETRY})(selector); return {until}; }}",
+    vis-timeline redraws a moved view in a later frame. The geometry that met `until` is the
+    one returned (read again after, a redraw in between once gave no blocks: a flaky run)."""
+    handle = await page.wait_for_function(
+        f"(selector) => {{ const found = ({GEOMETRY})(selector); return ({until}) && found; }}",
         arg=selector,
         timeout=5_000,
     )
-    found: dict[str, Any] = await page.evaluate(GEOMETRY, selector)
+    found: dict[str, Any] = await handle.json_value()
     return found
 
 
@@ -316,7 +317,7 @@ async def test_fit_to_work_and_now(
             await page.wait_for_selector(queued, timeout=15_000)
             # Eight minutes of work in a 30-hour range: the first view fits to it. (A block per
             # GPU the job holds, two here, of one size.)
-            block = (await geometry(page, running))["blocks"][0]
+            block = (await geometry(page, running, "found.blocks.length > 0"))["blocks"][0]
             assert block["width"] > 0.2, block
             # A range the user picks is shown whole: the 4-minute job is a sliver of 8 hours.
             await page.select_option("#range", "-2,6")
@@ -324,13 +325,13 @@ async def test_fit_to_work_and_now(
             await geometry(page, running, "found.blocks.length && found.blocks[0].width < 0.02")
             await page.click("#fit-work")
             await geometry(page, running, "found.blocks.length && found.blocks[0].width > 0.1")
-            found = await geometry(page, work_blocks)
+            found = await geometry(page, work_blocks, "found.blocks.length == 4")
             blocks = found["blocks"]
             assert len(blocks) == 4, found
             assert all(b["left"] >= -0.001 and b["right"] <= 1.001 for b in blocks), found
             span = max(b["right"] for b in blocks) - min(b["left"] for b in blocks)
             assert 0.8 <= span <= 1.0, found
-            block = (await geometry(page, running))["blocks"][0]
+            block = (await geometry(page, running, "found.blocks.length > 0"))["blocks"][0]
             assert 0.2 < block["width"] < 0.7, block
             # Now: now in the middle, at the same zoom.
             assert abs(found["now"] - 0.5) > 0.1, found

@@ -202,23 +202,22 @@ def test_no_window_is_narrower_than_pods_take_to_start() -> None:
 def test_a_job_a_moment_past_its_estimate_is_not_late_yet() -> None:
     """Issue 32's note: a job 5 ms past the start estimated for it counted as late at once, and
     on a record of 12 left the window shown at submission with no later bound (a flaky API
-    test). Waiting jobs count as late only once they are later than the record's late starts
-    usually were (their median lateness), at least the start-up spread."""
+    test). Waiting jobs count as late only once they are `PAD` past it (or the start-up
+    spread, if wider)."""
     wait = timedelta(minutes=5)
     started = [
         replace(o, actual=o.actual + timedelta(seconds=s))
         for s, o in zip([0, 0, 1, 2, 2, 3, 0, 1, 4, 2, 0, 1], exact(12, wait), strict=True)
     ]
-    grace = late_grace(started)
-    assert grace == timedelta(seconds=2)  # late by 1, 1, 1, 2, 2, 2, 3, 4: median 2
-    assert late_grace(started, floor=timedelta(seconds=30)) == timedelta(seconds=30)
-    assert late_grace(exact(12, wait)) == timedelta(0)  # none started late: no grace
-    censored = replace(exact(1, wait)[0], actual=T0 + wait + timedelta(milliseconds=5))
-    moment = replace(censored, censored=True)
+    assert late_grace() == timedelta(minutes=10)
+    assert late_grace(timedelta(minutes=30)) == timedelta(minutes=30)
+    moment = replace(exact(1, wait)[0], actual=T0 + wait + timedelta(milliseconds=5), censored=True)
     now = moment.actual
     counted = Calibration([*started, moment]).window(now, now + wait)
     assert counted is not None and counted.latest is None  # (what the grace avoids)
-    kept = [o for o in [moment] if o.estimated < now - grace]
+    kept = [o for o in [moment] if o.estimated < now - late_grace()]
     assert kept == []
     window = Calibration([*started, *kept]).window(now, now + wait)
     assert window is not None and window.latest is not None
+    late = replace(moment, actual=T0 + wait + timedelta(minutes=11))
+    assert late.estimated < late.actual - late_grace()  # 11 minutes late: it counts
