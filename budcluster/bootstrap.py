@@ -68,6 +68,7 @@ from domain.ports.limits import RateLimiter
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope
 from domain.services.audit import AuditService
+from domain.services.balancing import FleetBalancer
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
@@ -76,6 +77,8 @@ from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
+from domain.services.dispatch import Dispatcher
+from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.queue_positions import QueuePositionService
@@ -402,6 +405,9 @@ def _services(
     )
     clusters = ClusterService(uow=uow, clock=clock, gateways=gateways, quotas=quotas)
     serving = _serving(settings, db)
+    deployments = DeploymentService(
+        uow=uow, clock=clock, jobs=jobs, endpoints=ServingRouter(SimulatedEndpoints(serving))
+    )
     return App(
         settings=settings,
         clock=clock,
@@ -449,9 +455,7 @@ def _services(
         registry=registry,
         cluster_updates=ClusterUpdatesService(uow=uow, hub=hub, log=event_log, buffer=buffer),
         queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
-        deployments=DeploymentService(
-            uow=uow, clock=clock, jobs=jobs, endpoints=ServingRouter(SimulatedEndpoints(serving))
-        ),
+        deployments=deployments,
         benchmarks=BenchmarkService(uow=uow, clock=clock, jobs=jobs, outbound=outbound),
         benchmark_runner=BenchmarkRunner(
             uow=uow, clock=clock, gateways=gateways, loadgen=StreamingLoadGenerator(rules=rules)
@@ -464,6 +468,11 @@ def _services(
         metrics=metrics,
         spend=SpendService(uow=uow),
         budgets=BudgetService(uow=uow, clock=clock),
+        fleets=FleetService(uow=uow, clock=clock),
+        dispatcher=Dispatcher(
+            uow=uow, clock=clock, jobs=jobs, timeline=timeline, deployments=deployments
+        ),
+        balancer=FleetBalancer(uow=uow, clock=clock, timeline=timeline),
         audit=AuditService(
             uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
         ),

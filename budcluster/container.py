@@ -43,6 +43,7 @@ from domain.ports.events import EventPublisher
 from domain.ports.limits import RateLimiter
 from domain.ports.tasks import TaskQueue
 from domain.services.audit import AuditService
+from domain.services.balancing import FleetBalancer
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.benchmarks import BenchmarkService
@@ -51,6 +52,8 @@ from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
+from domain.services.dispatch import Dispatcher
+from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
 from domain.services.queue_positions import QueuePositionService
@@ -113,6 +116,9 @@ class App:
     audit: AuditService
     spend: SpendService
     budgets: BudgetService
+    fleets: FleetService
+    dispatcher: Dispatcher
+    balancer: FleetBalancer
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None

@@ -5,8 +5,8 @@ stops them. Every process that serves (the API, embedded or not, and the arq wor
 model endpoints' server with its sweep of benchmark runs, the Redis relay when events cross
 processes, the hub's catch-up from the event log and the backlog of hand-overs the task queue
 refused; with the supervisor on, also the cluster supervisor, the pruning of old events and
-audit records, the budget check of running jobs, and, where no arq worker runs it as a cron
-job, the full sync of real clusters.
+audit records, the budget check of running jobs, the balancing of fleets, and, where no arq
+worker runs it as a cron job, the full sync of real clusters.
 The in-process task runner gets the services its tasks call when the runtime starts: until then
 a task run in this process finds none. A one-off command (the CLI) starts no Runtime.
 `stop` cancels what was started (and what the process adopted, such as the check of open
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ class Runtime:
             self._run(app.supervisor.run(), "cluster-supervisor")
             self._run(self._prune(), "event-pruning")
             self._run(self._budgets(), "budget-check")
+            self._run(self._fleets(), "fleet-balancing")
             if not isinstance(app.tasks, ArqTaskQueue):  # arq workers run it as a cron job
                 self._run(self._sync_clusters(), "cluster-sync")
 
@@ -122,6 +124,22 @@ class Runtime:
                 await app.budgets.check()
             except Exception as exc:
                 log_failure("checking budgets", exc)
+
+    async def _fleets(self) -> None:
+        """Every fleet's waiting jobs weighed against its other members, and moved where they
+        gain enough (`FleetBalancer`), every `fleet_balance_seconds`, and never sooner after a
+        pass than twice what it took: a pass runs an estimate per member, so at most a third of
+        the process's time goes to it."""
+        app = self.app
+        took = 0.0
+        while True:
+            await asyncio.sleep(max(app.settings.fleet_balance_seconds, 2 * took))
+            began = time.perf_counter()
+            try:
+                await app.balancer.balance_all()
+            except Exception as exc:
+                log_failure("balancing fleets", exc)
+            took = time.perf_counter() - began
 
     async def _prune(self) -> None:
         app = self.app

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from domain.errors import ValidationFailed
-from domain.model.ids import JobId
+from domain.model.ids import ClusterId, FleetId, JobId
 from domain.ports.repositories import JobCursor
 from schema.types.connection import PageInfo
 from schema.types.errors import UserInputError
@@ -27,6 +27,26 @@ def parse_uuid(value: str, field: str) -> uuid.UUID:
         return uuid.UUID(str(value))
     except ValueError:
         raise ValidationFailed.single(field, "is not a valid id", "MALFORMED_ID") from None
+
+
+NO_CLUSTER = ClusterId(uuid.UUID(int=0))
+"""A fleet submission's cluster until its fleet chooses one (`Dispatcher`)."""
+
+
+def target(cluster_id: str | None, fleet_id: str | None) -> tuple[ClusterId, FleetId | None]:
+    """Where a submission goes: a cluster, or a fleet (which chooses the cluster); exactly one
+    must be given."""
+    if cluster_id is not None and fleet_id is not None:
+        raise ValidationFailed.single(
+            "fleet_id", "give `cluster_id` or `fleet_id`, not both", "CONFLICTING"
+        )
+    if fleet_id is not None:
+        return NO_CLUSTER, FleetId(parse_uuid(fleet_id, "fleet_id"))
+    if cluster_id is None:
+        raise ValidationFailed.single(
+            "cluster_id", "is required (or `fleet_id`, to let a fleet choose)", "REQUIRED"
+        )
+    return ClusterId(parse_uuid(cluster_id, "cluster_id")), None
 
 
 def query_uuid(value: str, field: str) -> uuid.UUID:

@@ -16,10 +16,11 @@ from domain.model.principal import Scope
 from domain.services.deployment_updates import DeploymentSnapshot as DomainSnapshot
 from domain.services.deployment_updates import DeploymentUpdate as DomainUpdate
 from domain.services.deployments import DeploymentRequest
-from resolvers.common import connection, decode_cursor, parse_uuid, query_uuid
+from resolvers.common import connection, decode_cursor, parse_uuid, query_uuid, target
 from resolvers.streams import relay, resumable
 from schema.access import requires
 from schema.context import Info
+from schema.fairness import heavy_work
 from schema.refusals import argument_error, typed_errors
 from schema.types import errors
 from schema.types.deployment import (
@@ -76,7 +77,7 @@ def to_deployment_request(data: DeployModelInput) -> DeploymentRequest:
     return DeploymentRequest(
         name=data.name,
         project_id=ProjectId(parse_uuid(data.project_id, "project_id")),
-        cluster_id=ClusterId(parse_uuid(data.cluster_id, "cluster_id")),
+        cluster_id=target(data.cluster_id, data.fleet_id)[0],
         model=data.model,
         gpu_type=data.gpu_type,
         engine=data.engine,
@@ -97,7 +98,13 @@ def to_deployment_request(data: DeployModelInput) -> DeploymentRequest:
 @typed_errors
 async def deploy_model(info: Info, input: DeployModelInput) -> DeploymentResult:
     principal = info.context.authenticated()
-    made = await info.context.services.deployments.deploy(principal, to_deployment_request(input))
+    request = to_deployment_request(input)
+    _, fleet = target(input.cluster_id, input.fleet_id)
+    if fleet is not None:
+        async with heavy_work(info.context):  # an estimate on each member
+            made = await info.context.services.dispatcher.deploy(principal, request, fleet)
+    else:
+        made = await info.context.services.deployments.deploy(principal, request)
     return _deployment(info, made)
 
 

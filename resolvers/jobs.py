@@ -15,9 +15,10 @@ from domain.model.job import PodSet, Resources, TimeWindow
 from domain.model.principal import Scope
 from domain.ports.repositories import JobFilter as DomainJobFilter
 from domain.services.submission import JobSubmission
-from resolvers.common import connection, decode_cursor, parse_uuid, query_uuid
+from resolvers.common import connection, decode_cursor, parse_uuid, query_uuid, target
 from schema.access import requires
 from schema.context import Info
+from schema.fairness import heavy_work
 from schema.refusals import argument_error, typed_errors
 from schema.types import errors
 from schema.types.connection import JobConnection, JobEdge
@@ -80,10 +81,12 @@ def to_window(window: TimeWindowInput | None) -> TimeWindow | None:
 
 def to_submission(data: SubmitJobInput) -> JobSubmission:
     r = data.resources
+    cluster_id, fleet_id = target(data.cluster_id, data.fleet_id)
     return JobSubmission(
         name=data.name,
         project_id=ProjectId(parse_uuid(data.project_id, "project_id")),
-        cluster_id=ClusterId(parse_uuid(data.cluster_id, "cluster_id")),
+        cluster_id=cluster_id,
+        fleet_id=fleet_id,
         job_type=data.job_type,
         deployment_type=data.deployment_type,
         spec={} if data.spec is None else data.spec,  # type: ignore[arg-type]
@@ -160,7 +163,12 @@ async def job_events(info: Info, job_id: strawberry.ID) -> list[JobEvent]:
 @typed_errors
 async def submit_job(info: Info, input: SubmitJobInput) -> SubmitJobResult:
     principal = info.context.authenticated()
-    submitted = await info.context.services.jobs.submit(principal, to_submission(input))
+    submission = to_submission(input)
+    if submission.fleet_id is not None:
+        async with heavy_work(info.context):  # an estimate on each member
+            submitted = await info.context.services.dispatcher.submit(principal, submission)
+    else:
+        submitted = await info.context.services.jobs.submit(principal, submission)
     return Job.from_domain(submitted)
 
 

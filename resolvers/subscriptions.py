@@ -23,6 +23,7 @@ from schema.context import Info
 from schema.schedule import window
 from schema.types.cluster import operator_text
 from schema.types.cluster_inputs import ClusterChange, ClusterSnapshot, ClusterUpdate, nodes_of
+from schema.types.dispatch import JobMove
 from schema.types.inputs import JobFilter
 from schema.types.job import BudgetNotice, Job, JobEvent
 from schema.types.timeline import (
@@ -72,6 +73,7 @@ def _message(update: Update) -> JobUpdate:
         job=Job.from_domain(change.job),
         transition=JobEvent.from_domain(change.transition) if change.transition else None,
         budget=BudgetNotice.from_domain(change.budget) if change.budget else None,
+        move=JobMove.from_domain(move) if (move := change.moved) is not None else None,
         matches_filter=update.matches_filter,
     )
 

@@ -7,13 +7,17 @@ from typing import Annotated
 import strawberry
 
 from domain.errors import DomainError
+from domain.model.ids import ClusterId
 from domain.model.principal import Scope
+from domain.services.dispatch import refusal
+from domain.services.timeline import Preview
 from resolvers.jobs import to_submission
 from schema.access import requires
 from schema.context import Info
 from schema.fairness import heavy_work
 from schema.refusals import typed_errors_as
 from schema.types import errors
+from schema.types.dispatch import FleetMemberPreview
 from schema.types.inputs import SubmitJobInput
 from schema.types.placement import Placement
 from schema.types.timeline import JobPreview
@@ -39,8 +43,26 @@ def _nothing_stored(
 async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
     principal = info.context.authenticated()
     submission = to_submission(input)
+    wide = submission.resources.total_pods > 1
+    if submission.fleet_id is not None:
+        async with heavy_work(info.context):  # an estimate on each member
+            offers = await info.context.services.dispatcher.offers(principal, submission)
+        chosen = offers.chosen
+        if chosen is None:
+            raise refusal(offers)
+        members = [
+            FleetMemberPreview.from_offer(o, rank, wide=wide)
+            for rank, o in enumerate(offers.ranked, start=1)
+        ] + [FleetMemberPreview.from_offer(o, None, wide=wide) for o in offers.refused]
+        return _preview(offers.previews[str(chosen.cluster_id)], chosen.cluster_id, wide, members)
     async with heavy_work(info.context):
         preview = await info.context.services.timeline.preview(principal, submission)
+    return _preview(preview, submission.cluster_id, wide, [])
+
+
+def _preview(
+    preview: Preview, cluster_id: ClusterId, wide: bool, members: list[FleetMemberPreview]
+) -> JobPreview:
     return JobPreview(
         estimated_start=preview.start,
         estimated_end=preview.end,
@@ -49,6 +71,7 @@ async def preview_job(info: Info, input: SubmitJobInput) -> PreviewJobResult:
         warnings=list(preview.warnings),
         estimated_cost=preview.estimated_cost,
         duration_source=preview.duration_source,
-        cluster_id=submission.cluster_id,
-        wide=submission.resources.total_pods > 1,
+        cluster_id=strawberry.ID(str(cluster_id)),
+        members=members,
+        wide=wide,
     )

@@ -15,6 +15,7 @@ from strawberry.types import Info as StrawberryInfo
 
 from domain.errors import Forbidden, Unauthenticated
 from domain.model.cluster import Cluster
+from domain.model.fleet import JobMove
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import Job, JobEvent
 from domain.model.principal import Principal
@@ -29,6 +30,8 @@ from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
+from domain.services.dispatch import Dispatcher
+from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
 from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
 from domain.services.quotas import ClusterQuotas, QuotaService
@@ -133,6 +136,8 @@ class ApiServices:
     audit: AuditService
     spend: SpendService
     budgets: BudgetService
+    fleets: FleetService
+    dispatcher: Dispatcher
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
     shares: TenantShares | None = None
@@ -160,6 +165,7 @@ class Loaders:
         lookups = _Lookups(services, principal)
         self.cluster: DataLoader[ClusterId, Cluster | None] = SharedLoader(lookups.clusters)
         self.job_events: DataLoader[JobId, list[JobEvent]] = SharedLoader(lookups.job_events)
+        self.job_moves: DataLoader[JobId, list[JobMove]] = SharedLoader(lookups.job_moves)
         self.job: DataLoader[JobId, Job | None] = SharedLoader(lookups.jobs)
         self.quotas: DataLoader[ClusterId, ClusterQuotas] = SharedLoader(lookups.quotas)
         self.queue_position: DataLoader[PositionQuery, QueuePosition | None] = SharedLoader(
@@ -205,6 +211,12 @@ class _Lookups:
             return [None for _ in ids]
         found = {j.id: j for j in await self._services.jobs.get_many(self._principal, ids)}
         return [found.get(i) for i in ids]
+
+    async def job_moves(self, ids: list[JobId]) -> list[list[JobMove]]:
+        if self._principal is None:
+            return [[] for _ in ids]
+        found = await self._services.jobs.moves(self._principal, ids)
+        return [found.get(i, []) for i in ids]
 
     async def job_events(self, ids: list[JobId]) -> list[list[JobEvent]]:
         if self._principal is None:

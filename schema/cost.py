@@ -83,10 +83,24 @@ def _forecast(arguments: Arguments) -> float:
     return 20 + hours / 4
 
 
+FLEET_MEMBERS = 4
+"""A submission, deployment or preview on a fleet runs an estimate on each member: priced for
+a fleet of this many (the fleets MultiKueue's own tests and the issue's example have are three
+or four), since the document does not say how many the fleet has."""
+
+
+def _members(arguments: Arguments) -> int:
+    """How many estimates a field given `input` with or without a `fleetId` runs."""
+    given = arguments.get("input")
+    return FLEET_MEMBERS if isinstance(given, dict) and given.get("fleetId") else 1
+
+
 FIELD_COSTS: dict[str, Callable[[Arguments], float]] = {
     "Cluster.schedule": _schedule,
     "Subscription.scheduleTimeline": _schedule,
-    "Query.previewJob": lambda _: 100,
+    "Query.previewJob": lambda a: 100 * _members(a),
+    "Mutation.submitJob": lambda a: 1 if _members(a) == 1 else 100 * _members(a),
+    "Mutation.deployModel": lambda a: 1 if _members(a) == 1 else 100 * _members(a),
     "Cluster.estimateAccuracy": lambda _: 20,
     "Cluster.costForecast": _forecast,
     "Budget.projectedExhaustion": lambda _: 25,  # its scope's segments forecast on each cluster
@@ -140,6 +154,7 @@ PAGES: dict[str, Page] = {
     "Query.benchmarks": Page(benchmarks.MAX_PAGE),
     "Benchmark.samples": Page(SAMPLES_PAGE),
     "Query.spend": Page(spend.MAX_PAGE),
+    "Fleet.queue": Page(1000),
 }
 """Pages: connections and lists with a size argument, by `Type.field`."""
 
@@ -155,6 +170,12 @@ LIST_SIZES: dict[str, int] = {
     "Query.jobEvents": 50,
     "Query.workloadPriorityClasses": 5,
     "Query.budgets": 10,
+    "Query.fleets": 5,
+    "Fleet.members": 4,
+    "Job.moves": 2,
+    "JobPreview.members": FLEET_MEMBERS,
+    "FleetMemberPreview.problems": 3,
+    "FleetMemberPreview.warnings": 3,
     "Cluster.nodes": 50,
     "Cluster.capacity": 5,
     "Cluster.gpuPrices": 5,

@@ -18,6 +18,7 @@ from resolvers import benchmarks as benchmark_resolvers
 from resolvers import budgets as budget_resolvers
 from resolvers import clusters as cluster_resolvers
 from resolvers import deployments as deployment_resolvers
+from resolvers import fleets as fleet_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
@@ -34,6 +35,7 @@ from schema.types.budget import Budget
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.deployment import Deployment, DeploymentConnection
+from schema.types.fleet import Fleet
 from schema.types.job import Job, JobEvent
 from schema.types.quota import WorkloadPriorityClass
 from schema.types.spend import SpendConnection
@@ -72,6 +74,11 @@ class Query:
         "submitting it.",
     )
     clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
+    fleets: list[Fleet] = strawberry.field(
+        resolver=fleet_resolvers.fleets,
+        description="Every fleet: clusters grouped behind one queue name, by name.",
+    )
+    fleet: Fleet | None = strawberry.field(resolver=fleet_resolvers.fleet)
     spend: SpendConnection = strawberry.field(
         resolver=spend_resolvers.spend,
         description="GPU-hours and metered cost over a range of UTC days, grouped (none: one "
@@ -200,6 +207,21 @@ class Mutation:
     delete_cluster = _audited(
         cluster_resolvers.delete_cluster,
         "DELETING, then gone, with its jobs. Refused while jobs are active unless `force`.",
+    )
+    create_fleet = _audited(
+        fleet_resolvers.create_fleet,
+        "Group clusters into a fleet that jobs may be submitted to (submitJob with fleetId): "
+        "each goes where it is estimated to start soonest. Needs clusters:write.",
+    )
+    update_fleet = _audited(
+        fleet_resolvers.update_fleet,
+        "Change a fleet: its members, queue names, move threshold and most moves, manager. "
+        "Needs clusters:write.",
+    )
+    delete_fleet = _audited(
+        fleet_resolvers.delete_fleet,
+        "Delete a fleet: its waiting jobs stay where they are, as jobs of that cluster. Needs "
+        "clusters:write.",
     )
     set_gpu_price = _audited(
         cluster_resolvers.set_gpu_price,

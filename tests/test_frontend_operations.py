@@ -26,6 +26,7 @@ SCREENS = {
     "benchmarks",
     "audit",
     "cost",
+    "fleets",
 }
 
 

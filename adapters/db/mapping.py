@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from adapters.shapes.entities import SHAPES
 from domain.model.cluster import Cluster, Node
+from domain.model.fleet import Fleet, JobMove
 from domain.model.job import Job, JobEvent, PodSet
 from domain.model.principal import ApiToken
 from domain.model.quota import (
@@ -75,3 +76,12 @@ def estimate_row(job: Job, *, kept: bool) -> dict[str, Any]:
     if kept:
         names += ["submission_estimate", "admission_estimate"]
     return {"id": job.id, **{name: full[name] for name in names}}
+
+
+def move_row(move: JobMove) -> dict[str, Any]:
+    return SHAPES.to_row(move)
+
+
+move_from_row = SHAPES.row_decoder(JobMove)
+fleet_from_row = SHAPES.row_decoder(Fleet)
+fleet_to_row: Callable[[Fleet], dict[str, Any]] = SHAPES.to_row

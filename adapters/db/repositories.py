@@ -22,11 +22,13 @@ from adapters.db.tables import (
     event_sequences,
     gpu_prices,
     job_events,
+    job_moves,
     jobs,
 )
 from domain.errors import DuplicateIdempotencyKey
 from domain.model.cluster import Cluster, GpuPrice, Node
-from domain.model.ids import ClusterId, JobId, NodeId, ProjectId, TenantId, TokenId
+from domain.model.fleet import JobMove
+from domain.model.ids import ClusterId, FleetId, JobId, NodeId, ProjectId, TenantId, TokenId
 from domain.model.job import Job, JobEvent, JobStatus, JobType, RunRecord
 from domain.model.principal import ApiToken
 from domain.model.secrets import Envelope
@@ -151,6 +153,30 @@ class SqlJobRepository:
             )
         ).order_by(jobs.c.created_at)
         return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
+        waiting = [JobStatus.PENDING.value, JobStatus.QUEUED.value]
+        stmt = self._scoped(
+            sa.select(jobs).where(jobs.c.fleet_id == fleet_id, jobs.c.status.in_(waiting))
+        ).order_by(jobs.c.created_at, jobs.c.id)
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def moves(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobMove]]:
+        result: dict[JobId, list[JobMove]] = {job_id: [] for job_id in job_ids}
+        if not job_ids:
+            return result
+        stmt = (
+            sa.select(job_moves)
+            .join(jobs, jobs.c.id == job_moves.c.job_id)
+            .where(job_moves.c.job_id.in_(list(job_ids)))
+            .order_by(job_moves.c.job_id, job_moves.c.id)
+        )
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(jobs.c.tenant_id == self._scope.tenant_id)
+        for row in (await self._conn.execute(stmt)).mappings():
+            move = mapping.move_from_row(row)
+            result[move.job_id].append(move)
+        return result
 
     async def running_over(self, share: int, *, after: Job | None = None, limit: int) -> list[Job]:
         where = [

@@ -130,6 +130,9 @@ jobs = sa.Table(
     sa.Column("estimate_warnings", JSONDocument, nullable=False),
     sa.Column("submission_estimate", JSONDocument),
     sa.Column("admission_estimate", JSONDocument),
+    sa.Column("fleet_id", sa.Uuid),
+    sa.Column("moves", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("withdraw_from", sa.Uuid),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
@@ -158,6 +161,45 @@ gpu_prices = sa.Table(
     sa.Index("ix_gpu_price_cluster_id_gpu_type_since", "cluster_id", "gpu_type", "since"),
 )
 """A price change is a new row: the past keeps the price it had (`domain.scheduling.cost`)."""
+
+fleets = sa.Table(
+    "fleet",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("name", sa.String(63), nullable=False, unique=True),
+    sa.Column("members", JSONDocument, nullable=False),
+    sa.Column("cluster_queue", sa.String(63), nullable=False),
+    sa.Column("local_queue", sa.String(63), nullable=False),
+    sa.Column("move_threshold_seconds", sa.Integer, nullable=False),
+    sa.Column("max_moves", sa.Integer, nullable=False),
+    sa.Column("manager_cluster_id", sa.Uuid),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("plan", JSONDocument),
+    sa.Column("planned_at", UTCDateTime),
+)
+"""Clusters grouped behind one queue name (`domain.model.fleet.Fleet`), with the latest plan
+of where each of its waiting jobs would start (`domain.scheduling.dispatch.FleetPlan`)."""
+
+job_moves = sa.Table(
+    "job_move",
+    metadata,
+    sa.Column(
+        "id",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column(
+        "job_id", sa.Uuid, sa.ForeignKey("job.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("from_cluster", sa.Uuid, nullable=False),
+    sa.Column("to_cluster", sa.Uuid, nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+)
+"""Each move of a fleet job between members (`domain.model.fleet.JobMove`), written with it."""
 
 budgets = sa.Table(
     "budget",

@@ -33,6 +33,7 @@ from adapters.db.benchmarks import SqlBenchmarkRepository
 from adapters.db.budgets import SqlBudgetRepository
 from adapters.db.deployments import SqlDeploymentRepository
 from adapters.db.eventlog import events_after
+from adapters.db.fleets import SqlFleetRepository
 from adapters.db.handle import DatabaseHandle
 from adapters.db.quotas import SqlQuotaRepository
 from adapters.db.repositories import SqlClusterRepository, SqlJobRepository, SqlTokenRepository
@@ -42,6 +43,7 @@ from adapters.db.tables import (
     clusters,
     event_sequences,
     job_events,
+    job_moves,
     job_usage,
     jobs,
     outbox,
@@ -117,6 +119,7 @@ class SqlUnitOfWork:
     audit: SqlAuditRepository
     usage: SqlUsageRepository
     budgets: SqlBudgetRepository
+    fleets: SqlFleetRepository
 
     def __init__(
         self, db: DatabaseHandle, scope: TenantScope, *, consistent_read: bool = False
@@ -157,6 +160,7 @@ class SqlUnitOfWork:
         self.audit = SqlAuditRepository(conn)
         self.usage = SqlUsageRepository(conn)
         self.budgets = SqlBudgetRepository(conn)
+        self.fleets = SqlFleetRepository(conn)
         if conn.sync_connection is not None:
             conn.sync_connection.info.pop(WROTE, None)
         return self
@@ -314,6 +318,9 @@ class SqlUnitOfWork:
                     for e in history
                 ],
             )
+        moves = [m for c in job_changes if (m := c.move) is not None]
+        if moves:
+            await conn.execute(job_moves.insert(), [mapping.move_row(m) for m in moves])
         stored = await self._write_outbox(conn, changes)
         audited = await self._audited(conn, changes)
         await conn.commit()
@@ -389,8 +396,7 @@ class SqlUnitOfWork:
             return []
         by_cluster: dict[ClusterId, list[Change]] = defaultdict(list)
         for change in changes:
-            cluster = change.job.cluster_id if isinstance(change, JobChanged) else change.cluster_id
-            by_cluster[cluster].append(change)
+            by_cluster[change.cluster_id].append(change)
         stored: list[StoredEvent] = []
         rows: list[dict[str, Any]] = []
         for cluster_id in sorted(by_cluster, key=str):  # one lock order: no deadlocks
@@ -472,7 +478,7 @@ def _owned(change: ServingChange) -> Deployment | Benchmark:
 def _targets(change: Change) -> tuple[object, ...]:
     """The ids an event names: its job, deployment or benchmark, and its cluster."""
     if isinstance(change, JobChanged):
-        return (change.job.id, change.job.cluster_id)
+        return (change.job.id, change.job.cluster_id, *filter(None, [change.moved_from]))
     found = [getattr(change, "cluster_id", None)]
     for attribute in ("deployment", "benchmark"):
         thing = getattr(change, attribute, None)

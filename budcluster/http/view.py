@@ -178,6 +178,8 @@ class GraphQLView(GraphQL[Context, None]):
             benchmark_progress=app.benchmark_progress,
             spend=app.spend,
             budgets=app.budgets,
+            fleets=app.fleets,
+            dispatcher=app.dispatcher,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

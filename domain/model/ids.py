@@ -44,3 +44,10 @@ def new_deployment_id() -> DeploymentId:
 
 def new_benchmark_id() -> BenchmarkId:
     return BenchmarkId(uuid.uuid4())
+
+
+FleetId = NewType("FleetId", uuid.UUID)
+
+
+def new_fleet_id() -> FleetId:
+    return FleetId(uuid.uuid4())

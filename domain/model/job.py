@@ -19,7 +19,8 @@ from decimal import Decimal
 from typing import Any
 
 from domain.errors import InvalidTransition
-from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+from domain.model.fleet import JobMove
+from domain.model.ids import ClusterId, FleetId, JobId, ProjectId, TenantId
 
 
 class JobType(enum.StrEnum):
@@ -287,6 +288,9 @@ class ChangeKind(enum.StrEnum):
     BUDGET = "BUDGET"
     """Its cost reached 80 % or 100 % of its budget, or is expected to pass it
     (`JobChanged.budget` says which); or, with no notice, its budget was changed."""
+    MOVED = "MOVED"
+    """It moved to another member of its fleet before admission (`JobChanged.moved_from`):
+    said on the stream of the cluster it left (`on_cluster`) and of the one it joined."""
 
 
 class BudgetAction(enum.StrEnum):
@@ -366,9 +370,33 @@ class JobChanged:
     """With BUDGET: the cost against the budget."""
     released: bool = False
     """With BUDGET: a budget's hold on the job was lifted (`Job.release`): hand it over."""
+    moved_from: ClusterId | None = None
+    """With MOVED: the cluster it left (`job.cluster_id` is the one it joined)."""
+    on_cluster: ClusterId | None = None
+    """The cluster whose stream carries this change, when not the job's: a move is said on
+    the cluster it left too."""
     recorded: int = field(default_factory=lambda: next(_RECORDED), compare=False, repr=False)
     """The order changes were made in, in this process: a commit writes its events in it (a
     release applied before an admission is seen before it), whatever order it loaded jobs in."""
+
+    @property
+    def cluster_id(self) -> ClusterId:
+        """The cluster whose sequence orders this change."""
+        return self.on_cluster or self.job.cluster_id
+
+    @property
+    def moved(self) -> JobMove | None:
+        """With MOVED: the move (on the stream of either cluster)."""
+        if self.kind is not ChangeKind.MOVED or self.moved_from is None:
+            return None
+        job = self.job
+        reason = job.status_message or ""
+        return JobMove(job.id, job.attempt, self.moved_from, job.cluster_id, job.updated_at, reason)
+
+    @property
+    def move(self) -> JobMove | None:
+        """With MOVED, as the cluster it joined says it (once per move): the move to record."""
+        return None if self.on_cluster else self.moved
 
     def previous_view(self) -> tuple[JobStatus, JobPriority] | None:
         """The job's status and priority before this change; None if it did not exist."""
@@ -531,6 +559,14 @@ class Job:
     """The estimate made when the job was submitted, kept to measure accuracy."""
     admission_estimate: Estimate | None = None
     """The estimate made when the job was admitted (its start is the admission time)."""
+    fleet_id: FleetId | None = None
+    """The fleet it was submitted to: it runs on one member (`cluster_id`) and may move to
+    another before it is admitted (`move`)."""
+    moves: int = 0
+    """Times it moved between members of its fleet."""
+    withdraw_from: ClusterId | None = None
+    """A member it moved from whose copy must be gone before it is handed to `cluster_id`
+    (never two live copies); cleared by that hand-over."""
     version: int = 0
     """Bumped on every stored change; guards against lost updates between processes."""
 
@@ -614,6 +650,34 @@ class Job:
         self.generation += 1
         self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
         return event
+
+    def move(self, to: ClusterId, reason: str, at: datetime, *, withdraw: bool = True) -> ClusterId:
+        """Take a waiting attempt (PENDING or QUEUED) to another member of its fleet: a new
+        hand-over of the same attempt (`generation` + 1, so a report about the copy it left is
+        stale), handed to `to` once the copy it had is gone (`withdraw_from`; `withdraw` False:
+        it had none that can be reached, see `domain.services.fleets`). Its estimates are of
+        the cluster it left, so they go with it. Returns the cluster it left."""
+        if self.status not in (JobStatus.PENDING, JobStatus.QUEUED) or self.fleet_id is None:
+            raise InvalidTransition(self.id, self.status.value, JobStatus.PENDING.value)
+        origin = self.cluster_id
+        if self.status is JobStatus.QUEUED:
+            if withdraw and self.withdraw_from is None:
+                self.withdraw_from = origin  # (one set before is a copy not withdrawn yet)
+            self.transition(JobStatus.PENDING, f"moving: {reason}", at)
+        self.cluster_id = to
+        self.generation += 1
+        self.moves += 1
+        self.estimated_start = self.estimated_end = None
+        self.estimate_reason, self.estimate_warnings = None, ()
+        self.submission_estimate = None
+        self.status_message = reason
+        self.updated_at = at
+        snapshot = self.snapshot()
+        self.changes.append(
+            JobChanged(ChangeKind.MOVED, snapshot, moved_from=origin, on_cluster=origin)
+        )
+        self.changes.append(JobChanged(ChangeKind.MOVED, snapshot, moved_from=origin))
+        return origin
 
     def notice_budget(self, notice: BudgetNotice, at: datetime) -> None:
         """Say the job's cost against its budget: a share it has cost (once each: 80, then 100),

@@ -19,10 +19,12 @@ from domain.model.benchmark import Benchmark
 from domain.model.budget import Budget
 from domain.model.cluster import Cluster, GpuPrice, Node
 from domain.model.deployment import Deployment
+from domain.model.fleet import Fleet, FleetPlan, JobMove
 from domain.model.ids import (
     BenchmarkId,
     ClusterId,
     DeploymentId,
+    FleetId,
     JobId,
     ProjectId,
     TenantId,
@@ -108,6 +110,13 @@ class JobRepository(Protocol):
 
     async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """Active jobs (PENDING to RUNNING) of all these clusters, in one statement."""
+
+    async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
+        """The fleet's jobs not yet admitted (PENDING or QUEUED), oldest first."""
+
+    async def moves(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobMove]]:
+        """Each job's moves between members of its fleet, oldest first (every id asked is a
+        key; a job not visible has none)."""
 
     async def running_over(self, share: int, *, after: Job | None = None, limit: int) -> list[Job]:
         """RUNNING jobs with a budget, none of whose shares from `share` on was said yet
@@ -434,3 +443,25 @@ class UsageRepository(Protocol):
         self, query: SpendQuery, *, offset: int, limit: int
     ) -> tuple[list[SpendRow], SpendRow]:
         """`spend` and `spend_total` at once."""
+
+
+class FleetRepository(Protocol):
+    """Fleets are the operator's, shared by every tenant (no tenant scope)."""
+
+    async def get(self, fleet_id: FleetId, *, for_update: bool = False) -> Fleet | None: ...
+
+    async def get_by_name(self, name: str) -> Fleet | None: ...
+
+    async def all(self) -> list[Fleet]:
+        """By name."""
+
+    async def with_member(self, cluster_id: ClusterId) -> list[Fleet]: ...
+
+    async def put(self, fleet: Fleet) -> None:
+        """Insert or replace (its plan is kept)."""
+
+    async def remove(self, fleet_id: FleetId) -> bool: ...
+
+    async def plan(self, fleet_id: FleetId) -> FleetPlan | None: ...
+
+    async def set_plan(self, fleet_id: FleetId, plan: FleetPlan) -> None: ...

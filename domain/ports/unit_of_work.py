@@ -22,6 +22,7 @@ from domain.ports.repositories import (
     BudgetRepository,
     ClusterRepository,
     DeploymentRepository,
+    FleetRepository,
     JobRepository,
     QuotaRepository,
     ReservationRepository,
@@ -79,6 +80,9 @@ class UnitOfWork(Protocol):
 
     @property
     def budgets(self) -> BudgetRepository: ...
+
+    @property
+    def fleets(self) -> FleetRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -29,7 +29,8 @@ from domain.errors import (
 )
 from domain.model.audit import concerning
 from domain.model.cluster import ClusterStatus
-from domain.model.ids import ClusterId, JobId, new_job_id
+from domain.model.fleet import JobMove
+from domain.model.ids import ClusterId, JobId, ProjectId, new_job_id
 from domain.model.job import (
     BudgetAction,
     BudgetScope,
@@ -173,11 +174,12 @@ class JobService:
             budget_limit=sub.budget_limit,
             budget_action=sub.budget_action,
             idempotency_key=sub.idempotency_key,
-            status_message="submitted",
+            status_message=sub.status_message,
             queue_name=sub.queue_name,
             window=sub.window,
             depends_on=sub.dependencies,
             reservation_id=sub.reservation_id,
+            fleet_id=sub.fleet_id,
         )
         default_queue = None
         if refs.local_queue is None:  # the tenant's first job in the default queue
@@ -220,6 +222,15 @@ class JobService:
                 await uow.rollback()
                 return await self._existing(principal, sub)
         return job
+
+    async def by_idempotency_key(
+        self, principal: Principal, project_id: ProjectId, key: str
+    ) -> Job | None:
+        """The principal's job submitted with `key` in the project, if one was."""
+        if not principal.may_use_project(project_id):
+            raise Forbidden(f"this token may not submit jobs to project {project_id}")
+        async with self._uow(TenantScope(principal.tenant_id)) as uow:
+            return await uow.jobs.get_by_idempotency_key(principal.tenant_id, project_id, key)
 
     async def url_issues(self, urls: Mapping[str, str]) -> list[FieldIssue]:
         """What is wrong with URLs budcluster will fetch, by field (before any transaction:
@@ -450,6 +461,18 @@ class JobService:
             jobs = [await uow.jobs.get(job_id) for job_id in events]
         allowed = {j.id for j in jobs if j and principal.may_see(j.tenant_id, j.project_id)}
         return {job_id: evs for job_id, evs in events.items() if job_id in allowed}
+
+    async def moves(
+        self, principal: Principal, job_ids: Sequence[JobId]
+    ) -> dict[JobId, list[JobMove]]:
+        """The moves of the jobs among `job_ids` the principal may see."""
+        async with self._uow(TenantScope.of(principal)) as uow:
+            moves = await uow.jobs.moves(job_ids)
+            if principal.project_ids is None or principal.sees_every_tenant:
+                return moves
+            jobs = await uow.jobs.get_many([j for j, m in moves.items() if m])
+        allowed = {j.id for j in jobs.values() if principal.may_see(j.tenant_id, j.project_id)}
+        return {job_id: m for job_id, m in moves.items() if job_id in allowed or not m}
 
     @staticmethod
     async def _get(uow: UnitOfWork, principal: Principal, job_id: JobId) -> Job:

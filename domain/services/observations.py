@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from domain.model.ids import ClusterId, JobId
@@ -172,7 +172,9 @@ class ObservationService:
         applied = await self.apply_batch([obs])
         return applied.changed[0] if applied.changed else None
 
-    async def apply_batch(self, observations: Sequence[WorkloadObservation]) -> Applied:
+    async def apply_batch(
+        self, observations: Sequence[WorkloadObservation], *, cluster_id: ClusterId | None = None
+    ) -> Applied:
         """Apply what the cluster reported together (an admission cycle, a listing) in one
         commit: no reader sees an admission without the release that made room for it (found
         under load: 8 GPUs admitted on a 4-GPU quota in 15 % of samples). A plain read first
@@ -183,6 +185,8 @@ class ObservationService:
         ids = list(dict.fromkeys(o.job_id for o in observations))
         async with self._uow(TenantScope.system()) as uow:
             known = await uow.jobs.get_many(ids)
+        if cluster_id is not None:  # a job that moved to another member: its copy here is stale
+            known = {k: _as_seen_by(j, cluster_id) for k, j in known.items()}
         result = Applied(strays=[o for o in observations if _stray(known.get(o.job_id), o)])
         moving = [
             o
@@ -218,15 +222,21 @@ class ObservationService:
             job.report_restarts(obs.restarts, obs.last_restart_at, obs.observed_at)
         return place is not None or bool(path) or restarted
 
-    async def strays(self, listed: Sequence[WorkloadObservation]) -> list[WorkloadObservation]:
-        """The live workloads among `listed` whose job is final, or moved to a later attempt:
-        the cluster must let them go (cancelling is level-triggered: whatever missed a cancel,
-        a failed task, a cancel written over, is found here)."""
+    async def strays(
+        self, listed: Sequence[WorkloadObservation], *, cluster_id: ClusterId | None = None
+    ) -> list[WorkloadObservation]:
+        """The live workloads among `listed` whose job is final, moved to a later attempt, or
+        (with `cluster_id`, where they were listed) moved to another member of its fleet: the
+        cluster must let them go (cancelling is level-triggered: whatever missed a cancel, a
+        failed task, a cancel written over, a member that did not answer when its job moved,
+        is found here)."""
         live = [o for o in listed if o.phase in _LIVE_PHASES]
         if not live:
             return []
         async with self._uow(TenantScope.system()) as uow:
             known = await uow.jobs.get_many(list({o.job_id for o in live}))
+        if cluster_id is not None:
+            known = {k: _as_seen_by(j, cluster_id) for k, j in known.items()}
         return [o for o in live if _stray(known.get(o.job_id), o)]
 
 
@@ -272,6 +282,15 @@ def _restarted(job: Job | None, obs: WorkloadObservation) -> bool:
     if obs.phase not in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING):
         return False
     return (obs.restarts, obs.last_restart_at) != job.container_restarts
+
+
+def _as_seen_by(job: Job, cluster_id: ClusterId) -> Job:
+    """A job as `cluster_id` sees it: itself, or, when it moved to another member of its
+    fleet, a job none of whose attempts wants a copy here (an attempt beyond every one it has,
+    so whatever is listed here is stray)."""
+    if job.cluster_id == cluster_id:
+        return job
+    return replace(job, attempt=job.attempt + 1, changes=[])
 
 
 def _stray(job: Job | None, obs: WorkloadObservation) -> bool:

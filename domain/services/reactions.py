@@ -16,6 +16,7 @@ connection while it notifies (found under load: 50 tasks on a pool of 20 timed o
   job COMPLETED                       hand over the waiting jobs that depended on it
   job PRIORITY_CHANGED (on a cluster) set the priority there too
   job released by its budget (BUDGET) hand it over
+  job MOVED to another fleet member    hand it over there (once its copy where it was is gone)
   cluster QUOTAS                      put the quotas onto a real cluster as Kueue objects
   a deployment's replica job changed  derive the deployment's workers and status again
   a benchmark's job RUNNING           start the benchmark's run (its load generator)
@@ -127,6 +128,9 @@ class Reactions:
         elif change.kind is ChangeKind.BUDGET:
             if change.released and job.status is JobStatus.PENDING:
                 await hand_over(self._tasks, job, because=f"released:{event.sequence}")
+        elif change.kind is ChangeKind.MOVED:
+            if change.move is not None and job.held_by is None:  # (said where it arrived)
+                await hand_over(self._tasks, job, because=f"moved:{job.moves}")
         elif step is not None:
             if step.to_status is JobStatus.PENDING and step.from_status in RETRIED_FROM:
                 if job.held_by is None:  # (a budget's hold: handed over when released)

@@ -58,6 +58,7 @@ from domain.ports.secrets import SecretBox
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import task_names
+from domain.services.fleets import forget_member
 from domain.services.quotas import QuotaService
 
 log = logging.getLogger(__name__)
@@ -270,6 +271,7 @@ class ClusterRegistry:
             self._record(uow, cluster, ClusterChangeKind.STATUS)
             await uow.commit()
         async with self._uow(TenantScope.system()) as uow:
+            await forget_member(uow, cluster_id)
             await uow.clusters.delete(cluster_id)
             await uow.commit()
         await self._forget(cluster_id)

@@ -22,7 +22,7 @@ from typing import Any
 from domain.documents import Flaw, document_problem
 from domain.errors import FieldIssue
 from domain.model.cluster import Cluster, ClusterStatus
-from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+from domain.model.ids import ClusterId, FleetId, JobId, ProjectId, TenantId
 from domain.model.job import (
     MANAGED_SOURCES,
     BudgetAction,
@@ -130,6 +130,10 @@ class JobSubmission:
     window: TimeWindow | None = None
     depends_on: tuple[JobId, ...] = ()
     reservation_id: uuid.UUID | None = None
+    fleet_id: FleetId | None = None
+    """Submitted to a fleet: `cluster_id` is the member it was dispatched to."""
+    status_message: str = "submitted"
+    """The job's status message at submission (a fleet's says where it was dispatched, why)."""
 
     @property
     def dependencies(self) -> tuple[JobId, ...]:

@@ -23,7 +23,7 @@ import math
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -35,6 +35,7 @@ from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import Estimate, Job, JobType, Placement
 from domain.model.principal import Principal
+from domain.model.quota import LocalQueue, tenant_namespace
 from domain.model.timeline import QueueEntry, Segment, Timeline
 from domain.ports.clock import Clock
 from domain.ports.compute import Compute
@@ -45,7 +46,7 @@ from domain.scheduling.accuracy import Accuracy, measure
 from domain.scheduling.budgets import BudgetStanding, Exhaustion, exhaustion
 from domain.scheduling.cost import CostForecast, SpendHour, estimate_cost, forecast_spend
 from domain.scheduling.durations import Durations, History, startup_medians
-from domain.scheduling.estimator import Schedule, Snapshot, estimate, eviction_seconds
+from domain.scheduling.estimator import JobPlan, Schedule, Snapshot, estimate, eviction_seconds
 from domain.scheduling.windows import MIN_SCORES, Calibration, Window, late_grace, startup_spread
 from domain.scheduling.windows import Outcome as WindowOutcome
 from domain.services.jobs import JobService
@@ -98,6 +99,25 @@ class Preview:
     warnings: tuple[str, ...]
     estimated_cost: Decimal | None
     duration_source: str
+    load: float = 0.0
+    """How loaded the cluster is for the job (`load`)."""
+
+
+def load(snapshot: Snapshot, job: Job) -> float:
+    """The share of the cluster's GPUs of the job's type (its cores, for a job without GPUs)
+    that its other active jobs hold or wait for: how a fleet tells apart members that would
+    start a job equally soon at an equal cost."""
+    gpu_type = job.resources.gpu_type if job.resources.total_gpus else None
+    others = [j for j in snapshot.jobs if j.id != job.id]
+    total: float
+    asked: float
+    if gpu_type is not None:
+        total = sum(n.gpu_count for n in snapshot.nodes if n.usable and n.gpu_type == gpu_type)
+        asked = sum(j.resources.total_gpus for j in others if j.resources.gpu_type == gpu_type)
+    else:
+        total = sum(n.cpu_cores for n in snapshot.nodes if n.usable)
+        asked = sum(j.resources.total_cpu_cores for j in others)
+    return asked / total if total else math.inf
 
 
 @dataclass(frozen=True)
@@ -269,14 +289,15 @@ class TimelineService:
     # --- computing --------------------------------------------------------------------------
 
     async def _snapshot(
-        self, uow: UnitOfWork, cluster: Cluster, extra: Job | None = None
+        self, uow: UnitOfWork, cluster: Cluster, extras: Sequence[Job] = ()
     ) -> tuple[Snapshot, list[Job]]:
         now = self._clock.now()
         quotas = await uow.quotas.quota_set(cluster.id)
         reservations = await uow.reservations.active(cluster.id, active_after=now)
         active = await self._active(uow, cluster.id, now)
-        if extra is not None:
-            active = [*active, extra]
+        if extras:
+            added = {job.id for job in extras}
+            active = [*(j for j in active if j.id not in added), *extras]
         wanted = {d for job in active for d in job.depends_on} - {j.id for j in active}
         finished = await uow.jobs.get_many(sorted(wanted, key=str)) if wanted else {}
         learned = await self._learn(uow, cluster, now)
@@ -340,7 +361,7 @@ class TimelineService:
             change = event.job_change
             if change is None:
                 continue
-            if change.job.status.is_active:
+            if change.job.status.is_active and change.job.cluster_id == cluster_id:
                 jobs[change.job.id] = change.job.snapshot()
             else:
                 jobs.pop(change.job.id, None)
@@ -610,7 +631,7 @@ class TimelineService:
             cluster = await uow.clusters.get(sub.cluster_id)
             assert cluster is not None
         async with self._uow(TenantScope.system(), consistent_read=True) as uow:
-            snapshot, _ = await self._snapshot(uow, cluster, extra=job)
+            snapshot, _ = await self._snapshot(uow, cluster, extras=[job])
             prices = await self._prices(uow, cluster, snapshot.now)
         if default_queue is not None:
             quotas = replace(
@@ -628,7 +649,39 @@ class TimelineService:
             warnings=plan.warnings,
             estimated_cost=estimate_cost(job.resources, seconds, prices),
             duration_source=snapshot.durations.source(job),
+            load=load(snapshot, job),
         )
+
+    async def what_if(
+        self, cluster_id: ClusterId, arrivals: Sequence[Job], cluster_queue: str
+    ) -> dict[JobId, JobPlan]:
+        """When `arrivals` (jobs of other clusters, given as if submitted here) would start and
+        end on this cluster beside its own work, all of them at once: what a fleet's balancing
+        weighs a move by (`domain.services.balancing`). A tenant with no LocalQueue of an
+        arrival's name here is given one in `cluster_queue`, as its first submission would."""
+        async with self._uow(TenantScope.system(), consistent_read=True) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None or not arrivals:
+                return {}
+            snapshot, _ = await self._snapshot(uow, cluster, extras=arrivals)
+        have = {(q.namespace, q.name) for q in snapshot.quotas.local_queues}
+        made = {
+            (tenant_namespace(j.tenant_id), j.queue_name): LocalQueue(
+                cluster_id=cluster_id,
+                name=j.queue_name,
+                namespace=tenant_namespace(j.tenant_id),
+                tenant_id=j.tenant_id,
+                cluster_queue=cluster_queue,
+                created_at=snapshot.now,
+            )
+            for j in arrivals
+            if (tenant_namespace(j.tenant_id), j.queue_name) not in have
+        }
+        if made:
+            local = (*snapshot.quotas.local_queues, *made.values())
+            snapshot = replace(snapshot, quotas=replace(snapshot.quotas, local_queues=local))
+        schedule = await self._compute.run(estimate, snapshot)
+        return {j.id: schedule.jobs[j.id] for j in arrivals if j.id in schedule.jobs}
 
     async def accuracy(self, cluster_id: ClusterId, *, since: datetime | None = None) -> Accuracy:
         after = since or self._clock.now() - timedelta(days=30)

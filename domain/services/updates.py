@@ -223,7 +223,8 @@ class UpdatesService(ClusterStreams):
             or not principal.may_see(change.job.tenant_id, change.job.project_id)
         ):
             return None
-        matches = job_filter.matches(change.job)
+        here = change.job.cluster_id == event.cluster_id  # else it moved to another member
+        matches = here and job_filter.matches(change.job)
         if matches or _matched_before(job_filter, change):
             return Change(event.sequence, change, matches)
         return None

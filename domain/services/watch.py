@@ -356,7 +356,7 @@ class ClusterSupervisor:
     async def _take_in(
         self, cluster: Cluster, gateway: ClusterGateway, batch: list[WorkloadObservation]
     ) -> None:
-        applied = await self._observations.apply_batch(batch)
+        applied = await self._observations.apply_batch(batch, cluster_id=cluster.id)
         await self._take_back(gateway, applied.strays)
         self._progress[cluster.id] = self._clock.now()
 
@@ -365,9 +365,9 @@ class ClusterSupervisor:
         is level-triggered, whatever a lost or failed cancel task left behind."""
         while True:
             await self._clock.sleep(self._sweep_seconds)
-            await self._take_back(
-                gateway, await self._observations.strays(await gateway.list_workloads())
-            )
+            listed = await gateway.list_workloads()
+            strays = await self._observations.strays(listed, cluster_id=cluster.id)
+            await self._take_back(gateway, strays)
 
     async def _take_back(
         self, gateway: ClusterGateway, strays: Sequence[WorkloadObservation]

@@ -8,6 +8,7 @@ cannot be reached raises `RetryTask` with a backoff delay.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from domain.backoff import backoff_seconds
@@ -55,10 +56,13 @@ class WorkloadService:
                 ):
                     return False  # handed over when the last of them completes
             cluster = await uow.clusters.get(job.cluster_id)
+            origin = await uow.clusters.get(job.withdraw_from) if job.withdraw_from else None
         if cluster is None:
             return False
         gateway = self._gateways.for_cluster(cluster)
         try:
+            if origin is not None:  # moved: never two live copies (`Job.move`)
+                await self._gateways.for_cluster(origin).cancel(job_id, attempt)
             await gateway.submit(Workload.of(job))
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc
@@ -69,16 +73,26 @@ class WorkloadService:
             current = await uow.jobs.get(job_id, for_update=True)
             if current is None or current.attempt != attempt:
                 return False
-            if current.status is JobStatus.PENDING:
+            moved = (current.cluster_id, current.generation) != (cluster.id, job.generation)
+            if current.status is JobStatus.PENDING and not moved:
+                current.withdraw_from = None
                 current.transition(
                     JobStatus.QUEUED, f"queued on cluster {cluster.name}", self._clock.now()
                 )
                 await uow.commit()
                 return True
             cancelled_meanwhile = current.status is JobStatus.CANCELLED
+        if moved and current.cluster_id != cluster.id:  # moved on meanwhile: withdraw this copy
+            return await self._withdrawn(gateway, job_id, attempt)
         if cancelled_meanwhile:
             await gateway.cancel(job_id, attempt)
         return True
+
+    @staticmethod
+    async def _withdrawn(gateway: ClusterGateway, job_id: JobId, attempt: int) -> bool:
+        with contextlib.suppress(GatewayUnavailable):  # else the strays sweep, once it answers
+            await gateway.cancel(job_id, attempt)
+        return False
 
     async def _refused(self, job_id: JobId, attempt: int, reason: str) -> bool:
         async with self._uow(TenantScope.system()) as uow:

@@ -525,12 +525,15 @@ export type CostHour = {
 export type DeployModelInput = {
   /** A Helm chart of yours (real clusters, a later release). */
   chart?: InputMaybe<Scalars['String']['input']>;
-  clusterId: Scalars['ID']['input'];
+  /** The cluster to run on; or give fleetId instead. */
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
   /** Requests each replica serves at once (maxNumSeqs). */
   concurrency?: InputMaybe<Scalars['Int']['input']>;
   cpuCores?: Scalars['Float']['input'];
   engine?: ServingEngine;
   engineArgs?: InputMaybe<EngineArgsInput>;
+  /** A fleet: the deployment goes to the member where its first replica is estimated to start soonest (every replica runs there; replicas do not move). */
+  fleetId?: InputMaybe<Scalars['ID']['input']>;
   gpuType?: InputMaybe<Scalars['String']['input']>;
   /** Optional check: must equal tensorParallelSize x pipelineParallelSize. */
   gpusPerReplica?: InputMaybe<Scalars['Int']['input']>;
@@ -767,6 +770,105 @@ export type FlavorUsage = {
   used: Scalars['Float']['output'];
 };
 
+/** Clusters grouped behind one queue name: a job submitted to the fleet goes to the member where it is estimated to start soonest (with a deadline: the cheapest that meets it), and moves before admission when another member would start it much sooner. */
+export type Fleet = {
+  __typename?: 'Fleet';
+  /** The ClusterQueue every member has. */
+  clusterQueue: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  /** The LocalQueue (in each tenant's namespace) fleet jobs are submitted to. */
+  localQueue: Scalars['String']['output'];
+  /** MultiKueue's manager cluster (Kubernetes), where the fleet's Workloads live; null: budcluster hands each job to its member itself. */
+  managerCluster?: Maybe<Cluster>;
+  /** The most times one job moves. */
+  maxMoves: Scalars['Int']['output'];
+  /** The member clusters, in the order they were given. */
+  members: Array<Cluster>;
+  /** A waiting job moves only to a member that starts it at least this much (and a fifth of its wait) sooner. */
+  moveThresholdSeconds: Scalars['Int']['output'];
+  name: Scalars['String']['output'];
+  /** When the fleet's waiting jobs were last weighed against every member. */
+  plannedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The fleet's waiting jobs across its members, soonest first (the first `first`, at most 1000): each with its member and start there, and the next-best member and its start (as of plannedAt; others' jobs shown but not named). */
+  queue: Array<FleetQueueEntry>;
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+
+/** Clusters grouped behind one queue name: a job submitted to the fleet goes to the member where it is estimated to start soonest (with a deadline: the cheapest that meets it), and moves before admission when another member would start it much sooner. */
+export type FleetQueueArgs = {
+  first?: Scalars['Int']['input'];
+};
+
+/** A fleet: its name, members and shared queue names. */
+export type FleetInput = {
+  /** 1 to 16 clusters, each once, each holding clusterQueue. */
+  clusterIds: Array<Scalars['ID']['input']>;
+  clusterQueue?: Scalars['String']['input'];
+  localQueue?: Scalars['String']['input'];
+  /** A Kubernetes cluster running MultiKueue's manager, outside the members (null: budcluster dispatches to the members itself). */
+  managerClusterId?: InputMaybe<Scalars['ID']['input']>;
+  /** 0 to 20; 3 by default. */
+  maxMoves?: Scalars['Int']['input'];
+  /** 0 to 604800 (a week); 600 by default. */
+  moveThresholdSeconds?: Scalars['Int']['input'];
+  /** A DNS-1123 label of at most 53 characters. */
+  name: Scalars['String']['input'];
+};
+
+/** What one member of a fleet offers a job previewed on the fleet. */
+export type FleetMemberPreview = {
+  __typename?: 'FleetMemberPreview';
+  clusterId: Scalars['ID']['output'];
+  clusterName: Scalars['String']['output'];
+  estimatedCost?: Maybe<Scalars['Decimal']['output']>;
+  estimatedEnd?: Maybe<Scalars['DateTime']['output']>;
+  estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  /** The share of the member's GPUs of the job's type its active jobs hold or ask for (ties on the start and cost go to the less loaded). */
+  load?: Maybe<Scalars['Float']['output']>;
+  /** Why the member cannot take the job (empty when it can). */
+  problems: Array<FieldError>;
+  /** 1 for the member the job would go to, then the next best; null for a member that cannot take it. */
+  rank?: Maybe<Scalars['Int']['output']>;
+  /** Why it would wait there. */
+  reason: Scalars['String']['output'];
+  /** While the job waits: the interval its start falls in with probability `confidence` (default 0.8), from how the cluster's estimates missed recently (split conformal). Null for a job that is not waiting, or while the cluster's record is too short. */
+  startWindow?: Maybe<StartWindow>;
+  warnings: Array<Scalars['String']['output']>;
+};
+
+
+/** What one member of a fleet offers a job previewed on the fleet. */
+export type FleetMemberPreviewStartWindowArgs = {
+  confidence?: Scalars['Float']['input'];
+};
+
+/** A waiting job of the fleet, where it is and where it would start next best. */
+export type FleetQueueEntry = {
+  __typename?: 'FleetQueueEntry';
+  /** The member it waits on. */
+  clusterId: Scalars['ID']['output'];
+  /** Its start there. */
+  estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  /** Null for other tenants' jobs. */
+  jobId?: Maybe<Scalars['ID']['output']>;
+  /** Yours to see (as the schedule's QueueEntry). */
+  mine: Scalars['Boolean']['output'];
+  /** Times it moved; 0 for other tenants' jobs. */
+  moves: Scalars['Int']['output'];
+  /** "another tenant" for other tenants' jobs. */
+  name: Scalars['String']['output'];
+  /** The member that would start it soonest after its own (null: none would). */
+  nextBestClusterId?: Maybe<Scalars['ID']['output']>;
+  nextBestStart?: Maybe<Scalars['DateTime']['output']>;
+  position: Scalars['Int']['output'];
+  /** Null for other tenants' jobs. */
+  status?: Maybe<JobStatus>;
+};
+
+export type FleetResult = ConflictError | Fleet | ForbiddenError | NotFoundError | ValidationError;
+
 /** The caller's token does not allow this. */
 export type ForbiddenError = UserError & {
   __typename?: 'ForbiddenError';
@@ -861,6 +963,8 @@ export type Job = {
   estimatedStart?: Maybe<Scalars['DateTime']['output']>;
   /** The job's history: every transition of every attempt. */
   events: Array<JobEvent>;
+  /** The fleet it was submitted to: it waits on one member (clusterId) and may move to another before it is admitted (moves). */
+  fleetId?: Maybe<Scalars['ID']['output']>;
   /** A PENDING job a budget holds (PAUSE): whose budget. It is not handed to its cluster until released, and its estimate says when it may start (a project's or tenant's: the next period at the earliest; its own: not until raised). */
   heldBy?: Maybe<BudgetScope>;
   /** Why a budget holds it. */
@@ -872,6 +976,8 @@ export type Job = {
   kueuePosition?: Maybe<KueueQueuePosition>;
   maxDurationSeconds?: Maybe<Scalars['Int']['output']>;
   maxRetries: Scalars['Int']['output'];
+  /** Its moves between members of its fleet, oldest first. */
+  moves: Array<JobMove>;
   name: Scalars['String']['output'];
   /** When a retried job is next handed to its cluster. */
   nextAttemptAt?: Maybe<Scalars['DateTime']['output']>;
@@ -908,12 +1014,15 @@ export type JobChange = {
   kind: JobChangeKind;
   /** False when the change took the job out of the subscription's filter. */
   matchesFilter: Scalars['Boolean']['output'];
+  /** With MOVED: the move, said on the stream of the cluster it left (the job then no longer matches that stream: matchesFilter false) and of the one it joined. */
+  move?: Maybe<JobMove>;
   sequence: Scalars['Int']['output'];
   transition?: Maybe<JobEvent>;
 };
 
 export type JobChangeKind =
   | 'BUDGET'
+  | 'MOVED'
   | 'PLACED'
   | 'PRIORITY_CHANGED'
   | 'SUBMITTED'
@@ -951,14 +1060,28 @@ export type JobFilter = {
   statuses?: InputMaybe<Array<JobStatus>>;
 };
 
+/** A fleet job taken from one member to another before admission. */
+export type JobMove = {
+  __typename?: 'JobMove';
+  at: Scalars['DateTime']['output'];
+  attempt: Scalars['Int']['output'];
+  fromClusterId: Scalars['ID']['output'];
+  reason: Scalars['String']['output'];
+  toClusterId: Scalars['ID']['output'];
+};
+
 /** Where and when a job would start, and its cost, if submitted now. */
 export type JobPreview = {
   __typename?: 'JobPreview';
+  /** The cluster it would run on (on a fleet: the member it would go to). */
+  clusterId: Scalars['ID']['output'];
   durationSource: Scalars['String']['output'];
   /** Expected GPU-hours (core-hours without GPUs) times the cluster's hourly price per GPU type: in US dollars at list prices, unless the cluster's gpu_hourly_prices set another currency. */
   estimatedCost?: Maybe<Scalars['Decimal']['output']>;
   estimatedEnd?: Maybe<Scalars['DateTime']['output']>;
   estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  /** On a fleet: every member's offer, the one it would go to first (rank 1), then the others best first, then those that cannot take it; empty for a cluster. */
+  members: Array<FleetMemberPreview>;
   placements: Array<Placement>;
   reason: Scalars['String']['output'];
   /** While the job waits: the interval its start falls in with probability `confidence` (default 0.8), from how the cluster's estimates missed recently (split conformal). Null for a job that is not waiting, or while the cluster's record is too short. */
@@ -1089,6 +1212,8 @@ export type Mutation = {
   createCapacityReservation: CapacityReservationResult;
   createClusterQueue: ClusterQueueResult;
   createCohort: CohortResult;
+  /** Group clusters into a fleet that jobs may be submitted to (submitJob with fleetId): each goes where it is estimated to start soonest. Needs clusters:write. */
+  createFleet: FleetResult;
   /** A LocalQueue in your tenant's namespace. */
   createLocalQueue: LocalQueueResult;
   createResourceFlavor: ResourceFlavorResult;
@@ -1098,6 +1223,8 @@ export type Mutation = {
   deleteClusterQueue: ClusterQueueResult;
   /** Refused while ClusterQueues are in it; child cohorts then name an implicit cohort. */
   deleteCohort: CohortResult;
+  /** Delete a fleet: its waiting jobs stay where they are, as jobs of that cluster. Needs clusters:write. */
+  deleteFleet: FleetResult;
   /** Refused while it has PENDING, QUEUED, ADMITTED or RUNNING jobs. */
   deleteLocalQueue: LocalQueueResult;
   /** Refused while a ClusterQueue names the flavor. */
@@ -1130,6 +1257,8 @@ export type Mutation = {
   updateClusterQueue: ClusterQueueResult;
   /** Replace a cohort's description, parent, quotas and fair-sharing weight. */
   updateCohort: CohortResult;
+  /** Change a fleet: its members, queue names, move threshold and most moves, manager. Needs clusters:write. */
+  updateFleet: FleetResult;
   /** A job's new budget and action while it is not finished (a BUDGET change); its shares are said again as they are reached, from the next check (a running job already past the new budget is said so, or cancelled with CANCEL). */
   updateJobBudget: JobCommandResult;
   updateJobPriority: JobCommandResult;
@@ -1173,6 +1302,11 @@ export type MutationCreateCohortArgs = {
 };
 
 
+export type MutationCreateFleetArgs = {
+  input: FleetInput;
+};
+
+
 export type MutationCreateLocalQueueArgs = {
   input: LocalQueueInput;
 };
@@ -1198,6 +1332,11 @@ export type MutationDeleteClusterQueueArgs = {
 export type MutationDeleteCohortArgs = {
   clusterId: Scalars['ID']['input'];
   name: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteFleetArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1284,6 +1423,12 @@ export type MutationUpdateClusterQueueArgs = {
 
 export type MutationUpdateCohortArgs = {
   input: CohortInput;
+};
+
+
+export type MutationUpdateFleetArgs = {
+  id: Scalars['ID']['input'];
+  input: FleetInput;
 };
 
 
@@ -1476,6 +1621,9 @@ export type Query = {
   deployment?: Maybe<Deployment>;
   /** Your model deployments, newest first (at most 100 per page). */
   deployments: DeploymentConnection;
+  fleet?: Maybe<Fleet>;
+  /** Every fleet: clusters grouped behind one queue name, by name. */
+  fleets: Array<Fleet>;
   /** A job you may see. */
   job?: Maybe<Job>;
   /** A job's history, oldest first. */
@@ -1534,6 +1682,11 @@ export type QueryDeploymentsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<DeploymentFilter>;
   first?: Scalars['Int']['input'];
+};
+
+
+export type QueryFleetArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1923,12 +2076,15 @@ export type SubmitJobInput = {
   budgetAction?: BudgetAction;
   /** The most the job may cost, in the unit of Job.estimatedCost (0 to 9999999999.9999): checked at submission against its estimatedDurationSeconds (at most maxDurationSeconds) at the cluster's prices, and while it runs against what it has cost (every few seconds); budgetAction says what follows. */
   budgetLimit?: InputMaybe<Scalars['Decimal']['input']>;
-  clusterId: Scalars['ID']['input'];
+  /** The cluster to run on; or give fleetId instead. */
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
   deadline?: InputMaybe<Scalars['DateTime']['input']>;
   /** At most 32 of your jobs on the same cluster that must complete first. */
   dependsOn?: Array<Scalars['ID']['input']>;
   deploymentType: DeploymentType;
   estimatedDurationSeconds?: InputMaybe<Scalars['Int']['input']>;
+  /** A fleet: the job goes to the member where it is estimated to start soonest (with a deadline: the cheapest member that meets it), in the fleet's LocalQueue, and may move to another member before it is admitted. */
+  fleetId?: InputMaybe<Scalars['ID']['input']>;
   /** Submitting again with the same key in the same project returns the first job, never a second. */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   jobType: JobType;
@@ -2357,6 +2513,64 @@ export type DeploymentUpdatesSubscriptionVariables = Exact<{
 
 export type DeploymentUpdatesSubscription = { __typename?: 'Subscription', deploymentUpdates: { __typename: 'DeploymentChange', sequence: number, deployment: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } } | { __typename: 'DeploymentSnapshot', sequence: number, reason: string, deployments: Array<{ __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }> } };
 
+export type FleetFieldsFragment = { __typename?: 'Fleet', id: string, name: string, clusterQueue: string, localQueue: string, moveThresholdSeconds: number, maxMoves: number, createdAt: string, updatedAt: string, members: Array<{ __typename?: 'Cluster', id: string, name: string, status: ClusterStatus }>, managerCluster?: { __typename?: 'Cluster', id: string, name: string } | null };
+
+export type FleetListQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type FleetListQuery = { __typename?: 'Query', fleets: Array<{ __typename?: 'Fleet', id: string, name: string, clusterQueue: string, localQueue: string, moveThresholdSeconds: number, maxMoves: number, createdAt: string, updatedAt: string, members: Array<{ __typename?: 'Cluster', id: string, name: string, status: ClusterStatus }>, managerCluster?: { __typename?: 'Cluster', id: string, name: string } | null }> };
+
+export type FleetViewQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+  first?: Scalars['Int']['input'];
+}>;
+
+
+export type FleetViewQuery = { __typename?: 'Query', fleet?: { __typename?: 'Fleet', plannedAt?: string | null, id: string, name: string, clusterQueue: string, localQueue: string, moveThresholdSeconds: number, maxMoves: number, createdAt: string, updatedAt: string, queue: Array<{ __typename?: 'FleetQueueEntry', position: number, jobId?: string | null, name: string, mine: boolean, status?: JobStatus | null, clusterId: string, estimatedStart?: string | null, nextBestClusterId?: string | null, nextBestStart?: string | null, moves: number }>, members: Array<{ __typename?: 'Cluster', id: string, name: string, status: ClusterStatus }>, managerCluster?: { __typename?: 'Cluster', id: string, name: string } | null } | null };
+
+export type CreateFleetMutationVariables = Exact<{
+  input: FleetInput;
+}>;
+
+
+export type CreateFleetMutation = { __typename?: 'Mutation', createFleet: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Fleet', id: string, name: string, clusterQueue: string, localQueue: string, moveThresholdSeconds: number, maxMoves: number, createdAt: string, updatedAt: string, members: Array<{ __typename?: 'Cluster', id: string, name: string, status: ClusterStatus }>, managerCluster?: { __typename?: 'Cluster', id: string, name: string } | null } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type UpdateFleetMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+  input: FleetInput;
+}>;
+
+
+export type UpdateFleetMutation = { __typename?: 'Mutation', updateFleet: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Fleet', id: string, name: string, clusterQueue: string, localQueue: string, moveThresholdSeconds: number, maxMoves: number, createdAt: string, updatedAt: string, members: Array<{ __typename?: 'Cluster', id: string, name: string, status: ClusterStatus }>, managerCluster?: { __typename?: 'Cluster', id: string, name: string } | null } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type DeleteFleetMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type DeleteFleetMutation = { __typename?: 'Mutation', deleteFleet: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Fleet', id: string, name: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type PreviewOnFleetQueryVariables = Exact<{
+  input: SubmitJobInput;
+}>;
+
+
+export type PreviewOnFleetQuery = { __typename?: 'Query', previewJob: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'JobPreview', clusterId: string, estimatedStart?: string | null, estimatedEnd?: string | null, estimatedCost?: string | null, reason: string, members: Array<{ __typename?: 'FleetMemberPreview', clusterId: string, clusterName: string, rank?: number | null, estimatedStart?: string | null, estimatedEnd?: string | null, estimatedCost?: string | null, load?: number | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null, problems: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> }> } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type SubmitToFleetMutationVariables = Exact<{
+  input: SubmitJobInput;
+}>;
+
+
+export type SubmitToFleetMutation = { __typename?: 'Mutation', submitJob: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, status: JobStatus, statusMessage?: string | null, clusterId: string, fleetId?: string | null } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+
+export type FleetJobMovesQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type FleetJobMovesQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, clusterId: string, fleetId?: string | null, moves: Array<{ __typename?: 'JobMove', attempt: number, fromClusterId: string, toClusterId: string, at: string, reason: string }> } | null };
+
 export type JobUpdatesSubscriptionVariables = Exact<{
   clusterId: Scalars['ID']['input'];
   filter?: InputMaybe<JobFilter>;
@@ -2364,7 +2578,7 @@ export type JobUpdatesSubscriptionVariables = Exact<{
 }>;
 
 
-export type JobUpdatesSubscription = { __typename?: 'Subscription', jobUpdates: { __typename: 'JobChange', sequence: number, kind: JobChangeKind, matchesFilter: boolean, job: { __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority, attempt: number, estimatedStart?: string | null, estimatedEnd?: string | null }, transition?: { __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string } | null, budget?: { __typename?: 'BudgetNotice', share: number, cost: string, limit: string, action: BudgetAction, expected: boolean, message: string } | null } | { __typename: 'JobSnapshot', sequence: number, reason: string, truncated: boolean, jobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority }> } };
+export type JobUpdatesSubscription = { __typename?: 'Subscription', jobUpdates: { __typename: 'JobChange', sequence: number, kind: JobChangeKind, matchesFilter: boolean, job: { __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority, attempt: number, estimatedStart?: string | null, estimatedEnd?: string | null }, transition?: { __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string } | null, budget?: { __typename?: 'BudgetNotice', share: number, cost: string, limit: string, action: BudgetAction, expected: boolean, message: string } | null, move?: { __typename?: 'JobMove', fromClusterId: string, toClusterId: string, at: string, reason: string } | null } | { __typename: 'JobSnapshot', sequence: number, reason: string, truncated: boolean, jobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, priority: JobPriority }> } };
 
 export type JobListQueryVariables = Exact<{
   filter?: InputMaybe<JobFilter>;
@@ -2549,6 +2763,27 @@ export const DeploymentViewFragmentDoc = new TypedDocumentString(`
   }
 }
     `, {"fragmentName":"DeploymentView"}) as unknown as TypedDocumentString<DeploymentViewFragment, unknown>;
+export const FleetFieldsFragmentDoc = new TypedDocumentString(`
+    fragment FleetFields on Fleet {
+  id
+  name
+  clusterQueue
+  localQueue
+  moveThresholdSeconds
+  maxMoves
+  members {
+    id
+    name
+    status
+  }
+  managerCluster {
+    id
+    name
+  }
+  createdAt
+  updatedAt
+}
+    `, {"fragmentName":"FleetFields"}) as unknown as TypedDocumentString<FleetFieldsFragment, unknown>;
 export const GroupQuotasFragmentDoc = new TypedDocumentString(`
     fragment GroupQuotas on ResourceGroup {
   coveredResources
@@ -3570,6 +3805,257 @@ export const DeploymentUpdatesDocument = new TypedDocumentString(`
     utilisation
   }
 }`, {"hash":"28e2d47321aaf46968e11c5e6b208fbb86d56c0b7112780dd7d5154774b1b0d2"}) as unknown as TypedDocumentString<DeploymentUpdatesSubscription, DeploymentUpdatesSubscriptionVariables>;
+export const FleetListDocument = new TypedDocumentString(`
+    query FleetList {
+  fleets {
+    ...FleetFields
+  }
+}
+    fragment FleetFields on Fleet {
+  id
+  name
+  clusterQueue
+  localQueue
+  moveThresholdSeconds
+  maxMoves
+  members {
+    id
+    name
+    status
+  }
+  managerCluster {
+    id
+    name
+  }
+  createdAt
+  updatedAt
+}`, {"hash":"eb1717efbc2d31e0b538863c35674bd09f009606276768f9b7239d042f0521f9"}) as unknown as TypedDocumentString<FleetListQuery, FleetListQueryVariables>;
+export const FleetViewDocument = new TypedDocumentString(`
+    query FleetView($id: ID!, $first: Int! = 100) {
+  fleet(id: $id) {
+    ...FleetFields
+    plannedAt
+    queue(first: $first) {
+      position
+      jobId
+      name
+      mine
+      status
+      clusterId
+      estimatedStart
+      nextBestClusterId
+      nextBestStart
+      moves
+    }
+  }
+}
+    fragment FleetFields on Fleet {
+  id
+  name
+  clusterQueue
+  localQueue
+  moveThresholdSeconds
+  maxMoves
+  members {
+    id
+    name
+    status
+  }
+  managerCluster {
+    id
+    name
+  }
+  createdAt
+  updatedAt
+}`, {"hash":"de39300d411acb7b58dde53cf35aabc595f79f781ed212e7be8fb5ac4e684d3d"}) as unknown as TypedDocumentString<FleetViewQuery, FleetViewQueryVariables>;
+export const CreateFleetDocument = new TypedDocumentString(`
+    mutation CreateFleet($input: FleetInput!) {
+  createFleet(input: $input) {
+    __typename
+    ... on Fleet {
+      ...FleetFields
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment FleetFields on Fleet {
+  id
+  name
+  clusterQueue
+  localQueue
+  moveThresholdSeconds
+  maxMoves
+  members {
+    id
+    name
+    status
+  }
+  managerCluster {
+    id
+    name
+  }
+  createdAt
+  updatedAt
+}`, {"hash":"cb7aa6b4002ac9142414d64d07850c1e6314ffd645a970b52e1998dc8ff6cd61"}) as unknown as TypedDocumentString<CreateFleetMutation, CreateFleetMutationVariables>;
+export const UpdateFleetDocument = new TypedDocumentString(`
+    mutation UpdateFleet($id: ID!, $input: FleetInput!) {
+  updateFleet(id: $id, input: $input) {
+    __typename
+    ... on Fleet {
+      ...FleetFields
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment FleetFields on Fleet {
+  id
+  name
+  clusterQueue
+  localQueue
+  moveThresholdSeconds
+  maxMoves
+  members {
+    id
+    name
+    status
+  }
+  managerCluster {
+    id
+    name
+  }
+  createdAt
+  updatedAt
+}`, {"hash":"40e28734f8a4582cc50b71e605bcc5661804413e8ed302adcdce58809ab02ebb"}) as unknown as TypedDocumentString<UpdateFleetMutation, UpdateFleetMutationVariables>;
+export const DeleteFleetDocument = new TypedDocumentString(`
+    mutation DeleteFleet($id: ID!) {
+  deleteFleet(id: $id) {
+    __typename
+    ... on Fleet {
+      id
+      name
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"3551735a2b494c0ee9a628eb1efab2b7a2684406f68efadea1a3026692fb5a7f"}) as unknown as TypedDocumentString<DeleteFleetMutation, DeleteFleetMutationVariables>;
+export const PreviewOnFleetDocument = new TypedDocumentString(`
+    query PreviewOnFleet($input: SubmitJobInput!) {
+  previewJob(input: $input) {
+    __typename
+    ... on JobPreview {
+      clusterId
+      estimatedStart
+      estimatedEnd
+      estimatedCost
+      reason
+      members {
+        clusterId
+        clusterName
+        rank
+        estimatedStart
+        estimatedEnd
+        estimatedCost
+        load
+        reason
+        warnings
+        startWindow(confidence: 0.8) {
+          earliest
+          latest
+          confidence
+        }
+        problems {
+          path
+          message
+          code
+        }
+      }
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"b2244743ecce4fcba4311c8c44ec1bdce6cd27fa6659ab89af6de50c1403139e"}) as unknown as TypedDocumentString<PreviewOnFleetQuery, PreviewOnFleetQueryVariables>;
+export const SubmitToFleetDocument = new TypedDocumentString(`
+    mutation SubmitToFleet($input: SubmitJobInput!) {
+  submitJob(input: $input) {
+    __typename
+    ... on Job {
+      id
+      status
+      statusMessage
+      clusterId
+      fleetId
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"297b8e103c136dd4608b889bb2da6b5afd3c952216c915a50c604ff9e594ee71"}) as unknown as TypedDocumentString<SubmitToFleetMutation, SubmitToFleetMutationVariables>;
+export const FleetJobMovesDocument = new TypedDocumentString(`
+    query FleetJobMoves($id: ID!) {
+  job(id: $id) {
+    id
+    clusterId
+    fleetId
+    moves {
+      attempt
+      fromClusterId
+      toClusterId
+      at
+      reason
+    }
+  }
+}
+    `, {"hash":"22c8c8ca03703808c730449a441d9fe51d22fa3f6e60b907ee95c35d161484ba"}) as unknown as TypedDocumentString<FleetJobMovesQuery, FleetJobMovesQueryVariables>;
 export const JobUpdatesDocument = new TypedDocumentString(`
     subscription JobUpdates($clusterId: ID!, $filter: JobFilter, $since: Int) {
   jobUpdates(clusterId: $clusterId, filter: $filter, since: $since) {
@@ -3613,10 +4099,16 @@ export const JobUpdatesDocument = new TypedDocumentString(`
         expected
         message
       }
+      move {
+        fromClusterId
+        toClusterId
+        at
+        reason
+      }
     }
   }
 }
-    `, {"hash":"65828e43731a814b97ee36203ff1833b72ee53e9f9df553fb371684da58cd48f"}) as unknown as TypedDocumentString<JobUpdatesSubscription, JobUpdatesSubscriptionVariables>;
+    `, {"hash":"93f2a04a3a2b895819e0daae033aee36b63ad56b62a433872b454370ff8e28d0"}) as unknown as TypedDocumentString<JobUpdatesSubscription, JobUpdatesSubscriptionVariables>;
 export const JobListDocument = new TypedDocumentString(`
     query JobList($filter: JobFilter, $first: Int! = 50, $after: String) {
   jobs(filter: $filter, first: $first, after: $after) {

@@ -214,7 +214,14 @@ class EngineArgsInput:
 class DeployModelInput:
     name: str = strawberry.field(description="A DNS-1123 label of at most 50 characters.")
     project_id: strawberry.ID
-    cluster_id: strawberry.ID
+    cluster_id: strawberry.ID | None = strawberry.field(
+        default=None, description="The cluster to run on; or give fleetId instead."
+    )
+    fleet_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="A fleet: the deployment goes to the member where its first replica is "
+        "estimated to start soonest (every replica runs there; replicas do not move).",
+    )
     model: str = strawberry.field(
         description="A Hugging Face repository (org/name), an absolute path on the nodes, or a "
         "URI (hf://, s3://, gs://, pvc://)."

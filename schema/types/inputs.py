@@ -73,7 +73,15 @@ class TimeWindowInput:
 class SubmitJobInput:
     name: str = strawberry.field(description="A DNS-1123 label of at most 53 characters.")
     project_id: strawberry.ID
-    cluster_id: strawberry.ID
+    cluster_id: strawberry.ID | None = strawberry.field(
+        default=None, description="The cluster to run on; or give fleetId instead."
+    )
+    fleet_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="A fleet: the job goes to the member where it is estimated to start "
+        "soonest (with a deadline: the cheapest member that meets it), in the fleet's "
+        "LocalQueue, and may move to another member before it is admitted.",
+    )
     job_type: JobType
     deployment_type: DeploymentType
     spec: JSON | None = strawberry.field(

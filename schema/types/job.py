@@ -15,6 +15,7 @@ from domain.services.queue_positions import PositionQuery
 from schema.context import Info
 from schema.types.cluster import Cluster
 from schema.types.derive import derive
+from schema.types.dispatch import JobMove
 from schema.types.enums import (
     BudgetAction,
     BudgetScope,
@@ -235,6 +236,10 @@ class Job:
         description="Jobs that must complete before this one may start."
     )
     reservation_id: strawberry.ID | None
+    fleet_id: strawberry.ID | None = strawberry.field(
+        description="The fleet it was submitted to: it waits on one member (clusterId) and may "
+        "move to another before it is admitted (moves)."
+    )
     estimate: Estimate | None = strawberry.field(
         description="The latest estimate (estimatedStart and estimatedEnd with the reason); "
         "null until the job was first estimated."
@@ -255,6 +260,13 @@ class Job:
     async def cluster(self, info: Info) -> Cluster | None:
         found = await info.context.loaders.cluster.load(ClusterId(uuid.UUID(self.cluster_id)))
         return Cluster.from_domain(found) if found else None
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="Its moves between members of its fleet, oldest first."
+    )
+    async def moves(self, info: Info) -> list[JobMove]:
+        found = await info.context.loaders.job_moves.load(JobId(uuid.UUID(self.id)))
+        return [JobMove.from_domain(m) for m in found]
 
     @strawberry.field(description="The job's history: every transition of every attempt.")  # type: ignore[untyped-decorator]
     async def events(self, info: Info) -> list[JobEvent]:

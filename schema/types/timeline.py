@@ -5,6 +5,7 @@ which the caller may read and act on; for the operator, every one."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from decimal import Decimal
 from typing import Annotated
@@ -18,6 +19,7 @@ from domain.model.principal import Principal
 from domain.scheduling.accuracy import Accuracy
 from domain.services.timeline import visible_to
 from schema.context import Info
+from schema.types.dispatch import FleetMemberPreview
 from schema.types.enums import SegmentKind
 from schema.types.placement import Placement
 from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, start_window
@@ -309,15 +311,20 @@ class JobPreview:
         "gpu_hourly_prices set another currency."
     )
     duration_source: str
-    cluster_id: strawberry.Private[ClusterId]
+    cluster_id: strawberry.ID = strawberry.field(
+        description="The cluster it would run on (on a fleet: the member it would go to)."
+    )
+    members: list[FleetMemberPreview] = strawberry.field(
+        description="On a fleet: every member's offer, the one it would go to first (rank 1), "
+        "then the others best first, then those that cannot take it; empty for a cluster."
+    )
     wide: strawberry.Private[bool] = False
     """The job asks more than one node."""
 
     @strawberry.field(description=WINDOW_DESCRIPTION)  # type: ignore[untyped-decorator]
     async def start_window(self, info: Info, confidence: float = 0.8) -> StartWindow | None:
-        return await start_window(
-            info, self.cluster_id, self.estimated_start, confidence, wide=self.wide
-        )
+        cluster = ClusterId(uuid.UUID(self.cluster_id))
+        return await start_window(info, cluster, self.estimated_start, confidence, wide=self.wide)
 
 
 @strawberry.input

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import strawberry
 
+from schema.types.dispatch import JobMove
 from schema.types.enums import ChangeKind
 from schema.types.job import BudgetNotice, Job, JobEvent
 
@@ -33,6 +34,11 @@ class JobChange:
     transition: JobEvent | None
     budget: BudgetNotice | None = strawberry.field(
         default=None, description="With BUDGET: the job's cost against its budget."
+    )
+    move: JobMove | None = strawberry.field(
+        default=None,
+        description="With MOVED: the move, said on the stream of the cluster it left (the job "
+        "then no longer matches that stream: matchesFilter false) and of the one it joined.",
     )
     matches_filter: bool = strawberry.field(
         description="False when the change took the job out of the subscription's filter."

@@ -29,10 +29,12 @@ from domain.model.budget import Budget
 from domain.model.cluster import Cluster, ClusterStatus, GpuPrice, Node, NodeType, Platform
 from domain.model.deployment import Deployment, DeploymentStatus
 from domain.model.events import Change, ClusterChanged, ServingChange
+from domain.model.fleet import Fleet, FleetPlan, JobMove
 from domain.model.ids import (
     BenchmarkId,
     ClusterId,
     DeploymentId,
+    FleetId,
     JobId,
     NodeId,
     ProjectId,
@@ -167,6 +169,9 @@ class Store:
     prices: list[GpuPrice] = field(default_factory=list)
     usage: list[tuple[Usage, Decimal]] = field(default_factory=list)
     budgets: dict[str, Budget] = field(default_factory=dict)
+    fleets: dict[FleetId, Fleet] = field(default_factory=dict)
+    plans: dict[FleetId, FleetPlan] = field(default_factory=dict)
+    moves: list[JobMove] = field(default_factory=list)
     commits: int = 0
 
 
@@ -244,6 +249,23 @@ class FakeJobRepository:
             for j in self._uow.store.jobs.values()
             if j.cluster_id in cluster_ids and j.status.is_active and self._visible(j)
         ]
+
+    async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
+        waiting = (JobStatus.PENDING, JobStatus.QUEUED)
+        found = [
+            j
+            for j in self._uow.store.jobs.values()
+            if j.fleet_id == fleet_id and j.status in waiting and self._visible(j)
+        ]
+        return [self._load(j) for j in sorted(found, key=lambda j: (j.created_at, str(j.id)))]
+
+    async def moves(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobMove]]:
+        result: dict[JobId, list[JobMove]] = {job_id: [] for job_id in job_ids}
+        for move in self._uow.store.moves:
+            job = self._uow.store.jobs.get(move.job_id)
+            if move.job_id in result and job is not None and self._visible(job):
+                result[move.job_id].append(move)
+        return result
 
     async def running_over(self, share: int, *, after: Job | None = None, limit: int) -> list[Job]:
         found = sorted(
@@ -546,6 +568,40 @@ class FakeBudgetRepository:
 
     async def remove(self, key: str) -> bool:
         return self._store.budgets.pop(key, None) is not None
+
+
+class FakeFleetRepository:
+    """Fleets in a dict (written at once: the fakes have no transactions)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def get(self, fleet_id: FleetId, *, for_update: bool = False) -> Fleet | None:
+        found = self._store.fleets.get(fleet_id)
+        return None if found is None else replace(found)
+
+    async def get_by_name(self, name: str) -> Fleet | None:
+        return next((replace(f) for f in self._store.fleets.values() if f.name == name), None)
+
+    async def all(self) -> list[Fleet]:
+        return sorted((replace(f) for f in self._store.fleets.values()), key=lambda f: f.name)
+
+    async def with_member(self, cluster_id: ClusterId) -> list[Fleet]:
+        return [f for f in await self.all() if f.has(cluster_id)]
+
+    async def put(self, fleet: Fleet) -> None:
+        self._store.fleets[fleet.id] = replace(fleet)
+
+    async def remove(self, fleet_id: FleetId) -> bool:
+        self._store.plans.pop(fleet_id, None)
+        return self._store.fleets.pop(fleet_id, None) is not None
+
+    async def plan(self, fleet_id: FleetId) -> FleetPlan | None:
+        return self._store.plans.get(fleet_id)
+
+    async def set_plan(self, fleet_id: FleetId, plan: FleetPlan) -> None:
+        if fleet_id in self._store.fleets:
+            self._store.plans[fleet_id] = plan
 
 
 class FakeAuditRepository:
@@ -917,6 +973,7 @@ class FakeUnitOfWork:
         self.audit = FakeAuditRepository(store)
         self.usage = FakeUsageRepository(store)
         self.budgets = FakeBudgetRepository(store)
+        self.fleets = FakeFleetRepository(store)
         self.quotas = FakeQuotaRepository(self)
         self.reservations = FakeReservationRepository(self)
         self.deployments = FakeDeploymentRepository(self)
@@ -1019,8 +1076,10 @@ class FakeUnitOfWork:
             elif not isinstance(change, JobChanged):
                 cluster, at = change.cluster_id, change.at
             else:
-                cluster = change.job.cluster_id
+                cluster = change.cluster_id
                 at = change.transition.at if change.transition else change.job.updated_at
+                if change.move is not None:
+                    self.store.moves.append(change.move)
             self.store.sequences[cluster] += 1
             event = StoredEvent(cluster, self.store.sequences[cluster], change, at)
             self.store.events[cluster].append(event)

@@ -501,11 +501,15 @@ class QuietObservations(ObservationService):
     async def apply(self, obs: WorkloadObservation) -> Job | None:
         raise AssertionError("a quiet gateway observes nothing")
 
-    async def strays(self, listed: Sequence[WorkloadObservation]) -> list[WorkloadObservation]:
+    async def strays(
+        self, listed: Sequence[WorkloadObservation], *, cluster_id: ClusterId | None = None
+    ) -> list[WorkloadObservation]:
         assert listed == []
         return []
 
-    async def apply_batch(self, observations: Sequence[WorkloadObservation]) -> Applied:
+    async def apply_batch(
+        self, observations: Sequence[WorkloadObservation], *, cluster_id: ClusterId | None = None
+    ) -> Applied:
         assert not observations, "a quiet gateway observes nothing"
         return Applied()
 
