@@ -163,14 +163,16 @@ class FleetBalancer:
                 move = self._decide(fleet, job, clusters.get(job.cluster_id), current, ranked, now)
                 if move is not None:
                     moves.append(move)
-        async with self._uow(TenantScope.system()) as uow:
-            await uow.fleets.set_plan(fleet_id, FleetPlan(now, tuple(planned)))
-            await uow.commit()
         made = []
         for move in moves:
             done = await self._move(fleet, move)
             if done is not None:
                 made.append(done)
+        moved = {m.job_id: m for m in moves if any(d.job_id == m.job_id for d in made)}
+        planned = [_after(p, moved.get(p.job_id)) for p in planned]
+        async with self._uow(TenantScope.system()) as uow:
+            await uow.fleets.set_plan(fleet_id, FleetPlan(now, tuple(planned)))
+            await uow.commit()
         return made
 
     def _decide(
@@ -242,6 +244,16 @@ class FleetBalancer:
             return None
         log.info("moved job %s from %s to %s: %s", job.id, move.origin, job.cluster_id, move.reason)
         return JobMove(job.id, job.attempt, move.origin, job.cluster_id, now, move.reason)
+
+
+def _after(planned: PlannedJob, move: Move | None) -> PlannedJob:
+    """A job's place in the plan once the pass moved it: where it went, and where it was as
+    the next best."""
+    if move is None:
+        return planned
+    return PlannedJob(
+        planned.job_id, move.target.cluster_id, move.target.start, move.origin, planned.start
+    )
 
 
 def _gain(current: Offer, target: Offer, deadline: datetime | None) -> str:

@@ -8,12 +8,14 @@ import strawberry
 
 from domain.model import fleet as model
 from domain.model.ids import ClusterId, FleetId
+from domain.model.job import JobStatus as DomainStatus
 from domain.services.paging import check_first
 from schema.context import Info
 from schema.refusals import argument_error
 from schema.types.cluster import Cluster
 from schema.types.enums import JobStatus
 
+WAITING = frozenset({DomainStatus.PENDING, DomainStatus.QUEUED})
 QUEUE_PAGE = 100
 MAX_QUEUE_PAGE = 1000
 
@@ -96,11 +98,13 @@ class Fleet:
             plan.jobs, key=lambda p: (p.start is None, p.start.timestamp() if p.start else 0.0)
         )[:first]
         jobs = await info.context.loaders.job.load_many([p.job_id for p in soonest])
-        entries = []
-        for position, (planned, job) in enumerate(zip(soonest, jobs, strict=True), start=1):
+        entries: list[FleetQueueEntry] = []
+        for planned, job in zip(soonest, jobs, strict=True):
+            if job is not None and job.status not in WAITING:
+                continue  # admitted (or ended) since the plan was made
             entries.append(
                 FleetQueueEntry(
-                    position=position,
+                    position=len(entries) + 1,
                     job_id=strawberry.ID(str(planned.job_id)) if job else None,
                     name=job.name if job else "another tenant",
                     mine=job is not None,

@@ -232,9 +232,9 @@ async def test_a_waiting_job_moves_when_another_member_frees(api: Api, clock: Fa
     [entry] = view["queue"]
     assert (entry["jobId"], entry["clusterId"], entry["nextBestClusterId"]) == (
         job_id,
-        members[0],
         members[1],
-    )  # as the pass found it, before the move
+        members[0],
+    )  # where the pass moved it, and where it was
     audit = await api.ok(
         "query { auditEvents(first: 50) { edges { node { operation actor targets } } } }",
         token=token,
@@ -248,3 +248,8 @@ async def test_a_waiting_job_moves_when_another_member_frees(api: Api, clock: Fa
     theirs = (await api.ok(VIEW, {"id": fleet}, token=bob))["fleet"]["queue"]
     assert [(e["jobId"], e["name"], e["mine"]) for e in theirs] == [(None, "another tenant", False)]
     assert (await api.ok(MOVES, {"id": job_id}, token=bob))["job"] is None
+
+    await move(api, job_id, (JobStatus.QUEUED, timedelta(minutes=30)))
+    await move(api, job_id, (JobStatus.ADMITTED, timedelta(minutes=30)))
+    admitted = (await api.ok(VIEW, {"id": fleet}, token=token))["fleet"]["queue"]
+    assert admitted == []  # no longer waiting: out of the fleet's queue before the next pass

@@ -297,7 +297,7 @@ async def test_a_queued_job_moves_where_it_now_starts_much_sooner(world: FleetWo
     assert handed.task == task_names.SUBMIT_WORKLOAD and handed.key.endswith(":moved:1")
     plan = store.plans[fleet]
     assert [(p.job_id, p.cluster_id, p.next_best) for p in plan.jobs] == [
-        (job.id, world.a.id, world.b.id)
+        (job.id, world.b.id, world.a.id)  # where it went; where it was, next best
     ]
     await world.refresh()
     assert await world.balancer.balance(fleet) == []  # where it is best now
