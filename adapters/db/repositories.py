@@ -154,6 +154,16 @@ class SqlJobRepository:
         ).order_by(jobs.c.created_at)
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
+    async def active_via(self, cluster_id: ClusterId) -> list[Job]:
+        active = [s.value for s in JobStatus if s.is_active]
+        here = sa.and_(jobs.c.cluster_id == cluster_id, jobs.c.dispatched_via.is_(None))
+        stmt = self._scoped(
+            sa.select(jobs).where(
+                sa.or_(here, jobs.c.dispatched_via == cluster_id), jobs.c.status.in_(active)
+            )
+        ).order_by(jobs.c.created_at)
+        return self._track((await self._conn.execute(stmt)).mappings().all())
+
     async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
         waiting = [JobStatus.PENDING.value, JobStatus.QUEUED.value]
         stmt = self._scoped(

@@ -133,6 +133,7 @@ jobs = sa.Table(
     sa.Column("fleet_id", sa.Uuid),
     sa.Column("moves", sa.Integer, nullable=False, server_default="0"),
     sa.Column("withdraw_from", sa.Uuid),
+    sa.Column("dispatched_via", sa.Uuid),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),

@@ -55,6 +55,11 @@ class KubeApi(Protocol):
     async def patch_object(self, path: str, patch: Json) -> Json | None:
         """A JSON merge patch; None when the object is gone."""
 
+    async def apply_status(self, path: str, obj: Json, *, field_manager: str) -> Json | None:
+        """A server-side apply of the status subresource of the object at `path`, as
+        `field_manager`, taking ownership of its fields (force); None when the object is gone;
+        ObjectConflict when `obj`'s metadata.resourceVersion is no longer the object's."""
+
     async def create_object(self, path: str, obj: Json) -> Json:
         """POST to a collection path; raises ObjectConflict when the name exists."""
 

@@ -11,7 +11,7 @@ model is reconciled as Kueue objects by `kueue.sync`.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from adapters.kubernetes.api import KubeApi
@@ -20,7 +20,7 @@ from adapters.kubernetes.kueue import sync
 from domain.model.cluster import HealthCheck, Node
 from domain.model.ids import ClusterId
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
-from domain.ports.cluster_api import NodeChange, QuotasApplied
+from domain.ports.cluster_api import MultiKueueFleet, NodeChange, QuotasApplied
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ class KubeCluster:
         *,
         priority_classes: Iterable[WorkloadPriorityClass] = (),
         applied_before: Iterable[str] = (),
+        multikueue: Sequence[MultiKueueFleet] = (),
     ) -> QuotasApplied:
         return await sync.reconcile(
             self._api,
@@ -65,6 +66,7 @@ class KubeCluster:
             cluster_id=self._cluster_id,
             priority_classes=priority_classes,
             applied_before=applied_before,
+            multikueue=multikueue,
         )
 
     async def close(self) -> None:

@@ -332,6 +332,18 @@ class KubeClusterApi:
             raise ObjectConflict(f"{path}: {(obj.get('metadata') or {}).get('name')} exists")
         return self._decode(f"create in {path}", status, body)
 
+    async def apply_status(self, path: str, obj: Json, *, field_manager: str) -> Json | None:
+        status, body = await self._call(
+            "PATCH",
+            f"{path}/status",
+            obj,
+            query=[("fieldManager", field_manager), ("force", "true")],
+            content_type="application/apply-patch+yaml",
+        )
+        if status == HTTP_CONFLICT:
+            raise ObjectConflict(f"{path} changed meanwhile")
+        return None if status == HTTP_NOT_FOUND else self._decode(f"apply {path}", status, body)
+
     async def replace_object(self, path: str, obj: Json) -> Json:
         status, body = await self._call("PUT", path, obj)
         if status == HTTP_CONFLICT:

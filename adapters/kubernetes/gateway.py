@@ -69,6 +69,7 @@ from adapters.kubernetes.kueue.jobsets import (
     owner_job_set_name,
     pod_job_set_name,
 )
+from adapters.kubernetes.kueue.multikueue import FIELD_MANAGER, RUN_ON, nomination, nomination_patch
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
@@ -217,8 +218,11 @@ class KueueGateway:
         if workload.resources.pod_sets:
             await self._call(lambda api: _create_job_set(api, workload, self._cluster_id))
             return
-        manifest = job_manifest(
-            workload, cluster_id=self._cluster_id, benchmark_image=self._benchmark_image
+        manifest = _run_on(
+            workload,
+            job_manifest(
+                workload, cluster_id=self._cluster_id, benchmark_image=self._benchmark_image
+            ),
         )
         policy = egress_policy(workload, cluster_id=self._cluster_id)
         path = f"/apis/batch/v1/namespaces/{workload.namespace}/jobs"
@@ -435,10 +439,48 @@ class KueueGateway:
 
     async def list_workloads(self) -> list[WorkloadObservation]:
         state, *_ = await self._call(self._state)
+        await self._dispatching(state, state.attempts())
         return state.observations(self._clock)
+
+    async def _dispatching(self, state: _State, keys: list[Key]) -> None:
+        async def dispatch(api: WorkloadApi) -> None:
+            await self._dispatch(api, state, keys)
+
+        await self._call(dispatch)
+
+    async def _dispatch(self, api: WorkloadApi, state: _State, keys: list[Key]) -> None:
+        """budcluster as MultiKueue's external dispatcher, on a manager (kueue/multikueue.py):
+        nominate the member each of these attempts is to run on, once its Workload waits for
+        a nomination. A conflict (the Workload changed meanwhile) is left to its next change;
+        a refusal is logged, and the attempt waits on the manager until the next try."""
+        for key in keys:
+            owner = {"job": "Job", "jobset": "JobSet"}.get(key[0])
+            if owner is None:
+                continue
+            obj = (state.jobs if owner == "Job" else state.job_sets).get((key[1], key[2]))
+            workload = state.workloads.get((owner, key[1], key[2]))
+            target = nomination(obj, workload)
+            if target is None or workload is None:
+                continue
+            namespace, name = _key(workload)
+            path = f"/apis/{workload.get('apiVersion')}/namespaces/{namespace}/workloads/{name}"
+            try:
+                applied = await api.apply_status(
+                    path, nomination_patch(workload, target), field_manager=FIELD_MANAGER
+                )
+            except ObjectConflict:
+                continue
+            except ClusterConnectionError as exc:
+                if exc.kind in ("unreachable", "unauthorized"):
+                    raise
+                log.warning("could not nominate %s for workload %s: %s", target, name, exc.message)
+                continue
+            if applied is not None:
+                state.put("workload", applied)
 
     async def watch(self) -> AsyncIterator[list[WorkloadObservation]]:
         state, versions, paths = await self._call(self._state)
+        await self._dispatching(state, state.attempts())
         yield state.observations(self._clock)  # what changed since the caller's list
         api = await self._client()
         events: asyncio.Queue[tuple[str, str, Json] | BaseException] = asyncio.Queue()
@@ -482,9 +524,9 @@ class KueueGateway:
                 kind, change, obj = item
                 if kind != "workload" and not self._ours(obj):
                     continue
-                seen = [
-                    state.observation(key, self._clock) for key in state.apply(kind, change, obj)
-                ]
+                changed = state.apply(kind, change, obj)
+                await self._dispatching(state, changed)
+                seen = [state.observation(key, self._clock) for key in changed]
                 yield [o for o in seen if o is not None]
         finally:
             await cancel_and_wait(pumps)
@@ -629,11 +671,14 @@ class _State:
             pods=pods,
         )
 
-    def observations(self, clock: Clock) -> list[WorkloadObservation]:
+    def attempts(self) -> list[Key]:
         keys: list[Key] = [("job", *k) for k in sorted(self.jobs)]
         keys += [("jobset", *k) for k in sorted(self.job_sets)]
         keys += sorted({_service_key(p) for p in self.pods.values() if is_service_pod(p)})
-        found = (self.observation(key, clock) for key in keys)
+        return keys
+
+    def observations(self, clock: Clock) -> list[WorkloadObservation]:
+        found = (self.observation(key, clock) for key in self.attempts())
         return [seen for seen in found if seen is not None]
 
 
@@ -678,11 +723,20 @@ def _pod_path(pod: Json) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
 
 
+def _run_on(workload: Workload, manifest: Json) -> Json:
+    """A manifest for MultiKueue's manager says the member it is to run on (the nomination
+    `_dispatch` writes once its Workload waits for one)."""
+    if workload.run_on is not None:
+        annotations = manifest["metadata"].setdefault("annotations", {})
+        annotations[RUN_ON] = workload.run_on
+    return manifest
+
+
 async def _create_job_set(api: WorkloadApi, workload: Workload, cluster_id: ClusterId) -> None:
     """Create the attempt's JobSet (a repeated hand-over finds it there and changes nothing);
     a cluster without the JobSet API refuses it for good."""
     try:
-        manifest = job_set(workload, cluster_id=cluster_id)
+        manifest = _run_on(workload, job_set(workload, cluster_id=cluster_id))
     except ValueError as exc:
         raise ReleaseRejected(str(exc)) from None
     if JOBSET_API_VERSION.split("/")[1] not in await api.served_versions(JOBSET_GROUP):

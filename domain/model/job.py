@@ -565,8 +565,11 @@ class Job:
     moves: int = 0
     """Times it moved between members of its fleet."""
     withdraw_from: ClusterId | None = None
-    """A member it moved from whose copy must be gone before it is handed to `cluster_id`
+    """The cluster whose copy of it must be gone before it is handed over again, after a move
     (never two live copies); cleared by that hand-over."""
+    dispatched_via: ClusterId | None = None
+    """MultiKueue's manager cluster of its fleet: its objects live there, and Kueue runs it on
+    the member `cluster_id` that budcluster nominates (`copy_cluster`)."""
     version: int = 0
     """Bumped on every stored change; guards against lost updates between processes."""
 
@@ -577,6 +580,12 @@ class Job:
     def placement(self) -> Placement | None:
         """Where its first pod runs."""
         return self.placements[0] if self.placements else None
+
+    @property
+    def copy_cluster(self) -> ClusterId:
+        """The cluster its objects are handed to, watched on and taken back from: its own, or
+        the MultiKueue manager it is dispatched through."""
+        return self.dispatched_via or self.cluster_id
 
     @property
     def workload_name(self) -> str:
@@ -654,15 +663,16 @@ class Job:
     def move(self, to: ClusterId, reason: str, at: datetime, *, withdraw: bool = True) -> ClusterId:
         """Take a waiting attempt (PENDING or QUEUED) to another member of its fleet: a new
         hand-over of the same attempt (`generation` + 1, so a report about the copy it left is
-        stale), handed to `to` once the copy it had is gone (`withdraw_from`; `withdraw` False:
-        it had none that can be reached, see `domain.services.fleets`). Its estimates are of
-        the cluster it left, so they go with it. Returns the cluster it left."""
+        stale), handed over once the copy it had is gone (`withdraw_from`: where its copy was,
+        its member or its MultiKueue manager; `withdraw` False: that copy cannot be reached,
+        see `domain.services.balancing`). Its estimates are of the cluster it left, so they go
+        with it. Returns the cluster it left."""
         if self.status not in (JobStatus.PENDING, JobStatus.QUEUED) or self.fleet_id is None:
             raise InvalidTransition(self.id, self.status.value, JobStatus.PENDING.value)
         origin = self.cluster_id
         if self.status is JobStatus.QUEUED:
             if withdraw and self.withdraw_from is None:
-                self.withdraw_from = origin  # (one set before is a copy not withdrawn yet)
+                self.withdraw_from = self.copy_cluster  # (one set before: not withdrawn yet)
             self.transition(JobStatus.PENDING, f"moving: {reason}", at)
         self.cluster_id = to
         self.generation += 1
@@ -678,6 +688,19 @@ class Job:
         )
         self.changes.append(JobChanged(ChangeKind.MOVED, snapshot, moved_from=origin))
         return origin
+
+    def admitted_on(self, member: ClusterId, reason: str, at: datetime) -> None:
+        """MultiKueue admitted it on another member than the one it was nominated to (its
+        `status.clusterName`): it runs there, so it is that member's job from now on, said as
+        a move on both clusters' streams (no new hand-over: its objects are the manager's)."""
+        origin, self.cluster_id = self.cluster_id, member
+        self.moves += 1
+        self.status_message, self.updated_at = reason, at
+        snapshot = self.snapshot()
+        self.changes.append(
+            JobChanged(ChangeKind.MOVED, snapshot, moved_from=origin, on_cluster=origin)
+        )
+        self.changes.append(JobChanged(ChangeKind.MOVED, snapshot, moved_from=origin))
 
     def notice_budget(self, notice: BudgetNotice, at: datetime) -> None:
         """Say the job's cost against its budget: a share it has cost (once each: 80, then 100),

@@ -3,7 +3,7 @@ quota model put onto it; and the check a workload passes before it is handed to 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -37,6 +37,27 @@ class NodeChange:
 
 QUOTAS_CHECK = "kueue_quotas"
 """The health check that says whether a real cluster holds the quota model."""
+
+
+@dataclass(frozen=True)
+class MultiKueueWorker:
+    """A member of a fleet as MultiKueue's manager reaches it: by the cluster's name, with its
+    kubeconfig (opened from the sealed one budcluster holds: never logged)."""
+
+    name: str
+    kubeconfig: str = field(repr=False)
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class MultiKueueFleet:
+    """A fleet whose jobs MultiKueue's manager (the cluster this is applied to) dispatches to
+    its workers, with budcluster as the external dispatcher: the manager's ClusterQueue
+    `cluster_queue` holds the fleet's quota and carries the fleet's MultiKueue admission check."""
+
+    name: str
+    cluster_queue: str
+    workers: tuple[MultiKueueWorker, ...]
 
 
 @dataclass
@@ -78,10 +99,12 @@ class ClusterApi(Protocol):
         *,
         priority_classes: Iterable[WorkloadPriorityClass] = (),
         applied_before: Iterable[str] = (),
+        multikueue: Sequence[MultiKueueFleet] = (),
     ) -> QuotasApplied:
         """Put the quota model onto the cluster: create what is missing, restore what drifted,
-        remove what the model no longer has. A write the cluster refuses fails the check; a
-        model the cluster can't take (two tenants' queues in one namespace) is a ValueError."""
+        remove what the model no longer has; with `multikueue`, also what MultiKueue's manager
+        needs for those fleets. A write the cluster refuses fails the check; a model the
+        cluster can't take (two tenants' queues in one namespace) is a ValueError."""
 
     async def close(self) -> None: ...
 

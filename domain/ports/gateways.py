@@ -51,9 +51,12 @@ class Workload:
     """The tenant's namespace, where its LocalQueues live."""
     queue_name: str = "default"
     reservation_id: uuid.UUID | None = None
+    run_on: str | None = None
+    """Handed to a MultiKueue manager: the member cluster (by its name) Kueue is to run it on
+    (budcluster, the external dispatcher, nominates it)."""
 
     @classmethod
-    def of(cls, job: Job) -> Workload:
+    def of(cls, job: Job, *, run_on: str | None = None) -> Workload:
         return cls(
             job_id=job.id,
             attempt=job.attempt,
@@ -71,6 +74,7 @@ class Workload:
             namespace=tenant_namespace(job.tenant_id),
             queue_name=job.queue_name,
             reservation_id=job.reservation_id,
+            run_on=run_on,
         )
 
 
@@ -95,6 +99,8 @@ class WorkloadObservation:
     None when the cluster does not say."""
     last_restart_at: datetime | None = None
     """When a container of it last ended before being restarted."""
+    admitted_on: str | None = None
+    """On a MultiKueue manager: the member cluster (by its name) Kueue admitted it on."""
 
 
 class GatewayUnavailable(Exception):

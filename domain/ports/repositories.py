@@ -111,6 +111,11 @@ class JobRepository(Protocol):
     async def active_on_clusters(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """Active jobs (PENDING to RUNNING) of all these clusters, in one statement."""
 
+    async def active_via(self, cluster_id: ClusterId) -> list[Job]:
+        """Active jobs whose objects are on this cluster (`Job.copy_cluster`): its own but those
+        dispatched through a MultiKueue manager, and those of other members dispatched through
+        it, oldest first."""
+
     async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
         """The fleet's jobs not yet admitted (PENDING or QUEUED), oldest first."""
 

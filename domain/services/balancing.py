@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -119,7 +119,7 @@ class FleetBalancer:
             if fleet is None:
                 return []
             waiting = await uow.jobs.waiting_in_fleet(fleet_id)
-            homes = {j.cluster_id for j in waiting}
+            homes = {j.cluster_id for j in waiting} | {j.copy_cluster for j in waiting}
             clusters = await uow.clusters.get_many(sorted({*fleet.members, *homes}, key=str))
         members = members_of(fleet, list(clusters.values()))
         answering = [c for c in members if c.status is ClusterStatus.AVAILABLE]
@@ -160,7 +160,7 @@ class FleetBalancer:
                 )
             )
             if best is not None and job in candidates:
-                move = self._decide(fleet, job, clusters.get(job.cluster_id), current, ranked, now)
+                move = self._decide(fleet, job, clusters, current, ranked, now)
                 if move is not None:
                     moves.append(move)
         made = []
@@ -179,12 +179,15 @@ class FleetBalancer:
         self,
         fleet: Fleet,
         job: Job,
-        home: Cluster | None,
+        clusters: Mapping[ClusterId, Cluster],
         current: Offer,
         ranked: Sequence[Offer],
         now: datetime,
     ) -> Move | None:
         best = ranked[0]
+        home = clusters.get(job.cluster_id)
+        holder = clusters.get(job.copy_cluster)  # its member, or the manager it went through
+        reachable = holder is not None and holder.status is ClusterStatus.AVAILABLE
         away = home is None or not fleet.has(home.id) or home.status is ClusterStatus.DELETING
         if away or (home is not None and home.status in UNANSWERING):
             since = home.not_available_since if home is not None else None
@@ -198,9 +201,11 @@ class FleetBalancer:
                 job.generation,
                 best,
                 f"moved to cluster {best.name}: its cluster {where}",
-                withdraw=False,
+                withdraw=reachable,  # else its member's watch takes the copy back later
                 forced=True,
             )
+        if not reachable:
+            return None  # a copy on a manager that does not answer cannot be withdrawn
         if job.status is JobStatus.PENDING and due(job, now):
             return None  # its hand-over is under way: moved, if at all, once it is queued
         if job.moves >= fleet.max_moves:

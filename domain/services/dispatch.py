@@ -16,11 +16,12 @@ from datetime import datetime
 from domain.errors import FieldIssue, NotFound, ValidationFailed
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.deployment import Deployment
+from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.fleet import Fleet
-from domain.model.ids import FleetId
+from domain.model.ids import ClusterId, FleetId
 from domain.model.job import DeploymentType, Job, JobType, Resources
 from domain.model.principal import Principal
-from domain.model.quota import DEFAULT_QUEUE
+from domain.model.quota import DEFAULT_QUEUE, LocalQueue, tenant_namespace
 from domain.ports.clock import Clock
 from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
 from domain.scheduling.dispatch import DISPATCH_CONFIDENCE, Offer, rank
@@ -210,13 +211,40 @@ class Dispatcher:
             raise refusal(offers)
         fleet = offers.fleet
         why = _why(chosen, offers, self._clock.now(), deadline=sub.deadline)
+        # MultiKueue runs batch Jobs and JobSets; a SERVICE (a Helm release) goes to its member
+        via = fleet.manager_cluster_id if sub.job_type is not JobType.SERVICE else None
         member = replace(
             sub,
             cluster_id=chosen.cluster_id,
             queue_name=fleet.local_queue,
+            dispatched_via=via,
             status_message=f"dispatched by fleet {fleet.name} to cluster {chosen.name}: {why}",
         )
+        if via is not None:
+            await self._manager_queue(principal, fleet, via)
         return await self._jobs.submit(principal, member)
+
+    async def _manager_queue(self, principal: Principal, fleet: Fleet, manager: ClusterId) -> None:
+        """The tenant's LocalQueue of the fleet on MultiKueue's manager, where its jobs' objects
+        go (made on first use, as on a cluster, and put onto the manager with its quotas)."""
+        namespace = tenant_namespace(principal.tenant_id)
+        async with self._uow(TenantScope.system()) as uow:
+            found = await uow.quotas.get_local_queue(
+                cluster_id=manager, namespace=namespace, name=fleet.local_queue
+            )
+            if found is not None:
+                return
+            queue = LocalQueue(
+                cluster_id=manager,
+                name=fleet.local_queue,
+                namespace=namespace,
+                tenant_id=principal.tenant_id,
+                cluster_queue=fleet.cluster_queue,
+                created_at=self._clock.now(),
+            )
+            await uow.quotas.add_local_queue(queue, if_absent=True)
+            uow.record(ClusterChanged(ClusterChangeKind.QUOTAS, manager))
+            await uow.commit()
 
 
 def _why(chosen: Offer, offers: FleetOffers, now: datetime, *, deadline: datetime | None) -> str:

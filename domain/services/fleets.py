@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from domain.errors import Conflict, FieldIssue, NotFound, ValidationFailed
 from domain.model.cluster import Cluster, ClusterStatus
+from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.fleet import (
     DEFAULT_MAX_MOVES,
     DEFAULT_MOVE_THRESHOLD_SECONDS,
@@ -123,6 +124,30 @@ async def _stored_issues(
                     "NOT_KUBERNETES",
                 )
             )
+        elif (
+            await uow.quotas.get_cluster_queue(cluster_id=manager.id, name=given.cluster_queue)
+            is None
+        ):
+            issues.append(
+                FieldIssue(
+                    "cluster_queue",
+                    f"the manager cluster {manager.name} has no ClusterQueue "
+                    f"{given.cluster_queue} (where MultiKueue reserves the fleet's quota)",
+                    "NOT_FOUND",
+                )
+            )
+        unreal = [
+            clusters[c].name for c in given.cluster_ids if c in clusters and not clusters[c].is_real
+        ]
+        if unreal:
+            issues.append(
+                FieldIssue(
+                    "manager_cluster_id",
+                    f"MultiKueue's workers are Kubernetes clusters: {', '.join(unreal)} is "
+                    "simulated",
+                    "NOT_KUBERNETES",
+                )
+            )
     return issues
 
 
@@ -160,14 +185,17 @@ class FleetService:
             named = await uow.fleets.get_by_name(given.name)
             if named is not None and named.id != fleet.id:
                 raise Conflict(f"a fleet named {given.name} exists", code="NAME_TAKEN")
-            if not new and await uow.fleets.get(fleet.id, for_update=True) is None:
+            before = None if new else await uow.fleets.get(fleet.id, for_update=True)
+            if not new and before is None:
                 raise NotFound("fleet", fleet.id)
+            managers = {given.manager_cluster_id, before.manager_cluster_id if before else None}
             fleet.name, fleet.members = given.name, given.cluster_ids
             fleet.cluster_queue, fleet.local_queue = given.cluster_queue, given.local_queue
             fleet.move_threshold_seconds = given.move_threshold_seconds
             fleet.max_moves, fleet.manager_cluster_id = given.max_moves, given.manager_cluster_id
             fleet.updated_at = self._clock.now()
             await uow.fleets.put(fleet)
+            _manager_changed(uow, managers)
             await uow.commit()
         return fleet
 
@@ -178,6 +206,7 @@ class FleetService:
             if fleet is None:
                 raise NotFound("fleet", fleet_id)
             await uow.fleets.remove(fleet_id)
+            _manager_changed(uow, {fleet.manager_cluster_id})
             await uow.commit()
         return fleet
 
@@ -192,6 +221,13 @@ class FleetService:
     async def plan(self, fleet_id: FleetId) -> FleetPlan | None:
         async with self._uow(TenantScope.system()) as uow:
             return await uow.fleets.plan(fleet_id)
+
+
+def _manager_changed(uow: UnitOfWork, managers: set[ClusterId | None]) -> None:
+    """What MultiKueue's manager holds for its fleets changed: its Kueue objects are put onto
+    it again (the reactions to a QUOTAS change of a real cluster)."""
+    for manager in sorted(filter(None, managers), key=str):
+        uow.record(ClusterChanged(ClusterChangeKind.QUOTAS, manager))
 
 
 async def forget_member(uow: UnitOfWork, cluster_id: ClusterId) -> None:

@@ -180,6 +180,7 @@ class JobService:
             depends_on=sub.dependencies,
             reservation_id=sub.reservation_id,
             fleet_id=sub.fleet_id,
+            dispatched_via=sub.dispatched_via,
         )
         default_queue = None
         if refs.local_queue is None:  # the tenant's first job in the default queue
@@ -393,7 +394,7 @@ class JobService:
         async with self._uow(TenantScope.system()) as uow:
             due = await uow.jobs.due_for_submission(now - grace, limit=limit)
             if clusters is not None:
-                due = [job for job in due if job.cluster_id in clusters]
+                due = [job for job in due if job.copy_cluster in clusters]
             needed = list({d for job in due for d in job.depends_on})
             done = {
                 d.id
@@ -406,7 +407,7 @@ class JobService:
         return [
             job
             for job in due
-            if job.cluster_id in answering
+            if job.copy_cluster in answering
             and (job.window is None or job.window.contains(now))
             and all(d in done for d in job.depends_on)
         ]

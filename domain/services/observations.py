@@ -23,7 +23,7 @@ from domain.model.ids import ClusterId, JobId
 from domain.model.job import ALLOWED_TRANSITIONS, Job, JobStatus, Placement
 from domain.ports.clock import Clock
 from domain.ports.gateways import ClusterGateway, WorkloadObservation, WorkloadPhase
-from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services.jobs import JobService
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class ObservationService:
         seen = {(o.job_id, o.attempt) for o in listed}
         result = Reconciliation()
         async with self._uow(TenantScope.system()) as uow:
-            active = await uow.jobs.active_on_cluster(cluster_id)
+            active = await uow.jobs.active_via(cluster_id)  # its objects are here
             for job in sorted(active, key=lambda j: str(j.id)):  # locked in id order, as all
                 if job.status in _MUST_EXIST and (job.id, job.attempt) not in seen:
                     fresh = await uow.jobs.get(job.id, for_update=True)
@@ -185,13 +185,22 @@ class ObservationService:
         ids = list(dict.fromkeys(o.job_id for o in observations))
         async with self._uow(TenantScope.system()) as uow:
             known = await uow.jobs.get_many(ids)
+            dispatched = sorted({j.cluster_id for j in known.values() if j.dispatched_via}, key=str)
+            members = await uow.clusters.get_many(dispatched) if dispatched else {}
+        names = {c.id: c.name for c in members.values()}
+
+        def elsewhere(job: Job | None, obs: WorkloadObservation) -> bool:
+            return _elsewhere_admitted(job, obs, names)
+
         if cluster_id is not None:  # a job that moved to another member: its copy here is stale
             known = {k: _as_seen_by(j, cluster_id) for k, j in known.items()}
         result = Applied(strays=[o for o in observations if _stray(known.get(o.job_id), o)])
         moving = [
             o
             for o in observations
-            if _plan(known.get(o.job_id), o) != ([], None) or _restarted(known.get(o.job_id), o)
+            if _plan(known.get(o.job_id), o) != ([], None)
+            or _restarted(known.get(o.job_id), o)
+            or elsewhere(known.get(o.job_id), o)
         ]
         if not moving:
             return result
@@ -202,11 +211,31 @@ class ObservationService:
             changed: dict[JobId, Job] = {}
             for obs in sorted(moving, key=_releases_first):
                 job = locked.get(obs.job_id)
-                if job is not None and self._apply(job, obs):
+                if job is None:
+                    continue
+                if elsewhere(job, obs) and await self._follow(uow, job, obs):
+                    changed[job.id] = job
+                if self._apply(job, obs):
                     changed[job.id] = job
             await uow.commit()  # taking back, retrying, releasing dependents follow (reactions)
         result.changed = list(changed.values())
         return result
+
+    async def _follow(self, uow: UnitOfWork, job: Job, obs: WorkloadObservation) -> bool:
+        """MultiKueue admitted the job on another member than its own (`admitted_on`): it
+        becomes that member's job, if the member is of its fleet."""
+        assert obs.admitted_on is not None and job.fleet_id is not None
+        member = await uow.clusters.get_by_name(obs.admitted_on)
+        fleet = await uow.fleets.get(job.fleet_id)
+        if member is None or fleet is None or not fleet.has(member.id):
+            log.warning(
+                "job %s was admitted on %s, not a member of its fleet", job.id, obs.admitted_on
+            )
+            return False
+        job.admitted_on(
+            member.id, f"admitted on cluster {member.name} by MultiKueue", obs.observed_at
+        )
+        return True
 
     def _apply(self, job: Job, obs: WorkloadObservation) -> bool:
         path, place = _plan(job, obs)
@@ -288,9 +317,26 @@ def _as_seen_by(job: Job, cluster_id: ClusterId) -> Job:
     """A job as `cluster_id` sees it: itself, or, when it moved to another member of its
     fleet, a job none of whose attempts wants a copy here (an attempt beyond every one it has,
     so whatever is listed here is stray)."""
-    if job.cluster_id == cluster_id:
+    if job.copy_cluster == cluster_id:
         return job
     return replace(job, attempt=job.attempt + 1, changes=[])
+
+
+def _elsewhere_admitted(
+    job: Job | None, obs: WorkloadObservation, names: dict[ClusterId, str]
+) -> bool:
+    """`obs` says MultiKueue admitted the job's current hand-over on a cluster other than its
+    own member (by name, `names` of the members: the manager knows its workers so)."""
+    return (
+        job is not None
+        and job.dispatched_via is not None
+        and job.fleet_id is not None
+        and obs.admitted_on is not None
+        and obs.attempt == job.attempt
+        and (obs.workload is None or obs.workload == job.workload_name)
+        and job.status.is_active
+        and names.get(job.cluster_id) != obs.admitted_on
+    )
 
 
 def _stray(job: Job | None, obs: WorkloadObservation) -> bool:

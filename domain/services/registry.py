@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlparse
 
@@ -41,6 +41,7 @@ from domain.errors import (
 )
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
 from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
+from domain.model.fleet import Fleet
 from domain.model.ids import ClusterId, new_cluster_id
 from domain.names import name_problem, text_problem
 from domain.ports.clock import Clock
@@ -48,6 +49,8 @@ from domain.ports.cluster_api import (
     QUOTAS_CHECK,
     ClusterApi,
     ClusterConnector,
+    MultiKueueFleet,
+    MultiKueueWorker,
     NodeChange,
     WatchExpired,
 )
@@ -569,15 +572,24 @@ class ClusterRegistry:
                 raise NotFound("cluster", cluster_id)
             quotas = await uow.quotas.quota_set(cluster_id)
             classes = await uow.quotas.priority_classes()
+            managed = [f for f in await uow.fleets.all() if f.manager_cluster_id == cluster_id]
+            members = await uow.clusters.get_many(
+                sorted({m for f in managed for m in f.members}, key=str)
+            )
         try:
             result = await api.apply_quotas(
                 quotas,
                 priority_classes=classes,
                 applied_before=cluster.settings.get(APPLIED_SETTING, ()),
+                multikueue=[self._multikueue(f, members) for f in managed],
             )
             check, applied = result.check, result.applied
         except ValueError as exc:  # a model Kueue can't take (e.g. two tenants, one namespace)
             check, applied = HealthCheck(QUOTAS_CHECK, False, str(exc)), None
+        except ClusterConnectionError as exc:  # a worker's kubeconfig that can't be opened
+            if exc.kind != "invalid_kubeconfig":
+                raise
+            check, applied = HealthCheck(QUOTAS_CHECK, False, exc.message), None
         async with self._uow(TenantScope.system()) as uow:
             cluster = await uow.clusters.get(cluster_id)
             if cluster is None:
@@ -589,6 +601,24 @@ class ClusterRegistry:
             await uow.clusters.save(cluster)
             await uow.commit()
         return cluster
+
+    def _multikueue(self, fleet: Fleet, members: Mapping[ClusterId, Cluster]) -> MultiKueueFleet:
+        """A fleet as its MultiKueue manager is given it: its real members, each with its
+        kubeconfig opened (for the worker Secret on the manager; never logged)."""
+        workers = []
+        for member_id in fleet.members:
+            member = members.get(member_id)
+            if member is None or not member.is_real or member.configuration is None:
+                continue
+            try:
+                kubeconfig = self._open(member)
+            except ClusterConnectionError as exc:
+                raise ClusterConnectionError(
+                    "invalid_kubeconfig",
+                    f"fleet {fleet.name}: member {member.name}'s kubeconfig can't be opened",
+                ) from exc
+            workers.append(MultiKueueWorker(member.name, kubeconfig, member.context))
+        return MultiKueueFleet(fleet.name, fleet.cluster_queue, tuple(workers))
 
     async def _failed(self, cluster_id: ClusterId, exc: ClusterConnectionError) -> Cluster:
         now = self._clock.now()

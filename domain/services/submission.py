@@ -132,6 +132,8 @@ class JobSubmission:
     reservation_id: uuid.UUID | None = None
     fleet_id: FleetId | None = None
     """Submitted to a fleet: `cluster_id` is the member it was dispatched to."""
+    dispatched_via: ClusterId | None = None
+    """Its fleet's MultiKueue manager, which its objects are handed to."""
     status_message: str = "submitted"
     """The job's status message at submission (a fleet's says where it was dispatched, why)."""
 

@@ -55,15 +55,16 @@ class WorkloadService:
                     for d in job.depends_on
                 ):
                     return False  # handed over when the last of them completes
-            cluster = await uow.clusters.get(job.cluster_id)
+            cluster = await uow.clusters.get(job.copy_cluster)
             origin = await uow.clusters.get(job.withdraw_from) if job.withdraw_from else None
+            member = await uow.clusters.get(job.cluster_id) if job.dispatched_via else None
         if cluster is None:
             return False
         gateway = self._gateways.for_cluster(cluster)
         try:
             if origin is not None:  # moved: never two live copies (`Job.move`)
                 await self._gateways.for_cluster(origin).cancel(job_id, attempt)
-            await gateway.submit(Workload.of(job))
+            await gateway.submit(Workload.of(job, run_on=member.name if member else None))
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc
         except ReleaseRejected as exc:  # the same hand-over would fail the same way
@@ -73,7 +74,7 @@ class WorkloadService:
             current = await uow.jobs.get(job_id, for_update=True)
             if current is None or current.attempt != attempt:
                 return False
-            moved = (current.cluster_id, current.generation) != (cluster.id, job.generation)
+            moved = (current.copy_cluster, current.generation) != (cluster.id, job.generation)
             if current.status is JobStatus.PENDING and not moved:
                 current.withdraw_from = None
                 current.transition(
@@ -82,7 +83,7 @@ class WorkloadService:
                 await uow.commit()
                 return True
             cancelled_meanwhile = current.status is JobStatus.CANCELLED
-        if moved and current.cluster_id != cluster.id:  # moved on meanwhile: withdraw this copy
+        if moved and current.copy_cluster != cluster.id:  # moved on meanwhile: withdraw it
             return await self._withdrawn(gateway, job_id, attempt)
         if cancelled_meanwhile:
             await gateway.cancel(job_id, attempt)
@@ -116,7 +117,8 @@ class WorkloadService:
         by_id = {c.id: c for c in clusters}
         for job in closed:
             try:
-                await self._gateways.for_cluster(by_id[job.cluster_id]).cancel(job.id, job.attempt)
+                gateway = self._gateways.for_cluster(by_id[job.copy_cluster])
+                await gateway.cancel(job.id, job.attempt)
             except GatewayUnavailable:
                 continue
             async with self._uow(TenantScope.system()) as uow:
@@ -161,5 +163,5 @@ class WorkloadService:
     async def _gateway(self, job: Job) -> ClusterGateway | None:
         """The gateway to the job's cluster; None when the cluster is gone."""
         async with self._uow(TenantScope.system()) as uow:
-            cluster = await uow.clusters.get(job.cluster_id)
+            cluster = await uow.clusters.get(job.copy_cluster)
         return None if cluster is None else self._gateways.for_cluster(cluster)

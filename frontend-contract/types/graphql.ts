@@ -954,6 +954,8 @@ export type Job = {
   /** Jobs that must complete before this one may start. */
   dependsOn: Array<Scalars['ID']['output']>;
   deploymentType: DeploymentType;
+  /** Its fleet's MultiKueue manager cluster, where its Kubernetes objects are: Kueue runs it on clusterId, which budcluster nominated. */
+  dispatchedVia?: Maybe<Scalars['ID']['output']>;
   /** The latest estimate (estimatedStart and estimatedEnd with the reason); null until the job was first estimated. */
   estimate?: Maybe<Estimate>;
   /** Expected GPU-hours (core-hours without GPUs) times the cluster's hourly price per GPU type: in US dollars at list prices, unless the cluster's gpu_hourly_prices set another currency. */

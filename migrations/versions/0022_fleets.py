@@ -1,8 +1,9 @@
 """Fleets of clusters (fleet), their jobs' moves (job_move), and a job's fleet (job.fleet_id,
-job.moves, job.withdraw_from)
+job.moves, job.withdraw_from, job.dispatched_via)
 
 A fleet groups member clusters behind one ClusterQueue and LocalQueue name; a job submitted to it
-runs on one member and may move to another before admission. A move is one row of job_move.
+runs on one member and may move to another before admission. A move is one row of job_move. A
+fleet with a MultiKueue manager cluster dispatches its jobs through it (job.dispatched_via).
 
 Revision ID: 0022
 Revises: 0021
@@ -29,6 +30,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("fleet_id", sa.Uuid))
         batch.add_column(sa.Column("moves", sa.Integer, nullable=False, server_default="0"))
         batch.add_column(sa.Column("withdraw_from", sa.Uuid))
+        batch.add_column(sa.Column("dispatched_via", sa.Uuid))
     op.create_table(
         "fleet",
         sa.Column("id", sa.Uuid, primary_key=True),
@@ -72,6 +74,7 @@ def downgrade() -> None:
     op.drop_table("job_move")
     op.drop_table("fleet")
     with op.batch_alter_table("job", schema=None) as batch:
+        batch.drop_column("dispatched_via")
         batch.drop_column("withdraw_from")
         batch.drop_column("moves")
         batch.drop_column("fleet_id")

@@ -240,6 +240,10 @@ class Job:
         description="The fleet it was submitted to: it waits on one member (clusterId) and may "
         "move to another before it is admitted (moves)."
     )
+    dispatched_via: strawberry.ID | None = strawberry.field(
+        description="Its fleet's MultiKueue manager cluster, where its Kubernetes objects are: "
+        "Kueue runs it on clusterId, which budcluster nominated."
+    )
     estimate: Estimate | None = strawberry.field(
         description="The latest estimate (estimatedStart and estimatedEnd with the reason); "
         "null until the job was first estimated."

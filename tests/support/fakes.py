@@ -250,6 +250,14 @@ class FakeJobRepository:
             if j.cluster_id in cluster_ids and j.status.is_active and self._visible(j)
         ]
 
+    async def active_via(self, cluster_id: ClusterId) -> list[Job]:
+        found = [
+            j
+            for j in self._uow.store.jobs.values()
+            if j.copy_cluster == cluster_id and j.status.is_active and self._visible(j)
+        ]
+        return [self._load(j) for j in sorted(found, key=lambda j: j.created_at)]
+
     async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
         waiting = (JobStatus.PENDING, JobStatus.QUEUED)
         found = [

@@ -92,6 +92,10 @@ _PENDING_PATH = re.compile(
 )
 _NAMESPACE_PATH = re.compile(r"/api/v1/namespaces(?:/([^/]+))?")
 _LOG_PATH = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log")
+_WORKLOAD_STATUS_PATH = re.compile(
+    r"/apis/kueue\.x-k8s\.io/(v1beta[12])/namespaces/([^/]+)/workloads/([^/]+)/status"
+)
+APPLY_PATCH = "application/apply-patch+yaml"
 GROUP_VERSIONS = {
     "Node": "v1/nodes",
     "Namespace": "v1/namespaces",
@@ -152,6 +156,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     """What each pod's container printed, by (namespace, pod): `set_log`."""
     log_reads: list[dict[str, str]] = attrs.field(factory=list, init=False)
     """The query of every log read, in order."""
+    status_applies: list[dict[str, Any]] = attrs.field(factory=list, init=False)
+    """Every server-side apply of a Workload's status: path, query, content type, body."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -168,6 +174,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
         log_of = _LOG_PATH.fullmatch(raw_request.path)
         if log_of and raw_request.method == "GET" and self._authorised(raw_request.headers):
             return self._serve_log(log_of[1], log_of[2], dict(raw_request.query))
+        status_of = _WORKLOAD_STATUS_PATH.fullmatch(raw_request.path)
+        if status_of and raw_request.method == "PATCH" and self._authorised(raw_request.headers):
+            return await self._apply_status(raw_request, status_of[1], status_of[2], status_of[3])
         pending = _PENDING_PATH.fullmatch(raw_request.path)
         if pending and pending[1] in self.visibility and self._authorised(raw_request.headers):
             limit = int(raw_request.query.get("limit", "1000"))
@@ -256,6 +265,45 @@ class KubeEmulator(kmock.KubernetesEmulator):
             raw = current.raw
             await self._buses[request.resource].put({"type": "MODIFIED", "object": raw})
         return aiohttp.web.json_response(raw, status=200)
+
+    async def _apply_status(
+        self, raw: aiohttp.web.BaseRequest, version: str, namespace: str, name: str
+    ) -> aiohttp.web.StreamResponse:
+        """A server-side apply of a Workload's status (kmock knows no subresource): recorded,
+        refused 409 on a stale resourceVersion, else the applied status fields replace the
+        object's (one applier here: what it leaves out of its fields stays, as another
+        manager's would), with a MODIFIED event."""
+        body = json.loads(await raw.read())
+        self.status_applies.append(
+            {
+                "path": raw.path,
+                "query": dict(raw.query),
+                "content_type": raw.headers.get("Content-Type"),
+                "body": body,
+            }
+        )
+        if raw.headers.get("Content-Type") != APPLY_PATCH or "fieldManager" not in raw.query:
+            return aiohttp.web.json_response(
+                status_body(415, "UnsupportedMediaType", "apply needs a field manager"), status=415
+            )
+        resource = kmock.resource(f"kueue.x-k8s.io/{version}/workloads")
+        key = (resource, namespace, name)
+        async with self._lock:
+            if key not in self._objects or self._objects[key].deleted:
+                return aiohttp.web.json_response(status_body(404, "NotFound", name), status=404)
+            current = self._objects[key]
+            stated = (body.get("metadata") or {}).get("resourceVersion")
+            held = (current.raw.get("metadata") or {}).get("resourceVersion")
+            if stated and held and stated != held:
+                body = status_body(409, "Conflict", "the object has been modified")
+                return aiohttp.web.json_response(body, status=409)
+            updated = json.loads(json.dumps(current.raw))
+            updated["status"] = {**(updated.get("status") or {}), **(body.get("status") or {})}
+            updated.setdefault("metadata", {})["resourceVersion"] = str(self._next_version())
+            current.create(updated)
+            raw_object = current.raw
+            await self._buses[resource].put({"type": "MODIFIED", "object": raw_object})
+        return aiohttp.web.json_response(raw_object, status=200)
 
     def _next_version(self) -> int:
         self._version_counter += 1
@@ -376,6 +424,20 @@ class KubeEmulator(kmock.KubernetesEmulator):
             for plural, (kind, namespaced) in kinds.items():
                 self.resources[f"kueue.x-k8s.io/{version}/{plural}"] = kmock.ResourceInfo(
                     kind=kind, namespaced=namespaced, verbs={"get", "list", "create", "delete"}
+                )
+
+    def serve_multikueue(self, *versions: str) -> None:
+        """Declare MultiKueue's resources in these versions, as a manager cluster's Kueue
+        serves them (cluster-scoped)."""
+        kinds = {
+            "multikueueclusters": "MultiKueueCluster",
+            "multikueueconfigs": "MultiKueueConfig",
+            "admissionchecks": "AdmissionCheck",
+        }
+        for version in versions:
+            for plural, kind in kinds.items():
+                self.resources[f"kueue.x-k8s.io/{version}/{plural}"] = kmock.ResourceInfo(
+                    kind=kind, namespaced=False, verbs={"get", "list", "create", "delete"}
                 )
 
     def serve_job_sets(self, version: str = "v1alpha2") -> None:

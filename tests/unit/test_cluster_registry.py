@@ -39,6 +39,7 @@ from domain.model.secrets import Envelope
 from domain.ports.cluster_api import (
     QUOTAS_CHECK,
     KubeconfigSummary,
+    MultiKueueFleet,
     NodeChange,
     QuotasApplied,
     WatchExpired,
@@ -152,6 +153,7 @@ class FakeApi:
         *,
         priority_classes: Iterable[WorkloadPriorityClass] = (),
         applied_before: Iterable[str] = (),
+        multikueue: Sequence[MultiKueueFleet] = (),
     ) -> QuotasApplied:
         # no Kueue here: its objects are tested against the emulator
         detail = "Kueue is not installed: the cluster serves no kueue.x-k8s.io API"

@@ -789,6 +789,9 @@ class NodesOnly:
     async def patch_object(self, path: str, patch: Json) -> Json | None:
         return None
 
+    async def apply_status(self, path: str, obj: Json, *, field_manager: str) -> Json | None:
+        return None
+
     async def create_object(self, path: str, obj: Json) -> Json:
         raise NotImplementedError
 

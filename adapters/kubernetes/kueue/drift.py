@@ -36,6 +36,8 @@ _OWNED_WHEN_ABSENT = frozenset(
         "description",
         "maxPriorityThreshold",
         "preference",
+        "admissionChecks",
+        "admissionChecksStrategy",
     }
 )
 """Fields budcluster owns even when it leaves them out: someone adding one is drift."""

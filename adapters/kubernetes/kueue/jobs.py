@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from adapters.kubernetes.kueue.multikueue import admitted_on
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
@@ -333,6 +334,7 @@ def observe(
         finished_at=finished_at,
         placements=_placements(kueue_workload, pods) if phase is WorkloadPhase.RUNNING else (),
         workload=_name(job_obj, kueue_workload, expected),
+        admitted_on=admitted_on(kueue_workload),
     )
 
 

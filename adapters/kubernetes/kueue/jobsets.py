@@ -39,6 +39,7 @@ from adapters.kubernetes.kueue.jobs import (
     job_labels,
     workload_phase,
 )
+from adapters.kubernetes.kueue.multikueue import admitted_on
 from adapters.kubernetes.kueue.objects import JsonObject
 from adapters.kubernetes.kueue.reading import (
     because,
@@ -162,6 +163,7 @@ def observe_job_set(
             _placements(job_set_obj, kueue_workload, pods) if phase is WorkloadPhase.RUNNING else ()
         ),
         workload=str(name) if name else (expected.name if expected else None),
+        admitted_on=admitted_on(kueue_workload),
     )
 
 

@@ -36,10 +36,11 @@ weight to Kubernetes' 1n precision.
 
 from __future__ import annotations
 
+import base64
 import enum
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -83,10 +84,19 @@ COHORT = "Cohort"
 CLUSTER_QUEUE = "ClusterQueue"
 LOCAL_QUEUE = "LocalQueue"
 WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
+SECRET = "Secret"
+MULTIKUEUE_CLUSTER = "MultiKueueCluster"
+MULTIKUEUE_CONFIG = "MultiKueueConfig"
+ADMISSION_CHECK = "AdmissionCheck"
+"""MultiKueue's manager objects (kueue/multikueue.py), before the ClusterQueues that name them."""
 CREATION_ORDER = (
     NAMESPACE,
     RESOURCE_FLAVOR,
     COHORT,
+    SECRET,
+    MULTIKUEUE_CLUSTER,
+    MULTIKUEUE_CONFIG,
+    ADMISSION_CHECK,
     CLUSTER_QUEUE,
     LOCAL_QUEUE,
     WORKLOAD_PRIORITY_CLASS,
@@ -95,11 +105,15 @@ PLURALS: Mapping[str, str] = {
     NAMESPACE: "namespaces",
     RESOURCE_FLAVOR: "resourceflavors",
     COHORT: "cohorts",
+    SECRET: "secrets",
+    MULTIKUEUE_CLUSTER: "multikueueclusters",
+    MULTIKUEUE_CONFIG: "multikueueconfigs",
+    ADMISSION_CHECK: "admissionchecks",
     CLUSTER_QUEUE: "clusterqueues",
     LOCAL_QUEUE: "localqueues",
     WORKLOAD_PRIORITY_CLASS: "workloadpriorityclasses",
 }
-NAMESPACED_KINDS = frozenset({LOCAL_QUEUE})
+NAMESPACED_KINDS = frozenset({LOCAL_QUEUE, SECRET})
 
 
 class KueueVersion(enum.StrEnum):
@@ -187,13 +201,18 @@ def desired_objects(
     cluster_id: ClusterId,
     priority_classes: Iterable[WorkloadPriorityClass] = (),
     with_cohorts: bool = True,
+    admission_checks: Mapping[str, Sequence[str]] | None = None,
+    before_queues: Sequence[JsonObject] = (),
 ) -> list[JsonObject]:
     """Every object budcluster keeps on the cluster for `quotas`, in creation order.
 
     Values of priority classes come from `quotas`; their descriptions from `priority_classes`
     when given. Cohort objects cover the model's cohorts and every cohort a queue or a cohort
-    names (an implicit one has an empty spec).
+    names (an implicit one has an empty spec). `admission_checks`: the AdmissionChecks each
+    ClusterQueue lists, by its name; `before_queues`: objects created before the ClusterQueues
+    (MultiKueue's, which the queues name).
     """
+    checks = admission_checks or {}
     descriptions = {pc.priority: pc.description for pc in priority_classes}
     named = {q.cohort for q in quotas.cluster_queues if q.cohort}
     named |= {c.parent for c in quotas.cohorts if c.parent}
@@ -207,8 +226,9 @@ def desired_objects(
             for name in sorted(cohorts)
             if with_cohorts
         ),
+        *before_queues,
         *(
-            _cluster_queue(q, version, cluster_id)
+            _cluster_queue(q, version, cluster_id, checks.get(q.name, ()))
             for q in sorted(quotas.cluster_queues, key=lambda q: q.name)
         ),
         *(
@@ -232,7 +252,7 @@ def _tenant_namespaces(quotas: QuotaSet) -> list[tuple[str, TenantId]]:
     return sorted(tenants.items(), key=lambda item: item[0])
 
 
-def _object(
+def object_for(
     api_version: str,
     kind: str,
     name: str,
@@ -255,11 +275,11 @@ def _stamped(obj: JsonObject) -> JsonObject:
 
 def _namespace(name: str, tenant: TenantId, cluster_id: ClusterId) -> JsonObject:
     labels = {TENANT_ID_LABEL: str(tenant), **POD_SECURITY}
-    return _object("v1", NAMESPACE, name, cluster_id, labels=labels)
+    return object_for("v1", NAMESPACE, name, cluster_id, labels=labels)
 
 
 def _flavor(flavor: ResourceFlavor, version: KueueVersion, cluster_id: ClusterId) -> JsonObject:
-    obj = _object(version.api_version, RESOURCE_FLAVOR, flavor.name, cluster_id)
+    obj = object_for(version.api_version, RESOURCE_FLAVOR, flavor.name, cluster_id)
     obj["spec"] = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
     return obj
 
@@ -267,7 +287,7 @@ def _flavor(flavor: ResourceFlavor, version: KueueVersion, cluster_id: ClusterId
 def _cohort(
     name: str, cohort: Cohort | None, version: KueueVersion, cluster_id: ClusterId
 ) -> JsonObject:
-    obj = _object(version.api_version, COHORT, name, cluster_id)
+    obj = object_for(version.api_version, COHORT, name, cluster_id)
     spec: JsonObject = {}
     if cohort is not None:
         if cohort.parent:
@@ -280,7 +300,12 @@ def _cohort(
     return obj
 
 
-def _cluster_queue(queue: ClusterQueue, version: KueueVersion, cluster_id: ClusterId) -> JsonObject:
+def _cluster_queue(
+    queue: ClusterQueue,
+    version: KueueVersion,
+    cluster_id: ClusterId,
+    checks: Sequence[str] = (),
+) -> JsonObject:
     preemption = queue.preemption
     borrow: JsonObject = {"policy": preemption.borrow_within_cohort.policy.value}
     if preemption.borrow_within_cohort.max_priority_threshold is not None:
@@ -308,7 +333,12 @@ def _cluster_queue(queue: ClusterQueue, version: KueueVersion, cluster_id: Clust
     if queue.resource_groups:
         in_cohort = bool(queue.cohort)
         spec["resourceGroups"] = [_group(g, in_cohort=in_cohort) for g in queue.resource_groups]
-    obj = _object(version.api_version, CLUSTER_QUEUE, queue.name, cluster_id)
+    if checks:  # a fleet's MultiKueue check on its manager (kueue/multikueue.py)
+        if version is KueueVersion.V1BETA1:
+            spec["admissionChecks"] = list(checks)
+        else:
+            spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": n} for n in checks]}
+    obj = object_for(version.api_version, CLUSTER_QUEUE, queue.name, cluster_id)
     obj["spec"] = spec
     return obj
 
@@ -343,7 +373,7 @@ def _quota(quota: ResourceQuota, *, in_cohort: bool) -> JsonObject:
 
 def _local_queue(queue: LocalQueue, version: KueueVersion, cluster_id: ClusterId) -> JsonObject:
     labels = {TENANT_ID_LABEL: str(queue.tenant_id)}
-    obj = _object(
+    obj = object_for(
         version.api_version,
         LOCAL_QUEUE,
         queue.name,
@@ -363,7 +393,7 @@ def _priority_class(
     cluster_id: ClusterId,
 ) -> JsonObject:
     name = priority_class_name(priority)
-    obj = _object(version.api_version, WORKLOAD_PRIORITY_CLASS, name, cluster_id)
+    obj = object_for(version.api_version, WORKLOAD_PRIORITY_CLASS, name, cluster_id)
     obj["value"] = value
     text = f"budcluster {priority.value} priority" if description is None else description
     if text:
@@ -399,9 +429,19 @@ def owned_part(obj: Mapping[str, Any]) -> JsonObject:
     kind = obj.get("kind")
     if kind == NAMESPACE:
         return {"labels": dict((obj.get("metadata") or {}).get("labels") or {})}
+    if kind == SECRET:  # its data as the API returns it (base64), whichever way it was given
+        return {"type": obj.get("type"), "data": secret_data(obj)}
     if kind == WORKLOAD_PRIORITY_CLASS:
         return {key: obj[key] for key in ("value", "description") if key in obj}
     return {"spec": obj.get("spec") or {}}
+
+
+def secret_data(obj: Mapping[str, Any]) -> JsonObject:
+    """A Secret's data, base64 as the API server keeps it (stringData folded in)."""
+    data = dict(obj.get("data") or {})
+    for key, text in (obj.get("stringData") or {}).items():
+        data[key] = base64.b64encode(str(text).encode()).decode()
+    return data
 
 
 def spec_hash(obj: Mapping[str, Any]) -> str:

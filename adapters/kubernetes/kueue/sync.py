@@ -27,14 +27,21 @@ from typing import Any
 from adapters.kubernetes.api import KubeApi
 from adapters.kubernetes.errors import ObjectConflict
 from adapters.kubernetes.kueue.drift import drifted
+from adapters.kubernetes.kueue.multikueue import (
+    KUEUE_NAMESPACE,
+    admission_checks,
+    multikueue_objects,
+)
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
     KUEUE_GROUP,
     LOCAL_QUEUE,
     MANAGED_BY,
     MANAGER,
+    MULTIKUEUE_CLUSTER,
     NAMESPACE,
     PLURALS,
+    SECRET,
     SPEC_HASH,
     KueueVersion,
     choose_version,
@@ -48,12 +55,21 @@ from domain.errors import ClusterConnectionError
 from domain.model.cluster import HealthCheck
 from domain.model.ids import ClusterId
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
-from domain.ports.cluster_api import QUOTAS_CHECK, QuotasApplied
+from domain.ports.cluster_api import QUOTAS_CHECK, MultiKueueFleet, QuotasApplied
 
 log = logging.getLogger(__name__)
 
 CHECK = QUOTAS_CHECK
-_KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "WorkloadPriorityClass")
+_KUEUE_KINDS = (
+    "ClusterQueue",
+    "LocalQueue",
+    "ResourceFlavor",
+    "Cohort",
+    "WorkloadPriorityClass",
+    "AdmissionCheck",
+    "MultiKueueConfig",
+    "MultiKueueCluster",
+)
 """Deletion order for objects the model no longer has (queues before what they name)."""
 
 
@@ -70,9 +86,12 @@ async def reconcile(
     cluster_id: ClusterId,
     priority_classes: Iterable[WorkloadPriorityClass] = (),
     applied_before: Iterable[str] = (),
+    multikueue: Sequence[MultiKueueFleet] = (),
+    kueue_namespace: str = KUEUE_NAMESPACE,
 ) -> QuotasApplied:
     """One pass (module doc). Raises ClusterConnectionError when the cluster can't be reached;
-    a write the cluster refuses (403, 422) fails the check instead."""
+    a write the cluster refuses (403, 422) fails the check instead. `multikueue`: the fleets
+    this cluster is MultiKueue's manager of (kueue/multikueue.py)."""
     served = await api.served_versions(KUEUE_GROUP)
     version = choose_version(served)
     if version is None:
@@ -83,16 +102,28 @@ async def reconcile(
         )
         return QuotasApplied(HealthCheck(CHECK, False, detail))
     resources = await api.served_resources(version.api_version)
+    failures: list[str] = []
+    managing = list(multikueue)
+    if managing and PLURALS[MULTIKUEUE_CLUSTER] not in resources:
+        failures.append(
+            f"fleets {', '.join(sorted(f.name for f in managing))}: this cluster serves no "
+            f"MultiKueue API (kueue.x-k8s.io/{version} multikueueclusters): it cannot be their "
+            "manager"
+        )
+        managing = []
     desired = desired_objects(
         quotas,
         version,
         cluster_id=cluster_id,
         priority_classes=priority_classes,
         with_cohorts=PLURALS["Cohort"] in resources,
+        admission_checks=admission_checks(managing),
+        before_queues=multikueue_objects(
+            managing, version, cluster_id=cluster_id, namespace=kueue_namespace
+        ),
     )
     before = set(applied_before)
     result = QuotasApplied(HealthCheck(CHECK, True, ""))
-    failures: list[str] = []
     for obj in desired:
         try:
             await _apply(api, obj, before, result)
@@ -111,6 +142,18 @@ async def reconcile(
                 live.setdefault("kind", kind)
                 await api.delete_object(object_path(live))
                 result.removed.append(key_text(live))
+    had_secrets = any(key.startswith(f"{SECRET}/") for key in before)
+    secrets, _ = (
+        await api.list_objects(collection_path("v1", SECRET, kueue_namespace))
+        if managing or had_secrets
+        else ([], "")
+    )
+    for live in secrets:  # the worker kubeconfigs of fleets it no longer manages
+        live.setdefault("apiVersion", "v1")
+        live.setdefault("kind", SECRET)
+        if _ours(live, cluster_id) and object_key(live) not in wanted:
+            await api.delete_object(object_path(live))
+            result.removed.append(key_text(live))
     result.check = _check(version, result, failures, len(desired))
     return result
 
