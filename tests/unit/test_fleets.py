@@ -125,12 +125,13 @@ class FleetWorld(World):
             await uow.commit()
         return job
 
-    async def queue(self, job_id: JobId) -> None:
-        """Handed over: QUEUED on its member, as the hand-over leaves it."""
+    async def step(self, job_id: JobId, status: JobStatus = JobStatus.QUEUED) -> None:
+        """The job moves to `status` now, as its cluster would report it (QUEUED: handed
+        over, as the hand-over leaves it)."""
         async with self.uow(TenantScope.system()) as uow:
             job = await uow.jobs.get(job_id)
             assert job is not None
-            job.transition(JobStatus.QUEUED, "queued", self.clock.now())
+            job.transition(status, status.value.lower(), self.clock.now())
             await uow.commit()
 
     async def set_status(self, cluster: Cluster, status: ClusterStatus) -> None:
@@ -262,12 +263,8 @@ async def waiting_on_a(world: FleetWorld) -> tuple[FleetId, Job, Job]:
     busy_b = await world.occupy(world.b, 0, 8, hours=3)
     job = await world.dispatcher.submit(world.alice, fleet_sub(world, fleet, **wide()))  # type: ignore[arg-type]
     assert job.cluster_id == world.a.id
-    await world.queue(job.id)
-    async with world.uow(TenantScope.system()) as uow:
-        ending = await uow.jobs.get(busy_b.id)
-        assert ending is not None
-        ending.transition(JobStatus.COMPLETED, "done", world.clock.now())
-        await uow.commit()
+    await world.step(job.id)
+    await world.step(busy_b.id, JobStatus.COMPLETED)
     await world.refresh()
     return fleet, job, busy_b
 
@@ -330,12 +327,8 @@ async def test_a_job_that_depends_on_another_stays(world: FleetWorld) -> None:
     sub = fleet_sub(world, fleet, depends_on=(first.id,), **wide())
     job = await world.dispatcher.submit(world.alice, sub)  # type: ignore[arg-type]
     assert job.cluster_id == world.a.id  # where what it depends on is
-    await world.queue(job.id)
-    async with world.uow(TenantScope.system()) as uow:
-        ending = await uow.jobs.get(busy_b.id)
-        assert ending is not None
-        ending.transition(JobStatus.COMPLETED, "done", world.clock.now())
-        await uow.commit()
+    await world.step(job.id)
+    await world.step(busy_b.id, JobStatus.COMPLETED)
     await world.refresh()
     assert await world.balancer.balance(fleet) == []
 
@@ -346,7 +339,7 @@ async def test_a_job_leaves_a_member_that_stops_answering(world: FleetWorld) -> 
         await world.occupy(world.a, node, 8, hours=1)
     await world.occupy(world.b, 0, 8, hours=4)
     queued = await world.dispatcher.submit(world.alice, fleet_sub(world, fleet, **wide()))  # type: ignore[arg-type]
-    await world.queue(queued.id)
+    await world.step(queued.id)
     pending = await world.dispatcher.submit(
         world.alice,
         fleet_sub(world, fleet, name="later", **wide()),  # type: ignore[arg-type]
