@@ -2645,6 +2645,11 @@ export type ScheduleTimelineSubscriptionVariables = Exact<{
 
 export type ScheduleTimelineSubscription = { __typename?: 'Subscription', scheduleTimeline: { __typename: 'Schedule', sequence: number, reason: string, computedAt: string, start: string, end: string, rows: Array<{ __typename?: 'TimelineRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }>, segments: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queue: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> } | { __typename: 'ScheduleDiff', sequence: number, computedAt: string, removed: Array<string>, added: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, moved: Array<{ __typename?: 'TimelineSegment', id: string, rows: Array<string>, start?: string | null, end?: string | null, kind: SegmentKind, source: string, jobId?: string | null, name: string, status?: JobStatus | null, priority?: JobPriority | null, mine: boolean, earliestStart?: string | null, latestStart?: string | null, jobType?: JobType | null }>, queueUpdate?: Array<{ __typename?: 'QueueEntry', position: number, jobId?: string | null, name: string, estimatedStart?: string | null, reason: string, warnings: Array<string>, priority?: JobPriority | null, gpuType?: string | null, gpuCount: number, podCount: number, mine: boolean, jobType?: JobType | null, earliestStart?: string | null, latestStart?: string | null }> | null, rowsUpdate?: Array<{ __typename?: 'ScheduleRow', id: string, node?: string | null, gpuIndex?: number | null, gpuType?: string | null }> | null } };
 
+export type ScheduleFleetsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ScheduleFleetsQuery = { __typename?: 'Query', fleets: Array<{ __typename?: 'Fleet', id: string, name: string, plannedAt?: string | null, members: Array<{ __typename?: 'Cluster', id: string, name: string }>, queue: Array<{ __typename?: 'FleetQueueEntry', position: number, jobId?: string | null, name: string, mine: boolean, status?: JobStatus | null, clusterId: string, estimatedStart?: string | null, nextBestClusterId?: string | null, nextBestStart?: string | null, moves: number }> }> };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -4458,3 +4463,28 @@ fragment Waiting on QueueEntry {
   earliestStart
   latestStart
 }`, {"hash":"6bcf83a8badc0aa4888fc1db52b18dc8e4a43f68d40dbeb43fae9b12e079d268"}) as unknown as TypedDocumentString<ScheduleTimelineSubscription, ScheduleTimelineSubscriptionVariables>;
+export const ScheduleFleetsDocument = new TypedDocumentString(`
+    query ScheduleFleets {
+  fleets {
+    id
+    name
+    members {
+      id
+      name
+    }
+    plannedAt
+    queue(first: 20) {
+      position
+      jobId
+      name
+      mine
+      status
+      clusterId
+      estimatedStart
+      nextBestClusterId
+      nextBestStart
+      moves
+    }
+  }
+}
+    `, {"hash":"47a229a2ac27da88031eec49bc5fba9e7c5101a9cbb643ca14f4a6a06e611433"}) as unknown as TypedDocumentString<ScheduleFleetsQuery, ScheduleFleetsQueryVariables>;

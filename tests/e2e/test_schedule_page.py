@@ -13,8 +13,9 @@ fresh subscription once now has moved by 5 % of the range); a screenshot of the 
 is saved under test-artifacts/, after which the filters leave only the chosen job type; a
 running job's details show what it has cost so far and what it is expected to cost; a project's
 budget is listed with what it has spent and drawn as a line where the schedule is expected to
-spend it. Every request the page makes is a persisted document of frontend-contract/operations
-(the service refuses anything else).
+spend it; a fleet the cluster is in lists its waiting jobs with the member each waits on. Every
+request the page makes is a persisted document of frontend-contract/operations (the service
+refuses anything else).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ async def service(
         BUDCLUSTER_SIM_NODES="1x2xnvidia-a100-80gb,1x4xnvidia-tesla-t4",
         BUDCLUSTER_SIM_TIME_SCALE="1",
         BUDCLUSTER_SIM_POLL_SECONDS="0.1",
+        BUDCLUSTER_FLEET_BALANCE_SECONDS="1",
     )
     started = await services.start("page", env)
     [token] = printed_tokens(started.stdout())
@@ -603,6 +605,53 @@ async def test_a_project_budget_shows_as_a_line_where_the_schedule_spends_it(
         await call(service, admin, "RemoveBudget", {"projectId": PROJECT_ID})
         price["hourlyPrice"] = "2.5"
         await call(service, admin, "SetGpuPrice", {"input": price})
+
+
+async def test_a_fleet_the_cluster_is_in_lists_its_waiting_jobs(
+    service: Service, browser: Any
+) -> None:
+    admin = str(service.admin_token)
+    made = await call(
+        service,
+        admin,
+        "CreateFleet",
+        {"input": {"name": "page-fleet", "clusterIds": [service.cluster_id]}},
+    )
+    fleet = made["createFleet"]["id"]
+    blocker = await submit(service, "fleet-blocker", gpus=2, runtime=3600, priority="CRITICAL")
+    job = {
+        "name": "fleet-waits",
+        "projectId": PROJECT_ID,
+        "fleetId": fleet,
+        "jobType": "BATCH",
+        "deploymentType": "DOCKER",
+        "spec": {"simulation": {"runtime_seconds": 60}},
+        "resources": {"gpuType": A100, "gpuCount": 2},
+        "estimatedDurationSeconds": 60,
+    }
+    answer = (await call(service, admin, "SubmitToFleet", {"input": job}))["submitJob"]
+    assert answer["__typename"] == "Job" and answer["clusterId"] == service.cluster_id, answer
+    page = await open_page(browser, service.base, admin, str(service.cluster_id))
+    try:
+        entry = page.locator(
+            f'#fleets-list [data-fleet="page-fleet"] li[data-job-id="{answer["id"]}"]'
+        )
+        deadline = time.monotonic() + 30
+        while not await entry.count():  # read on start, each minute and on a cluster picked
+            assert time.monotonic() < deadline
+            await page.evaluate(
+                "() => document.querySelector('#cluster').dispatchEvent(new Event('change'))"
+            )
+            await page.wait_for_timeout(500)
+        text = await entry.inner_text()
+        assert "fleet-waits on local-sim" in text, text
+        assert await entry.get_attribute("data-here") == "true"
+        assert not page.failures, page.failures
+    finally:
+        await page.close()
+        for done in (answer["id"], blocker):
+            await call(service, admin, "CancelJob", {"id": done, "reason": "test over"})
+        await call(service, admin, "DeleteFleet", {"id": fleet})
 
 
 async def test_a_screenshot_of_the_page_under_load(service: Service, browser: Any) -> None:

@@ -7,9 +7,11 @@ import {
   ClusterQuotasDocument,
   BudgetsDocument,
   JobCostDocument,
+  ScheduleFleetsDocument,
   ScheduleTimelineDocument,
   type ClusterListQuery,
   type BudgetsQuery,
+  type ScheduleFleetsQuery,
   type JobCostQuery,
   type ScheduleTimelineSubscriptionVariables,
 } from "../../../frontend-contract/types/graphql";
@@ -55,6 +57,8 @@ const ui = {
   details: el("details"),
   budgets: el("budgets"),
   budgetsList: el("budgets-list"),
+  fleets: el("fleets"),
+  fleetsList: el("fleets-list"),
   quotas: el<HTMLDetailsElement>("quotas"),
   quotasSummary: el("quotas-summary"),
   quotasBody: el("quotas-body"),
@@ -196,6 +200,7 @@ async function start(value: string): Promise<void> {
   if (!view) createView();
   void loadQuotas();
   void loadBudgets();
+  void loadFleets();
   fitOnSnapshot = true;
   client = openSocket(value, {
     connecting: (reconnect) => {
@@ -605,6 +610,7 @@ ui.cluster.addEventListener("change", () => {
   subscribe(false);
   void loadQuotas();
   void loadBudgets();
+  void loadFleets();
 });
 ui.fitWork.addEventListener("click", () => {
   if (view && !view.fitToWork()) view.showWholeRange();
@@ -705,6 +711,69 @@ window.setInterval(() => {
   budgetsPolling = true;
   void loadBudgets().finally(() => {
     budgetsPolling = false;
+  });
+}, 60_000);
+
+// ---------------------------------------------------------------- fleets (HTTP, each minute)
+
+type Fleet = ScheduleFleetsQuery["fleets"][number];
+type FleetEntry = Fleet["queue"][number];
+let fleetsRequest = 0;
+
+function fleetEntry(e: FleetEntry, names: Map<string, string>, here: string): string {
+  const member = names.get(e.clusterId) ?? "a member";
+  const start = e.estimatedStart ? relative(ms(e.estimatedStart)) : "no start yet";
+  const next = e.nextBestClusterId
+    ? ` · next best ${esc(names.get(e.nextBestClusterId) ?? "another member")}` +
+      (e.nextBestStart ? `, ${esc(relative(ms(e.nextBestStart)))}` : "")
+    : "";
+  const moved = e.moves ? ` · moved ${e.moves}×` : "";
+  return (
+    `<li data-job-id="${esc(e.jobId ?? "")}" data-here="${e.clusterId === here}">` +
+    `${esc(e.name)} on <span class="member">${esc(member)}</span>, ${esc(start)}` +
+    `<span class="muted">${next}${moved}</span></li>`
+  );
+}
+
+function fleetItem(f: Fleet, here: string): string {
+  const names = new Map(f.members.map((m) => [m.id, m.name]));
+  const waiting = f.queue.length
+    ? `<ol>${f.queue.map((e) => fleetEntry(e, names, here)).join("")}</ol>`
+    : '<p class="muted">Nothing waits.</p>';
+  return (
+    `<div class="fleet" data-fleet="${esc(f.name)}"><strong>${esc(f.name)}</strong> ` +
+    `<span class="muted">${esc(f.members.map((m) => m.name).join(", "))}</span>${waiting}</div>`
+  );
+}
+
+/** The fleets the picked cluster is a member of, each with its waiting jobs across members
+ * (where each waits and the next best, as of the fleet's last balancing pass). Fleets are no
+ * part of one cluster's stream: read on start, on a cluster picked and each minute. */
+async function loadFleets(): Promise<void> {
+  const current = token;
+  const here = ui.cluster.value;
+  if (!current || !here) return;
+  const mine = ++fleetsRequest;
+  try {
+    const data = await query(current, ScheduleFleetsDocument, {});
+    if (mine !== fleetsRequest) return;
+    const of = data.fleets.filter((f) => f.members.some((m) => m.id === here));
+    ui.fleets.hidden = of.length === 0;
+    ui.fleetsList.innerHTML = of.map((f) => fleetItem(f, here)).join("");
+  } catch (error) {
+    if (mine !== fleetsRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+    ui.fleets.hidden = false;
+    ui.fleetsList.innerHTML = `<p>${esc(error instanceof Error ? error.message : String(error))}</p>`;
+  }
+}
+
+let fleetsPolling = false;
+window.setInterval(() => {
+  if (ui.app.hidden || fleetsPolling) return; // one poll in flight
+  fleetsPolling = true;
+  void loadFleets().finally(() => {
+    fleetsPolling = false;
   });
 }, 60_000);
 
