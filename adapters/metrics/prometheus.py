@@ -173,6 +173,10 @@ class PrometheusMetrics:
             "job_failures", "Failed runs by reason.", ["job_type", "failure_reason"], registry=r
         )
         self.retries = Counter("job_retries", "Runs tried again.", ["job_type"], registry=r)
+        self.moves = Counter(
+            "job_moves", "Fleet jobs moved to another member before admission, by the member "
+            "left and the one joined.", ["from_cluster", "to_cluster"], registry=r,
+        )  # fmt: skip
         self.preemptions = Counter(
             "job_preemptions", "Preempted runs by reason.",
             ["job_type", "preemption_reason"], registry=r,
@@ -244,6 +248,9 @@ class PrometheusMetrics:
         kind, source = job.job_type.value, job.source.kind.value
         where = (str(job.cluster_id), job.resources.gpu_type or "", kind)
         if change.kind is ChangeKind.SUBMITTED:
+            return
+        if (moved := change.move) is not None:  # (once a move: as the cluster joined says it)
+            self.moves.labels(str(moved.from_cluster), str(moved.to_cluster)).inc()
             return
         if change.metered is not None:
             self.actual_cost.labels(*where).inc(float(change.metered))

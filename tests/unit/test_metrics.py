@@ -6,7 +6,8 @@ the queue wait (submission to RUNNING, and the retry's from its backoff), the st
 error against the submission estimate and whether the start fell in its window, the failure and
 preemption counters under bounded reasons, retries, durations and costs; free-text reasons map
 to a fixed set of categories; an operation name outside the contract is `other`; the cluster
-gauges and the subscriber count are read at scrape; the exposition parses as Prometheus text.
+gauges and the subscriber count are read at scrape; the exposition parses as Prometheus text; a
+fleet job's move counts once, by the clusters it left and joined.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from decimal import Decimal
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.metrics import ClusterGauges, PrometheusMetrics, reason_category
-from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
+from domain.model.ids import ClusterId, FleetId, JobId, ProjectId, TenantId
 from domain.model.job import (
     DeploymentType,
     Estimate,
@@ -122,6 +123,28 @@ def test_a_jobs_life_moves_each_lifecycle_metric() -> None:
     assert (
         value(
             metrics, "job_state_transitions_total", from_state="FAILED", to_state="PENDING", **kind
+        )
+        == 1
+    )
+
+
+def test_a_fleet_jobs_move_is_counted_once_by_the_clusters_it_left_and_joined() -> None:
+    metrics = PrometheusMetrics()
+    job = a_job()
+    job.fleet_id = FleetId(uuid.uuid4())
+    job.changes.clear()
+    job.transition(JobStatus.QUEUED, "queued", T0)
+    there = ClusterId(uuid.uuid4())
+    job.move(there, "starts sooner there", T0 + timedelta(minutes=1))
+    metrics.record(committed(job, 1))  # its MOVED change on both clusters' streams
+    assert value(metrics, "job_moves_total", from_cluster=str(CLUSTER), to_cluster=str(there)) == 1
+    assert (
+        value(
+            metrics,
+            "job_state_transitions_total",
+            job_type="TRAINING",
+            from_state="QUEUED",
+            to_state="PENDING",
         )
         == 1
     )
