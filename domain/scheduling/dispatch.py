@@ -6,9 +6,16 @@ Every member's offer is an estimate of the same admission rules the cluster runs
 (`domain.scheduling.estimator`), so the choice is as good as the estimates, and the fleet replay
 (`benchmarks/fleet_replay.py`) measures it against Kueue's own MultiKueue dispatchers with this
 very function. Ties on the start (to the second; every start already past is now) go to the
-lower cost, then to the less loaded member, then to the member named first. A move must gain at
-least the fleet's threshold and at least `MOVE_SHARE` of the wait left where the job is: two
-members whose estimates differ by less than their own error never trade a job back and forth.
+member where it starts without evicting running work, then to the lower cost, then to the less
+loaded member, then to the member named first. A move must gain at
+least the fleet's threshold and more than the estimate where the job is can tell apart: the
+other member must start it before the earliest of the start window its own member's record
+gives that estimate (at `DISPATCH_CONFIDENCE`), or, while that record is too short for a
+window, sooner by `MOVE_SHARE` of the wait left. Moves on differences the estimates cannot see
+trade jobs back and forth, each move putting the job ahead of the younger work waiting where it
+goes: on the fleet replay, a pass that moved on the threshold and a fifth of the wait alone
+made the mean wait longer than no moves at all (the module docstring of
+`benchmarks/fleet_replay.py` says by how much).
 """
 
 from __future__ import annotations
@@ -24,10 +31,9 @@ from domain.model.ids import ClusterId
 DISPATCH_CONFIDENCE = 0.8
 """The start window a deadline is checked at: the one the schedule shows by default."""
 MOVE_SHARE = 0.2
-"""A move must gain this share of the wait left on the job's member (a choice, not a fit: a
-window's width is a multiple of the wait, so an estimate's error grows with the wait; at a
-fifth, the estimates of two members must disagree by more than their usual spread before a
-job is moved on their difference)."""
+"""Without a start window, a move must gain this share of the wait left on the job's member (a
+choice, not a fit: a window's width is a multiple of the wait, so an estimate's error grows with
+the wait, and a fifth is a low bound of it where no record says more)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class Offer:
     cost: Decimal | None = None
     load: float = 0.0
     """The share of the member's GPUs of the job's type that its active jobs hold or ask."""
+    evicts: int = 0
+    """Jobs the estimate has its start there preempt."""
     reason: str = ""
     warnings: tuple[str, ...] = ()
     refused: tuple[FieldIssue, ...] = ()
@@ -76,7 +84,7 @@ def rank(
 
     def soonest(o: Offer) -> tuple[object, ...]:
         cost = (o.cost is None, o.cost if o.cost is not None else Decimal(0))
-        return (*_start_key(o, now), *cost, o.load, order[o.cluster_id])
+        return (*_start_key(o, now), o.evicts > 0, *cost, o.load, order[o.cluster_id])
 
     ranked = sorted((o for o in offers if o.takes), key=soonest)
     if deadline is None:
@@ -94,10 +102,12 @@ def move_to(
     threshold: timedelta,
     deadline: datetime | None = None,
 ) -> Offer | None:
-    """The member a waiting job should move to from `current` (its own member's estimate), or
-    None to stay. With a deadline it moves only when it misses the deadline where it is and the
-    best member meets it; else when the best starts it at least `threshold`, and `MOVE_SHARE` of
-    the wait left, sooner (or where it is nothing starts it at all)."""
+    """The member a waiting job should move to from `current` (its own member's estimate, with
+    its start window if the member's record gives one), or None to stay. With a deadline it
+    moves only when it misses the deadline where it is and the best member meets it; else when
+    the best starts it at least `threshold` sooner and before the earliest of `current`'s
+    window (without one: `MOVE_SHARE` of the wait left sooner), or where it is nothing starts
+    it at all."""
     best = next((o for o in ranked if o.cluster_id != current.cluster_id), None)
     if best is None or best.start is None:
         return None
@@ -108,5 +118,9 @@ def move_to(
     if current.start is None:
         return best
     gain = (current.start - best.start).total_seconds()
+    if gain < threshold.total_seconds():
+        return None
+    if current.window is not None:
+        return best if best.start < current.window[0] else None
     wait = max(0.0, (current.start - now).total_seconds())
-    return best if gain >= max(threshold.total_seconds(), MOVE_SHARE * wait) else None
+    return best if gain >= MOVE_SHARE * wait else None

@@ -190,6 +190,7 @@ class Dispatcher:
             window=None if window is None else (window.earliest, window.latest),
             cost=preview.estimated_cost,
             load=preview.load,
+            evicts=preview.evicts,
             reason=preview.reason,
             warnings=preview.warnings,
         )

@@ -22,7 +22,7 @@ import logging
 import math
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -91,6 +91,15 @@ SHOWN_CONFIDENCES = (0.5, 0.8, 0.95)
 
 
 @dataclass(frozen=True)
+class Arrival:
+    """A job's plan on a cluster it would arrive at (`TimelineService.what_if`), and how many
+    jobs there the estimate has its start evict."""
+
+    plan: JobPlan
+    evicts: int = 0
+
+
+@dataclass(frozen=True)
 class Preview:
     start: datetime | None
     end: datetime | None
@@ -101,6 +110,8 @@ class Preview:
     duration_source: str
     load: float = 0.0
     """How loaded the cluster is for the job (`load`)."""
+    evicts: int = 0
+    """Jobs the estimate has its start evict."""
 
 
 def load(snapshot: Snapshot, job: Job) -> float:
@@ -650,11 +661,16 @@ class TimelineService:
             estimated_cost=estimate_cost(job.resources, seconds, prices),
             duration_source=snapshot.durations.source(job),
             load=load(snapshot, job),
+            evicts=sum(
+                1
+                for p in schedule.jobs.values()
+                if p is not plan and plan.start is not None and p.preempted_at == plan.start
+            ),
         )
 
     async def what_if(
         self, cluster_id: ClusterId, arrivals: Sequence[Job], cluster_queue: str
-    ) -> dict[JobId, JobPlan]:
+    ) -> dict[JobId, Arrival]:
         """When `arrivals` (jobs of other clusters, given as if submitted here) would start and
         end on this cluster beside its own work, all of them at once: what a fleet's balancing
         weighs a move by (`domain.services.balancing`). A tenant with no LocalQueue of an
@@ -681,7 +697,12 @@ class TimelineService:
             local = (*snapshot.quotas.local_queues, *made.values())
             snapshot = replace(snapshot, quotas=replace(snapshot.quotas, local_queues=local))
         schedule = await self._compute.run(estimate, snapshot)
-        return {j.id: schedule.jobs[j.id] for j in arrivals if j.id in schedule.jobs}
+        evicted = Counter(p.preempted_at for p in schedule.jobs.values() if p.preempted_at)
+        return {
+            j.id: Arrival(plan, evicted[plan.start] if plan.start else 0)
+            for j in arrivals
+            if (plan := schedule.jobs.get(j.id)) is not None
+        }
 
     async def accuracy(self, cluster_id: ClusterId, *, since: datetime | None = None) -> Accuracy:
         after = since or self._clock.now() - timedelta(days=30)

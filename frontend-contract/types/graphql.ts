@@ -785,7 +785,7 @@ export type Fleet = {
   maxMoves: Scalars['Int']['output'];
   /** The member clusters, in the order they were given. */
   members: Array<Cluster>;
-  /** A waiting job moves only to a member that starts it at least this much (and a fifth of its wait) sooner. */
+  /** A waiting job moves only to a member that starts it at least this much sooner, and before the earliest of its start window where it is. */
   moveThresholdSeconds: Scalars['Int']['output'];
   name: Scalars['String']['output'];
   /** When the fleet's waiting jobs were last weighed against every member. */
@@ -825,6 +825,8 @@ export type FleetMemberPreview = {
   estimatedCost?: Maybe<Scalars['Decimal']['output']>;
   estimatedEnd?: Maybe<Scalars['DateTime']['output']>;
   estimatedStart?: Maybe<Scalars['DateTime']['output']>;
+  /** Jobs its start there would preempt, as the estimate has it. */
+  evicts: Scalars['Int']['output'];
   /** The share of the member's GPUs of the job's type its active jobs hold or ask for (ties on the start and cost go to the less loaded). */
   load?: Maybe<Scalars['Float']['output']>;
   /** Why the member cannot take the job (empty when it can). */
@@ -2557,7 +2559,7 @@ export type PreviewOnFleetQueryVariables = Exact<{
 }>;
 
 
-export type PreviewOnFleetQuery = { __typename?: 'Query', previewJob: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'JobPreview', clusterId: string, estimatedStart?: string | null, estimatedEnd?: string | null, estimatedCost?: string | null, reason: string, members: Array<{ __typename?: 'FleetMemberPreview', clusterId: string, clusterName: string, rank?: number | null, estimatedStart?: string | null, estimatedEnd?: string | null, estimatedCost?: string | null, load?: number | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null, problems: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> }> } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+export type PreviewOnFleetQuery = { __typename?: 'Query', previewJob: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'JobPreview', clusterId: string, estimatedStart?: string | null, estimatedEnd?: string | null, estimatedCost?: string | null, reason: string, members: Array<{ __typename?: 'FleetMemberPreview', clusterId: string, clusterName: string, rank?: number | null, estimatedStart?: string | null, estimatedEnd?: string | null, estimatedCost?: string | null, load?: number | null, evicts: number, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null, problems: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> }> } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
 
 export type SubmitToFleetMutationVariables = Exact<{
   input: SubmitJobInput;
@@ -3990,6 +3992,7 @@ export const PreviewOnFleetDocument = new TypedDocumentString(`
         estimatedEnd
         estimatedCost
         load
+        evicts
         reason
         warnings
         startWindow(confidence: 0.8) {
@@ -4019,7 +4022,7 @@ export const PreviewOnFleetDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"b2244743ecce4fcba4311c8c44ec1bdce6cd27fa6659ab89af6de50c1403139e"}) as unknown as TypedDocumentString<PreviewOnFleetQuery, PreviewOnFleetQueryVariables>;
+    `, {"hash":"9400ce33be2ecd34c8a59b95686248a57defb8295bea3b5787641dc9e6e57e42"}) as unknown as TypedDocumentString<PreviewOnFleetQuery, PreviewOnFleetQueryVariables>;
 export const SubmitToFleetDocument = new TypedDocumentString(`
     mutation SubmitToFleet($input: SubmitJobInput!) {
   submitJob(input: $input) {

@@ -52,6 +52,9 @@ class FleetMemberPreview:
         description="The share of the member's GPUs of the job's type its active jobs hold or "
         "ask for (ties on the start and cost go to the less loaded)."
     )
+    evicts: int = strawberry.field(
+        description="Jobs its start there would preempt, as the estimate has it."
+    )
     reason: str = strawberry.field(description="Why it would wait there.")
     warnings: list[str]
     problems: list[FieldError] = strawberry.field(
@@ -74,6 +77,7 @@ class FleetMemberPreview:
             estimated_end=offer.end,
             estimated_cost=offer.cost,
             load=None if offer.refused or offer.load == float("inf") else offer.load,
+            evicts=offer.evicts,
             reason=offer.reason,
             warnings=list(offer.warnings),
             problems=[

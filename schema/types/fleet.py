@@ -52,7 +52,7 @@ class Fleet:
     )
     move_threshold_seconds: int = strawberry.field(
         description="A waiting job moves only to a member that starts it at least this much "
-        "(and a fifth of its wait) sooner."
+        "sooner, and before the earliest of its start window where it is."
     )
     max_moves: int = strawberry.field(description="The most times one job moves.")
     created_at: datetime

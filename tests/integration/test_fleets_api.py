@@ -40,7 +40,7 @@ query($input: SubmitJobInput!) {
     __typename
     ... on JobPreview {
       clusterId estimatedStart estimatedCost
-      members { clusterName rank estimatedStart estimatedCost load problems { path code } }
+      members { clusterName rank estimatedStart estimatedCost load evicts problems { path code } }
     }
     ... on ValidationError { fields { path code message } }
   }
@@ -138,6 +138,7 @@ async def test_a_fleet_job_lands_where_the_preview_put_it(api: Api) -> None:
     preview = (await api.ok(PREVIEW, {"input": given}, token=token))["previewJob"]
     ranked = [m for m in preview["members"] if m["rank"] is not None]
     assert [m["rank"] for m in ranked] == [1, 2]
+    assert [m["evicts"] for m in ranked] == [0, 0]  # nothing runs there to evict
     assert ranked[0]["estimatedCost"] < ranked[1]["estimatedCost"]  # a tie on the start: cost
     assert preview["clusterId"] == members[0]
     [t4s] = [m for m in preview["members"] if m["rank"] is None]

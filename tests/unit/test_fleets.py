@@ -8,8 +8,8 @@ with why in its status message; a job no member can take is refused with each me
 a repeated idempotency key answers with the first job. A balancing pass stores the plan (each
 job's member and the next best) and moves a queued job whose member would start it much later
 than another (events on both clusters, the audit trail, the hand-over queued), but not past
-`max_moves`, not a PENDING job whose hand-over is under way, and not a job that depends on
-another; a job on a member that stops answering moves at once if PENDING, and if QUEUED only
+`max_moves`, not a PENDING job whose hand-over is under way, not a retry (it stays where it ran,
+unless that member stops answering), and not a job that depends on another; a job on a member that stops answering moves at once if PENDING, and if QUEUED only
 once the member has been lost for `lost_after`. The hand-over after a move withdraws the copy
 left behind first (never two live copies; an unreachable origin is retried), and the watch of
 the member it left takes back a copy it still finds there.
@@ -316,6 +316,27 @@ async def test_no_move_past_max_moves_or_for_a_hand_over_under_way(world: FleetW
         await uow.commit()
     await world.refresh()
     assert await world.balancer.balance(fleet) == []
+
+
+async def test_a_retry_stays_where_it_ran_unless_its_member_stops_answering(
+    world: FleetWorld,
+) -> None:
+    fleet, job, _ = await waiting_on_a(world)
+    async with world.uow(TenantScope.system()) as uow:  # it ran on a, was evicted, is retried
+        found = await uow.jobs.get(job.id)
+        assert found is not None
+        now = world.clock.now()
+        found.transition(JobStatus.ADMITTED, "admitted", now)
+        found.transition(JobStatus.PREEMPTED, "preempted by a higher priority workload", now)
+        found.begin_retry(now, now, "retry 1 of 3")
+        found.transition(JobStatus.QUEUED, "queued", now)
+        await uow.commit()
+    await world.refresh()
+    assert await world.balancer.balance(fleet) == []  # b would start it sooner: it stays
+    await world.set_status(world.a, ClusterStatus.NOT_AVAILABLE)
+    world.clock.advance(16 * 60)
+    [forced] = await world.balancer.balance(fleet)
+    assert forced.job_id == job.id and forced.to_cluster == world.b.id
 
 
 async def test_a_job_that_depends_on_another_stays(world: FleetWorld) -> None:
