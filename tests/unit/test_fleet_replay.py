@@ -194,7 +194,7 @@ def test_no_job_moves_more_than_max_moves_under_churn() -> None:
         rng.choice((JobPriority.HIGH, JobPriority.NORMAL, JobPriority.LOW)) for _ in trace
     ]
     result, fleet, _ = replay_with(ESTIMATE, trace, priorities, specs=specs)
-    assert max(fleet.moves.values()) == fleet.fleet.max_moves  # reached, and never passed
+    assert fleet.moves and max(fleet.moves.values()) <= fleet.fleet.max_moves  # never passed
     assert result.duplicates == 0 and result.withdrawn == 0
     again, _, _ = replay_with(ESTIMATE, trace, priorities, specs=specs)
     assert again.waits == result.waits and again.moves == result.moves
