@@ -1,14 +1,13 @@
 """Where a fleet job goes (`domain.scheduling.dispatch`) and how a job moves (`Job.move`).
 
 Covers: the soonest start wins; ties (to the second, and every start already past) go to the
-member where the start evicts no one, then the lower cost, then the less loaded member, then the
-member named first; members that cannot take the job are left out; with a deadline, the
-cheapest member that meets it at the window's latest start wins, else the soonest; a move needs
-the threshold and a start before the earliest of the window its own member gives the job
-(without one: a fifth of the wait), or no start where the job is; a deadline job stays where it
-meets its deadline; a move of a QUEUED job is a new hand-over of the same attempt that withdraws
-its copy first, said on both clusters' streams, and a job that is not waiting or not a fleet's
-does not move.
+lower cost, then the less loaded member, then the member named first; members that cannot take
+the job are left out; with a deadline, the cheapest member that meets it at the window's latest
+start wins, else the soonest; a move needs the threshold and a start before the earliest of the
+window its own member gives the job (without one: a fifth of the wait), or no start where the
+job is; a deadline job stays where it meets its deadline; a move of a QUEUED job is a new
+hand-over of the same attempt that withdraws its copy first, said on both clusters' streams, and
+a job that is not waiting or not a fleet's does not move.
 """
 
 from __future__ import annotations
@@ -119,13 +118,6 @@ def test_with_a_window_a_move_must_beat_the_earliest_its_own_member_might_start_
     near = offer(A, HOUR, window=(T0 + timedelta(minutes=55), T0 + 2 * HOUR))
     barely = offer(B, timedelta(minutes=52))  # before the window, but under the threshold
     assert move_to(near, [barely, near], T0, threshold=threshold) is None
-
-
-def test_of_equal_starts_one_that_evicts_no_one_goes_first() -> None:
-    evicting = offer(A, timedelta(0), cost=Decimal(1), evicts=2)
-    free = offer(B, timedelta(0), cost=Decimal(3))
-    later = offer(C, timedelta(minutes=1), cost=Decimal(1))
-    assert names(rank([evicting, free, later], T0)) == ["b", "a", "c"]
 
 
 def test_a_deadline_job_stays_where_it_meets_its_deadline_and_moves_where_it_would() -> None:
