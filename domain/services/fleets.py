@@ -11,7 +11,7 @@ read clusters: to submit to them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from domain.errors import Conflict, FieldIssue, NotFound, ValidationFailed
 from domain.model.cluster import Cluster, ClusterStatus
@@ -25,6 +25,7 @@ from domain.model.fleet import (
     FleetPlan,
 )
 from domain.model.ids import ClusterId, FleetId, new_fleet_id
+from domain.model.job import JobStatus
 from domain.model.quota import DEFAULT_QUEUE
 from domain.names import MAX_OBJECT_NAME, name_problem, text_problem
 from domain.ports.clock import Clock
@@ -219,8 +220,16 @@ class FleetService:
             return await uow.fleets.all()
 
     async def plan(self, fleet_id: FleetId) -> FleetPlan | None:
+        """The fleet's last plan, without the jobs admitted (or ended) since it was made: the
+        queue as it stands, whoever reads it (others' jobs are shown, unnamed, as well)."""
         async with self._uow(TenantScope.system()) as uow:
-            return await uow.fleets.plan(fleet_id)
+            plan = await uow.fleets.plan(fleet_id)
+            if plan is None or not plan.jobs:
+                return plan
+            jobs = await uow.jobs.get_many([p.job_id for p in plan.jobs])
+        waiting = (JobStatus.PENDING, JobStatus.QUEUED)
+        kept = tuple(p for p in plan.jobs if p.job_id in jobs and jobs[p.job_id].status in waiting)
+        return replace(plan, jobs=kept)
 
 
 def _manager_changed(uow: UnitOfWork, managers: set[ClusterId | None]) -> None:

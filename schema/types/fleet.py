@@ -8,14 +8,12 @@ import strawberry
 
 from domain.model import fleet as model
 from domain.model.ids import ClusterId, FleetId
-from domain.model.job import JobStatus as DomainStatus
 from domain.services.paging import check_first
 from schema.context import Info
 from schema.refusals import argument_error
 from schema.types.cluster import Cluster
 from schema.types.enums import JobStatus
 
-WAITING = frozenset({DomainStatus.PENDING, DomainStatus.QUEUED})
 QUEUE_PAGE = 100
 MAX_QUEUE_PAGE = 1000
 
@@ -100,8 +98,6 @@ class Fleet:
         jobs = await info.context.loaders.job.load_many([p.job_id for p in soonest])
         entries: list[FleetQueueEntry] = []
         for planned, job in zip(soonest, jobs, strict=True):
-            if job is not None and job.status not in WAITING:
-                continue  # admitted (or ended) since the plan was made
             entries.append(
                 FleetQueueEntry(
                     position=len(entries) + 1,

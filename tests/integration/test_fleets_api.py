@@ -254,3 +254,4 @@ async def test_a_waiting_job_moves_when_another_member_frees(api: Api, clock: Fa
     await move(api, job_id, (JobStatus.ADMITTED, timedelta(minutes=30)))
     admitted = (await api.ok(VIEW, {"id": fleet}, token=token))["fleet"]["queue"]
     assert admitted == []  # no longer waiting: out of the fleet's queue before the next pass
+    assert (await api.ok(VIEW, {"id": fleet}, token=bob))["fleet"]["queue"] == []  # for all
