@@ -135,6 +135,7 @@ class FleetBalancer:
         candidates = [
             j for j in waiting if movable(j, forced=True) and j.estimate_reason is not None
         ]
+        considered = {j.id for j in candidates}
         plans: dict[ClusterId, dict[JobId, Arrival]] = {}
         for cluster in answering:
             arrivals = [
@@ -149,7 +150,7 @@ class FleetBalancer:
         for job in waiting:
             window = await self._timeline.start_window(
                 job.cluster_id,
-                job.estimated_start if job in candidates else None,
+                job.estimated_start if job.id in considered else None,
                 DISPATCH_CONFIDENCE,
                 wide=job.resources.total_pods > 1,
             )
@@ -184,7 +185,7 @@ class FleetBalancer:
                     best.start if best else None,
                 )
             )
-            if best is not None and job in candidates:
+            if best is not None and job.id in considered:
                 move = self._decide(fleet, job, clusters, current, ranked, now)
                 if move is not None:
                     moves.append(move)
