@@ -55,6 +55,7 @@ from budcluster.container import App
 from budcluster.routers import GatewayRouter, ServingRouter
 from budcluster.settings import Settings
 from domain.aio import InThread
+from domain.model.drain import Drain
 from domain.model.ids import ClusterId, DeploymentId
 from domain.model.job import JobPriority, JobStatus
 from domain.model.outbound import AllowList, OutboundRules
@@ -78,6 +79,7 @@ from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
 from domain.services.dispatch import Dispatcher
+from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
@@ -226,15 +228,18 @@ def _limiter(settings: Settings, redis: Redis | None, clock: Clock) -> RateLimit
 def _gateways(
     settings: Settings, db: Database, clock: Clock, registry: ClusterRegistry, kube: KubeConnector
 ) -> GatewayRouter:
-    """Simulated clusters, whose admission reads the cluster's quotas and reservations, and
+    """Simulated clusters, whose admission reads the cluster's quotas, reservations and drains, and
     real ones through Kueue, connected with the kubeconfigs the registry keeps sealed."""
     uow = db.unit_of_work
 
-    async def configuration(cluster_id: ClusterId) -> tuple[QuotaSet, list[CapacityReservation]]:
+    async def configuration(
+        cluster_id: ClusterId,
+    ) -> tuple[QuotaSet, list[CapacityReservation], list[Drain]]:
         async with uow(TenantScope.system()) as reader:
             quotas = await reader.quotas.quota_set(cluster_id)
             reservations = await reader.reservations.active(cluster_id, active_after=clock.now())
-        return quotas, reservations
+            drains = await reader.drains.on([cluster_id])
+        return quotas, reservations, drains
 
     async def priority_values() -> dict[JobPriority, int]:
         async with uow(TenantScope.system()) as reader:
@@ -408,6 +413,7 @@ def _services(
     deployments = DeploymentService(
         uow=uow, clock=clock, jobs=jobs, endpoints=ServingRouter(SimulatedEndpoints(serving))
     )
+    balancer = FleetBalancer(uow=uow, clock=clock, timeline=timeline)
     return App(
         settings=settings,
         clock=clock,
@@ -472,7 +478,14 @@ def _services(
         dispatcher=Dispatcher(
             uow=uow, clock=clock, jobs=jobs, timeline=timeline, deployments=deployments
         ),
-        balancer=FleetBalancer(uow=uow, clock=clock, timeline=timeline),
+        balancer=balancer,
+        drains=DrainService(
+            uow=uow,
+            clock=clock,
+            gateways=gateways,
+            deployments=deployments,
+            balancer=balancer,
+        ),
         audit=AuditService(
             uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
         ),

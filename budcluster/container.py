@@ -53,6 +53,7 @@ from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
 from domain.services.dispatch import Dispatcher
+from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
 from domain.services.observations import ObservationService
@@ -119,6 +120,7 @@ class App:
     fleets: FleetService
     dispatcher: Dispatcher
     balancer: FleetBalancer
+    drains: DrainService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None

@@ -66,6 +66,7 @@ class Runtime:
             self._run(self._prune(), "event-pruning")
             self._run(self._budgets(), "budget-check")
             self._run(self._fleets(), "fleet-balancing")
+            self._run(self._drains(), "drains")
             if not isinstance(app.tasks, ArqTaskQueue):  # arq workers run it as a cron job
                 self._run(self._sync_clusters(), "cluster-sync")
 
@@ -140,6 +141,18 @@ class Runtime:
             except Exception as exc:
                 log_failure("balancing fleets", exc)
             took = time.perf_counter() - began
+
+    async def _drains(self) -> None:
+        """A round of every drain under way (`DrainService.advance_all`: what raced it is
+        requeued or replaced, Kubernetes' evictions tried again, a drain that is done marked
+        DRAINED), every `drain_seconds`."""
+        app = self.app
+        while True:
+            await asyncio.sleep(app.settings.drain_seconds)
+            try:
+                await app.drains.advance_all()
+            except Exception as exc:
+                log_failure("advancing drains", exc)
 
     async def _prune(self) -> None:
         app = self.app

@@ -98,6 +98,9 @@ class Settings:
     fleet_balance_seconds: float = 15.0
     """How often each fleet's waiting jobs are weighed against its other members (and moved:
     `FleetBalancer`); never more often than twice the last pass took."""
+    drain_seconds: float = 5.0
+    """How often the drains under way are advanced (their jobs' grace periods are tens of
+    seconds: Kubernetes' default is 30)."""
     """The full sync of every real cluster (nodes and health), beside the node watch."""
     orphan_grace_seconds: float = 600.0
     """How long objects of budcluster's with no job stay on a real cluster before removal."""
@@ -259,6 +262,7 @@ class Settings:
             cluster_sync_seconds=float(_env("CLUSTER_SYNC_SECONDS", "180") or 180),
             budget_check_seconds=float(_env("BUDGET_CHECK_SECONDS", "5") or 5),
             fleet_balance_seconds=float(_env("FLEET_BALANCE_SECONDS", "15") or 15),
+            drain_seconds=float(_env("DRAIN_SECONDS", "5") or 5),
             orphan_grace_seconds=float(_env("ORPHAN_GRACE_SECONDS", "600") or 600),
             kube_plain_http=_flag("KUBE_PLAIN_HTTP", False),
             helm_executable=_env("HELM", "helm") or "helm",
@@ -292,6 +296,8 @@ class Settings:
             raise ValueError("BUDCLUSTER_BUDGET_CHECK_SECONDS must be from 0.1 to 3600")
         if not 0.1 <= settings.fleet_balance_seconds <= 3600:
             raise ValueError("BUDCLUSTER_FLEET_BALANCE_SECONDS must be from 0.1 to 3600")
+        if not 0.1 <= settings.drain_seconds <= 3600:
+            raise ValueError("BUDCLUSTER_DRAIN_SECONDS must be from 0.1 to 3600")
         if settings.audit_retention_days < 1:
             raise ValueError("BUDCLUSTER_AUDIT_RETENTION_DAYS must be at least 1")
         if settings.rate_burst < settings.operation_budget:

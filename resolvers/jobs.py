@@ -106,6 +106,7 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
         source_id=data.source.source_id,
         estimated_duration_seconds=data.estimated_duration_seconds,
         max_duration_seconds=data.max_duration_seconds,
+        termination_grace_seconds=data.termination_grace_period_seconds,
         deadline=data.deadline,
         priority=data.priority,
         preemptible=data.preemptible,

@@ -31,6 +31,7 @@ from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
 from domain.services.dispatch import Dispatcher
+from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
 from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
@@ -138,6 +139,7 @@ class ApiServices:
     budgets: BudgetService
     fleets: FleetService
     dispatcher: Dispatcher
+    drains: DrainService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
     shares: TenantShares | None = None

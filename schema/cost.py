@@ -171,6 +171,8 @@ LIST_SIZES: dict[str, int] = {
     "Query.workloadPriorityClasses": 5,
     "Query.budgets": 10,
     "Query.fleets": 5,
+    "Query.drains": 3,
+    "Drain.blockedPods": 3,
     "Fleet.members": 4,
     "Job.moves": 2,
     "JobPreview.members": FLEET_MEMBERS,

@@ -18,6 +18,7 @@ from resolvers import benchmarks as benchmark_resolvers
 from resolvers import budgets as budget_resolvers
 from resolvers import clusters as cluster_resolvers
 from resolvers import deployments as deployment_resolvers
+from resolvers import drains as drain_resolvers
 from resolvers import fleets as fleet_resolvers
 from resolvers import jobs as job_resolvers
 from resolvers import quotas as quota_resolvers
@@ -35,6 +36,7 @@ from schema.types.budget import Budget
 from schema.types.cluster import Cluster
 from schema.types.connection import JobConnection
 from schema.types.deployment import Deployment, DeploymentConnection
+from schema.types.drain import Drain
 from schema.types.fleet import Fleet
 from schema.types.job import Job, JobEvent
 from schema.types.quota import WorkloadPriorityClass
@@ -74,6 +76,10 @@ class Query:
         "submitting it.",
     )
     clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
+    drains: list[Drain] = strawberry.field(
+        resolver=drain_resolvers.drains,
+        description="A cluster's drains: those on, and those ended in the last day.",
+    )
     fleets: list[Fleet] = strawberry.field(
         resolver=fleet_resolvers.fleets,
         description="Every fleet: clusters grouped behind one queue name, by name.",
@@ -206,7 +212,25 @@ class Mutation:
     )
     delete_cluster = _audited(
         cluster_resolvers.delete_cluster,
-        "DELETING, then gone, with its jobs. Refused while jobs are active unless `force`.",
+        "DELETING, then gone, with its jobs. Refused while jobs are active unless `force`, "
+        "or the cluster is drained whole (drainCluster) and nothing holds resources there.",
+    )
+    drain_node = _audited(
+        drain_resolvers.drain_node,
+        "Drain a node before maintenance: it is cordoned; its batch and training jobs get "
+        "SIGTERM and their grace period (terminationGracePeriodSeconds), then are requeued "
+        "without using a retry; a deployment's replicas start elsewhere before the old ones "
+        "stop. Needs clusters:write.",
+    )
+    drain_cluster = _audited(
+        drain_resolvers.drain_cluster,
+        "Drain a whole cluster (before maintenance or removal): nothing new is admitted "
+        "there, its running jobs leave as drainNode's do, and its fleets' waiting jobs move "
+        "to the other members (others wait, with the reason). Needs clusters:write.",
+    )
+    undrain = _audited(
+        drain_resolvers.undrain,
+        "End a drain: the node or cluster takes new work again. Needs clusters:write.",
     )
     create_fleet = _audited(
         fleet_resolvers.create_fleet,

@@ -99,6 +99,7 @@ jobs = sa.Table(
     sa.Column("pod_sets", JSONDocument, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("estimated_duration_seconds", sa.Integer),
     sa.Column("max_duration_seconds", sa.Integer),
+    sa.Column("termination_grace_seconds", sa.Integer),
     sa.Column("deadline", UTCDateTime),
     sa.Column("priority", sa.String(20), nullable=False),
     sa.Column("preemptible", sa.Boolean, nullable=False),
@@ -181,6 +182,26 @@ fleets = sa.Table(
 )
 """Clusters grouped behind one queue name (`domain.model.fleet.Fleet`), with the latest plan
 of where each of its waiting jobs would start (`domain.scheduling.dispatch.FleetPlan`)."""
+
+drains = sa.Table(
+    "drain",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("node", sa.String(253)),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("started_by", sa.Text, nullable=False),
+    sa.Column("evictions_end", UTCDateTime, nullable=False),
+    sa.Column("replacing", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("drained_at", UTCDateTime),
+    sa.Column("ended_at", UTCDateTime),
+    sa.Column("blocked", JSONDocument, nullable=False),
+    sa.Index("ix_drain_cluster_id", "cluster_id"),
+)
+"""A node or a whole cluster (node NULL) taken out of service (`domain.model.drain.Drain`)."""
 
 job_moves = sa.Table(
     "job_move",

@@ -32,6 +32,7 @@ from adapters.db.audit import WROTE, SqlAuditRepository
 from adapters.db.benchmarks import SqlBenchmarkRepository
 from adapters.db.budgets import SqlBudgetRepository
 from adapters.db.deployments import SqlDeploymentRepository
+from adapters.db.drains import SqlDrainRepository
 from adapters.db.eventlog import events_after
 from adapters.db.fleets import SqlFleetRepository
 from adapters.db.handle import DatabaseHandle
@@ -120,6 +121,7 @@ class SqlUnitOfWork:
     usage: SqlUsageRepository
     budgets: SqlBudgetRepository
     fleets: SqlFleetRepository
+    drains: SqlDrainRepository
 
     def __init__(
         self, db: DatabaseHandle, scope: TenantScope, *, consistent_read: bool = False
@@ -161,6 +163,7 @@ class SqlUnitOfWork:
         self.usage = SqlUsageRepository(conn)
         self.budgets = SqlBudgetRepository(conn)
         self.fleets = SqlFleetRepository(conn)
+        self.drains = SqlDrainRepository(conn)
         if conn.sync_connection is not None:
             conn.sync_connection.info.pop(WROTE, None)
         return self

@@ -74,8 +74,23 @@ class KubeApi(Protocol):
 
 
 class WorkloadApi(KubeApi, Protocol):
-    """The API as the gateway uses it: objects, and what pods print (a benchmark Job reports
-    its result in its pod's log)."""
+    """The API as the gateway uses it: objects, what pods print (a benchmark Job reports its
+    result in its pod's log), and what a drain does to pods (list them by node, evict them,
+    delete them with a grace period)."""
+
+    async def list_objects(
+        self, path: str, *, label_selector: str | None = None, field_selector: str | None = None
+    ) -> tuple[list[Json], str]:
+        """As KubeApi's, and narrowed by an equality `field_selector` ("spec.nodeName=n1"),
+        which the server applies."""
+
+    async def delete_object(self, path: str, *, grace_seconds: int | None = None) -> None:
+        """As KubeApi's; with `grace_seconds`, the DeleteOptions' gracePeriodSeconds (for a
+        pod: the time its containers get between SIGTERM and being killed)."""
+
+    async def evict_pod(self, *, namespace: str, name: str) -> bool:
+        """POST the pod's policy/v1 Eviction: True when it is evicted or gone already (404),
+        False when a PodDisruptionBudget forbids it now (429)."""
 
     async def pod_log(
         self, *, namespace: str, name: str, container: str, limit_bytes: int

@@ -59,6 +59,7 @@ class KubeCluster:
         priority_classes: Iterable[WorkloadPriorityClass] = (),
         applied_before: Iterable[str] = (),
         multikueue: Sequence[MultiKueueFleet] = (),
+        hold: bool = False,
     ) -> QuotasApplied:
         return await sync.reconcile(
             self._api,
@@ -67,6 +68,7 @@ class KubeCluster:
             priority_classes=priority_classes,
             applied_before=applied_before,
             multikueue=multikueue,
+            hold=hold,
         )
 
     async def close(self) -> None:

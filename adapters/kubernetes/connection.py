@@ -38,6 +38,7 @@ from adapters.kubernetes.errors import (
     HTTP_CONFLICT,
     HTTP_GONE,
     HTTP_NOT_FOUND,
+    HTTP_TOO_MANY_REQUESTS,
     TRANSPORT_ERRORS,
     ObjectConflict,
     ResourceVersionGone,
@@ -287,9 +288,11 @@ class KubeClusterApi:
         return None if status == HTTP_NOT_FOUND else self._decode(f"read {path}", status, body)
 
     async def list_objects(
-        self, path: str, *, label_selector: str | None = None
+        self, path: str, *, label_selector: str | None = None, field_selector: str | None = None
     ) -> tuple[list[Json], str]:
-        query = [("labelSelector", label_selector)] if label_selector else None
+        query = [("labelSelector", label_selector)] if label_selector else []
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         status, body = await self._call("GET", path, query=query)
         if status == HTTP_NOT_FOUND:
             return [], ""
@@ -350,10 +353,27 @@ class KubeClusterApi:
             raise ObjectConflict(f"{path} changed meanwhile")
         return self._decode(f"replace {path}", status, body)
 
-    async def delete_object(self, path: str) -> None:
-        status, body = await self._call("DELETE", path, query=[("propagationPolicy", "Background")])
+    async def delete_object(self, path: str, *, grace_seconds: int | None = None) -> None:
+        query = [("propagationPolicy", "Background")]
+        if grace_seconds is not None:
+            query.append(("gracePeriodSeconds", str(grace_seconds)))
+        status, body = await self._call("DELETE", path, query=query)
         if status != HTTP_NOT_FOUND:
             self._decode(f"delete {path}", status, body)
+
+    async def evict_pod(self, *, namespace: str, name: str) -> bool:
+        eviction: Json = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+        status, body = await self._call("POST", path, eviction)
+        if status == HTTP_TOO_MANY_REQUESTS:
+            return False
+        if status != HTTP_NOT_FOUND:
+            self._decode(f"evict pod {namespace}/{name}", status, body)
+        return True
 
     async def pod_log(
         self, *, namespace: str, name: str, container: str, limit_bytes: int

@@ -24,6 +24,8 @@ HTTP_FORBIDDEN = 403
 HTTP_NOT_FOUND = 404
 HTTP_CONFLICT = 409
 HTTP_GONE = 410
+HTTP_TOO_MANY_REQUESTS = 429
+"""To an Eviction: a PodDisruptionBudget forbids it now (try again later)."""
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (aiohttp.ClientError, asyncio.TimeoutError)
 """What aiohttp raises for a connection that fails, breaks or stalls (TimeoutError included)."""

@@ -12,10 +12,13 @@ there (a model replica's Service is named after its job: one release holds it at
 A benchmark's Job comes with the NetworkPolicy that limits where its pod may connect
 (kueue/benchmarks.py), made first and then owned by the Job. `cancel` deletes the attempt's
 Jobs (their pods and Kueue Workload go with them) and NetworkPolicies, and uninstalls its
-releases; `set_priority` relabels the Jobs and pods and sets their Workloads' priority. What
-runs is read back from the Jobs, budcluster's pods and Kueue's Workloads: `list_workloads` lists
-them and reports each attempt's whole state (`observe` for a Job,
-`observe_service` for a release's pods), `watch` follows the collections from the lists'
+releases; `evict` does the same after deleting the attempt's pods with the grace period asked
+(`_evict_pods` says why in that order); `drain_node` cordons a node and evicts, through the
+Eviction API (PodDisruptionBudgets honoured), the pods there that budcluster does not run itself
+(drains.py), `undrain_node` uncordons it; `set_priority` relabels the Jobs and pods and sets their
+Workloads' priority. What runs is read back from the Jobs, budcluster's pods and Kueue's
+Workloads: `list_workloads` lists them and reports each attempt's whole state (`observe` for a
+Job, `observe_service` for a release's pods), `watch` follows the collections from the lists'
 resourceVersions and reports an attempt again whenever one of its objects changes (it starts
 with a list of its own, and reports that first: what changed since the caller's list is not
 lost). `pending_in_queue` reads Kueue's visibility API for a LocalQueue's order.
@@ -42,13 +45,13 @@ from typing import Any, TypeVar
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
+from adapters.kubernetes import drains
 from adapters.kubernetes.api import WorkloadApi
 from adapters.kubernetes.benchmark_job import BENCHMARK_IMAGE, samples_from_log
 from adapters.kubernetes.errors import ObjectConflict
 from adapters.kubernetes.inventory import node_from_k8s
 from adapters.kubernetes.kueue.benchmarks import (
     JOB_NAME_LABEL,
-    NETWORKING_API,
     egress_policy,
     job_manifest,
     policies_path,
@@ -75,6 +78,7 @@ from adapters.kubernetes.kueue.objects import (
     KUEUE_GROUP,
     MANAGED_BY,
     MANAGER,
+    NETWORKING_API,
     PRIORITY_CLASS_LABEL,
     choose_version,
     priority_class_name,
@@ -268,9 +272,62 @@ class KueueGateway:
         with self._span("cancel", job_id, attempt):
             await self._cancel(job_id, attempt)
 
-    async def _cancel(self, job_id: JobId, attempt: int) -> None:
+    async def evict(self, job_id: JobId, attempt: int, *, grace_seconds: int) -> None:
+        """Delete the attempt's pods with `grace_seconds` as their grace period, then the rest
+        of it as `cancel` does (see `_evict_pods`)."""
+        with self._span("evict", job_id, attempt):
+            await self._cancel(job_id, attempt, grace_seconds=grace_seconds)
+
+    async def _evict_pods(
+        self, api: WorkloadApi, job_id: JobId, attempt: int, grace_seconds: int
+    ) -> list[Json]:
+        """Delete the attempt's pods with DeleteOptions gracePeriodSeconds = `grace_seconds`
+        (the kubelet sends SIGTERM and kills them that long after); the pods, as listed.
+
+        First, because it is the only order Kubernetes honours: deleting a Job or JobSet
+        (propagationPolicy Background) gives none of its DeleteOptions to its pods: the garbage
+        collector deletes them with their own terminationGracePeriodSeconds, and a pod whose
+        deletion has begun keeps its grace period (the collector skips it, and a later DELETE
+        may only shorten it). Once they are terminating, the Job controller counts them failed
+        (the Job reads Failed until it is deleted a moment later) and a ReplicaSet makes new
+        pods, which Kueue's admission gate holds and the uninstall removes at once: both under
+        the earlier hand-over's name, stale to budcluster. A pod not running yet (unscheduled)
+        is deleted at once by the API server, whatever the grace; one terminating already is
+        left as it is. A grace of 0 is sent as 1, as kubectl sends it without --force: 0 would
+        remove the pod from the API before its kubelet has stopped it."""
+        pods = await self._owned(api, PODS, job_id, attempt)
+        for pod in pods:
+            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                await api.delete_object(_pod_path(pod), grace_seconds=max(grace_seconds, 1))
+        return pods
+
+    async def drain_node(self, node: str) -> list[str]:
+        """Cordon `node` and evict the pods there that budcluster does not run itself, as
+        `drains.drain` says; the pods a PodDisruptionBudget keeps there ("namespace/name")."""
+        with _tracer.start_as_current_span(
+            "cluster drain node",
+            attributes={"budcluster.cluster_id": str(self._cluster_id), "budcluster.node": node},
+        ):
+            return await self._call(lambda api: drains.drain(api, node, runs_itself=self._runs))
+
+    async def undrain_node(self, node: str) -> None:
+        """Uncordon `node`."""
+        await self._call(lambda api: drains.uncordon(api, node))
+
+    def _runs(self, pod: Json) -> bool:
+        """One of budcluster's workload pods on this cluster (its identity labels)."""
+        return self._ours(pod) and job_identity(pod) is not None
+
+    async def _cancel(
+        self, job_id: JobId, attempt: int, *, grace_seconds: int | None = None
+    ) -> None:
 
         async def delete(api: WorkloadApi) -> tuple[int, set[tuple[str, str]]]:
+            evicted = (
+                None
+                if grace_seconds is None
+                else await self._evict_pods(api, job_id, attempt, grace_seconds)
+            )
             job_sets = await self._owned_job_sets(api, job_id, attempt)
             for job_set_obj in job_sets:  # its Jobs, pods and Workload go with it
                 await api.delete_object(_job_set_path(job_set_obj))
@@ -286,7 +343,7 @@ class KueueGateway:
             for policy in policies:
                 namespace, name = _key(policy)
                 await api.delete_object(f"{policies_path(namespace)}/{name}")
-            pods = await self._owned(api, PODS, job_id, attempt)
+            pods = await self._owned(api, PODS, job_id, attempt) if evicted is None else evicted
             releases = {
                 (_key(p)[0], str(_labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)
             }

@@ -72,6 +72,9 @@ class SimWorkload:
     finished_at: datetime | None = None
     request: str | None = None
     request_reason: str | None = None
+    request_due: datetime | None = None
+    """When a request for a running workload is honoured (its grace period after SIGTERM);
+    None: at once."""
     changed: bool = field(default=False, compare=False)
     new: bool = field(default=False, compare=False)
 
@@ -233,15 +236,18 @@ def _honour_requests(live: list[SimWorkload], now: datetime) -> None:
     for w in live:
         if w.request is None:
             continue
+        running = w.phase in (WorkloadPhase.ADMITTED, WorkloadPhase.RUNNING)
+        if running and w.request_due is not None and w.request_due > now:
+            continue  # its containers have their grace period after SIGTERM
         phase = {
             "DELETE": WorkloadPhase.DELETED,
             "FAIL": WorkloadPhase.FAILED,
             "PREEMPT": WorkloadPhase.PREEMPTED,
             "SUCCEED": WorkloadPhase.SUCCEEDED,
         }[w.request]
-        w.finished_at = now
+        w.finished_at = now if w.request_due is None or not running else w.request_due
         w.move(phase, w.request_reason or phase.value.lower())
-        w.request = None
+        w.request = w.request_due = None
 
 
 def _start_and_finish(live: list[SimWorkload], now: datetime, pace: Pace) -> None:
@@ -366,6 +372,8 @@ def _next_due(
             end = _end_of_run(w, pace)
             if end is not None:
                 due.append(end[0])
+        if w.request is not None and w.request_due is not None:
+            due.append(w.request_due)
     for r in reservations:
         if r.cancelled_at is None:
             due.extend(t for t in (r.start, r.end) if t > now)

@@ -29,6 +29,7 @@ from adapters.simulated.engine import RESERVATION, Pace, SimWorkload, step
 from adapters.simulated.store import SimulatedStore
 from domain.aio import wait_event
 from domain.model.cluster import Cluster, Node
+from domain.model.drain import Drain, cordoned
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
 from domain.model.load import LoadRun
@@ -42,8 +43,9 @@ LIST_FINISHED_WITHIN = timedelta(days=1)
 MAX_PACING_SECONDS = 0.5
 """The longest a step woken by a change waits after a slow step (see `watch`)."""
 
-Configuration = tuple[QuotaSet, list[CapacityReservation]]
-"""A cluster's Kueue objects and its capacity reservations, as the simulated cluster sees them."""
+Configuration = tuple[QuotaSet, list[CapacityReservation], list[Drain]]
+"""A cluster's Kueue objects, its capacity reservations and its drains (what a real cluster
+holds as cordoned nodes and held ClusterQueues), as the simulated cluster sees them."""
 
 AdmissionCheck = Callable[
     [AsyncConnection, Sequence[tuple[uuid.UUID, int]]], Awaitable[set[tuple[uuid.UUID, int]]]
@@ -96,8 +98,9 @@ def observation(w: SimWorkload, clock: Clock) -> WorkloadObservation:
 class SimulatedClusters:
     """Gateway factory for simulated clusters; one per process.
 
-    `configuration` reads a cluster's quotas and reservations: what a real cluster would hold as
-    reconciled Kueue objects, the simulated one reads from budcluster's own records.
+    `configuration` reads a cluster's quotas, reservations and drains: what a real cluster
+    would hold as reconciled Kueue objects and cordons, the simulated one reads from
+    budcluster's own records.
     `priority_values` reads only the priority classes' values, all a hand-over needs (a
     submission's hand-over read the whole configuration, seven statements, for them)."""
 
@@ -176,6 +179,14 @@ class SimulatedGateway(ClusterGateway):
         if await self._store.request(self._cluster.id, job_id, attempt, "DELETE", "deleted"):
             self._wake()
 
+    async def evict(self, job_id: JobId, attempt: int, *, grace_seconds: int) -> None:
+        """A running workload holds its GPUs for its grace period (in the cluster's simulated
+        seconds), then ends; one not running yet goes at once."""
+        due = self._clock.now() + self._pace.real(grace_seconds)
+        reason = f"evicted: SIGTERM, then {grace_seconds} s to checkpoint"
+        if await self._store.request(self._cluster.id, job_id, attempt, "DELETE", reason, due=due):
+            self._wake()
+
     async def fail(self, job_id: JobId, attempt: int, reason: str = "failed on request") -> bool:
         """Make a live workload fail now (demos and tests)."""
         done = await self._store.request(self._cluster.id, job_id, attempt, "FAIL", reason)
@@ -210,7 +221,9 @@ class SimulatedGateway(ClusterGateway):
         self._wake()
 
     async def nodes(self) -> list[Node]:
-        return self._config.nodes(self._cluster.id)
+        """Its nodes, those a drain covers cordoned (as Kubernetes reports a cordoned node)."""
+        _, _, drains = await self._clusters.configuration(self._cluster.id)
+        return cordoned(self._config.nodes(self._cluster.id), drains)
 
     async def list_workloads(self) -> list[WorkloadObservation]:
         since = self._clock.now() - LIST_FINISHED_WITHIN
@@ -225,8 +238,8 @@ class SimulatedGateway(ClusterGateway):
         """Run one step of the cluster now; returns what changed and seconds to the next due.
         With `generation` (the watch's claim), only while no later holder has claimed the loop:
         raises `Superseded` otherwise, having written nothing."""
-        nodes = self._config.nodes(self._cluster.id)
-        quotas, reservations = await self._clusters.configuration(self._cluster.id)
+        quotas, reservations, drains = await self._clusters.configuration(self._cluster.id)
+        nodes = cordoned(self._config.nodes(self._cluster.id), drains)
         refused: set[tuple[uuid.UUID, int]] = set()
         while True:
             try:

@@ -55,6 +55,7 @@ simulated_workloads = sa.Table(
     sa.Column("finished_at", sa.Float),
     sa.Column("request", sa.String(20)),
     sa.Column("request_reason", sa.Text),
+    sa.Column("request_due", sa.Float),
     sa.Column("namespace", sa.String(63), nullable=False, server_default=""),
     sa.Column("queue_name", sa.String(63), nullable=False, server_default="default"),
     sa.Column("preemptible", sa.Boolean, nullable=False, server_default=sa.false()),
@@ -115,6 +116,7 @@ def _from_row(row: sa.RowMapping) -> SimWorkload:
         finished_at=_dt(row["finished_at"]),
         request=row["request"],
         request_reason=row["request_reason"],
+        request_due=_dt(row["request_due"]),
         namespace=row["namespace"],
         queue_name=row["queue_name"],
         preemptible=row["preemptible"],
@@ -167,6 +169,7 @@ def _state(w: SimWorkload) -> dict[str, Any]:
         "finished_at": _ts(w.finished_at),
         "request": w.request,
         "request_reason": w.request_reason,
+        "request_due": _ts(w.request_due),
         "priority": w.priority,
         "flavor": w.flavor,
         "other_pods": placements_to_document(w.other_pods) if w.other_pods else None,
@@ -204,21 +207,41 @@ class SimulatedStore:
             return True
 
     async def request(
-        self, cluster_id: uuid.UUID, job_id: uuid.UUID, attempt: int, action: str, reason: str
+        self,
+        cluster_id: uuid.UUID,
+        job_id: uuid.UUID,
+        attempt: int,
+        action: str,
+        reason: str,
+        *,
+        due: datetime | None = None,
     ) -> bool:
-        """Ask the running loop to end a live workload; True if there was one."""
+        """Ask the running loop to end a live workload; True if there was one. With `due`, a
+        running one ends then (its grace period after SIGTERM), unless an earlier request is
+        due sooner; one not yet running ends at once."""
+        table = simulated_workloads.c
+        where = (
+            table.cluster_id == cluster_id,
+            table.job_id == job_id,
+            table.attempt == attempt,
+            table.phase.in_(_LIVE),
+        )
         async with self.transaction() as conn:
+            if due is None:
+                result = await conn.execute(
+                    simulated_workloads.update()
+                    .where(*where)
+                    .values(request=action, request_reason=reason, request_due=None)
+                )
+                return bool(result.rowcount)
+            later = sa.or_(table.request.is_(None), table.request_due > _ts(due))
             result = await conn.execute(
                 simulated_workloads.update()
-                .where(
-                    simulated_workloads.c.cluster_id == cluster_id,
-                    simulated_workloads.c.job_id == job_id,
-                    simulated_workloads.c.attempt == attempt,
-                    simulated_workloads.c.phase.in_(_LIVE),
-                )
-                .values(request=action, request_reason=reason)
+                .where(*where, later)
+                .values(request=action, request_reason=reason, request_due=_ts(due))
             )
-            return bool(result.rowcount)
+            found = await conn.execute(sa.select(sa.func.count()).where(*where))
+            return bool(result.rowcount) or bool(found.scalar_one())
 
     async def set_priority(
         self, cluster_id: uuid.UUID, job_id: uuid.UUID, attempt: int, priority: int

@@ -180,6 +180,7 @@ class GraphQLView(GraphQL[Context, None]):
             budgets=app.budgets,
             fleets=app.fleets,
             dispatcher=app.dispatcher,
+            drains=app.drains,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

@@ -107,6 +107,16 @@ class EndpointState:
     """Per replica job, when known."""
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """A replica started elsewhere before the old one stops (its node is drained): `old` is
+    stopped once `new` runs, and `new` takes its place (its replica number)."""
+
+    old: JobId
+    new: JobId
+    reason: str
+
+
 class DeploymentChangeKind(enum.StrEnum):
     CREATED = "CREATED"
     UPDATED = "UPDATED"
@@ -167,6 +177,8 @@ class Deployment:
     replica_jobs: tuple[JobId, ...] = ()
     """The job running each replica (index = replica number), including stopped ones."""
     workers: tuple[Worker, ...] = ()
+    replacements: tuple[Replacement, ...] = ()
+    """Replicas being started elsewhere, each before its old one stops."""
     stopped_at: datetime | None = None
     version: int = 0
     changes: list[DeploymentChanged] = field(default_factory=list, repr=False, compare=False)
@@ -226,6 +238,43 @@ class Deployment:
         self.replicas = replicas
         self.replica_jobs = (*self.replica_jobs, *new_jobs)
         self.updated_at = now
+
+    def replacing(self, old: JobId, new: JobId, reason: str, now: datetime) -> None:
+        """`new` (a replica job just made) is to take `old`'s place once it runs."""
+        self.replica_jobs = (*self.replica_jobs, new)
+        self.replacements = (*self.replacements, Replacement(old, new, reason))
+        self.updated_at = now
+
+    @property
+    def replaced(self) -> frozenset[JobId]:
+        """The replicas whose replacements are on their way: not counted as wanted."""
+        return frozenset(r.old for r in self.replacements)
+
+    def retire(self, jobs: dict[JobId, Job], now: datetime) -> list[Replacement]:
+        """The replacements done: the new replica runs (or one of the two is gone for good).
+        Each new one takes its old one's place, and the old is to be stopped (the caller
+        cancels it, if it still runs)."""
+        done = [
+            r
+            for r in self.replacements
+            if (new := jobs.get(r.new)) is None
+            or new.status is JobStatus.RUNNING
+            or new.status.is_finished
+            or (old := jobs.get(r.old)) is None
+            or not (old.status.is_active or old.status is JobStatus.PREEMPTED)
+        ]
+        if not done:
+            return []
+        order = list(self.replica_jobs)
+        for r in done:
+            new = jobs.get(r.new)
+            if new is not None and new.status is JobStatus.RUNNING and r.old in order:
+                # it takes the old one's replica number (and leaves its own, later, entry)
+                order = [r.new if j == r.old else j for j in order if j != r.new]
+        self.replica_jobs = tuple(order)
+        self.replacements = tuple(r for r in self.replacements if r not in done)
+        self.updated_at = now
+        return done
 
     def stop(self, now: datetime) -> None:
         self.stopped_at = now

@@ -515,6 +515,9 @@ class Job:
     resources: Resources = Resources()
     estimated_duration_seconds: int | None = None
     max_duration_seconds: int | None = None
+    termination_grace_seconds: int | None = None
+    """What its containers get between SIGTERM (a drain's checkpoint signal) and being killed,
+    as it declares (its pods' terminationGracePeriodSeconds); None: DEFAULT_GRACE_SECONDS."""
     deadline: datetime | None = None
     priority: JobPriority = JobPriority.NORMAL
     preemptible: bool = False
@@ -729,6 +732,21 @@ class Job:
         self.generation += 1
         self.actual_start = self.actual_end = None
         self.hold(scope, reason, until, at)
+
+    def requeue(self, reason: str, at: datetime) -> None:
+        """Take an admitted or running attempt off where it runs, as a drain does, and queue it
+        again as a new hand-over of the same attempt (`generation` + 1): no retry is used.
+        PREEMPTED (the run so far is metered), then PENDING. Its copy is withdrawn by the
+        hand-over that follows (`withdraw_from`), which gives its containers their checkpoint
+        signal and grace period (`ClusterGateway.evict`) before the new copy is handed over."""
+        if self.status not in (JobStatus.ADMITTED, JobStatus.RUNNING):
+            raise InvalidTransition(self.id, self.status.value, JobStatus.PENDING.value)
+        self.withdraw_from = self.copy_cluster
+        self.transition(JobStatus.PREEMPTED, f"evicted: {reason}", at)
+        self.transition(JobStatus.PENDING, f"requeued: {reason}", at)
+        self.generation += 1
+        self.actual_start = self.actual_end = None
+        self.changes[-1] = replace(self.changes[-1], job=self.snapshot())
 
     def release(self, at: datetime) -> None:
         """Let a held job go: its hand-over follows (reactions: a BUDGET change with

@@ -100,10 +100,13 @@ class ClusterApi(Protocol):
         priority_classes: Iterable[WorkloadPriorityClass] = (),
         applied_before: Iterable[str] = (),
         multikueue: Sequence[MultiKueueFleet] = (),
+        hold: bool = False,
     ) -> QuotasApplied:
         """Put the quota model onto the cluster: create what is missing, restore what drifted,
         remove what the model no longer has; with `multikueue`, also what MultiKueue's manager
-        needs for those fleets. A write the cluster refuses fails the check; a model the
+        needs for those fleets; with `hold` (the cluster is drained as a whole), every
+        ClusterQueue with Kueue's `stopPolicy: Hold` (nothing new is admitted, what is admitted
+        runs on), else with none. A write the cluster refuses fails the check; a model the
         cluster can't take (two tenants' queues in one namespace) is a ValueError."""
 
     async def close(self) -> None: ...

@@ -54,6 +54,9 @@ class Workload:
     run_on: str | None = None
     """Handed to a MultiKueue manager: the member cluster (by its name) Kueue is to run it on
     (budcluster, the external dispatcher, nominates it)."""
+    termination_grace_seconds: int | None = None
+    """The time its containers get between SIGTERM (a drain's checkpoint signal, a stop) and
+    being killed: its pods' terminationGracePeriodSeconds; None: the cluster's default (30 s)."""
 
     @classmethod
     def of(cls, job: Job, *, run_on: str | None = None) -> Workload:
@@ -75,6 +78,7 @@ class Workload:
             queue_name=job.queue_name,
             reservation_id=job.reservation_id,
             run_on=run_on,
+            termination_grace_seconds=job.termination_grace_seconds,
         )
 
 
@@ -132,6 +136,26 @@ class ClusterGateway(Protocol):
         """Create the workload; a second call with the same name changes nothing."""
 
     async def cancel(self, job_id: JobId, attempt: int) -> None: ...
+
+    async def evict(self, job_id: JobId, attempt: int, *, grace_seconds: int) -> None:
+        """Stop a workload as a drain does: its running containers get SIGTERM (the checkpoint
+        signal) and `grace_seconds` before they are killed, holding what they hold till then;
+        one that is not running yet is removed at once. Like `cancel`, every hand-over of the
+        attempt, and a second call changes nothing."""
+        await self.cancel(job_id, attempt)
+
+    async def drain_node(self, node: str) -> list[str]:
+        """Cordon `node` (nothing new is placed there) and evict the pods on it that budcluster
+        does not run itself (DaemonSets' and mirror pods stay), honouring their
+        PodDisruptionBudgets: returns the pods (`namespace/name`) a budget keeps there for now,
+        to be tried again. budcluster's own workloads there are left alone (their jobs are
+        requeued or replaced: `domain.services.drains`). A simulated cluster reads its drains
+        from budcluster's record: nothing to do."""
+        return []
+
+    async def undrain_node(self, node: str) -> None:
+        """Uncordon `node`: it takes new pods again (nothing to do on a simulated cluster)."""
+        return
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None: ...
 

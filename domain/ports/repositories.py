@@ -19,6 +19,7 @@ from domain.model.benchmark import Benchmark
 from domain.model.budget import Budget
 from domain.model.cluster import Cluster, GpuPrice, Node
 from domain.model.deployment import Deployment
+from domain.model.drain import Drain, DrainId
 from domain.model.fleet import Fleet, FleetPlan, JobMove
 from domain.model.ids import (
     BenchmarkId,
@@ -470,3 +471,18 @@ class FleetRepository(Protocol):
     async def plan(self, fleet_id: FleetId) -> FleetPlan | None: ...
 
     async def set_plan(self, fleet_id: FleetId, plan: FleetPlan) -> None: ...
+
+
+class DrainRepository(Protocol):
+    """Drains are the operator's (no tenant scope); kept after they end."""
+
+    async def get(self, drain_id: DrainId, *, for_update: bool = False) -> Drain | None: ...
+
+    async def on(
+        self, cluster_ids: Sequence[ClusterId], *, ended_after: datetime | None = None
+    ) -> list[Drain]:
+        """The clusters' drains that are on (with `ended_after`: also those ended since),
+        oldest first."""
+
+    async def put(self, drain: Drain) -> None:
+        """Insert or replace."""

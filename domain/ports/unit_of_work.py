@@ -22,6 +22,7 @@ from domain.ports.repositories import (
     BudgetRepository,
     ClusterRepository,
     DeploymentRepository,
+    DrainRepository,
     FleetRepository,
     JobRepository,
     QuotaRepository,
@@ -83,6 +84,9 @@ class UnitOfWork(Protocol):
 
     @property
     def fleets(self) -> FleetRepository: ...
+
+    @property
+    def drains(self) -> DrainRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -11,7 +11,8 @@ must beat the earliest of it); the plan (each job's member and start, and the be
 for the fleet view, and the moves are made one job per transaction, each checked against the job
 as it is then (same member, same hand-over, still waiting): a job admitted meanwhile stays.
 
-A job leaves a member that stopped answering (NOT_AVAILABLE, ERROR) or left the fleet, whatever
+A job leaves a member drained as a whole at once (`domain.services.drains`), and one that
+stopped answering (NOT_AVAILABLE, ERROR) or left the fleet, whatever
 the threshold and the most moves: a PENDING one at once, a QUEUED one once the member has not
 answered for `lost_after` (Kueue's MultiKueue default workerLostTimeout, 15 minutes), since its
 copy there cannot be withdrawn and a member that comes back within that time may still admit it.
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -130,8 +131,12 @@ class FleetBalancer:
             waiting = await uow.jobs.waiting_in_fleet(fleet_id)
             homes = {j.cluster_id for j in waiting} | {j.copy_cluster for j in waiting}
             clusters = await uow.clusters.get_many(sorted({*fleet.members, *homes}, key=str))
+            drains = await uow.drains.on(sorted(clusters, key=str))
+        drained = {d.cluster_id for d in drains if d.node is None}
         members = members_of(fleet, list(clusters.values()))
-        answering = [c for c in members if c.status is ClusterStatus.AVAILABLE]
+        answering = [
+            c for c in members if c.status is ClusterStatus.AVAILABLE and c.id not in drained
+        ]
         candidates = [
             j for j in waiting if movable(j, forced=True) and j.estimate_reason is not None
         ]
@@ -186,7 +191,7 @@ class FleetBalancer:
                 )
             )
             if best is not None and job.id in considered:
-                move = self._decide(fleet, job, clusters, current, ranked, now)
+                move = self._decide(fleet, job, clusters, current, ranked, now, drained)
                 if move is not None:
                     moves.append(move)
         made = []
@@ -209,11 +214,22 @@ class FleetBalancer:
         current: Offer,
         ranked: Sequence[Offer],
         now: datetime,
+        drained: Collection[ClusterId] = (),
     ) -> Move | None:
         best = ranked[0]
         home = clusters.get(job.cluster_id)
         holder = clusters.get(job.copy_cluster)  # its member, or the manager it went through
         reachable = holder is not None and holder.status is ClusterStatus.AVAILABLE
+        if job.cluster_id in drained and (reachable or job.status is JobStatus.PENDING):
+            return Move(
+                job.id,
+                job.cluster_id,
+                job.generation,
+                best,
+                f"moved to cluster {best.name}: its cluster is drained",
+                withdraw=reachable,
+                forced=True,
+            )
         away = home is None or not fleet.has(home.id) or home.status is ClusterStatus.DELETING
         if away or (home is not None and home.status in UNANSWERING):
             since = home.not_available_since if home is not None else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -41,7 +42,7 @@ from domain.model.job import (
     Resources,
     SourceKind,
 )
-from domain.model.principal import Principal
+from domain.model.principal import TENANT_DEFAULT_SCOPES, Principal
 from domain.names import name_problem, text_problem
 from domain.ports.clock import Clock
 from domain.ports.repositories import JobCursor, Page
@@ -340,7 +341,11 @@ class DeploymentService:
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
             d, jobs = await self._running(uow, principal, deployment_id, "is stopped")
-            serving = [j for j in d.replica_jobs if j in jobs and _still_serving(jobs[j])]
+            serving = [
+                j
+                for j in d.replica_jobs
+                if j in jobs and _still_serving(jobs[j]) and j not in d.replaced
+            ]
             if replicas > len(serving):
                 cluster = await uow.clusters.get(d.cluster_id)
                 if cluster is None or cluster.status is ClusterStatus.DELETING:
@@ -355,6 +360,34 @@ class DeploymentService:
                 d.scaled(replicas, (), now)
             await self._save(uow, d, jobs, await self._endpoint(uow, d, jobs), now)
         return await self._with_utilisation(d)
+
+    async def replace_replicas(
+        self, uow: UnitOfWork, olds: Sequence[Job], reason: str
+    ) -> list[Job]:
+        """Start each of `olds` (replica jobs that run where a drain covers) again elsewhere
+        before it stops: a new replica job each, in `uow` (the caller commits), that takes the
+        old one's place once it runs (`refresh`: the old one is cancelled then). So a
+        deployment of two or more replicas never serves from none. Returns the new jobs."""
+        now = self._clock.now()
+        made: list[Job] = []
+        by_deployment: dict[DeploymentId, list[Job]] = {}
+        for job in olds:
+            if (owner := replica_of(job)) is not None:
+                by_deployment.setdefault(owner, []).append(job)
+        for deployment_id, replicas in by_deployment.items():
+            d = await uow.deployments.get(deployment_id, for_update=True)
+            if d is None or d.stopped:
+                continue
+            actor = Principal(d.tenant_id, TENANT_DEFAULT_SCOPES)  # the tenant's own replicas
+            for old in replicas:
+                if old.id in d.replaced:
+                    continue
+                (new,) = await self._add_replicas(uow, actor, d, 1, now)
+                d.replacing(old.id, new.id, reason, now)
+                made.append(new)
+            d.record_update()
+            await uow.deployments.save(d)
+        return made
 
     async def stop(self, principal: Principal, deployment_id: DeploymentId) -> Deployment:
         now = self._clock.now()
@@ -375,9 +408,17 @@ class DeploymentService:
             if d is None:
                 return False
             jobs = await uow.jobs.get_many(list(d.replica_jobs))
+            now = self._clock.now()
+            retired = d.retire(jobs, now)
+            for done in retired:  # its replacement runs: the old one stops now
+                old = jobs.get(done.old)
+                if old is not None and (old.status.is_active or old.status is JobStatus.PREEMPTED):
+                    old.transition(JobStatus.CANCELLED, f"replaced: {done.reason}", now)
             endpoint = await self._endpoint(uow, d, jobs)
-            if not d.derive(jobs, endpoint, self._clock.now()):
-                return False
+            if not d.derive(jobs, endpoint, now):
+                if not retired:
+                    return False
+                d.record_update()
             await uow.deployments.save(d)
             await uow.commit()
         return True

@@ -16,6 +16,7 @@ from datetime import datetime
 from domain.errors import FieldIssue, NotFound, ValidationFailed
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.deployment import Deployment
+from domain.model.drain import holding_cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.fleet import Fleet
 from domain.model.ids import ClusterId, FleetId
@@ -167,6 +168,13 @@ class Dispatcher:
                 "cluster_id",
                 f"cluster {cluster.name} is {cluster.status.value}",
                 "CLUSTER_NOT_AVAILABLE",
+            )
+            return Offer(cluster.id, cluster.name, refused=(problem,)), None
+        async with self._uow(TenantScope.system()) as uow:
+            whole = holding_cluster(await uow.drains.on([cluster.id]))
+        if whole is not None:
+            problem = FieldIssue(
+                "cluster_id", f"cluster {cluster.name} is drained: {whole.reason}", "DRAINED"
             )
             return Offer(cluster.id, cluster.name, refused=(problem,)), None
         member = replace(

@@ -167,6 +167,7 @@ class JobService:
             resources=sub.resources,
             estimated_duration_seconds=sub.estimated_duration_seconds,
             max_duration_seconds=sub.max_duration_seconds,
+            termination_grace_seconds=sub.termination_grace_seconds,
             deadline=sub.deadline,
             priority=sub.priority,
             preemptible=sub.preemptible,

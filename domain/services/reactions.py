@@ -12,7 +12,8 @@ connection while it notifies (found under load: 50 tasks on a pool of 20 timed o
   job SUBMITTED                       hand it over to its cluster (when due)
   job PENDING again after FAILED or   hand the next attempt over, after its backoff
   PREEMPTED (a retry)
-  job CANCELLED or PREEMPTED          take that attempt back from its cluster
+  job CANCELLED or PREEMPTED          take that attempt back from its cluster (a requeued
+                                      one: its next hand-over withdraws it, with its grace)
   job COMPLETED                       hand over the waiting jobs that depended on it
   job PRIORITY_CHANGED (on a cluster) set the priority there too
   job released by its budget (BUDGET) hand it over
@@ -134,7 +135,10 @@ class Reactions:
         elif step is not None:
             if step.to_status is JobStatus.PENDING and step.from_status in RETRIED_FROM:
                 if job.held_by is None:  # (a budget's hold: handed over when released)
-                    await hand_over(self._tasks, job)
+                    again = f"g{job.generation}" if job.generation else None  # (a requeue)
+                    await hand_over(self._tasks, job, because=again)
+            elif step.to_status is JobStatus.PREEMPTED and job.withdraw_from is not None:
+                pass  # requeued (`Job.requeue`): its next hand-over withdraws this copy first
             elif step.to_status in (JobStatus.CANCELLED, JobStatus.PREEMPTED):
                 await take_back(self._tasks, job, step.attempt)
             elif step.to_status is JobStatus.COMPLETED:

@@ -40,9 +40,11 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Node, NodeType, Platform
+from domain.model.drain import holding_cluster
 from domain.model.events import ClusterChanged, ClusterChangeKind, ClusterState
 from domain.model.fleet import Fleet
 from domain.model.ids import ClusterId, new_cluster_id
+from domain.model.job import JobStatus
 from domain.names import name_problem, text_problem
 from domain.ports.clock import Clock
 from domain.ports.cluster_api import (
@@ -259,13 +261,19 @@ class ClusterRegistry:
         return cluster
 
     async def delete(self, cluster_id: ClusterId, *, force: bool = False) -> Cluster:
-        """DELETING, then gone with its jobs. Refused while jobs are active, unless `force`."""
+        """DELETING, then gone with its jobs. Refused while jobs are active, unless `force`, or
+        the cluster is drained as a whole and none of them holds resources any more (what
+        still waits there would wait for nothing: `domain.services.drains`)."""
         async with self._uow(TenantScope.system()) as uow:
             cluster = await self._real(uow, cluster_id, allow_simulated=True)
-            active = len(await uow.jobs.active_on_cluster(cluster_id))
-            if active and not force:
+            jobs = await uow.jobs.active_on_cluster(cluster_id)
+            drained = holding_cluster(await uow.drains.on([cluster_id])) is not None and not any(
+                j.status in (JobStatus.ADMITTED, JobStatus.RUNNING) for j in jobs
+            )
+            if jobs and not force and not drained:
                 raise Conflict(
-                    f"{active} job(s) are active on this cluster: cancel them or delete with force",
+                    f"{len(jobs)} job(s) are active on this cluster: drain it, cancel them or "
+                    "delete with force",
                     code="CLUSTER_IN_USE",
                 )
             cluster.status, cluster.reason = ClusterStatus.DELETING, "deleting"
@@ -576,12 +584,14 @@ class ClusterRegistry:
             members = await uow.clusters.get_many(
                 sorted({m for f in managed for m in f.members}, key=str)
             )
+            held = holding_cluster(await uow.drains.on([cluster_id])) is not None
         try:
             result = await api.apply_quotas(
                 quotas,
                 priority_classes=classes,
                 applied_before=cluster.settings.get(APPLIED_SETTING, ()),
                 multikueue=[self._multikueue(f, members) for f in managed],
+                hold=held,
             )
             check, applied = result.check, result.applied
         except ValueError as exc:  # a model Kueue can't take (e.g. two tenants, one namespace)

@@ -22,6 +22,7 @@ from typing import Any
 from domain.documents import Flaw, document_problem
 from domain.errors import FieldIssue
 from domain.model.cluster import Cluster, ClusterStatus
+from domain.model.drain import MAX_GRACE_SECONDS
 from domain.model.ids import ClusterId, FleetId, JobId, ProjectId, TenantId
 from domain.model.job import (
     MANAGED_SOURCES,
@@ -119,6 +120,7 @@ class JobSubmission:
     source_id: str | None = None
     estimated_duration_seconds: int | None = None
     max_duration_seconds: int | None = None
+    termination_grace_seconds: int | None = None
     deadline: datetime | None = None
     priority: JobPriority = JobPriority.NORMAL
     preemptible: bool = False
@@ -236,6 +238,10 @@ def validate_submission(
         0 < sub.estimated_duration_seconds <= MAX_DURATION_SECONDS
     ):
         bad("estimated_duration_seconds", f"must be between 1 and {MAX_DURATION_SECONDS}")
+    if sub.termination_grace_seconds is not None and not (
+        0 <= sub.termination_grace_seconds <= MAX_GRACE_SECONDS
+    ):
+        bad("termination_grace_period_seconds", f"must be between 0 and {MAX_GRACE_SECONDS}")
     if sub.max_duration_seconds is not None:
         if not 0 < sub.max_duration_seconds <= MAX_DURATION_SECONDS:
             bad("max_duration_seconds", f"must be between 1 and {MAX_DURATION_SECONDS}")
@@ -318,6 +324,7 @@ def _kubernetes_issues(
         resources=sub.resources,
         created_at=datetime.min,
         max_duration_seconds=sub.max_duration_seconds,
+        termination_grace_seconds=sub.termination_grace_seconds,
         spec=sub.spec,
         namespace="bud-check",
         queue_name=sub.queue_name,

@@ -31,6 +31,7 @@ from decimal import Decimal
 from domain.aio import InThread, cancel_and_wait, wait_event
 from domain.errors import NotFound, ValidationFailed
 from domain.model.cluster import Cluster
+from domain.model.drain import cordoned
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, ProjectId, TenantId
 from domain.model.job import Estimate, Job, JobType, Placement
@@ -312,9 +313,10 @@ class TimelineService:
         wanted = {d for job in active for d in job.depends_on} - {j.id for j in active}
         finished = await uow.jobs.get_many(sorted(wanted, key=str)) if wanted else {}
         learned = await self._learn(uow, cluster, now)
+        drains = await uow.drains.on([cluster.id])
         snapshot = Snapshot(
             now=now,
-            nodes=cluster.nodes,
+            nodes=cordoned(cluster.nodes, drains),
             quotas=quotas,
             jobs=active,
             durations=Durations(learned.history, startup=learned.startup),

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable
 
 from domain.backoff import backoff_seconds
+from domain.model.drain import grace_of
 from domain.model.ids import JobId
 from domain.model.job import Job, JobStatus
 from domain.ports.clock import Clock
@@ -62,8 +63,10 @@ class WorkloadService:
             return False
         gateway = self._gateways.for_cluster(cluster)
         try:
-            if origin is not None:  # moved: never two live copies (`Job.move`)
-                await self._gateways.for_cluster(origin).cancel(job_id, attempt)
+            if origin is not None:  # moved or requeued: never two live copies
+                await self._gateways.for_cluster(origin).evict(
+                    job_id, attempt, grace_seconds=grace_of(job)
+                )
             await gateway.submit(Workload.of(job, run_on=member.name if member else None))
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc

@@ -93,6 +93,12 @@ class SubmitJobInput:
     source: JobSourceInput = strawberry.field(default_factory=JobSourceInput)
     estimated_duration_seconds: int | None = None
     max_duration_seconds: int | None = None
+    termination_grace_period_seconds: int | None = strawberry.field(
+        default=None,
+        description="Seconds its containers get between SIGTERM and being killed, to write a "
+        "checkpoint when a drain takes it off its node (0 to 3600; its pods' "
+        "terminationGracePeriodSeconds). Null: 30, Kubernetes' default.",
+    )
     deadline: datetime | None = None
     priority: JobPriority = JobPriority.NORMAL
     preemptible: bool = False

@@ -10,6 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from domain.model import job as model
+from domain.model.drain import grace_of
 from domain.model.ids import ClusterId, JobId
 from domain.services.queue_positions import PositionQuery
 from schema.context import Info
@@ -182,6 +183,10 @@ class Job:
     resources: Resources
     estimated_duration_seconds: int | None
     max_duration_seconds: int | None
+    termination_grace_period_seconds: int = strawberry.field(
+        description="Seconds its containers get between SIGTERM and being killed (a drain's "
+        "checkpoint signal): as submitted, else 30 (Kubernetes' default)."
+    )
     deadline: datetime | None
     priority: JobPriority
     preemptible: bool
@@ -332,6 +337,7 @@ class Job:
                 else None
             ),
             retry_count=job.attempt,
+            termination_grace_period_seconds=grace_of(job),
             under_way=job if job.status is model.JobStatus.RUNNING else None,
             position_query=PositionQuery(
                 job_id=job.id,

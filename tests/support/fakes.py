@@ -28,6 +28,7 @@ from domain.model.benchmark import Benchmark
 from domain.model.budget import Budget
 from domain.model.cluster import Cluster, ClusterStatus, GpuPrice, Node, NodeType, Platform
 from domain.model.deployment import Deployment, DeploymentStatus
+from domain.model.drain import Drain, DrainId
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.fleet import Fleet, FleetPlan, JobMove
 from domain.model.ids import (
@@ -172,6 +173,7 @@ class Store:
     fleets: dict[FleetId, Fleet] = field(default_factory=dict)
     plans: dict[FleetId, FleetPlan] = field(default_factory=dict)
     moves: list[JobMove] = field(default_factory=list)
+    drains: dict[DrainId, Drain] = field(default_factory=dict)
     commits: int = 0
 
 
@@ -578,6 +580,32 @@ class FakeBudgetRepository:
         return self._store.budgets.pop(key, None) is not None
 
 
+class FakeDrainRepository:
+    """Drains in a dict (written at once: the fakes have no transactions)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def get(self, drain_id: DrainId, *, for_update: bool = False) -> Drain | None:
+        return self._store.drains.get(drain_id)
+
+    async def on(
+        self, cluster_ids: Sequence[ClusterId], *, ended_after: datetime | None = None
+    ) -> list[Drain]:
+        return sorted(
+            (
+                d
+                for d in self._store.drains.values()
+                if d.cluster_id in cluster_ids
+                and (d.ended_at is None or (ended_after is not None and d.ended_at > ended_after))
+            ),
+            key=lambda d: (d.started_at, d.id),
+        )
+
+    async def put(self, drain: Drain) -> None:
+        self._store.drains[drain.id] = drain
+
+
 class FakeFleetRepository:
     """Fleets in a dict (written at once: the fakes have no transactions)."""
 
@@ -982,6 +1010,7 @@ class FakeUnitOfWork:
         self.usage = FakeUsageRepository(store)
         self.budgets = FakeBudgetRepository(store)
         self.fleets = FakeFleetRepository(store)
+        self.drains = FakeDrainRepository(store)
         self.quotas = FakeQuotaRepository(self)
         self.reservations = FakeReservationRepository(self)
         self.deployments = FakeDeploymentRepository(self)
@@ -1159,6 +1188,9 @@ class FakeGateway:
     def __init__(self) -> None:
         self.submitted: list[Workload] = []
         self.cancelled: list[tuple[JobId, int]] = []
+        self.evicted: list[tuple[JobId, int, int]] = []
+        """(job, attempt, grace seconds) of each eviction (also in `cancelled`)."""
+        self.cordoned: set[str] = set()
         self.priorities: list[tuple[JobId, int, JobPriority]] = []
         self.workloads: list[WorkloadObservation] = []
         self.stream: asyncio.Queue[WorkloadObservation | list[WorkloadObservation]] = (
@@ -1180,6 +1212,17 @@ class FakeGateway:
         if self.fail_with:
             raise self.fail_with
         self.cancelled.append((job_id, attempt))
+
+    async def evict(self, job_id: JobId, attempt: int, *, grace_seconds: int) -> None:
+        await self.cancel(job_id, attempt)
+        self.evicted.append((job_id, attempt, grace_seconds))
+
+    async def drain_node(self, node: str) -> list[str]:
+        self.cordoned.add(node)
+        return []
+
+    async def undrain_node(self, node: str) -> None:
+        self.cordoned.discard(node)
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
         self.priorities.append((job_id, attempt, priority))

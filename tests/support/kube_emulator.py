@@ -30,9 +30,13 @@ replaying the existing objects, so a change made right after the client connecte
 lost), and `wait_for_watch()` lets a test wait until it has; a watch given a resourceVersion does
 not replay the existing objects as ADDED (the client has them from its list), one without does.
 kmock ignores `timeoutSeconds`: its watches stay open until the client closes them. Lists and
-watches apply an equality-based `labelSelector` (kmock ignores it). Kueue's visibility API is
-served by `serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log; JobSet's
-resource by `serve_job_sets`.
+watches apply an equality-based `labelSelector` (kmock ignores it), and lists an equality-based
+`fieldSelector` ("spec.nodeName=n1"). Kueue's visibility API is served by
+`serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log; JobSet's resource by
+`serve_job_sets`. A pod's Eviction (POST .../pods/<name>/eviction) is recorded in `evictions`
+and answered 201, 404 when the pod is not there, or 429 (a PodDisruptionBudget forbids it, or
+another status) for a pod named in `refuse_eviction`; nothing is evicted. `sent(method, path)` gives the requests
+kmock recorded (query, body, headers): a DELETE's gracePeriodSeconds, a node's PATCH.
 """
 
 from __future__ import annotations
@@ -67,6 +71,22 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 DEFAULT_TOKEN = "kmock-token-4f9c2e7a1b"
 
 
+def _fields_match(request: kmock.Request, obj: Json) -> bool:
+    """An equality-based fieldSelector ("spec.nodeName=n1,metadata.namespace!=x"), as the API
+    server applies it to lists (kmock 0.8 ignores it)."""
+    selector = request.params.get("fieldSelector") or ""
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        negated = "!=" in term
+        path, _, wanted = term.partition("!=" if negated else "=")
+        value: Any = obj
+        for part in path.strip().rstrip("=").split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        found = "" if value is None else str(value)
+        if (found == wanted.strip().lstrip("=")) == negated:
+            return False
+    return True
+
+
 def _labels_match(request: kmock.Request, obj: Json) -> bool:
     """An equality-based labelSelector ("a=b,c!=d,e"), as the API server applies it to lists
     and watches (kmock 0.8 ignores it)."""
@@ -92,6 +112,7 @@ _PENDING_PATH = re.compile(
 )
 _NAMESPACE_PATH = re.compile(r"/api/v1/namespaces(?:/([^/]+))?")
 _LOG_PATH = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log")
+_EVICTION_PATH = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
 _WORKLOAD_STATUS_PATH = re.compile(
     r"/apis/kueue\.x-k8s\.io/(v1beta[12])/namespaces/([^/]+)/workloads/([^/]+)/status"
 )
@@ -126,7 +147,12 @@ def resource_key(obj: Json) -> tuple[str, str | None, str]:
     kind = obj["kind"]
     if kind in GROUP_VERSIONS:
         return GROUP_VERSIONS[kind], meta.get("namespace"), meta["name"]
-    plural = kind.lower() + ("es" if kind.endswith("s") else "s")  # ClusterQueue, Workload...
+    lower = kind.lower()  # ClusterQueue, Workload, NetworkPolicy...
+    plural = (
+        lower[:-1] + "ies"
+        if lower.endswith("y")
+        else lower + ("es" if lower.endswith("s") else "s")
+    )
     return f"{obj['apiVersion']}/{plural}", meta.get("namespace"), meta["name"]
 
 
@@ -158,6 +184,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
     """The query of every log read, in order."""
     status_applies: list[dict[str, Any]] = attrs.field(factory=list, init=False)
     """Every server-side apply of a Workload's status: path, query, content type, body."""
+    evictions: list[dict[str, Any]] = attrs.field(factory=list, init=False)
+    """Every Eviction posted: namespace, pod, content type, body."""
+    eviction_refused: dict[tuple[str, str], int] = attrs.field(factory=dict, init=False)
+    """Pods (namespace, name) whose Eviction is refused, with the status: `refuse_eviction`."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -174,6 +204,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
         log_of = _LOG_PATH.fullmatch(raw_request.path)
         if log_of and raw_request.method == "GET" and self._authorised(raw_request.headers):
             return self._serve_log(log_of[1], log_of[2], dict(raw_request.query))
+        evicted = _EVICTION_PATH.fullmatch(raw_request.path)
+        if evicted and raw_request.method == "POST" and self._authorised(raw_request.headers):
+            return await self._serve_eviction(raw_request, evicted[1], evicted[2])
         status_of = _WORKLOAD_STATUS_PATH.fullmatch(raw_request.path)
         if status_of and raw_request.method == "PATCH" and self._authorised(raw_request.headers):
             return await self._apply_status(raw_request, status_of[1], status_of[2], status_of[3])
@@ -305,6 +338,48 @@ class KubeEmulator(kmock.KubernetesEmulator):
             await self._buses[resource].put({"type": "MODIFIED", "object": raw_object})
         return aiohttp.web.json_response(raw_object, status=200)
 
+    async def _serve_eviction(
+        self, raw: aiohttp.web.BaseRequest, namespace: str, name: str
+    ) -> aiohttp.web.StreamResponse:
+        """An Eviction, recorded and answered (module doc); the pod stays."""
+        self.evictions.append(
+            {
+                "namespace": namespace,
+                "pod": name,
+                "content_type": raw.headers.get("Content-Type"),
+                "body": json.loads(await raw.read()),
+            }
+        )
+        if not self._live_pod(namespace, name):
+            body = status_body(404, "NotFound", f'pods "{name}" not found')
+            return aiohttp.web.json_response(body, status=404)
+        code = self.eviction_refused.get((namespace, name))
+        if code == 429:
+            message = "Cannot evict pod as it would violate the pod's disruption budget."
+            body = status_body(429, "TooManyRequests", message)
+            return aiohttp.web.json_response(body, status=429)
+        if code is not None:
+            body = status_body(code, "Forbidden" if code == 403 else "InternalError", name)
+            return aiohttp.web.json_response(body, status=code)
+        success = {"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success"}
+        return aiohttp.web.json_response(success, status=201)
+
+    def refuse_eviction(self, pod: Json, code: int = 429) -> None:
+        """`pod`'s Eviction is answered `code`: 429, a PodDisruptionBudget forbids it now; 403,
+        RBAC does; another, the server fails."""
+        self.eviction_refused[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = code
+
+    def _live_pod(self, namespace: str, name: str) -> bool:
+        return any(
+            resource.group == "" and resource.plural == "pods" and (ns, pod) == (namespace, name)
+            for (resource, ns, pod), obj in self.objects.items()
+            if not obj.deleted
+        )
+
+    def sent(self, method: str, path: str) -> list[kmock.Request]:
+        """The requests kmock recorded with this method to this path (no query), in order."""
+        return [r for r in self if r.method == method.upper() and r.url.path == path]
+
     def _next_version(self) -> int:
         self._version_counter += 1
         return self._version_counter
@@ -349,7 +424,11 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self._list_marks[version] = (request.resource, mark)
         assert isinstance(payload, dict)
         payload["metadata"] = {**payload.get("metadata", {}), "resourceVersion": version}
-        payload["items"] = [i for i in payload.get("items") or [] if _labels_match(request, i)]
+        payload["items"] = [
+            i
+            for i in payload.get("items") or []
+            if _labels_match(request, i) and _fields_match(request, i)
+        ]
         return payload
 
     @staticmethod
@@ -507,12 +586,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         """A pod's log as the API server serves it: text/plain, cut at `limitBytes`; 404 when
         the pod is not there."""
         self.log_reads.append(query)
-        live = any(
-            resource.group == "" and resource.plural == "pods" and (ns, pod) == (namespace, name)
-            for (resource, ns, pod), obj in self.objects.items()
-            if not obj.deleted
-        )
-        if not live:
+        if not self._live_pod(namespace, name):
             body = status_body(404, "NotFound", f'pods "{name}" not found')
             return aiohttp.web.json_response(body, status=404)
         text = self.logs.get((namespace, name), "").encode()

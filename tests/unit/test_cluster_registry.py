@@ -154,6 +154,7 @@ class FakeApi:
         priority_classes: Iterable[WorkloadPriorityClass] = (),
         applied_before: Iterable[str] = (),
         multikueue: Sequence[MultiKueueFleet] = (),
+        hold: bool = False,
     ) -> QuotasApplied:
         # no Kueue here: its objects are tested against the emulator
         detail = "Kueue is not installed: the cluster serves no kueue.x-k8s.io API"
@@ -470,6 +471,15 @@ class QuietGateways:
 
     async def cancel(self, job_id: JobId, attempt: int) -> None:
         raise AssertionError("no jobs here")
+
+    async def evict(self, job_id: JobId, attempt: int, *, grace_seconds: int) -> None:
+        raise AssertionError("no jobs here")
+
+    async def drain_node(self, node: str) -> list[str]:
+        return []
+
+    async def undrain_node(self, node: str) -> None:
+        return None
 
     async def set_priority(self, job_id: JobId, attempt: int, priority: JobPriority) -> None:
         raise AssertionError("no jobs here")

@@ -13,7 +13,11 @@ ownership labels and the spec hash (stable across key order, changed by a quota)
 URL paths; drift: missing, changed, added, being deleted, wrong labels, stale hash, and no drift
 for server noise (status, resourceVersion, managedFields, defaults, quantities and weights as
 strings, v1beta1's old fungibility names read back as MayStopSearch, other labels); a flavor
-fungibility preference changed, removed or added on the cluster is drift.
+fungibility preference changed, removed or added on the cluster is drift. A held cluster's
+ClusterQueues (both versions) say stopPolicy Hold, others none, and a stopPolicy read back as
+None is no drift while one set on the cluster (Hold, HoldAndDrain) or lifted is; each tenant
+namespace's isolation NetworkPolicy in full (ingress from its tenant's namespaces and from
+namespaces of no tenant), and drift of its selectors, peers, ports and policy types.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ from adapters.kubernetes.kueue.objects import (
     KUEUE_GROUP,
     LOCAL_QUEUE,
     NAMESPACE,
+    NETWORK_POLICY,
     PLURALS,
     RESOURCE_FLAVOR,
     SPEC_HASH,
+    TENANT_ISOLATION,
     WORKLOAD_PRIORITY_CLASS,
     KueueVersion,
     choose_version,
@@ -356,7 +362,8 @@ def test_cohort_field_per_version(
     assert queue["apiVersion"] == api_version
     assert queue["spec"][field] == "platform"
     assert absent not in queue["spec"]
-    assert {o["apiVersion"] for o in objects if o["kind"] != NAMESPACE} == {api_version}
+    kueue_objects = [o for o in objects if o["kind"] not in (NAMESPACE, NETWORK_POLICY)]
+    assert {o["apiVersion"] for o in kueue_objects} == {api_version}
 
 
 @pytest.mark.parametrize(
@@ -660,6 +667,73 @@ def test_tenant_namespaces_carry_the_tenant_and_pod_security_baseline() -> None:
     ]
 
 
+def test_each_tenant_namespace_refuses_other_tenants_traffic() -> None:
+    quotas = quota_set(
+        local_queues=(local_queue("team"), local_queue("batch"), local_queue("x", OTHER_TENANT))
+    )
+    policies = [o for o in render(quotas) if o["kind"] == NETWORK_POLICY]
+    assert [without_hash(p) for p in policies] == [
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {
+                "name": "bud-tenant-isolation",
+                "namespace": tenant_namespace(tenant),
+                "labels": MANAGED | {"bud.ai/tenant-id": str(tenant)},
+            },
+            "spec": {
+                "podSelector": {},
+                "policyTypes": ["Ingress"],
+                "ingress": [
+                    {
+                        "from": [
+                            {
+                                "namespaceSelector": {
+                                    "matchLabels": {"bud.ai/tenant-id": str(tenant)}
+                                }
+                            },
+                            {
+                                "namespaceSelector": {
+                                    "matchExpressions": [
+                                        {"key": "bud.ai/tenant-id", "operator": "DoesNotExist"}
+                                    ]
+                                }
+                            },
+                        ]
+                    }
+                ],
+            },
+        }
+        for tenant in (TENANT, OTHER_TENANT)
+    ]
+    assert not [o for o in render(quota_set(local_queues=())) if o["kind"] == NETWORK_POLICY]
+
+
+@pytest.mark.parametrize("version", [V1, V2])
+def test_a_held_clusters_queues_stop_admitting(version: KueueVersion) -> None:
+    quotas = quota_set(cluster_queues=(research(), research(name="zeta")))
+    held = [o for o in render(quotas, version, hold=True) if o["kind"] == CLUSTER_QUEUE]
+    assert [q["spec"]["stopPolicy"] for q in held] == ["Hold", "Hold"]
+    running = [o for o in render(quotas, version) if o["kind"] == CLUSTER_QUEUE]
+    assert [q["spec"] for q in running] == [
+        {k: v for k, v in q["spec"].items() if k != "stopPolicy"} for q in held
+    ]
+    assert all("stopPolicy" not in q["spec"] for q in running)
+    for desired in held:  # read back as written: no drift; lifted or defaulted: drift
+        live = as_served(desired)
+        live["spec"]["stopPolicy"] = "Hold"
+        assert drifted(desired, live) is None
+        live["spec"]["stopPolicy"] = "None"
+        assert drifted(desired, live) == "spec.stopPolicy changed"
+        del live["spec"]["stopPolicy"]
+        assert drifted(desired, live) == "spec.stopPolicy missing"
+    for desired in running:  # Kueue's default read back, or left out: no drift
+        live = as_served(desired)
+        assert live["spec"]["stopPolicy"] == "None" and drifted(desired, live) is None
+        del live["spec"]["stopPolicy"]
+        assert drifted(desired, live) is None
+
+
 def test_a_namespace_shared_by_two_tenants_is_a_bug() -> None:
     quotas = quota_set(local_queues=(local_queue(), local_queue("x", OTHER_TENANT, namespace=NS)))
     with pytest.raises(ValueError, match="two tenants"):
@@ -805,11 +879,15 @@ def test_url_paths() -> None:
         f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/localqueues/team"
     )
     assert object_path(find(objects, NAMESPACE, NS)) == f"/api/v1/namespaces/{NS}"
+    assert object_path(find(objects, NETWORK_POLICY, TENANT_ISOLATION)) == (
+        f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies/bud-tenant-isolation"
+    )
     assert collection_path("kueue.x-k8s.io/v1beta1", WORKLOAD_PRIORITY_CLASS) == (
         "/apis/kueue.x-k8s.io/v1beta1/workloadpriorityclasses"
     )
     assert PLURALS == {
         "Namespace": "namespaces",
+        "NetworkPolicy": "networkpolicies",
         "ResourceFlavor": "resourceflavors",
         "Cohort": "cohorts",
         "ClusterQueue": "clusterqueues",
@@ -909,6 +987,7 @@ def spec_edit(path: list[Any], value: Any) -> Any:
 
 DELETE = object()
 GPU_QUOTA = ["spec", "resourceGroups", 0, "flavors", 0, "resources", 0]
+ISOLATION_PEERS = ["spec", "ingress", 0, "from"]
 
 
 @pytest.mark.parametrize(
@@ -1089,6 +1168,63 @@ GPU_QUOTA = ["spec", "resourceGroups", 0, "flavors", 0, "resources", 0]
             "research",
             spec_edit(["metadata", "annotations"], DELETE),
             "annotation bud.ai/spec-hash out of date",
+        ),
+        (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "stopPolicy"], "Hold"),
+            "spec.stopPolicy changed",
+        ),
+        (
+            CLUSTER_QUEUE,
+            "research",
+            spec_edit(["spec", "stopPolicy"], "HoldAndDrain"),
+            "spec.stopPolicy changed",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit(["spec", "podSelector"], {"matchLabels": {"app": "web"}}),
+            "spec.podSelector changed",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit(["spec", "policyTypes"], ["Ingress", "Egress"]),
+            "spec.policyTypes changed",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit(["spec", "ingress"], [{}]),
+            "spec.ingress[0].from missing",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit(
+                [*ISOLATION_PEERS, 0, "namespaceSelector"],
+                {"matchLabels": {"bud.ai/tenant-id": str(OTHER_TENANT)}},
+            ),
+            "spec.ingress[0].from[0].namespaceSelector changed",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit([*ISOLATION_PEERS, 1, "namespaceSelector"], {}),
+            "spec.ingress[0].from[1].namespaceSelector changed",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit([*ISOLATION_PEERS, 1, "ipBlock"], {"cidr": "0.0.0.0/0"}),
+            "spec.ingress[0].from[1].ipBlock added",
+        ),
+        (
+            NETWORK_POLICY,
+            TENANT_ISOLATION,
+            spec_edit(["spec", "ingress", 0, "ports"], [{"port": 8000}]),
+            "spec.ingress[0].ports added",
         ),
         (
             CLUSTER_QUEUE,

@@ -565,10 +565,11 @@ NOT_SHOWN: dict[type, set[str]] = {
         "estimate_reason",
         "estimate_warnings",
         "generation",
+        "termination_grace_seconds",  # shown as terminationGracePeriodSeconds, with its default
         "version",
         "withdraw_from",
     },
-    Deployment: {"tenant_id", "chart", "changes", "version"},
+    Deployment: {"tenant_id", "chart", "changes", "version", "replacements"},
     Worker: set(),
     EngineArgs: set(),
     Benchmark: {"tenant_id", "plan", "updated_at", "changes", "version"},

@@ -29,12 +29,13 @@ from adapters.kubernetes.kueue.jobs import (
     ATTEMPT_LABEL,
     JOB_ID_LABEL,
     batch_job,
+    grace_period,
     identity_labels,
     job_labels,
     pod_resources,
 )
 from adapters.kubernetes.kueue.models import DEPLOYMENT_LABEL, SERVING_PORT
-from adapters.kubernetes.kueue.objects import JsonObject
+from adapters.kubernetes.kueue.objects import NETWORKING_API, JsonObject
 from adapters.shapes.documents import plan_from_document
 from domain.model.ids import ClusterId
 from domain.model.load import LoadPlan
@@ -44,7 +45,6 @@ from domain.ports.gateways import Workload
 BENCHMARK_KEY = "benchmark"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 """Set by the Job controller on the pods it makes."""
-NETWORKING_API = "networking.k8s.io/v1"
 KUBE_DNS: JsonObject = {
     "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
     "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
@@ -71,6 +71,7 @@ def job_manifest(
     )
     spec = manifest["spec"]
     spec["template"]["spec"]["containers"][0]["resources"] = pod_resources(workload)
+    spec["template"]["spec"].update(grace_period(workload))
     if workload.max_duration_seconds is not None:
         spec["activeDeadlineSeconds"] = workload.max_duration_seconds
     return manifest

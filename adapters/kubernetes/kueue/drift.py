@@ -1,12 +1,14 @@
-"""Whether a live Kueue object still is what budcluster rendered (`objects.desired_objects`).
+"""Whether a live quota object still is what budcluster rendered (`objects.desired_objects`).
 
 `drifted` compares the owned part of the live object with the desired one as a subset, field by
-field: the API server adds defaults (stopPolicy, admission settings) and other labels, which are
-not drift, and returns quantities as strings ("8", "64Gi"), which are compared as values, as are
-v1beta1's old names for MayStopSearch. A namespaceSelector and a flavor's nodeLabels are compared
-whole, and optional fields budcluster leaves out (cohort, limits, parent, node labels, taints, a
-threshold, a flavor fungibility preference) are drift when someone adds them. Status and metadata
-noise is never compared.
+field: the API server adds defaults (admission settings) and other labels, which are not drift,
+and returns quantities as strings ("8", "64Gi"), which are compared as values, as are v1beta1's
+old names for MayStopSearch. A namespaceSelector, a flavor's nodeLabels and a NetworkPolicy's
+pod selectors are compared whole, and optional fields budcluster leaves out (cohort, limits,
+parent, node labels, taints, a threshold, a flavor fungibility preference, a policy peer's pod
+selector, ipBlock or ports) are drift when someone adds them. A ClusterQueue's stopPolicy left out
+reads as Kueue's default, None: a queue held by someone else is drift, one read back as None is
+not. Status and metadata noise is never compared.
 """
 
 from __future__ import annotations
@@ -14,13 +16,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.kubernetes.kueue.objects import LOCAL_QUEUE, SPEC_HASH, owned_part, spec_hash
+from adapters.kubernetes.kueue.objects import (
+    CLUSTER_QUEUE,
+    LOCAL_QUEUE,
+    SPEC_HASH,
+    owned_part,
+    spec_hash,
+)
 from adapters.kubernetes.quantity import parse_quantity
 from domain.model.quota import FungibilityPolicy
 
 _QUANTITY_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit", "weight"})
-_ATOMIC_FIELDS = frozenset({"namespaceSelector", "nodeLabels"})
+_ATOMIC_FIELDS = frozenset({"namespaceSelector", "nodeLabels", "podSelector"})
 """Compared whole: a label added to a selector or to a flavor's node labels narrows it."""
+STOP_POLICY_DEFAULT = "None"
+"""What the API server sets a ClusterQueue's stopPolicy to when it is left out."""
 _OWNED_WHEN_ABSENT = frozenset(
     {
         "cohort",
@@ -38,6 +48,10 @@ _OWNED_WHEN_ABSENT = frozenset(
         "preference",
         "admissionChecks",
         "admissionChecksStrategy",
+        "podSelector",
+        "ipBlock",
+        "ports",
+        "egress",
     }
 )
 """Fields budcluster owns even when it leaves them out: someone adding one is drift."""
@@ -56,6 +70,8 @@ def drifted(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> str |
         if desired.get("kind") == LOCAL_QUEUE and reason.startswith("spec.clusterQueue"):
             return f"{reason} (immutable: delete and recreate)"
         return reason
+    if desired.get("kind") == CLUSTER_QUEUE and (reason := _stop_policy(desired, live)):
+        return reason
     live_labels = metadata.get("labels") or {}
     for key, value in desired["metadata"]["labels"].items():
         if live_labels.get(key) != value:
@@ -63,6 +79,12 @@ def drifted(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> str |
     if (metadata.get("annotations") or {}).get(SPEC_HASH) != spec_hash(desired):
         return f"annotation {SPEC_HASH} out of date"
     return None
+
+
+def _stop_policy(desired: Mapping[str, Any], live: Mapping[str, Any]) -> str | None:
+    want = (desired.get("spec") or {}).get("stopPolicy") or STOP_POLICY_DEFAULT
+    have = (live.get("spec") or {}).get("stopPolicy") or STOP_POLICY_DEFAULT
+    return None if want == have else "spec.stopPolicy changed"
 
 
 def _difference(want: Any, have: Any, path: str, key: str | None = None) -> str | None:

@@ -11,7 +11,9 @@ as their vendor's extended resource with requests equal to limits (extended reso
 overcommitted); cpu and memory are requests, rendered as the quota objects render them. A job
 of several pods (`resources.pod_count` = N) is an Indexed Job with parallelism = completions =
 N: Kueue makes one pod set of count N and admits it all or nothing; each pod learns its rank
-from JOB_COMPLETION_INDEX (set by Kubernetes) and the size from BUD_POD_COUNT.
+from JOB_COMPLETION_INDEX (set by Kubernetes) and the size from BUD_POD_COUNT. The grace period a
+job declares (`Workload.termination_grace_seconds`) is its pods' terminationGracePeriodSeconds
+(`grace_period`), left to the cluster's default (30 s) when it declares none.
 
 `observe` reads the Job and its Kueue Workload together as one `WorkloadObservation`, by the
 rules of `WORKLOAD_REASONS`, first match wins. Identity comes from the labels bud.ai/job-id and
@@ -146,7 +148,11 @@ def batch_job(
         "ttlSecondsAfterFinished": ttl_seconds_after_finished,
         "template": {
             "metadata": {"labels": dict(labels)},
-            "spec": {"restartPolicy": "Never", "containers": [container(workload)]},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [container(workload)],
+                **grace_period(workload),
+            },
         },
     }
     if pods > 1:
@@ -183,6 +189,13 @@ def identity_labels(workload: Workload, cluster_id: ClusterId) -> dict[str, str]
         JOB_ID_LABEL: str(workload.job_id),
         ATTEMPT_LABEL: str(workload.attempt),
     }
+
+
+def grace_period(workload: Workload) -> JsonObject:
+    """The pod spec field that gives the workload's containers their grace period between
+    SIGTERM and being killed; none (the cluster's default) when it declares none."""
+    seconds = workload.termination_grace_seconds
+    return {} if seconds is None else {"terminationGracePeriodSeconds": seconds}
 
 
 def container(workload: Workload, pod_set: PodSet | None = None) -> JsonObject:

@@ -6,7 +6,8 @@ WorkloadPriorityClass, the attempt's identity). Each pod set is one replicated j
 replica, named after the pod set ("main" first), whose Job template is the batch Job's:
 parallelism = completions = its pods (Indexed when more than one), no Kubernetes retry, the
 same container with that pod set's requests (GPUs only where it asks them) and BUD_POD_SET
-naming it. JobSet gives up at the first failed Job (failurePolicy.maxRestarts 0).
+naming it, the same grace period. JobSet gives up at the first failed Job (failurePolicy.maxRestarts
+0).
 
 Checked against kubernetes-sigs/kueue pkg/controller/jobs/jobset/jobset_controller.go (v0.13):
 Kueue makes one Workload per JobSet, owned by it (kind JobSet, jobset.x-k8s.io/v1alpha2), with
@@ -34,6 +35,7 @@ from adapters.kubernetes.kueue.jobs import (
     _index,
     _ready_pod,
     container,
+    grace_period,
     identity_labels,
     job_identity,
     job_labels,
@@ -83,7 +85,11 @@ def job_set(
             "backoffLimit": 0,
             "template": {
                 "metadata": {"labels": dict(labels)},
-                "spec": {"restartPolicy": "Never", "containers": [container(workload, pod_set)]},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [container(workload, pod_set)],
+                    **grace_period(workload),
+                },
             },
         }
         if pod_set.pod_count > 1:

@@ -5,7 +5,8 @@ A replica job's spec carries the deployment (`spec.deployment`: its id, the repl
 the model, the name it is served under, the engine arguments and image) and, when the user
 named one, `spec.chart`. The values are the chart's (vLLM's engine arguments, camel-cased),
 one pod per release (`replicas: 1`: each replica is a job of its own, admitted by Kueue on its
-own), cpu and memory as the job asks, GPUs as tensor x pipeline parallel size.
+own), cpu and memory as the job asks, GPUs as tensor x pipeline parallel size, and the job's
+grace period, when it declares one, as `terminationGracePeriodSeconds`.
 
 Every replica's pods carry the deployment's id (`bud.ai/deployment-id`), and every replica's
 Service selects the pods by it: any live replica's Service fronts them all. A replica's Service
@@ -28,6 +29,8 @@ from domain.ports.gateways import Workload
 from domain.ports.helm import SHIPPED_VLLM_CHART, ReleaseSpec
 
 DEPLOYMENT_LABEL = "bud.ai/deployment-id"
+GRACE_VALUE = "terminationGracePeriodSeconds"
+"""The chart value naming the pods' terminationGracePeriodSeconds (as Bitnami's charts name it)."""
 SERVING_PORT = 8000
 """Where the bud-vllm chart's Service (and vLLM in its pods) listens."""
 
@@ -77,6 +80,8 @@ def model_release(
         "serviceName": replica_service(workload.job_id),
         "serviceSelector": selector,
     }
+    if workload.termination_grace_seconds is not None:
+        values[GRACE_VALUE] = workload.termination_grace_seconds
     if workload.resources.gpu_type:
         values["gpuResource"] = gpu_resource(workload.resources.gpu_type)
     image = replica.get("image")

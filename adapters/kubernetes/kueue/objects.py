@@ -1,11 +1,12 @@
 """The Kubernetes objects Kueue (kueue.x-k8s.io) needs for one cluster's quotas, as JSON dicts.
 
-`desired_objects` renders a QuotaSet as tenant Namespaces, ResourceFlavors, Cohorts,
-ClusterQueues, LocalQueues and WorkloadPriorityClasses, in an order in which they can be created
-(delete in reverse). Every object carries the labels app.kubernetes.io/managed-by=budcluster and
-bud.ai/cluster-id, and the annotation bud.ai/spec-hash: the SHA-256 of the canonical JSON of the
-part budcluster owns (`owned_part`: the spec; a priority class's value and description; a
-namespace's labels); `drift` tells a live object that differs from its rendering.
+`desired_objects` renders a QuotaSet as tenant Namespaces (each with its isolation
+NetworkPolicy), ResourceFlavors, Cohorts, ClusterQueues, LocalQueues and WorkloadPriorityClasses,
+in an order in which they can be created (delete in reverse). Every object carries the labels
+app.kubernetes.io/managed-by=budcluster and bud.ai/cluster-id, and the annotation
+bud.ai/spec-hash: the SHA-256 of the canonical JSON of the part budcluster owns (`owned_part`:
+the spec; a priority class's value and description; a namespace's labels); `drift` tells a live
+object that differs from its rendering.
 
 Checked against kubernetes-sigs/kueue, apis/kueue/v1beta1 and v1beta2, *_types.go:
 - ClusterQueue: spec.resourceGroups (coveredResources; flavors, each listing every covered
@@ -26,12 +27,22 @@ Checked against kubernetes-sigs/kueue, apis/kueue/v1beta1 and v1beta2, *_types.g
 - ResourceFlavor: spec.nodeLabels (at most 8), nodeTaints, tolerations.
 - WorkloadPriorityClass: top-level value (int32) and description (omitempty, at most 2048
   characters), no spec; a job names it in the label kueue.x-k8s.io/priority-class.
+- ClusterQueue spec.stopPolicy (v1beta1 and v1beta2 alike): None (the API server's default),
+  Hold (no new admission; admitted workloads run to completion) or HoldAndDrain (admitted ones
+  are evicted too). A cluster drained whole (`hold`) gets Hold on every ClusterQueue: budcluster
+  requeues what runs there itself; otherwise the field is left out (read back as None).
 Tenant namespaces enforce Pod Security "baseline" and warn on "restricted", as the tenant
-onboarding manifest of the product design says (seed 004, section 1.5). Quantities: cpu in cores,
-or millicores when not whole; memory quotas are GiB (node memory_gb is bytes / 2**30, see
-inventory/nodes.py), rendered "NGi", or whole "Mi" when not a whole GiB; GPUs and other
-extended resources as whole counts (a fraction can never be requested, so it is floored); a
-weight to Kubernetes' 1n precision.
+onboarding manifest of the product design says (seed 004, section 1.5). Each gets the
+networking.k8s.io/v1 NetworkPolicy `bud-tenant-isolation`: every pod in it takes ingress only
+from namespaces of the same tenant (by their bud.ai/tenant-id label) and from namespaces with no
+tenant label (the platform's: kube-system, ingress controllers, monitoring), so another tenant's
+namespaces are refused (NetworkPolicies add up: another policy selecting the same pods could let
+more in; budcluster makes none that selects ingress).
+
+Quantities: cpu in cores, or millicores when not whole; memory quotas are GiB (node memory_gb is
+bytes / 2**30, see inventory/nodes.py), rendered "NGi", or whole "Mi" when not a whole GiB; GPUs
+and other extended resources as whole counts (a fraction can never be requested, so it is
+floored); a weight to Kubernetes' 1n precision.
 """
 
 from __future__ import annotations
@@ -79,6 +90,12 @@ POD_SECURITY: Mapping[str, str] = {
 }
 
 NAMESPACE = "Namespace"
+NETWORK_POLICY = "NetworkPolicy"
+NETWORKING_API = "networking.k8s.io/v1"
+TENANT_ISOLATION = "bud-tenant-isolation"
+"""The NetworkPolicy in each tenant namespace that refuses other tenants' traffic."""
+STOP_POLICY_HOLD = "Hold"
+"""Kueue's ClusterQueue stopPolicy that admits nothing new and lets admitted workloads run."""
 RESOURCE_FLAVOR = "ResourceFlavor"
 COHORT = "Cohort"
 CLUSTER_QUEUE = "ClusterQueue"
@@ -91,6 +108,7 @@ ADMISSION_CHECK = "AdmissionCheck"
 """MultiKueue's manager objects (kueue/multikueue.py), before the ClusterQueues that name them."""
 CREATION_ORDER = (
     NAMESPACE,
+    NETWORK_POLICY,
     RESOURCE_FLAVOR,
     COHORT,
     SECRET,
@@ -103,6 +121,7 @@ CREATION_ORDER = (
 )
 PLURALS: Mapping[str, str] = {
     NAMESPACE: "namespaces",
+    NETWORK_POLICY: "networkpolicies",
     RESOURCE_FLAVOR: "resourceflavors",
     COHORT: "cohorts",
     SECRET: "secrets",
@@ -113,7 +132,7 @@ PLURALS: Mapping[str, str] = {
     LOCAL_QUEUE: "localqueues",
     WORKLOAD_PRIORITY_CLASS: "workloadpriorityclasses",
 }
-NAMESPACED_KINDS = frozenset({LOCAL_QUEUE, SECRET})
+NAMESPACED_KINDS = frozenset({LOCAL_QUEUE, SECRET, NETWORK_POLICY})
 
 
 class KueueVersion(enum.StrEnum):
@@ -203,6 +222,7 @@ def desired_objects(
     with_cohorts: bool = True,
     admission_checks: Mapping[str, Sequence[str]] | None = None,
     before_queues: Sequence[JsonObject] = (),
+    hold: bool = False,
 ) -> list[JsonObject]:
     """Every object budcluster keeps on the cluster for `quotas`, in creation order.
 
@@ -210,7 +230,7 @@ def desired_objects(
     when given. Cohort objects cover the model's cohorts and every cohort a queue or a cohort
     names (an implicit one has an empty spec). `admission_checks`: the AdmissionChecks each
     ClusterQueue lists, by its name; `before_queues`: objects created before the ClusterQueues
-    (MultiKueue's, which the queues name).
+    (MultiKueue's, which the queues name); `hold`: every ClusterQueue with stopPolicy Hold.
     """
     checks = admission_checks or {}
     descriptions = {pc.priority: pc.description for pc in priority_classes}
@@ -218,8 +238,10 @@ def desired_objects(
     named |= {c.parent for c in quotas.cohorts if c.parent}
     cohorts: dict[str, Cohort | None] = {c.name: c for c in quotas.cohorts}
     cohorts |= {name: None for name in named if name not in cohorts}
+    tenant_namespaces = _tenant_namespaces(quotas)
     objects = [
-        *(_namespace(ns, tenant, cluster_id) for ns, tenant in _tenant_namespaces(quotas)),
+        *(_namespace(ns, tenant, cluster_id) for ns, tenant in tenant_namespaces),
+        *(_isolation(ns, tenant, cluster_id) for ns, tenant in tenant_namespaces),
         *(_flavor(f, version, cluster_id) for f in sorted(quotas.flavors, key=lambda f: f.name)),
         *(
             _cohort(name, cohorts[name], version, cluster_id)
@@ -228,7 +250,7 @@ def desired_objects(
         ),
         *before_queues,
         *(
-            _cluster_queue(q, version, cluster_id, checks.get(q.name, ()))
+            _cluster_queue(q, version, cluster_id, checks.get(q.name, ()), hold=hold)
             for q in sorted(quotas.cluster_queues, key=lambda q: q.name)
         ),
         *(
@@ -278,6 +300,37 @@ def _namespace(name: str, tenant: TenantId, cluster_id: ClusterId) -> JsonObject
     return object_for("v1", NAMESPACE, name, cluster_id, labels=labels)
 
 
+def _isolation(namespace: str, tenant: TenantId, cluster_id: ClusterId) -> JsonObject:
+    """The NetworkPolicy that lets into `namespace` only its tenant's and the platform's traffic
+    (the module doc)."""
+    obj = object_for(
+        NETWORKING_API,
+        NETWORK_POLICY,
+        TENANT_ISOLATION,
+        cluster_id,
+        namespace=namespace,
+        labels={TENANT_ID_LABEL: str(tenant)},
+    )
+    same_tenant = {"namespaceSelector": {"matchLabels": {TENANT_ID_LABEL: str(tenant)}}}
+    platform = {
+        "namespaceSelector": {
+            "matchExpressions": [{"key": TENANT_ID_LABEL, "operator": "DoesNotExist"}]
+        }
+    }
+    obj["spec"] = {
+        "podSelector": {},
+        "policyTypes": ["Ingress"],
+        "ingress": [{"from": [same_tenant, platform]}],
+    }
+    return obj
+
+
+def is_tenant_isolation(obj: Mapping[str, Any]) -> bool:
+    """A tenant namespace's isolation NetworkPolicy (a benchmark's egress policy is not one)."""
+    meta = obj.get("metadata") or {}
+    return meta.get("name") == TENANT_ISOLATION and TENANT_ID_LABEL in (meta.get("labels") or {})
+
+
 def _flavor(flavor: ResourceFlavor, version: KueueVersion, cluster_id: ClusterId) -> JsonObject:
     obj = object_for(version.api_version, RESOURCE_FLAVOR, flavor.name, cluster_id)
     obj["spec"] = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
@@ -305,6 +358,8 @@ def _cluster_queue(
     version: KueueVersion,
     cluster_id: ClusterId,
     checks: Sequence[str] = (),
+    *,
+    hold: bool = False,
 ) -> JsonObject:
     preemption = queue.preemption
     borrow: JsonObject = {"policy": preemption.borrow_within_cohort.policy.value}
@@ -338,6 +393,8 @@ def _cluster_queue(
             spec["admissionChecks"] = list(checks)
         else:
             spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": n} for n in checks]}
+    if hold:  # else left out: Kueue's default, None (drift.py reads the two alike)
+        spec["stopPolicy"] = STOP_POLICY_HOLD
     obj = object_for(version.api_version, CLUSTER_QUEUE, queue.name, cluster_id)
     obj["spec"] = spec
     return obj

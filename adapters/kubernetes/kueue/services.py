@@ -17,7 +17,9 @@ admission. So the queue and priority-class labels, and budcluster's identity lab
 `podLabels` on the Deployment and its pod template; a HELM or MODEL chart is given the same
 labels as `podLabels`, the value name of `helm create`'s scaffold and of Bitnami's charts,
 merged over the user's. A chart that does not put `podLabels` on its pods runs outside Kueue,
-and budcluster can't see its pods.
+and budcluster can't see its pods. The grace period the job declares goes to every chart as the
+value `terminationGracePeriodSeconds` (Bitnami's name for it), for the chart to put on its pod
+template, merged over the user's; none when it declares none.
 
 `observe_service` reads the attempt's pods and their Kueue Workloads as one
 `WorkloadObservation`, by the rows of `SERVICE_REASONS`, with its live pods' container restarts
@@ -32,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.kubernetes.kueue.jobs import QUEUED_REASON, container, identity_labels, job_identity
-from adapters.kubernetes.kueue.models import is_model_replica, model_release
+from adapters.kubernetes.kueue.models import GRACE_VALUE, is_model_replica, model_release
 from adapters.kubernetes.kueue.objects import PRIORITY_CLASS_LABEL, JsonObject, priority_class_name
 from adapters.kubernetes.kueue.reading import (
     because,
@@ -121,6 +123,7 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
             "port": _port(spec.get("port")),
             "labels": identity_labels(workload, cluster_id),
             "podLabels": pod_labels,
+            **grace_value(workload),
         }
         return ReleaseSpec(workload.name, workload.namespace, SHIPPED_CHART, values)
     chart = _chart(spec.get("chart"), workload)
@@ -130,7 +133,7 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
     own = user_values.get("podLabels", {})
     if not isinstance(own, Mapping):
         raise ValueError("spec.values.podLabels: expected a mapping of labels")
-    merged = {**user_values, "podLabels": {**own, **pod_labels}}
+    merged = {**user_values, "podLabels": {**own, **pod_labels}, **grace_value(workload)}
     return ReleaseSpec(
         workload.name,
         workload.namespace,
@@ -139,6 +142,13 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
         repo=_optional_text(spec.get("repo"), "spec.repo"),
         version=_optional_text(spec.get("chart_version"), "spec.chart_version"),
     )
+
+
+def grace_value(workload: Workload) -> JsonObject:
+    """The chart value that gives the workload's pods their grace period (none declared: none,
+    and the chart's or the cluster's default holds)."""
+    seconds = workload.termination_grace_seconds
+    return {} if seconds is None else {GRACE_VALUE: seconds}
 
 
 def _chart(value: object, workload: Workload) -> str:

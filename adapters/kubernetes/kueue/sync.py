@@ -2,12 +2,13 @@
 
 One pass (`reconcile`): find the kueue.x-k8s.io versions the cluster serves and use the newest
 supported one (v1beta2 names a ClusterQueue's cohort `cohortName`, v1beta1 `cohort`); render
-every object the quota model asks for (`objects`: tenant Namespaces, flavors, cohorts, cluster
-queues, local queues, priority classes); read each live object and create what is missing,
-replace what drifted (a LocalQueue pointing at another ClusterQueue is deleted and created again:
-that field is immutable), and delete the Kueue objects labelled as budcluster's for this cluster
-that the model no longer has. Tenant namespaces are never deleted: they may hold the tenant's
-other objects.
+every object the quota model asks for (`objects`: tenant Namespaces and their isolation
+NetworkPolicies, flavors, cohorts, cluster queues, held when the cluster is drained whole, local
+queues, priority classes); read each live object and create what is missing, replace what
+drifted (a LocalQueue pointing at another ClusterQueue is deleted and created again: that field
+is immutable), and delete the objects labelled as budcluster's for this cluster that the model
+no longer has (Kueue's, and the isolation policies of namespaces it no longer has). Tenant
+namespaces are never deleted: they may hold the tenant's other objects.
 
 Drift is told apart from a first creation by what was applied before (`applied`, the keys of
 the last pass, kept with the cluster): an object applied before and now missing or changed was
@@ -40,6 +41,8 @@ from adapters.kubernetes.kueue.objects import (
     MANAGER,
     MULTIKUEUE_CLUSTER,
     NAMESPACE,
+    NETWORK_POLICY,
+    NETWORKING_API,
     PLURALS,
     SECRET,
     SPEC_HASH,
@@ -47,6 +50,7 @@ from adapters.kubernetes.kueue.objects import (
     choose_version,
     collection_path,
     desired_objects,
+    is_tenant_isolation,
     object_key,
     object_path,
     spec_hash,
@@ -88,10 +92,12 @@ async def reconcile(
     applied_before: Iterable[str] = (),
     multikueue: Sequence[MultiKueueFleet] = (),
     kueue_namespace: str = KUEUE_NAMESPACE,
+    hold: bool = False,
 ) -> QuotasApplied:
     """One pass (module doc). Raises ClusterConnectionError when the cluster can't be reached;
     a write the cluster refuses (403, 422) fails the check instead. `multikueue`: the fleets
-    this cluster is MultiKueue's manager of (kueue/multikueue.py)."""
+    this cluster is MultiKueue's manager of (kueue/multikueue.py); `hold`: every ClusterQueue
+    with stopPolicy Hold (the cluster is drained whole)."""
     served = await api.served_versions(KUEUE_GROUP)
     version = choose_version(served)
     if version is None:
@@ -121,6 +127,7 @@ async def reconcile(
         before_queues=multikueue_objects(
             managing, version, cluster_id=cluster_id, namespace=kueue_namespace
         ),
+        hold=hold,
     )
     before = set(applied_before)
     result = QuotasApplied(HealthCheck(CHECK, True, ""))
@@ -154,8 +161,37 @@ async def reconcile(
         if _ours(live, cluster_id) and object_key(live) not in wanted:
             await api.delete_object(object_path(live))
             result.removed.append(key_text(live))
+    if any(obj["kind"] == NETWORK_POLICY for obj in desired) or any(
+        key.startswith(f"{NETWORK_POLICY}/") for key in before
+    ):
+        await _remove_isolations(api, cluster_id, wanted, result, failures)
     result.check = _check(version, result, failures, len(desired))
     return result
+
+
+async def _remove_isolations(
+    api: KubeApi,
+    cluster_id: ClusterId,
+    wanted: set[tuple[str, str, str | None, str]],
+    result: QuotasApplied,
+    failures: list[str],
+) -> None:
+    """Delete the isolation NetworkPolicies of namespaces the model no longer has (never a
+    benchmark's egress policy, which goes with its Job)."""
+    path = collection_path(NETWORKING_API, NETWORK_POLICY)
+    try:
+        listed, _ = await api.list_objects(path, label_selector=f"{CLUSTER_ID_LABEL}={cluster_id}")
+    except ClusterConnectionError as exc:
+        if exc.kind in ("unreachable", "unauthorized"):
+            raise
+        failures.append(f"{NETWORK_POLICY}: {exc.message}")
+        return
+    for live in listed:
+        live.setdefault("apiVersion", NETWORKING_API)
+        live.setdefault("kind", NETWORK_POLICY)
+        if _ours(live, cluster_id) and is_tenant_isolation(live) and object_key(live) not in wanted:
+            await api.delete_object(object_path(live))
+            result.removed.append(key_text(live))
 
 
 async def _apply(
