@@ -153,6 +153,7 @@ class DrainService:
             self._announce(uow, cluster, [*drains, drain])
             await uow.commit()
         log.info("drain %s of cluster %s (%s) started", drain.id, cluster.name, node or "all")
+        await self._store_nodes(cluster)
         await self._after(drain)
         return await self.get(drain.id) or view(drain, await self._active(drain), now)
 
@@ -173,6 +174,8 @@ class DrainService:
                 self._announce(uow, cluster, await uow.drains.on([drain.cluster_id]))
             await uow.commit()
         log.info("drain %s ended by %s", drain.id, actor_of(principal))
+        if cluster is not None:
+            await self._store_nodes(cluster)
         if drain.node is not None and cluster is not None:
             try:
                 await self._gateways.for_cluster(cluster).undrain_node(drain.node)
@@ -271,6 +274,16 @@ class DrainService:
             ends.append(now + timedelta(seconds=grace_of(current)))
         made = await self._deployments.replace_replicas(uow, replicas, reason) if replicas else []
         return replace(drain, evictions_end=max(ends), replacing=drain.replacing + len(made))
+
+    async def _store_nodes(self, cluster: Cluster) -> None:
+        """A simulated cluster's nodes as it reports them now, cordons included (a real one's
+        come through its node watch, once the cordon is in place there)."""
+        if cluster.is_real:
+            return
+        nodes = await self._gateways.for_cluster(cluster).nodes()
+        async with self._uow(TenantScope.system()) as uow:
+            await uow.clusters.replace_nodes(cluster.id, nodes)
+            await uow.commit()
 
     def _announce(self, uow: UnitOfWork, cluster: Cluster, drains: Sequence[Drain]) -> None:
         """The cordons as the cluster's state (`clusterUpdates`), and a recompute of its

@@ -647,6 +647,38 @@ export type DeploymentWarning = {
   path: Scalars['String']['output'];
 };
 
+/** A node, or a whole cluster, taken out of service: nothing new is admitted there; its batch and training jobs get SIGTERM and their grace period, then are requeued (no retry used); a deployment's replicas start elsewhere before the old ones stop. */
+export type Drain = {
+  __typename?: 'Drain';
+  /** Pods (namespace/name) a PodDisruptionBudget kept on the node at the last try (Kubernetes; the operator's only: empty for tenants). */
+  blockedPods: Array<Scalars['String']['output']>;
+  clusterId: Scalars['ID']['output'];
+  /** When nothing of budcluster's held resources there any more. */
+  drainedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** When it was undrained. */
+  endedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** When it is expected to be DRAINED (when it was, once it is); null while a replacement replica has no estimated start. */
+  estimatedEnd?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['ID']['output'];
+  /** The node drained; null: the whole cluster. */
+  node?: Maybe<Scalars['String']['output']>;
+  reason: Scalars['String']['output'];
+  /** Jobs still holding resources where it covers (their grace period, or a replica waiting for its replacement to run). */
+  remaining: Scalars['Int']['output'];
+  /** Deployment replicas it had started elsewhere before stopping the old ones. */
+  replacing: Scalars['Int']['output'];
+  startedAt: Scalars['DateTime']['output'];
+  state: DrainState;
+};
+
+export type DrainResult = ConflictError | Drain | ForbiddenError | NotFoundError | ValidationError;
+
+/** Where a drain stands. */
+export type DrainState =
+  | 'DRAINED'
+  | 'DRAINING'
+  | 'ENDED';
+
 /** The engine's arguments (vLLM's names). */
 export type EngineArgs = {
   __typename?: 'EngineArgs';
@@ -1005,6 +1037,8 @@ export type Job = {
   /** The first estimate of this attempt, kept to measure accuracy. */
   submissionEstimate?: Maybe<Estimate>;
   tenantId: Scalars['ID']['output'];
+  /** Seconds its containers get between SIGTERM and being killed (a drain's checkpoint signal): as submitted, else 30 (Kubernetes' default). */
+  terminationGracePeriodSeconds: Scalars['Int']['output'];
   updatedAt: Scalars['DateTime']['output'];
   window?: Maybe<TimeWindow>;
 };
@@ -1221,7 +1255,7 @@ export type Mutation = {
   /** A LocalQueue in your tenant's namespace. */
   createLocalQueue: LocalQueueResult;
   createResourceFlavor: ResourceFlavorResult;
-  /** DELETING, then gone, with its jobs. Refused while jobs are active unless `force`. */
+  /** DELETING, then gone, with its jobs. Refused while jobs are active unless `force`, or the cluster is drained whole (drainCluster) and nothing holds resources there. */
   deleteCluster: ClusterResult;
   /** Refused while a LocalQueue points at it. */
   deleteClusterQueue: ClusterQueueResult;
@@ -1235,6 +1269,10 @@ export type Mutation = {
   deleteResourceFlavor: ResourceFlavorResult;
   /** Serve a model on a cluster: one SERVICE job per replica (each queued, estimated and drawn like every job). DEPLOYING, then RUNNING with an endpoint. */
   deployModel: DeploymentResult;
+  /** Drain a whole cluster (before maintenance or removal): nothing new is admitted there, its running jobs leave as drainNode's do, and its fleets' waiting jobs move to the other members (others wait, with the reason). Needs clusters:write. */
+  drainCluster: DrainResult;
+  /** Drain a node before maintenance: it is cordoned; its batch and training jobs get SIGTERM and their grace period (terminationGracePeriodSeconds), then are requeued without using a retry; a deployment's replicas start elsewhere before the old ones stop. Needs clusters:write. */
+  drainNode: DrainResult;
   /** Reach the cluster now: its nodes and health checks are read again. */
   refreshCluster: ClusterResult;
   /** Register a Kubernetes or OpenShift cluster: REGISTERING at once, then AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs clusters:write. */
@@ -1255,6 +1293,8 @@ export type Mutation = {
   stopDeployment: DeploymentResult;
   /** Submit a job to a cluster. With an idempotencyKey, a repeat in the same project returns the first job. */
   submitJob: SubmitJobResult;
+  /** End a drain: the node or cluster takes new work again. Needs clusters:write. */
+  undrain: DrainResult;
   /** Change a registered cluster; a new kubeconfig or context connects again. */
   updateCluster: ClusterResult;
   /** Replace a ClusterQueue's cohort, strategy, quotas, preemption, flavor fungibility and fair-sharing weight. */
@@ -1362,6 +1402,19 @@ export type MutationDeployModelArgs = {
 };
 
 
+export type MutationDrainClusterArgs = {
+  clusterId: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationDrainNodeArgs = {
+  clusterId: Scalars['ID']['input'];
+  node: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationRefreshClusterArgs = {
   id: Scalars['ID']['input'];
 };
@@ -1411,6 +1464,11 @@ export type MutationStopDeploymentArgs = {
 
 export type MutationSubmitJobArgs = {
   input: SubmitJobInput;
+};
+
+
+export type MutationUndrainArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1625,6 +1683,8 @@ export type Query = {
   deployment?: Maybe<Deployment>;
   /** Your model deployments, newest first (at most 100 per page). */
   deployments: DeploymentConnection;
+  /** A cluster's drains: those on, and those ended in the last day. */
+  drains: Array<Drain>;
   fleet?: Maybe<Fleet>;
   /** Every fleet: clusters grouped behind one queue name, by name. */
   fleets: Array<Fleet>;
@@ -1686,6 +1746,11 @@ export type QueryDeploymentsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<DeploymentFilter>;
   first?: Scalars['Int']['input'];
+};
+
+
+export type QueryDrainsArgs = {
+  clusterId: Scalars['ID']['input'];
 };
 
 
@@ -2107,6 +2172,8 @@ export type SubmitJobInput = {
   source?: JobSourceInput;
   /** What to run, as a JSON object (e.g. image, command, env; simulation.runtime_seconds on a simulated cluster). Null or absent: {}. */
   spec?: InputMaybe<Scalars['JSON']['input']>;
+  /** Seconds its containers get between SIGTERM and being killed, to write a checkpoint when a drain takes it off its node (0 to 3600; its pods' terminationGracePeriodSeconds). Null: 30, Kubernetes' default. */
+  terminationGracePeriodSeconds?: InputMaybe<Scalars['Int']['input']>;
   window?: InputMaybe<TimeWindowInput>;
 };
 
@@ -2398,6 +2465,39 @@ export type ClusterDetailQueryVariables = Exact<{
 
 export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
 
+export type DrainFieldsFragment = { __typename?: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> };
+
+export type ClusterDrainsQueryVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+}>;
+
+
+export type ClusterDrainsQuery = { __typename?: 'Query', drains: Array<{ __typename?: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> }> };
+
+export type DrainNodeMutationVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  node: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type DrainNodeMutation = { __typename?: 'Mutation', drainNode: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
+
+export type DrainClusterMutationVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type DrainClusterMutation = { __typename?: 'Mutation', drainCluster: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type UndrainMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type UndrainMutation = { __typename?: 'Mutation', undrain: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
 export type ClusterPricesQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
@@ -2652,6 +2752,13 @@ export type ScheduleFleetsQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type ScheduleFleetsQuery = { __typename?: 'Query', fleets: Array<{ __typename?: 'Fleet', id: string, name: string, plannedAt?: string | null, members: Array<{ __typename?: 'Cluster', id: string, name: string }>, queue: Array<{ __typename?: 'FleetQueueEntry', position: number, jobId?: string | null, name: string, mine: boolean, status?: JobStatus | null, clusterId: string, estimatedStart?: string | null, nextBestClusterId?: string | null, nextBestStart?: string | null, moves: number }> }> };
 
+export type ScheduleDrainsQueryVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+}>;
+
+
+export type ScheduleDrainsQuery = { __typename?: 'Query', drains: Array<{ __typename?: 'Drain', id: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number }> };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -2737,6 +2844,22 @@ export const BenchmarkViewFragmentDoc = new TypedDocumentString(`
   p99Ms
   maxMs
 }`, {"fragmentName":"BenchmarkView"}) as unknown as TypedDocumentString<BenchmarkViewFragment, unknown>;
+export const DrainFieldsFragmentDoc = new TypedDocumentString(`
+    fragment DrainFields on Drain {
+  id
+  clusterId
+  node
+  reason
+  state
+  startedAt
+  estimatedEnd
+  drainedAt
+  endedAt
+  remaining
+  replacing
+  blockedPods
+}
+    `, {"fragmentName":"DrainFields"}) as unknown as TypedDocumentString<DrainFieldsFragment, unknown>;
 export const DeploymentViewFragmentDoc = new TypedDocumentString(`
     fragment DeploymentView on Deployment {
   id
@@ -3311,6 +3434,115 @@ export const ClusterDetailDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"34c1057e4f5adca81340203ed61af832d9b14fb2252f17b9629fea77118ff531"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
+export const ClusterDrainsDocument = new TypedDocumentString(`
+    query ClusterDrains($clusterId: ID!) {
+  drains(clusterId: $clusterId) {
+    ...DrainFields
+  }
+}
+    fragment DrainFields on Drain {
+  id
+  clusterId
+  node
+  reason
+  state
+  startedAt
+  estimatedEnd
+  drainedAt
+  endedAt
+  remaining
+  replacing
+  blockedPods
+}`, {"hash":"b44640eec0bf74076b79f78aedda60b5bfd1a8494a00805394bc8098560540c8"}) as unknown as TypedDocumentString<ClusterDrainsQuery, ClusterDrainsQueryVariables>;
+export const DrainNodeDocument = new TypedDocumentString(`
+    mutation DrainNode($clusterId: ID!, $node: String!, $reason: String) {
+  drainNode(clusterId: $clusterId, node: $node, reason: $reason) {
+    __typename
+    ... on Drain {
+      ...DrainFields
+    }
+    ... on ValidationError {
+      message
+      fields {
+        path
+        code
+        message
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DrainFields on Drain {
+  id
+  clusterId
+  node
+  reason
+  state
+  startedAt
+  estimatedEnd
+  drainedAt
+  endedAt
+  remaining
+  replacing
+  blockedPods
+}`, {"hash":"1e2d6cf16292324ea8b3bdff0e187b7b86740a56ae01b4c84bb17e239e60a28c"}) as unknown as TypedDocumentString<DrainNodeMutation, DrainNodeMutationVariables>;
+export const DrainClusterDocument = new TypedDocumentString(`
+    mutation DrainCluster($clusterId: ID!, $reason: String) {
+  drainCluster(clusterId: $clusterId, reason: $reason) {
+    __typename
+    ... on Drain {
+      ...DrainFields
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DrainFields on Drain {
+  id
+  clusterId
+  node
+  reason
+  state
+  startedAt
+  estimatedEnd
+  drainedAt
+  endedAt
+  remaining
+  replacing
+  blockedPods
+}`, {"hash":"2576bb8119051cd5a5320eb305b701969f43153741e9cb8b91924a2f70f30e96"}) as unknown as TypedDocumentString<DrainClusterMutation, DrainClusterMutationVariables>;
+export const UndrainDocument = new TypedDocumentString(`
+    mutation Undrain($id: ID!) {
+  undrain(id: $id) {
+    __typename
+    ... on Drain {
+      ...DrainFields
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DrainFields on Drain {
+  id
+  clusterId
+  node
+  reason
+  state
+  startedAt
+  estimatedEnd
+  drainedAt
+  endedAt
+  remaining
+  replacing
+  blockedPods
+}`, {"hash":"fdea447d0754f9056bf6a597bb0934c1edb0025addc2614eca2166034db2cf73"}) as unknown as TypedDocumentString<UndrainMutation, UndrainMutationVariables>;
 export const ClusterPricesDocument = new TypedDocumentString(`
     query ClusterPrices($id: ID!) {
   cluster(id: $id) {
@@ -4491,3 +4723,18 @@ export const ScheduleFleetsDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"47a229a2ac27da88031eec49bc5fba9e7c5101a9cbb643ca14f4a6a06e611433"}) as unknown as TypedDocumentString<ScheduleFleetsQuery, ScheduleFleetsQueryVariables>;
+export const ScheduleDrainsDocument = new TypedDocumentString(`
+    query ScheduleDrains($clusterId: ID!) {
+  drains(clusterId: $clusterId) {
+    id
+    node
+    reason
+    state
+    startedAt
+    estimatedEnd
+    drainedAt
+    endedAt
+    remaining
+  }
+}
+    `, {"hash":"463a94b11d3bef1bcb5f827a06483dc25cc41d44020ac89d358e4e0e3bdb80f0"}) as unknown as TypedDocumentString<ScheduleDrainsQuery, ScheduleDrainsQueryVariables>;

@@ -654,6 +654,35 @@ async def test_a_fleet_the_cluster_is_in_lists_its_waiting_jobs(
         await call(service, admin, "DeleteFleet", {"id": fleet})
 
 
+async def test_a_drained_node_shows_as_a_band_on_its_rows_and_in_the_drains_pane(
+    service: Service, browser: Any
+) -> None:
+    admin = str(service.admin_token)
+    made = await call(
+        service,
+        admin,
+        "DrainNode",
+        {"clusterId": service.cluster_id, "node": "sim-t4-1", "reason": "page test"},
+    )
+    drain = made["drainNode"]
+    assert drain["__typename"] == "Drain" and drain["node"] == "sim-t4-1", drain
+    page = await open_page(browser, service.base, admin, str(service.cluster_id))
+    try:
+        bands = page.locator(".timeline .vis-item.vis-background.drain")
+        line = page.locator(f'#drains-list li[data-drain="{drain["id"]}"]')
+        deadline = time.monotonic() + 30
+        while await bands.count() < 4 or not await line.count():  # one per T4 row
+            assert time.monotonic() < deadline, await bands.count()
+            await page.wait_for_timeout(200)
+        assert await bands.count() == 4  # its GPUs' rows only, not the A100's
+        text = await line.inner_text()
+        assert "node sim-t4-1" in text and "page test" in text, text
+        assert not page.failures, page.failures
+    finally:
+        await page.close()
+        await call(service, admin, "Undrain", {"id": drain["id"]})
+
+
 async def test_a_screenshot_of_the_page_under_load(service: Service, browser: Any) -> None:
     kinds = [("TRAINING", "HIGH"), ("BATCH", "NORMAL"), ("BATCH", "LOW"), ("TRAINING", "NORMAL")]
     for i in range(14):

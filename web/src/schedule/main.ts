@@ -7,6 +7,7 @@ import {
   ClusterQuotasDocument,
   BudgetsDocument,
   JobCostDocument,
+  ScheduleDrainsDocument,
   ScheduleFleetsDocument,
   ScheduleTimelineDocument,
   type ClusterListQuery,
@@ -57,6 +58,8 @@ const ui = {
   details: el("details"),
   budgets: el("budgets"),
   budgetsList: el("budgets-list"),
+  drains: el("drains"),
+  drainsList: el("drains-list"),
   fleets: el("fleets"),
   fleetsList: el("fleets-list"),
   quotas: el<HTMLDetailsElement>("quotas"),
@@ -201,6 +204,7 @@ async function start(value: string): Promise<void> {
   void loadQuotas();
   void loadBudgets();
   void loadFleets();
+  void loadDrains();
   fitOnSnapshot = true;
   client = openSocket(value, {
     connecting: (reconnect) => {
@@ -362,6 +366,7 @@ function applyMessage(message: Update): void {
   }
   if (payload?.variables) payload.variables.since = model.sequence;
   if (change.queueChanged) scheduleQueue();
+  if (change.upserted.length || change.removed.length || change.snapshot) drainsSoon();
   if (change.rowsChanged) fillGpuFilter();
   if (message.__typename === "Schedule") {
     const wasReconnect = resumedNote !== 0 && connection === "live" && ui.connection.textContent?.startsWith("Reconnected");
@@ -611,6 +616,7 @@ ui.cluster.addEventListener("change", () => {
   void loadQuotas();
   void loadBudgets();
   void loadFleets();
+  void loadDrains();
 });
 ui.fitWork.addEventListener("click", () => {
   if (view && !view.fitToWork()) view.showWholeRange();
@@ -768,6 +774,44 @@ async function loadFleets(): Promise<void> {
   }
 }
 
+/** The picked cluster's drains: bands on the timeline and a line each. Drains are no part of
+ * the stream: read on start, on a cluster picked, each minute, and a few seconds after the
+ * schedule changed (a drain moves its jobs, so its start shows as a change). */
+let drainsRequest = 0;
+let drainsTimer = 0;
+async function loadDrains(): Promise<void> {
+  const current = token;
+  const here = ui.cluster.value;
+  if (!current || !here) return;
+  const mine = ++drainsRequest;
+  try {
+    const data = await query(current, ScheduleDrainsDocument, { clusterId: here });
+    if (mine !== drainsRequest) return;
+    view?.setDrains(data.drains);
+    const shown = data.drains.filter((d) => d.state !== "ENDED");
+    ui.drains.hidden = shown.length === 0;
+    ui.drainsList.innerHTML = shown
+      .map((d) => {
+        const what = d.node ? `node ${esc(d.node)}` : "the whole cluster";
+        const end = d.state === "DRAINING" ? (d.estimatedEnd ? `, drained by ${esc(absolute(Date.parse(d.estimatedEnd)))}` : ", end not yet known") : "";
+        const left = d.remaining ? ` · ${d.remaining} job(s) still there` : "";
+        return `<li data-drain="${esc(d.id)}"><strong>${what}</strong> ${esc(lower(d.state))}${end}${left} <span class="muted">${esc(d.reason)}</span></li>`;
+      })
+      .join("");
+  } catch (error) {
+    if (mine !== drainsRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+  }
+}
+
+function drainsSoon(): void {
+  if (drainsTimer) return;
+  drainsTimer = window.setTimeout(() => {
+    drainsTimer = 0;
+    void loadDrains();
+  }, 3_000);
+}
+
 let fleetsPolling = false;
 window.setInterval(() => {
   if (ui.app.hidden || fleetsPolling) return; // one poll in flight
@@ -775,6 +819,7 @@ window.setInterval(() => {
   void loadFleets().finally(() => {
     fleetsPolling = false;
   });
+  void loadDrains();
 }, 60_000);
 
 // ---------------------------------------------------------------- boot

@@ -28,6 +28,19 @@ interface Item extends DataItem {
   kind?: string;
   /** On a start-window band: the segment whose window it is. */
   "window-of"?: string;
+  /** On a drain's band: the drain. */
+  "drain-of"?: string;
+}
+
+/** A drain as the page draws it: a band on the rows of its node (every row: its cluster). */
+export interface DrainBand {
+  id: string;
+  node?: string | null;
+  reason: string;
+  state: string;
+  startedAt: string;
+  estimatedEnd?: string | null;
+  endedAt?: string | null;
 }
 
 const SEP = "\u001f";
@@ -53,6 +66,8 @@ export class TimelineView {
   private readonly groups = new DataSet<Group, "id">();
   /** The item ids each segment has (as they will be once pending changes are written). */
   private readonly segmentItems = new Map<string, string[]>();
+  private drainItems: string[] = [];
+  private drains: DrainBand[] = [];
   private pending = new Map<string, Item | null>();
   private clearPending = false;
   private frame = 0;
@@ -86,7 +101,7 @@ export class TimelineView {
       showTooltips: false,
       groupOrder: "order",
       xss: { disabled: true },
-      dataAttributes: ["segment-id", "job-id", "kind", "window-of"],
+      dataAttributes: ["segment-id", "job-id", "kind", "window-of", "drain-of"],
       tooltip: { followMouse: false },
     } as TimelineOptions;
     this.timeline = new Timeline(container, this.items as never, this.groups as never, options);
@@ -196,6 +211,44 @@ export class TimelineView {
     this.schedule();
   }
 
+  /** Drains as bands on the rows they cover, from their start to their end (undrained), or
+   * while on to the range's end (the node stays cordoned until undrained); the title says when
+   * it is expected to be drained. */
+  setDrains(drains: DrainBand[]): void {
+    this.drains = drains;
+    this.putDrains();
+    this.schedule();
+  }
+
+  private putDrains(): void {
+    for (const id of this.drainItems) this.setPending(id, null);
+    this.drainItems = [];
+    for (const d of this.drains) {
+      const start = Date.parse(d.startedAt);
+      let end = d.endedAt ? Date.parse(d.endedAt) : Math.max(this.model.rangeEnd, Date.now());
+      if (Number.isNaN(start) || Number.isNaN(end)) continue;
+      if (end <= start) end = start + MINUTE;
+      const expected = d.estimatedEnd ? ` · drained by ${new Date(d.estimatedEnd).toLocaleTimeString()}` : "";
+      const title = `${d.node ? `node ${d.node}` : "cluster"} ${d.state.toLowerCase()}: ${d.reason}${d.state === "DRAINING" ? expected : ""}`;
+      for (const row of this.model.rows) {
+        if (d.node != null && row.node !== d.node) continue;
+        const id = `drain${SEP}${d.id}${SEP}${row.id}`;
+        this.drainItems.push(id);
+        this.setPending(id, {
+          id,
+          group: row.id,
+          start,
+          end,
+          content: "",
+          title: esc(title),
+          className: `drain ${d.state.toLowerCase()}`,
+          type: "background",
+          "drain-of": d.id,
+        });
+      }
+    }
+  }
+
   /** The item ids of a job's segments (those currently drawn). */
   itemsOfJob(jobId: string): string[] {
     const ids: string[] = [];
@@ -279,6 +332,8 @@ export class TimelineView {
     this.pending = new Map();
     this.clearPending = true;
     for (const segment of this.model.segments.values()) this.putSegment(segment);
+    this.drainItems = [];
+    this.putDrains();
     this.schedule();
   }
 
