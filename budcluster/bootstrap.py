@@ -82,6 +82,7 @@ from domain.services.dispatch import Dispatcher
 from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
+from domain.services.logs import LogService
 from domain.services.observations import ObservationService
 from domain.services.queue_positions import QueuePositionService
 from domain.services.quotas import QuotaService
@@ -486,6 +487,7 @@ def _services(
             deployments=deployments,
             balancer=balancer,
         ),
+        logs=LogService(uow=uow, clock=clock, gateways=gateways),
         audit=AuditService(
             uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
         ),

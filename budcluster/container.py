@@ -56,6 +56,7 @@ from domain.services.dispatch import Dispatcher
 from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
+from domain.services.logs import LogService
 from domain.services.observations import ObservationService
 from domain.services.queue_positions import QueuePositionService
 from domain.services.quotas import QuotaService
@@ -121,6 +122,7 @@ class App:
     dispatcher: Dispatcher
     balancer: FleetBalancer
     drains: DrainService
+    logs: LogService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -134,6 +136,7 @@ class App:
             "registry": self.registry,
             "deployments": self.deployments,
             "benchmark_runner": self.benchmark_runner,
+            "logs": self.logs,
             "app": self,
         }
 

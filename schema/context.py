@@ -34,6 +34,7 @@ from domain.services.dispatch import Dispatcher
 from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
 from domain.services.jobs import JobService
+from domain.services.logs import LogService
 from domain.services.queue_positions import PositionQuery, QueuePosition, QueuePositionService
 from domain.services.quotas import ClusterQuotas, QuotaService
 from domain.services.refusals import RefusalRecords
@@ -140,6 +141,7 @@ class ApiServices:
     fleets: FleetService
     dispatcher: Dispatcher
     drains: DrainService
+    logs: LogService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
     shares: TenantShares | None = None

@@ -172,6 +172,8 @@ LIST_SIZES: dict[str, int] = {
     "Query.budgets": 10,
     "Query.fleets": 5,
     "Query.drains": 3,
+    "JobLogs.lines": 200,
+    "JobLogs.pods": 4,
     "Drain.blockedPods": 3,
     "Fleet.members": 4,
     "Job.moves": 2,

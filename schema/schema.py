@@ -21,6 +21,7 @@ from resolvers import deployments as deployment_resolvers
 from resolvers import drains as drain_resolvers
 from resolvers import fleets as fleet_resolvers
 from resolvers import jobs as job_resolvers
+from resolvers import logs as log_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
 from resolvers import spend as spend_resolvers
@@ -76,6 +77,13 @@ class Query:
         "submitting it.",
     )
     clusters: list[Cluster] = strawberry.field(resolver=cluster_resolvers.clusters)
+    job_logs = strawberry.field(
+        resolver=log_resolvers.job_logs,
+        description="What a job attempt's pods wrote, oldest first: its latest attempt unless "
+        "`attempt` is given, of `pod` only, after `since`, the last `tail` (1 to 5000; 200 by "
+        "default). A failed attempt's last lines are kept with it once its pods are gone. "
+        "Needs jobs:logs.",
+    )
     drains: list[Drain] = strawberry.field(
         resolver=drain_resolvers.drains,
         description="A cluster's drains: those on, and those ended in the last day.",
@@ -280,6 +288,11 @@ class Mutation:
 
 @strawberry.type
 class Subscription:
+    job_logs = _capped(
+        log_resolvers.follow_job_logs,
+        "A job attempt's log as it is written: its last `tail` lines (200), then each batch "
+        "of new ones, until the attempt has ended. Needs jobs:logs.",
+    )
     job_updates = _capped(
         subscription_resolvers.job_updates,
         "A snapshot of your jobs on a cluster, then every change in order. "

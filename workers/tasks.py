@@ -15,6 +15,7 @@ from domain.ports.tasks import RetryTask
 from domain.services import task_names
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.deployments import DeploymentService
+from domain.services.logs import LogService
 from domain.services.registry import ClusterRegistry
 from domain.services.workloads import WorkloadService
 
@@ -38,6 +39,12 @@ async def set_workload_priority(ctx: dict[str, Any], *, job_id: str, attempt: in
     await _service(ctx).set_priority(
         JobId(uuid.UUID(job_id)), attempt, try_number=ctx.get("job_try", 1)
     )
+
+
+async def keep_logs(ctx: dict[str, Any], *, job_id: str, attempt: int) -> None:
+    """Keep a failed attempt's last log lines with it (its pods go soon after)."""
+    logs: LogService = ctx["logs"]
+    await logs.keep(JobId(uuid.UUID(job_id)), attempt, try_number=ctx.get("job_try", 1))
 
 
 def _registry(ctx: dict[str, Any]) -> ClusterRegistry:
@@ -111,6 +118,8 @@ TASKS: dict[str, TaskSpec] = {
         ),
         TaskSpec(task_names.START_BENCHMARK, start_benchmark, timeout_seconds=15, max_tries=3),
         TaskSpec(task_names.SETTLE_BENCHMARK, settle_benchmark, timeout_seconds=15, max_tries=3),
+        # a failed attempt's pods' last lines: one log read per pod
+        TaskSpec(task_names.KEEP_LOGS, keep_logs, timeout_seconds=30, max_tries=6),
     )
 }
 assert max(spec.timeout_seconds for spec in TASKS.values()) <= LONGEST_TASK_SECONDS

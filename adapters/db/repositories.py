@@ -22,6 +22,7 @@ from adapters.db.tables import (
     event_sequences,
     gpu_prices,
     job_events,
+    job_log_tails,
     job_moves,
     jobs,
 )
@@ -30,6 +31,7 @@ from domain.model.cluster import Cluster, GpuPrice, Node
 from domain.model.fleet import JobMove
 from domain.model.ids import ClusterId, FleetId, JobId, NodeId, ProjectId, TenantId, TokenId
 from domain.model.job import Job, JobEvent, JobStatus, JobType, RunRecord
+from domain.model.logs import LogLine
 from domain.model.principal import ApiToken
 from domain.model.secrets import Envelope
 from domain.ports.repositories import JobCursor, JobFilter, JobPage
@@ -170,6 +172,32 @@ class SqlJobRepository:
             sa.select(jobs).where(jobs.c.fleet_id == fleet_id, jobs.c.status.in_(waiting))
         ).order_by(jobs.c.created_at, jobs.c.id)
         return self._track((await self._conn.execute(stmt)).mappings().all())
+
+    async def keep_log_tail(
+        self, job_id: JobId, attempt: int, lines: Sequence[LogLine], at: datetime
+    ) -> None:
+        document = [_log_to_document(line) for line in lines]
+        key = (job_log_tails.c.job_id == job_id, job_log_tails.c.attempt == attempt)
+        done = await self._conn.execute(
+            job_log_tails.update().where(*key).values(lines=document, kept_at=at)
+        )
+        if not done.rowcount:
+            await self._conn.execute(
+                job_log_tails.insert().values(
+                    job_id=job_id, attempt=attempt, lines=document, kept_at=at
+                )
+            )
+
+    async def log_tail(self, job_id: JobId, attempt: int) -> list[LogLine] | None:
+        stmt = (
+            sa.select(job_log_tails.c.lines)
+            .join(jobs, jobs.c.id == job_log_tails.c.job_id)
+            .where(job_log_tails.c.job_id == job_id, job_log_tails.c.attempt == attempt)
+        )
+        if self._scope.tenant_id is not None:
+            stmt = stmt.where(jobs.c.tenant_id == self._scope.tenant_id)
+        document = (await self._conn.execute(stmt)).scalar_one_or_none()
+        return None if document is None else [_log_from_document(d) for d in document]
 
     async def moves(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobMove]]:
         result: dict[JobId, list[JobMove]] = {job_id: [] for job_id in job_ids}
@@ -662,3 +690,11 @@ def _total_gpus(row: sa.RowMapping) -> int:
     return int(
         row["gpu_count"] * row["pod_count"] + sum(p.gpu_count * p.pod_count for p in further)
     )
+
+
+def _log_to_document(line: LogLine) -> dict[str, str]:
+    return {"at": line.at.isoformat(), "pod": line.pod, "text": line.text}
+
+
+def _log_from_document(document: dict[str, str]) -> LogLine:
+    return LogLine(datetime.fromisoformat(document["at"]), document["pod"], document["text"])

@@ -223,6 +223,16 @@ job_moves = sa.Table(
 )
 """Each move of a fleet job between members (`domain.model.fleet.JobMove`), written with it."""
 
+job_log_tails = sa.Table(
+    "job_log_tail",
+    metadata,
+    sa.Column("job_id", sa.Uuid, sa.ForeignKey("job.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("attempt", sa.Integer, primary_key=True),
+    sa.Column("lines", JSONDocument, nullable=False),
+    sa.Column("kept_at", UTCDateTime, nullable=False),
+)
+"""The last lines of a failed attempt's pods, kept when it failed (its pods go soon after)."""
+
 budgets = sa.Table(
     "budget",
     metadata,

@@ -9,6 +9,7 @@ Methods raise ClusterConnectionError (unreachable, unauthorized, forbidden, erro
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any, Protocol
 
 from domain.model.cluster import HealthCheck
@@ -74,9 +75,9 @@ class KubeApi(Protocol):
 
 
 class WorkloadApi(KubeApi, Protocol):
-    """The API as the gateway uses it: objects, what pods print (a benchmark Job reports its
-    result in its pod's log), and what a drain does to pods (list them by node, evict them,
-    delete them with a grace period)."""
+    """The API as the gateway uses it: objects, what pods print (a job's logs; a benchmark Job
+    reports its result in its pod's log), and what a drain does to pods (list them by node,
+    evict them, delete them with a grace period)."""
 
     async def list_objects(
         self, path: str, *, label_selector: str | None = None, field_selector: str | None = None
@@ -93,7 +94,17 @@ class WorkloadApi(KubeApi, Protocol):
         False when a PodDisruptionBudget forbids it now (429)."""
 
     async def pod_log(
-        self, *, namespace: str, name: str, container: str, limit_bytes: int
+        self,
+        *,
+        namespace: str,
+        name: str,
+        container: str | None,
+        limit_bytes: int | None = None,
+        since: datetime | None = None,
+        tail_lines: int | None = None,
+        timestamps: bool = False,
     ) -> str | None:
-        """The container's log as text (at most about `limit_bytes`, from its start), or None
-        when the pod is gone (404)."""
+        """The container's log as text (the pod's only container when None): at most about
+        `limit_bytes`, from its start; the lines written from `since` on (to the second), the
+        last `tail_lines`, each after its RFC 3339 time with `timestamps`. None when the pod is
+        gone (404); "" when the container is waiting to start (the kubelet's 400)."""

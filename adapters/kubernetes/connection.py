@@ -20,6 +20,7 @@ import tempfile
 import weakref
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
@@ -35,6 +36,7 @@ from kubernetes_asyncio.client import (
 
 from adapters.kubernetes.cluster import KubeCluster
 from adapters.kubernetes.errors import (
+    HTTP_BAD_REQUEST,
     HTTP_CONFLICT,
     HTTP_GONE,
     HTTP_NOT_FOUND,
@@ -81,6 +83,17 @@ class KubeTimeouts:
             sock_connect=self.connect,
             sock_read=seconds + self.watch_grace,
         )
+
+
+def _waiting_to_start(body: bytes) -> bool:
+    """The kubelet's 400 to a log read of a container not started yet ('container "main" in pod
+    "p" is waiting to start: ContainerCreating'): it has written nothing."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return False
+    message = document.get("message") if isinstance(document, dict) else None
+    return isinstance(message, str) and "is waiting to start" in message
 
 
 def _not_json(server: str, action: str) -> ClusterConnectionError:
@@ -250,6 +263,7 @@ class KubeClusterApi:
         *,
         query: list[tuple[str, str]] | None = None,
         content_type: str = "application/json",
+        action: str | None = None,
     ) -> tuple[int, bytes]:
         headers = {"Accept": "application/json"}
         if body is not None:
@@ -265,7 +279,7 @@ class KubeClusterApi:
             _preload_content=False,
             _request_timeout=self._timeouts.request,
         )
-        return await self._fetch(f"{method} {path}", pending)
+        return await self._fetch(action or f"{method} {path}", pending)
 
     async def served_versions(self, group: str) -> list[str]:
         status, body = await self._call("GET", f"/apis/{group}")
@@ -376,15 +390,36 @@ class KubeClusterApi:
         return True
 
     async def pod_log(
-        self, *, namespace: str, name: str, container: str, limit_bytes: int
+        self,
+        *,
+        namespace: str,
+        name: str,
+        container: str | None,
+        limit_bytes: int | None = None,
+        since: datetime | None = None,
+        tail_lines: int | None = None,
+        timestamps: bool = False,
     ) -> str | None:
         action = f"read the log of pod {namespace}/{name}"
-        pending = self._core.read_namespaced_pod_log(
-            name, namespace, container=container, limit_bytes=limit_bytes, **self._raw
+        query = [("container", container)] if container else []
+        if timestamps:
+            query.append(("timestamps", "true"))
+        if since is not None:  # the API keeps whole seconds of it: floored, nothing is lost
+            query.append(("sinceTime", since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        if tail_lines is not None:
+            query.append(("tailLines", str(tail_lines)))
+        if limit_bytes is not None:
+            query.append(("limitBytes", str(limit_bytes)))
+        status, body = await self._call(
+            "GET",
+            f"/api/v1/namespaces/{namespace}/pods/{name}/log",
+            query=query,
+            action=action,
         )
-        status, body = await self._fetch(action, pending)
         if status == HTTP_NOT_FOUND:
             return None
+        if status == HTTP_BAD_REQUEST and _waiting_to_start(body):
+            return ""
         if not 200 <= status < 300:
             raise status_error(
                 status, server=self.server_url, action=action, reason=status_reason(body)

@@ -19,6 +19,7 @@ import aiohttp
 from domain.errors import ClusterConnectionError
 from domain.ports.cluster_api import WatchExpired
 
+HTTP_BAD_REQUEST = 400
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403
 HTTP_NOT_FOUND = 404

@@ -16,12 +16,13 @@ releases; `evict` does the same after deleting the attempt's pods with the grace
 (`_evict_pods` says why in that order); `drain_node` cordons a node and evicts, through the
 Eviction API (PodDisruptionBudgets honoured), the pods there that budcluster does not run itself
 (drains.py), `undrain_node` uncordons it; `set_priority` relabels the Jobs and pods and sets their
-Workloads' priority. What runs is read back from the Jobs, budcluster's pods and Kueue's
-Workloads: `list_workloads` lists them and reports each attempt's whole state (`observe` for a
-Job, `observe_service` for a release's pods), `watch` follows the collections from the lists'
-resourceVersions and reports an attempt again whenever one of its objects changes (it starts
-with a list of its own, and reports that first: what changed since the caller's list is not
-lost). `pending_in_queue` reads Kueue's visibility API for a LocalQueue's order.
+Workloads' priority; `logs` reads the attempt's pods' logs as lines (kueue/logs.py). What runs
+is read back from the Jobs, budcluster's pods and Kueue's Workloads: `list_workloads` lists
+them and reports each attempt's whole state (`observe` for a Job, `observe_service` for a
+release's pods), `watch` follows the collections from the lists' resourceVersions and reports
+an attempt again whenever one of its objects changes (it starts with a list of its own, and
+reports that first: what changed since the caller's list is not lost). `pending_in_queue`
+reads Kueue's visibility API for a LocalQueue's order.
 
 A cluster that does not answer raises GatewayUnavailable (the caller backs off); an expired
 watch ends it too, and the caller lists again; after RELIST_SECONDS the watch ends by itself,
@@ -72,6 +73,7 @@ from adapters.kubernetes.kueue.jobsets import (
     owner_job_set_name,
     pod_job_set_name,
 )
+from adapters.kubernetes.kueue.logs import log_container, log_lines, merged, pod_start, tail_lines
 from adapters.kubernetes.kueue.multikueue import FIELD_MANAGER, RUN_ON, nomination, nomination_patch
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
@@ -107,6 +109,7 @@ from domain.model.cluster import Cluster, Node
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobPriority, JobType
 from domain.model.load import LoadRun
+from domain.model.logs import LogLine
 from domain.ports.clock import Clock
 from domain.ports.cluster_api import WatchExpired
 from domain.ports.gateways import GatewayUnavailable, PendingWorkload, Workload, WorkloadObservation
@@ -435,6 +438,41 @@ class KueueGateway:
             return text
 
         return samples_from_log(await self._call(read))
+
+    async def logs(
+        self,
+        job_id: JobId,
+        attempt: int,
+        *,
+        pod: str | None = None,
+        since: datetime | None = None,
+        tail: int | None = None,
+    ) -> list[LogLine]:
+        """The log lines of the attempt's pods (found as `evict` finds them), or of `pod` among
+        them, read one pod after another with timestamps (kueue/logs.py); a pod gone meanwhile,
+        or whose container has not started, has none."""
+        with self._span("logs", job_id, attempt):
+
+            async def read(api: WorkloadApi) -> list[LogLine]:
+                pods = await self._owned(api, PODS, job_id, attempt)
+                per_pod = []
+                for found in pods:
+                    namespace, name = _key(found)
+                    if pod is not None and name != pod:
+                        continue
+                    text = await api.pod_log(
+                        namespace=namespace,
+                        name=name,
+                        container=log_container(found),
+                        since=since,
+                        tail_lines=tail_lines(tail),
+                        timestamps=True,
+                    )
+                    start = pod_start(found) or self._clock.now()
+                    per_pod.append(log_lines(text or "", pod=name, start=start))
+                return merged(per_pod, since=since)
+
+            return await self._call(read)
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:
         """Kueue's order of the LocalQueue, from its visibility API; None when not served."""

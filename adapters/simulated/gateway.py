@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.simulated.config import SimulationConfig
 from adapters.simulated.engine import RESERVATION, Pace, SimWorkload, step
+from adapters.simulated.logs import lines_of
 from adapters.simulated.store import SimulatedStore
 from domain.aio import wait_event
 from domain.model.cluster import Cluster, Node
@@ -36,7 +37,14 @@ from domain.model.load import LoadRun
 from domain.model.quota import QuotaSet, priority_value
 from domain.model.reservation import CapacityReservation
 from domain.ports.clock import Clock
-from domain.ports.gateways import ClusterGateway, Workload, WorkloadObservation, WorkloadPhase
+from domain.ports.gateways import (
+    MAX_LOG_LINES,
+    ClusterGateway,
+    LogLine,
+    Workload,
+    WorkloadObservation,
+    WorkloadPhase,
+)
 from domain.scheduling.durations import DEFAULT_SECONDS
 
 LIST_FINISHED_WITHIN = timedelta(days=1)
@@ -219,6 +227,29 @@ class SimulatedGateway(ClusterGateway):
             self._cluster.id, job_id, attempt, priority_value(values, priority)
         )
         self._wake()
+
+    async def logs(
+        self,
+        job_id: JobId,
+        attempt: int,
+        *,
+        pod: str | None = None,
+        since: datetime | None = None,
+        tail: int | None = None,
+    ) -> list[LogLine]:
+        """What its pods wrote, made from their records (`adapters.simulated.logs`)."""
+        now = self._clock.now()
+        per_pod: dict[str, list[LogLine]] = {}
+        for w in await self._store.of_attempt(self._cluster.id, job_id, attempt):
+            for line in lines_of(w, self._pace, now):
+                if (pod is None or line.pod == pod) and (since is None or line.at > since):
+                    per_pod.setdefault(line.pod, []).append(line)
+        keep = min(tail or MAX_LOG_LINES, MAX_LOG_LINES)
+        merged = sorted(
+            (line for lines in per_pod.values() for line in lines[-keep:]),
+            key=lambda line: (line.at, line.pod),
+        )
+        return merged[-MAX_LOG_LINES:]
 
     async def nodes(self) -> list[Node]:
         """Its nodes, those a drain covers cordoned (as Kubernetes reports a cordoned node)."""

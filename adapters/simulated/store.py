@@ -330,6 +330,29 @@ class SimulatedStore:
                 .values(_state(w))
             )
 
+    async def of_attempt(
+        self, cluster_id: uuid.UUID, job_id: uuid.UUID, attempt: int
+    ) -> list[SimWorkload]:
+        """Every hand-over of one attempt, live or ended, oldest first."""
+        async with self._engine.connect() as conn:
+            rows = (
+                (
+                    await conn.execute(
+                        sa.select(simulated_workloads)
+                        .where(
+                            simulated_workloads.c.cluster_id == cluster_id,
+                            simulated_workloads.c.job_id == job_id,
+                            simulated_workloads.c.attempt == attempt,
+                            simulated_workloads.c.kind == "workload",
+                        )
+                        .order_by(simulated_workloads.c.created_at, simulated_workloads.c.name)
+                    )
+                )
+                .mappings()
+                .all()
+            )
+        return [_from_row(r) for r in rows]
+
     async def all(self, cluster_id: uuid.UUID, *, finished_since: datetime) -> list[SimWorkload]:
         """Live workloads and those that ended after `finished_since`."""
         async with self._engine.connect() as conn:

@@ -181,6 +181,7 @@ class GraphQLView(GraphQL[Context, None]):
             fleets=app.fleets,
             dispatcher=app.dispatcher,
             drains=app.drains,
+            logs=app.logs,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

@@ -26,6 +26,9 @@ from domain.model.ids import ProjectId, TenantId, TokenId
 class Scope(enum.StrEnum):
     JOBS_READ = "jobs:read"
     JOBS_WRITE = "jobs:write"
+    JOBS_LOGS = "jobs:logs"
+    """Read what a job's containers wrote (it may hold what the job printed of its secrets:
+    asked for by name, never a default)."""
     QUEUES_WRITE = "queues:write"
     CLUSTERS_READ = "clusters:read"
     CLUSTERS_WRITE = "clusters:write"

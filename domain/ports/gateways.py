@@ -17,6 +17,8 @@ from domain.model.cluster import Cluster, Node
 from domain.model.ids import JobId, TenantId
 from domain.model.job import DeploymentType, Job, JobPriority, JobType, Placement, Resources
 from domain.model.load import LoadRun
+from domain.model.logs import MAX_LOG_LINES as MAX_LOG_LINES
+from domain.model.logs import LogLine as LogLine
 from domain.model.quota import tenant_namespace
 
 
@@ -143,6 +145,21 @@ class ClusterGateway(Protocol):
         one that is not running yet is removed at once. Like `cancel`, every hand-over of the
         attempt, and a second call changes nothing."""
         await self.cancel(job_id, attempt)
+
+    async def logs(
+        self,
+        job_id: JobId,
+        attempt: int,
+        *,
+        pod: str | None = None,
+        since: datetime | None = None,
+        tail: int | None = None,
+    ) -> list[LogLine]:
+        """The log lines of the attempt's pods (every hand-over of it), oldest first: of `pod`
+        only when given, written after `since`, the last `tail` (at most MAX_LOG_LINES) of
+        each pod. [] where the cluster keeps none (its pods are gone); GatewayUnavailable when
+        it does not answer."""
+        return []
 
     async def drain_node(self, node: str) -> list[str]:
         """Cordon `node` (nothing new is placed there) and evict the pods on it that budcluster

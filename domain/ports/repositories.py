@@ -33,6 +33,7 @@ from domain.model.ids import (
 )
 from domain.model.job import Job, JobEvent, JobPriority, JobStatus, JobType, RunRecord
 from domain.model.load import RequestSample
+from domain.model.logs import LogLine
 from domain.model.principal import ApiToken
 from domain.model.quota import (
     ClusterQueue,
@@ -119,6 +120,14 @@ class JobRepository(Protocol):
 
     async def waiting_in_fleet(self, fleet_id: FleetId) -> list[Job]:
         """The fleet's jobs not yet admitted (PENDING or QUEUED), oldest first."""
+
+    async def keep_log_tail(
+        self, job_id: JobId, attempt: int, lines: Sequence[LogLine], at: datetime
+    ) -> None:
+        """Keep an attempt's last log lines (over what was kept of it before)."""
+
+    async def log_tail(self, job_id: JobId, attempt: int) -> list[LogLine] | None:
+        """What was kept of an attempt's log (None: nothing), if the job is visible."""
 
     async def moves(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobMove]]:
         """Each job's moves between members of its fleet, oldest first (every id asked is a

@@ -15,6 +15,7 @@ connection while it notifies (found under load: 50 tasks on a pool of 20 timed o
   job CANCELLED or PREEMPTED          take that attempt back from its cluster (a requeued
                                       one: its next hand-over withdraws it, with its grace)
   job COMPLETED                       hand over the waiting jobs that depended on it
+  job FAILED on its cluster           keep its pods' last log lines (they go soon after)
   job PRIORITY_CHANGED (on a cluster) set the priority there too
   job released by its budget (BUDGET) hand it over
   job MOVED to another fleet member    hand it over there (once its copy where it was is gone)
@@ -143,6 +144,14 @@ class Reactions:
                 await take_back(self._tasks, job, step.attempt)
             elif step.to_status is JobStatus.COMPLETED:
                 await self._release_dependents(job)
+            if step.to_status is JobStatus.FAILED and step.from_status in ON_CLUSTER:
+                await task_names.enqueue_after_commit(
+                    self._tasks,
+                    task_names.KEEP_LOGS,
+                    key=f"logs:{job.id}:{step.attempt}",
+                    job_id=str(job.id),
+                    attempt=step.attempt,
+                )
 
     async def _serving(self, event: StoredEvent, change: JobChanged) -> None:
         """A deployment's replica or a benchmark's job changed."""

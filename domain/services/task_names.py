@@ -26,6 +26,7 @@ RECONCILE_QUOTAS = "reconcile_quotas"
 REFRESH_DEPLOYMENT = "refresh_deployment"
 START_BENCHMARK = "start_benchmark"
 SETTLE_BENCHMARK = "settle_benchmark"
+KEEP_LOGS = "keep_logs"
 
 
 async def enqueue_after_commit(tasks: TaskQueue, task: str, *, key: str, **kwargs: Any) -> bool:

@@ -1098,6 +1098,22 @@ export type JobFilter = {
   statuses?: InputMaybe<Array<JobStatus>>;
 };
 
+/** Lines of one attempt of a job, oldest first (as its cluster keeps them, or as budcluster kept them when the attempt failed). */
+export type JobLogs = {
+  __typename?: 'JobLogs';
+  attempt: Scalars['Int']['output'];
+  jobId: Scalars['ID']['output'];
+  /** These are the last lines kept when the attempt failed: its pods are gone. */
+  kept: Scalars['Boolean']['output'];
+  lines: Array<LogLine>;
+  /** Why there may be fewer lines than asked for (its cluster did not answer). */
+  note?: Maybe<Scalars['String']['output']>;
+  /** The pods these lines are of. */
+  pods: Array<Scalars['String']['output']>;
+};
+
+export type JobLogsResult = ForbiddenError | JobLogs | NotFoundError | ValidationError;
+
 /** A fleet job taken from one member to another before admission. */
 export type JobMove = {
   __typename?: 'JobMove';
@@ -1233,6 +1249,14 @@ export type LocalQueueInput = {
 };
 
 export type LocalQueueResult = ConflictError | ForbiddenError | LocalQueue | NotFoundError | ValidationError;
+
+/** One line a job's container wrote. */
+export type LogLine = {
+  __typename?: 'LogLine';
+  at: Scalars['DateTime']['output'];
+  pod: Scalars['String']['output'];
+  text: Scalars['String']['output'];
+};
 
 /** An OpenAI-compatible route the endpoint serves. */
 export type ModelApi =
@@ -1692,6 +1716,8 @@ export type Query = {
   job?: Maybe<Job>;
   /** A job's history, oldest first. */
   jobEvents: Array<JobEvent>;
+  /** What a job attempt's pods wrote, oldest first: its latest attempt unless `attempt` is given, of `pod` only, after `since`, the last `tail` (1 to 5000; 200 by default). A failed attempt's last lines are kept with it once its pods are gone. Needs jobs:logs. */
+  jobLogs: JobLogsResult;
   /** Your jobs, newest first (at most 100 per page). */
   jobs: JobConnection;
   /** Where and when a job would start, and what it would cost, without submitting it. */
@@ -1766,6 +1792,15 @@ export type QueryJobArgs = {
 
 export type QueryJobEventsArgs = {
   jobId: Scalars['ID']['input'];
+};
+
+
+export type QueryJobLogsArgs = {
+  attempt?: InputMaybe<Scalars['Int']['input']>;
+  jobId: Scalars['ID']['input'];
+  pod?: InputMaybe<Scalars['String']['input']>;
+  since?: InputMaybe<Scalars['DateTime']['input']>;
+  tail?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -2187,6 +2222,8 @@ export type Subscription = {
   clusterUpdates: ClusterUpdate;
   /** Your deployments on a cluster: a snapshot, then each change (status, workers, endpoint, replicas) in order. Reconnect with `since` to get exactly what you missed. */
   deploymentUpdates: DeploymentUpdate;
+  /** A job attempt's log as it is written: its last `tail` lines (200), then each batch of new ones, until the attempt has ended. Needs jobs:logs. */
+  jobLogs: JobLogs;
   /** A snapshot of your jobs on a cluster, then every change in order. Reconnect with `since` (the last sequence you hold) to get exactly what you missed. */
   jobUpdates: JobUpdate;
   /** A cluster's schedule in a window: a snapshot, then diffs (segments added, moved, removed; queue and forecast changes), each with its sequence. Reconnect with `since` to get exactly the changes you missed. The window is fixed when you subscribe (defaults as for Cluster.schedule); subscribe again to move it. */
@@ -2208,6 +2245,14 @@ export type SubscriptionClusterUpdatesArgs = {
 export type SubscriptionDeploymentUpdatesArgs = {
   clusterId: Scalars['ID']['input'];
   since?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type SubscriptionJobLogsArgs = {
+  attempt?: InputMaybe<Scalars['Int']['input']>;
+  jobId: Scalars['ID']['input'];
+  pod?: InputMaybe<Scalars['String']['input']>;
+  tail?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -2715,6 +2760,27 @@ export type CancelJobMutationVariables = Exact<{
 
 export type CancelJobMutation = { __typename?: 'Mutation', cancelJob: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'Job', id: string, status: JobStatus } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
+export type JobLogsQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+  attempt?: InputMaybe<Scalars['Int']['input']>;
+  pod?: InputMaybe<Scalars['String']['input']>;
+  since?: InputMaybe<Scalars['DateTime']['input']>;
+  tail?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type JobLogsQuery = { __typename?: 'Query', jobLogs: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'JobLogs', jobId: string, attempt: number, pods: Array<string>, kept: boolean, note?: string | null, lines: Array<{ __typename?: 'LogLine', at: string, pod: string, text: string }> } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
+
+export type FollowJobLogsSubscriptionVariables = Exact<{
+  id: Scalars['ID']['input'];
+  attempt?: InputMaybe<Scalars['Int']['input']>;
+  pod?: InputMaybe<Scalars['String']['input']>;
+  tail?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type FollowJobLogsSubscription = { __typename?: 'Subscription', jobLogs: { __typename?: 'JobLogs', jobId: string, attempt: number, kept: boolean, note?: string | null, lines: Array<{ __typename?: 'LogLine', at: string, pod: string, text: string }> } };
+
 export type GroupQuotasFragment = { __typename?: 'ResourceGroup', coveredResources: Array<string>, flavors: Array<{ __typename?: 'FlavorQuotas', flavor: string, resources: Array<{ __typename?: 'ResourceQuota', name: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null }> }> };
 
 export type ClusterQuotasQueryVariables = Exact<{
@@ -2758,6 +2824,13 @@ export type ScheduleDrainsQueryVariables = Exact<{
 
 
 export type ScheduleDrainsQuery = { __typename?: 'Query', drains: Array<{ __typename?: 'Drain', id: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number }> };
+
+export type ScheduleJobLogsQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type ScheduleJobLogsQuery = { __typename?: 'Query', jobLogs: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'JobLogs', attempt: number, kept: boolean, note?: string | null, lines: Array<{ __typename?: 'LogLine', at: string, pod: string, text: string }> } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -4492,6 +4565,52 @@ export const CancelJobDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"406ffa22e697bc27ccc7994cb507d7a3978dad146082715c6a30d516b6df58c9"}) as unknown as TypedDocumentString<CancelJobMutation, CancelJobMutationVariables>;
+export const JobLogsDocument = new TypedDocumentString(`
+    query JobLogs($id: ID!, $attempt: Int, $pod: String, $since: DateTime, $tail: Int = 200) {
+  jobLogs(jobId: $id, attempt: $attempt, pod: $pod, since: $since, tail: $tail) {
+    __typename
+    ... on JobLogs {
+      jobId
+      attempt
+      pods
+      kept
+      note
+      lines {
+        at
+        pod
+        text
+      }
+    }
+    ... on ValidationError {
+      message
+      fields {
+        path
+        code
+        message
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"0b8a93592360bdd0e5ebad5847fbe8d6263ea5d5bd605f687e6b9346558bfd18"}) as unknown as TypedDocumentString<JobLogsQuery, JobLogsQueryVariables>;
+export const FollowJobLogsDocument = new TypedDocumentString(`
+    subscription FollowJobLogs($id: ID!, $attempt: Int, $pod: String, $tail: Int = 200) {
+  jobLogs(jobId: $id, attempt: $attempt, pod: $pod, tail: $tail) {
+    jobId
+    attempt
+    kept
+    note
+    lines {
+      at
+      pod
+      text
+    }
+  }
+}
+    `, {"hash":"7dd2dc7a8608d6769fc84bc92c04251b79413b213d293700ae688a00c96e3b17"}) as unknown as TypedDocumentString<FollowJobLogsSubscription, FollowJobLogsSubscriptionVariables>;
 export const ClusterQuotasDocument = new TypedDocumentString(`
     query ClusterQuotas($id: ID!) {
   cluster(id: $id) {
@@ -4738,3 +4857,24 @@ export const ScheduleDrainsDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"463a94b11d3bef1bcb5f827a06483dc25cc41d44020ac89d358e4e0e3bdb80f0"}) as unknown as TypedDocumentString<ScheduleDrainsQuery, ScheduleDrainsQueryVariables>;
+export const ScheduleJobLogsDocument = new TypedDocumentString(`
+    query ScheduleJobLogs($id: ID!) {
+  jobLogs(jobId: $id, tail: 20) {
+    __typename
+    ... on JobLogs {
+      attempt
+      kept
+      note
+      lines {
+        at
+        pod
+        text
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"9d9fbfa7c7b2459ab6f38b6063b1a07c7ef660209608ffbe42d72049a11cac32"}) as unknown as TypedDocumentString<ScheduleJobLogsQuery, ScheduleJobLogsQueryVariables>;

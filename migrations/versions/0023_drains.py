@@ -1,5 +1,6 @@
 """Drains (drain), the grace period a job declares (job.termination_grace_seconds), and when a
-simulated workload's stop request is due (simulated_workload.request_due: after its grace)
+simulated workload's stop request is due (simulated_workload.request_due: after its grace), and the
+last log lines of a failed attempt (job_log_tail)
 
 A drain takes a node, or a whole cluster (node NULL), out of service: nothing new is admitted
 there and what ran there leaves it, each job given its grace period after SIGTERM.
@@ -49,9 +50,22 @@ def upgrade() -> None:
     op.create_index("ix_drain_cluster_id", "drain", ["cluster_id"])
     with op.batch_alter_table("simulated_workload", schema=None) as batch:
         batch.add_column(sa.Column("request_due", sa.Float))
+    op.create_table(
+        "job_log_tail",
+        sa.Column(
+            "job_id",
+            sa.Uuid,
+            sa.ForeignKey("job.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
+        sa.Column("attempt", sa.Integer, primary_key=True),
+        sa.Column("lines", JSONDocument, nullable=False),
+        sa.Column("kept_at", UTCDateTime, nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("job_log_tail")
     with op.batch_alter_table("simulated_workload", schema=None) as batch:
         batch.drop_column("request_due")
     op.drop_table("drain")

@@ -53,6 +53,7 @@ from domain.model.job import (
     Usage,
 )
 from domain.model.load import LoadRun, RequestSample
+from domain.model.logs import LogLine
 from domain.model.outbound import AllowList, OutboundRules, OutboundUrl, Verdict, judge
 from domain.model.principal import ApiToken
 from domain.model.quota import (
@@ -174,6 +175,7 @@ class Store:
     plans: dict[FleetId, FleetPlan] = field(default_factory=dict)
     moves: list[JobMove] = field(default_factory=list)
     drains: dict[DrainId, Drain] = field(default_factory=dict)
+    log_tails: dict[tuple[JobId, int], list[LogLine]] = field(default_factory=dict)
     commits: int = 0
 
 
@@ -268,6 +270,17 @@ class FakeJobRepository:
             if j.fleet_id == fleet_id and j.status in waiting and self._visible(j)
         ]
         return [self._load(j) for j in sorted(found, key=lambda j: (j.created_at, str(j.id)))]
+
+    async def keep_log_tail(
+        self, job_id: JobId, attempt: int, lines: Sequence[LogLine], at: datetime
+    ) -> None:
+        self._uow.store.log_tails[(job_id, attempt)] = list(lines)
+
+    async def log_tail(self, job_id: JobId, attempt: int) -> list[LogLine] | None:
+        job = self._uow.store.jobs.get(job_id)
+        if job is None or not self._visible(job):
+            return None
+        return self._uow.store.log_tails.get((job_id, attempt))
 
     async def moves(self, job_ids: Sequence[JobId]) -> dict[JobId, list[JobMove]]:
         result: dict[JobId, list[JobMove]] = {job_id: [] for job_id in job_ids}
@@ -1219,6 +1232,17 @@ class FakeGateway:
 
     async def drain_node(self, node: str) -> list[str]:
         self.cordoned.add(node)
+        return []
+
+    async def logs(
+        self,
+        job_id: JobId,
+        attempt: int,
+        *,
+        pod: str | None = None,
+        since: datetime | None = None,
+        tail: int | None = None,
+    ) -> list[LogLine]:
         return []
 
     async def undrain_node(self, node: str) -> None:

@@ -32,11 +32,13 @@ not replay the existing objects as ADDED (the client has them from its list), on
 kmock ignores `timeoutSeconds`: its watches stay open until the client closes them. Lists and
 watches apply an equality-based `labelSelector` (kmock ignores it), and lists an equality-based
 `fieldSelector` ("spec.nodeName=n1"). Kueue's visibility API is served by
-`serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log; JobSet's resource by
-`serve_job_sets`. A pod's Eviction (POST .../pods/<name>/eviction) is recorded in `evictions`
-and answered 201, 404 when the pod is not there, or 429 (a PodDisruptionBudget forbids it, or
-another status) for a pod named in `refuse_eviction`; nothing is evicted. `sent(method, path)` gives the requests
-kmock recorded (query, body, headers): a DELETE's gracePeriodSeconds, a node's PATCH.
+`serve_kueue_visibility`; pods' logs (`set_log`) by GET .../pods/<name>/log, as the kubelet
+answers it (tailLines, sinceTime, timestamps, limitBytes; the container asked for, or why not),
+each read recorded in `log_requests`; JobSet's resource by `serve_job_sets`. A pod's Eviction
+(POST .../pods/<name>/eviction) is recorded in `evictions` and answered 201, 404 when the pod is
+not there, or 429 (a PodDisruptionBudget forbids it, or another status) for a pod named in
+`refuse_eviction`; nothing is evicted. `sent(method, path)` gives the requests kmock recorded
+(query, body, headers): a DELETE's gracePeriodSeconds, a node's PATCH.
 """
 
 from __future__ import annotations
@@ -129,6 +131,14 @@ GROUP_VERSIONS = {
 Json = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class LogRead:
+    """A GET of a pod's log, as the emulator was sent it."""
+
+    path: str
+    query: dict[str, str]
+
+
 def status_body(code: int, reason: str, message: str) -> Json:
     return {
         "apiVersion": "v1",
@@ -180,8 +190,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     _watches_changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
     logs: dict[tuple[str, str], str] = attrs.field(factory=dict, init=False)
     """What each pod's container printed, by (namespace, pod): `set_log`."""
-    log_reads: list[dict[str, str]] = attrs.field(factory=list, init=False)
-    """The query of every log read, in order."""
+    log_requests: list[LogRead] = attrs.field(factory=list, init=False)
+    """Every log read (its path and query), in order."""
     status_applies: list[dict[str, Any]] = attrs.field(factory=list, init=False)
     """Every server-side apply of a Workload's status: path, query, content type, body."""
     evictions: list[dict[str, Any]] = attrs.field(factory=list, init=False)
@@ -370,11 +380,16 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self.eviction_refused[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = code
 
     def _live_pod(self, namespace: str, name: str) -> bool:
-        return any(
-            resource.group == "" and resource.plural == "pods" and (ns, pod) == (namespace, name)
+        return self._pod(namespace, name) is not None
+
+    def _pod(self, namespace: str, name: str) -> Json | None:
+        found = (
+            obj.raw
             for (resource, ns, pod), obj in self.objects.items()
+            if resource.group == "" and resource.plural == "pods" and (ns, pod) == (namespace, name)
             if not obj.deleted
         )
+        return next(found, None)
 
     def sent(self, method: str, path: str) -> list[kmock.Request]:
         """The requests kmock recorded with this method to this path (no query), in order."""
@@ -577,19 +592,50 @@ class KubeEmulator(kmock.KubernetesEmulator):
         return {"kind": "PendingWorkloadsSummary", "metadata": {}, "items": items[:limit]}
 
     def set_log(self, pod: Json, text: str) -> None:
-        """What the pod's container printed (GET .../pods/<name>/log answers it)."""
+        """What the pod's container printed, as the kubelet keeps it: lines that may start with
+        the RFC 3339 time they were written ("2026-11-22T12:00:00.5Z text"), which
+        GET .../pods/<name>/log leaves on with timestamps=true and takes off without."""
         self.logs[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = text
+
+    @property
+    def log_reads(self) -> list[dict[str, str]]:
+        """The query of every log read, in order."""
+        return [read.query for read in self.log_requests]
 
     def _serve_log(
         self, namespace: str, name: str, query: dict[str, str]
     ) -> aiohttp.web.StreamResponse:
-        """A pod's log as the API server serves it: text/plain, cut at `limitBytes`; 404 when
-        the pod is not there."""
-        self.log_reads.append(query)
-        if not self._live_pod(namespace, name):
+        """A pod's log as the API server and the kubelet serve it: 404 when the pod is not
+        there; 400 for a container it has not (or, of several, none named); nothing for a pod
+        not on a node yet; 400 for a container waiting to start (its containerStatuses say
+        so); else text/plain: the last `tailLines` lines, of those the ones written at or after
+        `sinceTime` (by their times: a line with none goes with the one before), their times
+        left on with `timestamps=true`, cut at `limitBytes`."""
+        self.log_requests.append(LogRead(f"/api/v1/namespaces/{namespace}/pods/{name}/log", query))
+        pod = self._pod(namespace, name)
+        if pod is None:
             body = status_body(404, "NotFound", f'pods "{name}" not found')
             return aiohttp.web.json_response(body, status=404)
-        text = self.logs.get((namespace, name), "").encode()
+        spec, statuses = pod.get("spec") or {}, (pod.get("status") or {}).get("containerStatuses")
+        names = [c.get("name") for c in spec.get("containers") or []]
+        container = query.get("container") or (names[0] if len(names) == 1 else None)
+        if names and container not in names:  # the API server's checks
+            refusal = (
+                f"container {container} is not valid for pod {name}"
+                if container
+                else f"a container name must be specified for pod {name}, choose one of: {names}"
+            )
+            return aiohttp.web.json_response(status_body(400, "BadRequest", refusal), status=400)
+        if not spec.get("nodeName"):
+            return aiohttp.web.Response(body=b"", content_type="text/plain")
+        state = next(
+            (s.get("state") or {} for s in statuses or [] if s.get("name") == container), {}
+        )
+        if state.get("waiting") is not None:  # the kubelet's
+            why = state["waiting"].get("reason") or "ContainerCreating"
+            refusal = f'container "{container}" in pod "{name}" is waiting to start: {why}'
+            return aiohttp.web.json_response(status_body(400, "BadRequest", refusal), status=400)
+        text = _log_answer(self.logs.get((namespace, name), ""), query).encode()
         if "limitBytes" in query:
             text = text[: int(query["limitBytes"])]
         return aiohttp.web.Response(body=text, content_type="text/plain")
@@ -618,6 +664,33 @@ class KubeEmulator(kmock.KubernetesEmulator):
         """The next watch of `resource` answers 200 and streams one ERROR event with code 410."""
         event = {"type": "ERROR", "object": status_body(410, "Expired", "too old resource version")}
         self[kmock.action.WATCH, kmock.resource(resource)][:1] << (event,)
+
+
+def _log_answer(text: str, query: dict[str, str]) -> str:
+    """A kept log (`set_log`) as a read with this query answers it (`_serve_log`)."""
+    pieces = text.split("\n")
+    lines = [f"{piece}\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+    if "tailLines" in query:
+        lines = lines[len(lines) - min(int(query["tailLines"]), len(lines)) :]
+    since = _log_time(query["sinceTime"]) if "sinceTime" in query else None
+    answer = []
+    keep = since is None
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        at = _log_time(word)
+        if at is not None and since is not None:
+            keep = at >= since
+        if keep:
+            answer.append(line if at is None or query.get("timestamps") == "true" else rest)
+    return "".join(answer)
+
+
+def _log_time(word: str) -> datetime.datetime | None:
+    try:
+        at = datetime.datetime.fromisoformat(word)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
 
 
 # --- TLS ----------------------------------------------------------------------------------

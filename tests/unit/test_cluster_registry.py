@@ -17,6 +17,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId, JobId, NodeId
 from domain.model.job import Job, JobPriority
 from domain.model.load import LoadRun
+from domain.model.logs import LogLine
 from domain.model.quota import QuotaSet, WorkloadPriorityClass
 from domain.model.secrets import Envelope
 from domain.ports.cluster_api import (
@@ -476,6 +478,17 @@ class QuietGateways:
         raise AssertionError("no jobs here")
 
     async def drain_node(self, node: str) -> list[str]:
+        return []
+
+    async def logs(
+        self,
+        job_id: JobId,
+        attempt: int,
+        *,
+        pod: str | None = None,
+        since: datetime | None = None,
+        tail: int | None = None,
+    ) -> list[LogLine]:
         return []
 
     async def undrain_node(self, node: str) -> None:

@@ -8,6 +8,7 @@ import {
   BudgetsDocument,
   JobCostDocument,
   ScheduleDrainsDocument,
+  ScheduleJobLogsDocument,
   ScheduleFleetsDocument,
   ScheduleTimelineDocument,
   type ClusterListQuery,
@@ -479,9 +480,13 @@ function showDetails(segment: Segment | null, entry?: QueueEntry): void {
       row("Rows", esc(segment.rows.join(", "))) +
       "</dl>" +
       (segment.mine && segment.jobId
-        ? `<dl id="details-cost" data-job-id="${esc(segment.jobId)}">${row("Cost", "…")}</dl>`
+        ? `<dl id="details-cost" data-job-id="${esc(segment.jobId)}">${row("Cost", "…")}</dl>` +
+          `<div id="details-logs" class="logs" data-job-id="${esc(segment.jobId)}"></div>`
         : "");
-    if (segment.mine && segment.jobId) void loadCost(segment.jobId);
+    if (segment.mine && segment.jobId) {
+      void loadCost(segment.jobId);
+      void loadLogs(segment.jobId);
+    }
     return;
   }
   if (entry) {
@@ -537,9 +542,36 @@ async function loadCost(jobId: string): Promise<void> {
   }
 }
 
+/** The selected job's last log lines in its details (read with its cost; a token without
+ * jobs:logs is told so). */
+let logsRequest = 0;
+async function loadLogs(jobId: string): Promise<void> {
+  const current = token;
+  if (!current) return;
+  const mine = ++logsRequest;
+  const show = (html: string): void => {
+    const slot = document.getElementById("details-logs");
+    if (mine === logsRequest && slot && slot.dataset.jobId === jobId) slot.innerHTML = html;
+  };
+  try {
+    const data = await query(current, ScheduleJobLogsDocument, { id: jobId });
+    const found = data.jobLogs;
+    if (found.__typename !== "JobLogs") return show(`<p class="muted">Logs: ${esc("message" in found ? found.message : "not shown")}</p>`);
+    const title = `Logs · attempt ${found.attempt}${found.kept ? " · kept when it failed" : ""}`;
+    const lines = found.lines.map((l) => `${new Date(l.at).toLocaleTimeString()} ${l.text}`).join("\n");
+    show(`<h3>${esc(title)}</h3>${found.note ? `<p class="muted">${esc(found.note)}</p>` : ""}<pre>${esc(lines || "(nothing written yet)")}</pre>`);
+  } catch (error) {
+    if (mine !== logsRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+    show(`<p class="muted">Logs: ${esc(error instanceof Error ? error.message : String(error))}</p>`);
+  }
+}
+
 window.setInterval(() => {
   const slot = document.getElementById("details-cost");
   if (!ui.app.hidden && slot?.dataset.jobId) void loadCost(slot.dataset.jobId);
+  const logs = document.getElementById("details-logs");
+  if (!ui.app.hidden && logs?.dataset.jobId) void loadLogs(logs.dataset.jobId);
 }, 30_000);
 
 function scheduleQueue(): void {
