@@ -663,7 +663,7 @@ export type Drain = {
   /** The node drained; null: the whole cluster. */
   node?: Maybe<Scalars['String']['output']>;
   reason: Scalars['String']['output'];
-  /** Jobs still holding resources where it covers (their grace period, or a replica waiting for its replacement to run). */
+  /** budcluster's jobs still admitted or running where it covers (a replica waiting for its replacement to run). A requeued job's old copy is not counted: its grace period is in estimatedEnd. */
   remaining: Scalars['Int']['output'];
   /** Deployment replicas it had started elsewhere before stopping the old ones. */
   replacing: Scalars['Int']['output'];

@@ -38,8 +38,9 @@ class Drain:
     )
     ended_at: datetime | None = strawberry.field(description="When it was undrained.")
     remaining: int = strawberry.field(
-        description="Jobs still holding resources where it covers (their grace period, or a "
-        "replica waiting for its replacement to run)."
+        description="budcluster's jobs still admitted or running where it covers (a replica "
+        "waiting for its replacement to run). A requeued job's old copy is not counted: its "
+        "grace period is in estimatedEnd."
     )
     replacing: int = strawberry.field(
         description="Deployment replicas it had started elsewhere before stopping the old ones."
