@@ -113,7 +113,7 @@ async def started(factory: Factory, settings: Settings, **start: bool) -> set[st
 
 
 SERVING = {"model-serving", "event-catch-up", "task-backlog"}
-SUPERVISING = {"cluster-supervisor", "event-pruning", "budget-check", "fleet-balancing"}
+SUPERVISING = {"cluster-supervisor", "event-pruning", "budget-check", "fleet-balancing", "drains"}
 
 
 async def test_each_mode_runs_its_loops_and_stops_them(
