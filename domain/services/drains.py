@@ -83,17 +83,20 @@ def view(drain: Drain, jobs: Sequence[Job], now: datetime) -> DrainView:
     if drain.state is not DrainState.DRAINING:
         return DrainView(drain, drain.state, 0, drain.drained_at or drain.ended_at)
     on = [j for j in jobs if covered(drain, j)]
-    ends: list[datetime | None] = [max(drain.evictions_end, now)]
+    ends = [max(drain.evictions_end, now)]
+    known = True
     for job in on:
         owner = replica_of(job)
-        waiting = [
+        starts = [
             j.estimated_start
             for j in jobs
             if owner is not None and replica_of(j) == owner and j.status not in HOLDING
         ]
-        ends.append(max(waiting) if waiting and None not in waiting else None)  # type: ignore[type-var]
-    end = None if None in ends else max(e for e in ends if e is not None)
-    return DrainView(drain, DrainState.DRAINING, len(on), end)
+        if not starts or None in starts:
+            known = False  # not a replica being replaced, or one not estimated yet
+            continue
+        ends.extend(s for s in starts if s is not None)
+    return DrainView(drain, DrainState.DRAINING, len(on), max(ends) if known else None)
 
 
 class DrainService:
