@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
+from typing import Any
 
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
@@ -66,8 +67,10 @@ from domain.ports.compute import Compute
 from domain.ports.events import EventPublisher
 from domain.ports.leases import Lease
 from domain.ports.limits import RateLimiter
+from domain.ports.secrets import SecretBox
 from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope
+from domain.services.addons import AddonService
 from domain.services.audit import AuditService
 from domain.services.balancing import FleetBalancer
 from domain.services.benchmark_progress import BenchmarkProgressService
@@ -78,6 +81,7 @@ from domain.services.cluster_updates import ClusterUpdatesService
 from domain.services.clusters import ClusterService
 from domain.services.deployment_updates import DeploymentUpdatesService
 from domain.services.deployments import DeploymentService
+from domain.services.destinations import Destinations
 from domain.services.dispatch import Dispatcher
 from domain.services.drains import DrainService
 from domain.services.fleets import FleetService
@@ -92,6 +96,7 @@ from domain.services.reservations import ReservationLimits, ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
 from domain.services.spend import SpendService
 from domain.services.task_names import TaskBacklog
+from domain.services.tenant_secrets import SecretService
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
@@ -273,11 +278,46 @@ def _gateways(
     )
 
 
+def _addons(
+    settings: Settings, db: Database, clock: Clock, registry: ClusterRegistry, **ports: Any
+) -> AddonService:
+    """Cluster add-ons: Helm releases of pinned charts, on the clusters' sealed kubeconfigs."""
+    return AddonService(
+        uow=db.unit_of_work,
+        clock=clock,
+        releases=PyHelmReleaseFactory(
+            open_kubeconfig=lambda cluster_id: registry.open_kubeconfig(cluster_id),
+            executable=settings.helm_executable,
+            timeout=settings.helm_timeout,
+        ).for_cluster,
+        health_changed=registry.queue_connect,
+        **ports,
+    )
+
+
+def _secret_box(settings: Settings) -> LazySecretBox:
+    """The keyring's envelopes: kubeconfigs and tenants' secrets are sealed with it."""
+    return LazySecretBox(
+        lambda: load_or_create(
+            keys_dir=settings.keys_dir,
+            keys_pem=settings.keys_pem,
+            active=settings.active_key,
+            create_in=settings.generated_keys_dir,
+        ),
+        stamp=(
+            None
+            if settings.keys_pem
+            else partial(directory_stamp, settings.keys_dir or settings.generated_keys_dir)
+        ),
+    )
+
+
 def _registry(
     settings: Settings,
     db: Database,
     clock: Clock,
     *,
+    box: SecretBox,
     kube: KubeConnector,
     backlog: TaskBacklog,
     quotas: QuotaService,
@@ -288,19 +328,7 @@ def _registry(
     return ClusterRegistry(
         uow=db.unit_of_work,
         clock=clock,
-        secrets=LazySecretBox(
-            lambda: load_or_create(
-                keys_dir=settings.keys_dir,
-                keys_pem=settings.keys_pem,
-                active=settings.active_key,
-                create_in=settings.generated_keys_dir,
-            ),
-            stamp=(
-                None
-                if settings.keys_pem
-                else partial(directory_stamp, settings.keys_dir or settings.generated_keys_dir)
-            ),
-        ),
+        secrets=box,
         connector=kube,
         tasks=backlog,
         quotas=quotas,
@@ -378,8 +406,17 @@ def _services(
     )
     db.after_commit = reactions
     quotas = QuotaService(uow=uow, clock=clock)
+    box = _secret_box(settings)
     registry = _registry(
-        settings, db, clock, kube=kube, backlog=backlog, quotas=quotas, lease=lease, compute=compute
+        settings,
+        db,
+        clock,
+        box=box,
+        kube=kube,
+        backlog=backlog,
+        quotas=quotas,
+        lease=lease,
+        compute=compute,
     )
     reactions.quotas_changed = registry.queue_reconcile
     gateways = _gateways(settings, db, clock, registry, kube)
@@ -387,7 +424,8 @@ def _services(
     jobs = JobService(
         uow=uow, clock=clock, tasks=backlog, check_workload=check_workload, outbound=outbound
     )
-    workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways)
+    secrets = SecretService(uow=uow, box=box, clock=clock)
+    workloads = WorkloadService(uow=uow, clock=clock, gateways=gateways, secrets=secrets)
     observations = ObservationService(
         uow=uow,
         clock=clock,
@@ -488,6 +526,15 @@ def _services(
             balancer=balancer,
         ),
         logs=LogService(uow=uow, clock=clock, gateways=gateways),
+        secrets=secrets,
+        addons=_addons(
+            settings,
+            db,
+            clock,
+            registry,
+            tasks=backlog,
+            destinations=Destinations(uow=uow, outbound=outbound),
+        ),
         audit=AuditService(
             uow=uow, clock=clock, retention=timedelta(days=settings.audit_retention_days)
         ),

@@ -42,6 +42,7 @@ from domain.ports.compute import Compute
 from domain.ports.events import EventPublisher
 from domain.ports.limits import RateLimiter
 from domain.ports.tasks import TaskQueue
+from domain.services.addons import AddonService
 from domain.services.audit import AuditService
 from domain.services.balancing import FleetBalancer
 from domain.services.benchmark_progress import BenchmarkProgressService
@@ -65,6 +66,7 @@ from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
 from domain.services.spend import SpendService
 from domain.services.task_names import TaskBacklog
+from domain.services.tenant_secrets import SecretService
 from domain.services.timeline import TimelineRefresher, TimelineService
 from domain.services.tokens import IssuedToken, TokenService
 from domain.services.updates import UpdatesService
@@ -122,7 +124,9 @@ class App:
     dispatcher: Dispatcher
     balancer: FleetBalancer
     drains: DrainService
+    secrets: SecretService
     logs: LogService
+    addons: AddonService
     redis: Redis | None = None
     arq: ArqRedis | None = None
     relay: RedisRelay | None = None
@@ -137,6 +141,7 @@ class App:
             "deployments": self.deployments,
             "benchmark_runner": self.benchmark_runner,
             "logs": self.logs,
+            "addons": self.addons,
             "app": self,
         }
 

@@ -46,6 +46,11 @@ async def clusters(info: Info) -> list[Cluster]:
 @requires(Scope.CLUSTERS_WRITE)
 @typed_errors
 async def register_cluster(info: Info, input: RegisterClusterInput) -> ClusterResult:
+    addons = info.context.services.addons
+    if input.addons:  # refused before anything is stored
+        await addons.check(
+            info.context.authenticated(), input.addons, input.addons_mirror, "addons_mirror"
+        )
     made = await info.context.services.registry.register(
         Registration(
             name=input.name,
@@ -56,6 +61,14 @@ async def register_cluster(info: Info, input: RegisterClusterInput) -> ClusterRe
             enable_master_node=input.enable_master_node,
         )
     )
+    if input.addons:  # installed once the cluster is reached
+        await addons.request(
+            info.context.authenticated(),
+            made.id,
+            input.addons,
+            input.addons_mirror,
+            "addons_mirror",
+        )
     return Cluster.from_domain(made)
 
 

@@ -91,6 +91,7 @@ def to_deployment_request(data: DeployModelInput) -> DeploymentRequest:
         chart=data.chart,
         priority=data.priority,
         max_retries=data.max_retries,
+        secrets=tuple(r.to_domain() for r in data.secrets),
     )
 
 

@@ -107,6 +107,7 @@ def to_submission(data: SubmitJobInput) -> JobSubmission:
         estimated_duration_seconds=data.estimated_duration_seconds,
         max_duration_seconds=data.max_duration_seconds,
         termination_grace_seconds=data.termination_grace_period_seconds,
+        secrets=tuple(r.to_domain() for r in data.secrets),
         deadline=data.deadline,
         priority=data.priority,
         preemptible=data.preemptible,

@@ -14,6 +14,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info as StrawberryInfo
 
 from domain.errors import Forbidden, Unauthenticated
+from domain.model.addons import AddonInstall
 from domain.model.cluster import Cluster
 from domain.model.fleet import JobMove
 from domain.model.ids import ClusterId, JobId
@@ -22,6 +23,7 @@ from domain.model.principal import Principal
 from domain.ports.clock import Clock
 from domain.ports.limits import Bucket, RateLimiter
 from domain.scheduling.cost import PriceNow
+from domain.services.addons import AddonService
 from domain.services.audit import AuditService
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmarks import BenchmarkService
@@ -42,6 +44,7 @@ from domain.services.registry import ClusterRegistry
 from domain.services.reservations import ReservationService
 from domain.services.schedule_updates import ScheduleUpdatesService
 from domain.services.spend import SpendService
+from domain.services.tenant_secrets import SecretService
 from domain.services.timeline import TimelineService
 from domain.services.tokens import TokenService
 from domain.services.updates import UpdatesService
@@ -142,6 +145,8 @@ class ApiServices:
     dispatcher: Dispatcher
     drains: DrainService
     logs: LogService
+    addons: AddonService
+    secrets: SecretService
     observe_operation: OperationObserver | None = None
     """Told of each query and mutation when it ends (the wiring records metrics)."""
     shares: TenantShares | None = None
@@ -177,6 +182,7 @@ class Loaders:
         )
         self.prices: DataLoader[ClusterId, list[PriceNow]] = SharedLoader(lookups.prices)
         self.cost_so_far: DataLoader[Job, Decimal | None] = SharedLoader(lookups.costs_so_far)
+        self.addons: DataLoader[ClusterId, list[AddonInstall]] = SharedLoader(lookups.addons)
 
 
 class _Lookups:
@@ -194,6 +200,10 @@ class _Lookups:
 
     async def prices(self, ids: list[ClusterId]) -> list[list[PriceNow]]:
         return await self._services.clusters.prices_now(ids)
+
+    async def addons(self, ids: list[ClusterId]) -> list[list[AddonInstall]]:
+        found = await self._services.addons.installs(ids)
+        return [found.get(i, []) for i in ids]
 
     async def costs_so_far(self, jobs: list[Job]) -> list[Decimal | None]:
         return await self._services.clusters.costs_so_far(jobs)

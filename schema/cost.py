@@ -109,6 +109,7 @@ FIELD_COSTS: dict[str, Callable[[Arguments], float]] = {
     "Mutation.registerCluster": lambda _: 50,
     "Mutation.updateCluster": lambda _: 50,
     "Mutation.refreshCluster": lambda _: 20,
+    "Mutation.installAddons": lambda _: 20,  # the mirror's name is resolved
     "Subscription.jobUpdates": lambda _: 50,
     "Subscription.clusterUpdates": lambda _: 20,
 }
@@ -188,6 +189,7 @@ LIST_SIZES: dict[str, int] = {
     "Cluster.cohorts": 5,
     "Cluster.localQueues": 20,
     "Cluster.reservations": 10,
+    "Cluster.addons": 3,
     "ClusterQueue.resourceGroups": 3,
     "Cohort.resourceGroups": 1,  # most cohorts hold no quota of their own
     "ClusterQueue.usage": 10,

@@ -13,6 +13,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from domain.errors import Unavailable
+from resolvers import addons as addon_resolvers
 from resolvers import audit as audit_resolvers
 from resolvers import benchmarks as benchmark_resolvers
 from resolvers import budgets as budget_resolvers
@@ -24,6 +25,7 @@ from resolvers import jobs as job_resolvers
 from resolvers import logs as log_resolvers
 from resolvers import quotas as quota_resolvers
 from resolvers import reservations as reservation_resolvers
+from resolvers import secrets as secret_resolvers
 from resolvers import spend as spend_resolvers
 from resolvers import subscriptions as subscription_resolvers
 from resolvers import timeline as timeline_resolvers
@@ -41,6 +43,7 @@ from schema.types.drain import Drain
 from schema.types.fleet import Fleet
 from schema.types.job import Job, JobEvent
 from schema.types.quota import WorkloadPriorityClass
+from schema.types.secrets import Secret
 from schema.types.spend import SpendConnection
 
 log = logging.getLogger(__name__)
@@ -105,6 +108,11 @@ class Query:
         "and its projects' (a token limited to projects: those and the tenant's); every "
         "tenant's for the operator, or tenantId's.",
     )
+    secrets: list[Secret] = strawberry.field(
+        resolver=secret_resolvers.secrets,
+        description="Your tenant's secrets by name (the operator: tenantId's): names and keys, "
+        "never values.",
+    )
     workload_priority_classes: list[WorkloadPriorityClass] = strawberry.field(
         resolver=quota_resolvers.workload_priority_classes,
         description="The value of each priority, highest first (global, as Kueue's are).",
@@ -160,6 +168,19 @@ class Mutation:
     remove_budget = _audited(
         budget_resolvers.remove_budget,
         "Remove a tenant's budget (the operator) or a project's; jobs it held are released.",
+    )
+
+    set_secret = _audited(
+        secret_resolvers.set_secret,
+        "Store a secret of your tenant's (the operator: tenantId's), sealed, or replace all "
+        "the values of the one of that name; jobs (SubmitJobInput.secrets) and deployments "
+        "(DeployModelInput.secrets) name it. Its values are never returned, logged or audited. "
+        "Needs secrets:write.",
+    )
+    remove_secret = _audited(
+        secret_resolvers.remove_secret,
+        "Remove a secret. Attempts handed over keep their copy until they end; a job naming it "
+        "that is handed over later fails, saying so. Needs secrets:write.",
     )
 
     create_resource_flavor = _audited(quota_resolvers.create_resource_flavor)
@@ -264,6 +285,17 @@ class Mutation:
     refresh_cluster = _audited(
         cluster_resolvers.refresh_cluster,
         "Reach the cluster now: its nodes and health checks are read again.",
+    )
+    install_addons = _audited(
+        addon_resolvers.install_addons,
+        "Install what a GPU cluster needs and its health finds missing (Kueue, Node Feature "
+        "Discovery, the NVIDIA GPU Operator, which brings Node Feature Discovery with it) as "
+        "Helm releases of pinned charts, from their public repositories or `mirror` (an https "
+        "or oci:// Helm repository holding them under the same names). What is there already, "
+        "or asked for, is left as it is (Cluster.addons says where each stands). Refused, "
+        "naming `addons.N`, for an add-on whose version does not support the cluster's "
+        "Kubernetes, and for Kueue when the cluster runs one outside the supported range. A "
+        "simulated cluster has everything built in. Needs clusters:write.",
     )
     deploy_model = _audited(
         deployment_resolvers.deploy_model,

@@ -10,9 +10,11 @@ from typing import Any
 
 from adapters.tasks import TaskSpec
 from domain.errors import Conflict
+from domain.model.addons import Addon
 from domain.model.ids import BenchmarkId, ClusterId, DeploymentId, JobId
 from domain.ports.tasks import RetryTask
 from domain.services import task_names
+from domain.services.addons import INSTALL_TRIES, AddonService
 from domain.services.benchmark_runs import BenchmarkRunner
 from domain.services.deployments import DeploymentService
 from domain.services.logs import LogService
@@ -59,6 +61,19 @@ async def connect_cluster(ctx: dict[str, Any], *, cluster_id: str) -> None:
 async def reconcile_quotas(ctx: dict[str, Any], *, cluster_id: str) -> None:
     """Put a real cluster's quota model onto it as Kueue objects (after a quota change)."""
     await _registry(ctx).reconcile_quotas(ClusterId(uuid.UUID(cluster_id)))
+
+
+async def install_addon(
+    ctx: dict[str, Any], *, cluster_id: str, addon: str, request_id: str
+) -> None:
+    """Install one cluster add-on the operator asked for, as a Helm release (when missing)."""
+    service: AddonService = ctx["addons"]
+    await service.install(
+        ClusterId(uuid.UUID(cluster_id)),
+        Addon(addon),
+        request_id,
+        try_number=ctx.get("job_try", 1),
+    )
 
 
 async def sync_clusters(ctx: dict[str, Any]) -> None:
@@ -110,6 +125,13 @@ TASKS: dict[str, TaskSpec] = {
         # one cluster: a handful of requests, each with its own 10 s limits
         TaskSpec(task_names.CONNECT_CLUSTER, connect_cluster, timeout_seconds=30, max_tries=3),
         TaskSpec(task_names.RECONCILE_QUOTAS, reconcile_quotas, timeout_seconds=30, max_tries=3),
+        # one add-on: a helm install, without waiting for its pods
+        TaskSpec(
+            task_names.INSTALL_ADDON,
+            install_addon,
+            timeout_seconds=30,
+            max_tries=INSTALL_TRIES,
+        ),
         # queues one connection attempt per cluster: no cluster holds up another
         TaskSpec(task_names.SYNC_CLUSTERS, sync_clusters, timeout_seconds=15, max_tries=1),
         # a deployment's view, a benchmark's claim or end: a few statements each

@@ -100,6 +100,7 @@ jobs = sa.Table(
     sa.Column("estimated_duration_seconds", sa.Integer),
     sa.Column("max_duration_seconds", sa.Integer),
     sa.Column("termination_grace_seconds", sa.Integer),
+    sa.Column("secrets", JSONDocument, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("deadline", UTCDateTime),
     sa.Column("priority", sa.String(20), nullable=False),
     sa.Column("preemptible", sa.Boolean, nullable=False),
@@ -202,6 +203,23 @@ drains = sa.Table(
     sa.Index("ix_drain_cluster_id", "cluster_id"),
 )
 """A node or a whole cluster (node NULL) taken out of service (`domain.model.drain.Drain`)."""
+
+tenant_secrets = sa.Table(
+    "tenant_secret",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("tenant_id", sa.Uuid, nullable=False),
+    sa.Column("name", sa.String(63), nullable=False),
+    sa.Column("keys", JSONDocument, nullable=False),
+    sa.Column("sealed", sa.Text, nullable=False),  # an envelope (JSON), bound to tenant and name
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("last_used_at", UTCDateTime),
+    sa.UniqueConstraint("tenant_id", "name"),
+)
+"""A tenant's named secret (`domain.model.tenant_secret.TenantSecret`): its values sealed."""
 
 job_moves = sa.Table(
     "job_move",
@@ -537,6 +555,26 @@ audit_event_targets = sa.Table(
 )
 """Each event's targets, one row each: `auditEvents(filter: {target})` is an indexed lookup
 (the event's own `targets` column is what is read back)."""
+
+cluster_addons = sa.Table(
+    "cluster_addon",
+    metadata,
+    sa.Column(
+        "cluster_id", sa.Uuid, sa.ForeignKey("cluster.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("addon", sa.String(40), primary_key=True),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("request_id", sa.String(64), nullable=False),
+    sa.Column("requested_at", UTCDateTime, nullable=False),
+    sa.Column("requested_by", sa.Text, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("chart_version", sa.String(40), nullable=False),
+    sa.Column("repository", sa.Text, nullable=False),
+    sa.Column("origin", sa.String(20)),
+    sa.Column("reason", sa.Text),
+)
+"""The operator's latest request for each add-on of a cluster, and how it went
+(`domain.model.addons.AddonInstall`)."""
 
 # --- leases ----------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from opentelemetry import trace
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from adapters.db import mapping
+from adapters.db.addons import SqlAddonRepository
 from adapters.db.audit import WROTE, SqlAuditRepository
 from adapters.db.benchmarks import SqlBenchmarkRepository
 from adapters.db.budgets import SqlBudgetRepository
@@ -49,6 +50,7 @@ from adapters.db.tables import (
     jobs,
     outbox,
 )
+from adapters.db.tenant_secrets import SqlTenantSecretRepository
 from adapters.db.usage import SqlUsageRepository
 from adapters.shapes.documents import change_to_document
 from domain.errors import Conflict, Unavailable
@@ -122,6 +124,8 @@ class SqlUnitOfWork:
     budgets: SqlBudgetRepository
     fleets: SqlFleetRepository
     drains: SqlDrainRepository
+    secrets: SqlTenantSecretRepository
+    addons: SqlAddonRepository
 
     def __init__(
         self, db: DatabaseHandle, scope: TenantScope, *, consistent_read: bool = False
@@ -164,6 +168,8 @@ class SqlUnitOfWork:
         self.budgets = SqlBudgetRepository(conn)
         self.fleets = SqlFleetRepository(conn)
         self.drains = SqlDrainRepository(conn)
+        self.secrets = SqlTenantSecretRepository(conn)
+        self.addons = SqlAddonRepository(conn)
         if conn.sync_connection is not None:
             conn.sync_connection.info.pop(WROTE, None)
         return self

@@ -103,7 +103,7 @@ class PyHelmReleases:
                     chart,
                     dict(release.values),
                     namespace=release.namespace,
-                    create_namespace=False,  # the tenant's namespace is budcluster's
+                    create_namespace=release.create_namespace,  # a tenant's is budcluster's
                     wait=False,  # Kueue decides when the pods run; the watch follows them
                 )
             except Exception as exc:

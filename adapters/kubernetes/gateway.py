@@ -60,6 +60,7 @@ from adapters.kubernetes.kueue.benchmarks import (
 )
 from adapters.kubernetes.kueue.jobs import (
     CONTAINER_NAME,
+    identity_labels,
     job_identity,
     observe,
     owner_job_name,
@@ -86,6 +87,12 @@ from adapters.kubernetes.kueue.objects import (
     priority_class_name,
 )
 from adapters.kubernetes.kueue.reading import true_condition
+from adapters.kubernetes.kueue.secrets import (
+    owned_by,
+    secret_object_name,
+    secret_objects,
+    secrets_path,
+)
 from adapters.kubernetes.kueue.services import (
     RELEASE_LABEL,
     is_release_of,
@@ -124,6 +131,7 @@ JOBS = "/apis/batch/v1/jobs"
 JOBSETS = f"/apis/{JOBSET_API_VERSION}/jobsets"
 PODS = "/api/v1/pods"
 POLICIES = f"/apis/{NETWORKING_API}/networkpolicies"
+SECRETS = "/api/v1/secrets"
 RELIST_SECONDS = 300.0
 LOG_LIMIT_BYTES = 16 << 20
 """The most of a pod's log read back: more than the kubelet keeps of a container (10 MiB)."""
@@ -208,6 +216,11 @@ class KueueGateway:
             await self._submit(workload)
 
     async def _submit(self, workload: Workload) -> None:
+        if workload.secrets and workload.run_on is not None:
+            raise ReleaseRejected(
+                "a job naming secrets can't run through a MultiKueue manager: MultiKueue copies "
+                "the Job to the worker cluster, not its Secrets"
+            )
         if workload.job_type is JobType.SERVICE:
             try:
                 release = service_release(workload, cluster_id=self._cluster_id)
@@ -220,10 +233,21 @@ class KueueGateway:
                         earlier.name, workload
                     ):
                         await helm.uninstall(earlier.name, earlier.namespace)
+            if workload.secrets:  # removed with the attempt (`cancel`): no one object owns them
+                await self._call(lambda api: self._create_secrets(api, workload))
             await helm.install(release)
             return
         if workload.resources.pod_sets:
-            await self._call(lambda api: _create_job_set(api, workload, self._cluster_id))
+
+            async def create_set(api: WorkloadApi) -> None:
+                await self._create_secrets(api, workload)
+                uid = await _create_job_set(api, workload, self._cluster_id)
+                if uid:
+                    await self._own_secrets(
+                        api, workload, owned_by("JobSet", JOBSET_API_VERSION, workload.name, uid)
+                    )
+
+            await self._call(create_set)
             return
         manifest = _run_on(
             workload,
@@ -238,19 +262,39 @@ class KueueGateway:
             if policy is not None:  # first: the Job's pod never runs without it
                 with contextlib.suppress(ObjectConflict):
                     await api.create_object(policies_path(workload.namespace), policy)
+            await self._create_secrets(api, workload)  # first too: its pods read them
             try:
                 job = await api.create_object(path, manifest)
             except ObjectConflict:  # handed over before: nothing to change
                 job = await api.get_object(f"{path}/{workload.name}") or {}
             uid = (job.get("metadata") or {}).get("uid")
-            if policy is not None and uid:  # it goes with the Job (its TTL too)
-                owner = {"apiVersion": "batch/v1", "kind": "Job", "name": workload.name}
+            if not uid:
+                return
+            owner = owned_by("Job", "batch/v1", workload.name, uid)
+            if policy is not None:  # it goes with the Job (its TTL too)
                 await api.patch_object(
-                    f"{policies_path(workload.namespace)}/{workload.name}",
-                    {"metadata": {"ownerReferences": [{**owner, "uid": uid}]}},
+                    f"{policies_path(workload.namespace)}/{workload.name}", owner
                 )
+            await self._own_secrets(api, workload, owner)
 
         await self._call(create)
+
+    async def _create_secrets(self, api: WorkloadApi, workload: Workload) -> None:
+        """The attempt's Secrets (`kueue.secrets`); one there from an earlier try is replaced,
+        so that the attempt reads the values of its own hand-over."""
+        path = secrets_path(workload.namespace)
+        for secret in secret_objects(workload, identity_labels(workload, self._cluster_id)):
+            try:
+                await api.create_object(path, secret)
+            except ObjectConflict:
+                name = secret["metadata"]["name"]
+                await api.patch_object(f"{path}/{name}", {"data": secret["data"]})
+
+    @staticmethod
+    async def _own_secrets(api: WorkloadApi, workload: Workload, owner: Json) -> None:
+        for secret in workload.secrets:
+            name = secret_object_name(workload, secret)
+            await api.patch_object(f"{secrets_path(workload.namespace)}/{name}", owner)
 
     async def _owned(self, api: WorkloadApi, path: str, job_id: JobId, attempt: int) -> list[Json]:
         selector = f"bud.ai/job-id={job_id},bud.ai/attempt={attempt}"
@@ -262,6 +306,17 @@ class KueueGateway:
             and self._ours(j)
             and not (path == JOBS and pod_job_set_name(j))  # a JobSet's: it goes with it
         ]
+
+    async def _owned_if_readable(
+        self, api: WorkloadApi, path: str, job_id: JobId, attempt: int
+    ) -> list[Json]:
+        """`_owned`, or none where budcluster may not read them: it made none there either."""
+        try:
+            return await self._owned(api, path, job_id, attempt)
+        except ClusterConnectionError as exc:
+            if exc.kind != "forbidden":
+                raise
+            return []
 
     async def _owned_job_sets(self, api: WorkloadApi, job_id: JobId, attempt: int) -> list[Json]:
         """The attempt's JobSets; none where the cluster serves no JobSet API."""
@@ -337,15 +392,12 @@ class KueueGateway:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             for job in jobs:
                 await api.delete_object(_path(job))
-            try:
-                policies = await self._owned(api, POLICIES, job_id, attempt)
-            except ClusterConnectionError as exc:  # not to be read here: none was made here
-                if exc.kind != "forbidden":
-                    raise
-                policies = []
-            for policy in policies:
+            for policy in await self._owned_if_readable(api, POLICIES, job_id, attempt):
                 namespace, name = _key(policy)
                 await api.delete_object(f"{policies_path(namespace)}/{name}")
+            for secret in await self._owned_if_readable(api, SECRETS, job_id, attempt):
+                namespace, name = _key(secret)
+                await api.delete_object(f"{secrets_path(namespace)}/{name}")
             pods = await self._owned(api, PODS, job_id, attempt) if evicted is None else evicted
             releases = {
                 (_key(p)[0], str(_labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)
@@ -827,9 +879,11 @@ def _run_on(workload: Workload, manifest: Json) -> Json:
     return manifest
 
 
-async def _create_job_set(api: WorkloadApi, workload: Workload, cluster_id: ClusterId) -> None:
+async def _create_job_set(
+    api: WorkloadApi, workload: Workload, cluster_id: ClusterId
+) -> str | None:
     """Create the attempt's JobSet (a repeated hand-over finds it there and changes nothing);
-    a cluster without the JobSet API refuses it for good."""
+    its uid. A cluster without the JobSet API refuses it for good."""
     try:
         manifest = _run_on(workload, job_set(workload, cluster_id=cluster_id))
     except ValueError as exc:
@@ -839,10 +893,13 @@ async def _create_job_set(api: WorkloadApi, workload: Workload, cluster_id: Clus
             f"a job of several pod sets runs as a JobSet, and the cluster serves no "
             f"{JOBSET_API_VERSION} (install JobSet, and enable Kueue's jobset integration)"
         )
-    with contextlib.suppress(ObjectConflict):  # handed over before: nothing to change
-        await api.create_object(
-            f"/apis/{JOBSET_API_VERSION}/namespaces/{workload.namespace}/jobsets", manifest
-        )
+    path = f"/apis/{JOBSET_API_VERSION}/namespaces/{workload.namespace}/jobsets"
+    try:
+        made = await api.create_object(path, manifest)
+    except ObjectConflict:  # handed over before: nothing to change
+        made = await api.get_object(f"{path}/{workload.name}") or {}
+    uid = (made.get("metadata") or {}).get("uid")
+    return str(uid) if uid else None
 
 
 class KueueGateways:

@@ -1,13 +1,14 @@
 """What a registered cluster offers budcluster: checks over what its API lets us read.
 
-Five checks, in this order: `api` (reachable, and which Kubernetes), `nodes` (how many are Ready),
+Six checks, in this order: `api` (reachable, and which Kubernetes), `nodes` (how many are Ready),
 `nfd` (Node Feature Discovery: a node with feature.node.kubernetes.io/* labels, else an NFD
 Deployment or DaemonSet), `kueue` (the ClusterQueue CRD, the API versions it serves and the
 controller's version from its image tag) and `gpu_operator` (the NVIDIA ClusterPolicy CRD, else a
-gpu-operator Deployment). A read the kubeconfig's user may not make (403) fails its check with the
-detail "forbidden"; a cluster that cannot be reached or refuses the credentials raises
-ClusterConnectionError instead, as there is nothing to check. Workloads are listed once, and only
-when a check needs them.
+gpu-operator Deployment), then `versions` (a warning when Kubernetes or Kueue is outside the range
+budcluster supports: domain.model.addons). A read the kubeconfig's user may not make (403) fails
+its check with the detail "forbidden"; a cluster that cannot be reached or refuses the credentials
+raises ClusterConnectionError instead, as there is nothing to check. Workloads are listed once, and
+only when a check needs them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from domain.errors import ClusterConnectionError
+from domain.model.addons import versions_check
 from domain.model.cluster import HealthCheck
 
 FEATURE_LABEL_PREFIX = "feature.node.kubernetes.io/"
@@ -146,7 +148,7 @@ async def _api(cluster: ClusterReads) -> HealthCheck:
         version = await _readable(cluster.server_version)
     except _Forbidden:
         return HealthCheck("api", False, FORBIDDEN)
-    return HealthCheck("api", True, f"reachable, Kubernetes {version}")
+    return HealthCheck("api", True, f"reachable, Kubernetes {version}", version=version)
 
 
 async def _nodes(cluster: ClusterReads) -> tuple[HealthCheck, list[Json] | None]:
@@ -188,7 +190,9 @@ async def _kueue(cluster: ClusterReads) -> HealthCheck:
         return HealthCheck("kueue", False, f"not installed: no {KUEUE_CRD} CRD")
     served = ", ".join(kueue.api_versions) or "no version served"
     controller = kueue.version or "version unknown"
-    return HealthCheck("kueue", True, f"installed, API {served}, controller {controller}")
+    return HealthCheck(
+        "kueue", True, f"installed, API {served}, controller {controller}", version=kueue.version
+    )
 
 
 async def _gpu_operator(cluster: ClusterReads, workloads: _Workloads) -> HealthCheck:
@@ -210,14 +214,16 @@ async def _gpu_operator(cluster: ClusterReads, workloads: _Workloads) -> HealthC
 
 
 async def check_health(cluster: ClusterReads) -> list[HealthCheck]:
-    """The five checks (module doc); raises ClusterConnectionError unless it is a 403."""
+    """The six checks (module doc); raises ClusterConnectionError unless it is a 403."""
     workloads = _Workloads(cluster)
     api = await _api(cluster)
     nodes_check, nodes = await _nodes(cluster)
+    kueue = await _kueue(cluster)
     return [
         api,
         nodes_check,
         await _nfd(nodes, workloads),
-        await _kueue(cluster),
+        kueue,
         await _gpu_operator(cluster, workloads),
+        versions_check(api.version, kueue.version),
     ]

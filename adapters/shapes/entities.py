@@ -14,6 +14,7 @@ from domain.model.job import Job, JobChanged, Placement, Resources
 from domain.model.load import RequestSample, Summary
 from domain.model.quota import ClusterQueue, FlavorFungibility, PreemptionPolicy
 from domain.model.secrets import Envelope
+from domain.model.tenant_secret import TenantSecret
 from domain.model.timeline import diff_from_document, diff_to_document
 
 NOT_STORED = Field(stored=False)
@@ -89,6 +90,12 @@ SHAPES = Shapes(
             "flavor_fungibility": Field(
                 columns=flat(FlavorFungibility) | {"preference": "fungibility_preference"}
             ),
+        },
+    ),
+    Shape(
+        TenantSecret,
+        row={
+            "sealed": Field(encode=lambda e: e.to_json(), decode=Envelope.from_json),
         },
     ),
     Shape(Deployment, document={"changes": NOT_STORED}),

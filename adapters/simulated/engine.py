@@ -73,6 +73,9 @@ class SimWorkload:
     request: str | None = None
     request_reason: str | None = None
     request_due: datetime | None = None
+    mounts: tuple[str, ...] = ()
+    """What of the tenant's secrets its containers were given, as its pods' logs say it: each
+    key's environment variable or file and its length, never a value."""
     """When a request for a running workload is honoured (its grace period after SIGTERM);
     None: at once."""
     changed: bool = field(default=False, compare=False)

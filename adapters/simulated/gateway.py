@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.simulated.config import SimulationConfig
 from adapters.simulated.engine import RESERVATION, Pace, SimWorkload, step
-from adapters.simulated.logs import lines_of
+from adapters.simulated.logs import lines_of, mounts_of
 from adapters.simulated.store import SimulatedStore
 from domain.aio import wait_event
 from domain.model.cluster import Cluster, Node
@@ -179,6 +179,7 @@ class SimulatedGateway(ClusterGateway):
             preemptible=workload.preemptible,
             critical=workload.priority is JobPriority.CRITICAL,
             reservation=str(workload.reservation_id) if workload.reservation_id else None,
+            mounts=mounts_of(workload),
         )
         if await self._store.insert(self._cluster.id, record):
             self._wake()

@@ -3,7 +3,8 @@ would have written them (the simulated cluster runs nothing, so it keeps no text
 
 Each pod of a workload (`<workload>-<index>`, one per pod of every pod set) writes, at the
 moments its record holds: where it was scheduled, that it started, a progress line every
-`STEP_SECONDS` of (simulated) run time (fewer on a long run: at most `MAX_STEPS`), and how it
+`STEP_SECONDS` of (simulated) run time (after what it read of its tenant's secrets, by
+name and length) (fewer on a long run: at most `MAX_STEPS`), and how it
 ended: the reason its record gives (completed, failed with its exit code, evicted with SIGTERM and
 its grace period, preempted, deleted). Lines are made up to `now`, so a running workload's log
 grows as time passes, and the same record always reads the same.
@@ -14,11 +15,27 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from adapters.simulated.engine import Pace, SimWorkload
-from domain.ports.gateways import LogLine, WorkloadPhase
+from domain.ports.gateways import LogLine, Workload, WorkloadPhase
 
 STEP_SECONDS = 30.0
 """A training loop's usual reporting interval (a progress line every 30 s of run time)."""
 MAX_STEPS = 500
+
+
+def mounts_of(workload: Workload) -> tuple[str, ...]:
+    """What a workload's containers are given of its tenant's secrets, without the values: what
+    its pods say they read (`SimWorkload.mounts`)."""
+    said: list[str] = []
+    for secret in workload.secrets:
+        for key in secret.keys:
+            size = len(secret.data[key].encode())
+            where = (
+                f"env {key}"
+                if secret.ref.mount_path is None
+                else f"file {secret.ref.mount_path.rstrip('/')}/{key}"
+            )
+            said.append(f"{where} from secret {secret.ref.name} ({size} bytes)")
+    return tuple(said)
 
 
 def pods_of(w: SimWorkload) -> list[str]:
@@ -42,6 +59,8 @@ def lines_of(w: SimWorkload, pace: Pace, now: datetime) -> list[LogLine]:
             continue
         gpus = f"{w.gpu_count} x {w.gpu_type}" if w.gpu_count else "no GPU"
         say(w.started_at, f"started ({gpus})")
+        for mount in w.mounts:
+            say(w.started_at, f"read {mount}")
         end = w.finished_at if w.finished_at is not None else now
         ran = max(0.0, (min(end, now) - w.started_at).total_seconds()) * pace.time_scale
         if w.runtime_seconds is not None:  # (its end is due: the step that ends it may lag)

@@ -66,6 +66,7 @@ simulated_workloads = sa.Table(
     sa.Column("pod_count", sa.Integer, nullable=False, server_default="1"),
     sa.Column("other_pods", sa.JSON),
     sa.Column("pod_sets", sa.JSON),
+    sa.Column("mounts", sa.JSON),
     sa.Index("ix_simulated_workload_cluster_id_phase", "cluster_id", "phase"),
     sa.Index("ix_simulated_workload_job_id", "job_id"),
 )
@@ -127,6 +128,7 @@ def _from_row(row: sa.RowMapping) -> SimWorkload:
         pod_count=row["pod_count"],
         other_pods=placements_from_document(row["other_pods"]),
         pod_sets=pod_sets_from_document(row["pod_sets"]),
+        mounts=tuple(row["mounts"] or ()),
     )
 
 
@@ -155,6 +157,7 @@ def _identity(w: SimWorkload) -> dict[str, Any]:
         "kind": w.kind,
         "pod_count": w.pod_count,
         "pod_sets": pod_sets_to_document(w.pod_sets) if w.pod_sets else None,
+        "mounts": list(w.mounts) if w.mounts else None,
     }
 
 

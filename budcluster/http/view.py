@@ -182,6 +182,8 @@ class GraphQLView(GraphQL[Context, None]):
             dispatcher=app.dispatcher,
             drains=app.drains,
             logs=app.logs,
+            addons=app.addons,
+            secrets=app.secrets,
             limits=RequestLimits(
                 app.limiter,
                 app.settings.operation_budget,

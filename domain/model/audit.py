@@ -31,8 +31,9 @@ MAX_TEXT = 2_000
 
 _SECRET_KEY = re.compile(
     r"(?i)(kubeconfig|token|secret|password|passwd|pepper|private|credential|api_?key|"
-    r"authorization|pem|cert|client_?key)"
+    r"authorization|pem|cert|client_?key)|^data$"
 )
+"""Keys whose values are secrets; `data` is a secret's values (setSecret's input)."""
 REMOVED = "<removed>"
 
 

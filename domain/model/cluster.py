@@ -78,11 +78,16 @@ class Node:
 
 @dataclass(frozen=True)
 class HealthCheck:
-    """One check of a cluster's health: api, nodes, nfd, kueue, gpu_operator."""
+    """One check of a cluster's health: api, nodes, nfd, kueue, gpu_operator, versions."""
 
     name: str
     ok: bool
     detail: str
+    warning: bool = False
+    """A failed check that stops nothing by itself (a version outside the supported range):
+    what needs it is refused, the rest goes on."""
+    version: str | None = None
+    """The version the check found: Kubernetes' (`api`), Kueue's controller (`kueue`)."""
 
 
 @dataclass

@@ -26,6 +26,7 @@ from typing import Any
 
 from domain.model.ids import ClusterId, DeploymentId, JobId, ProjectId, TenantId
 from domain.model.job import Job, JobStatus
+from domain.model.tenant_secret import SecretRef
 
 
 class Engine(enum.StrEnum):
@@ -169,6 +170,8 @@ class Deployment:
     image: str | None = None
     chart: str | None = None
     """A Helm chart of the user's to install instead of budcluster's (real clusters)."""
+    secrets: tuple[SecretRef, ...] = ()
+    """The tenant's secrets each replica gets (a gated model's token, as HF_TOKEN)."""
     status: DeploymentStatus = DeploymentStatus.DEPLOYING
     status_message: str | None = None
     endpoint_url: str | None = None

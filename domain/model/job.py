@@ -21,6 +21,7 @@ from typing import Any
 from domain.errors import InvalidTransition
 from domain.model.fleet import JobMove
 from domain.model.ids import ClusterId, FleetId, JobId, ProjectId, TenantId
+from domain.model.tenant_secret import SecretRef
 
 
 class JobType(enum.StrEnum):
@@ -518,6 +519,8 @@ class Job:
     termination_grace_seconds: int | None = None
     """What its containers get between SIGTERM (a drain's checkpoint signal) and being killed,
     as it declares (its pods' terminationGracePeriodSeconds); None: DEFAULT_GRACE_SECONDS."""
+    secrets: tuple[SecretRef, ...] = ()
+    """The tenant's secrets its containers get (each attempt opens them at its hand-over)."""
     deadline: datetime | None = None
     priority: JobPriority = JobPriority.NORMAL
     preemptible: bool = False

@@ -29,6 +29,8 @@ class Scope(enum.StrEnum):
     JOBS_LOGS = "jobs:logs"
     """Read what a job's containers wrote (it may hold what the job printed of its secrets:
     asked for by name, never a default)."""
+    SECRETS_WRITE = "secrets:write"
+    """Store and remove the tenant's secrets (asked for by name, never a default)."""
     QUEUES_WRITE = "queues:write"
     CLUSTERS_READ = "clusters:read"
     CLUSTERS_WRITE = "clusters:write"

@@ -20,6 +20,7 @@ from domain.model.load import LoadRun
 from domain.model.logs import MAX_LOG_LINES as MAX_LOG_LINES
 from domain.model.logs import LogLine as LogLine
 from domain.model.quota import tenant_namespace
+from domain.model.tenant_secret import MountedSecret
 
 
 class WorkloadPhase(enum.StrEnum):
@@ -59,9 +60,13 @@ class Workload:
     termination_grace_seconds: int | None = None
     """The time its containers get between SIGTERM (a drain's checkpoint signal, a stop) and
     being killed: its pods' terminationGracePeriodSeconds; None: the cluster's default (30 s)."""
+    secrets: tuple[MountedSecret, ...] = ()
+    """The tenant's secrets the job names, opened for this hand-over (values never printed)."""
 
     @classmethod
-    def of(cls, job: Job, *, run_on: str | None = None) -> Workload:
+    def of(
+        cls, job: Job, *, run_on: str | None = None, secrets: tuple[MountedSecret, ...] = ()
+    ) -> Workload:
         return cls(
             job_id=job.id,
             attempt=job.attempt,
@@ -81,6 +86,7 @@ class Workload:
             reservation_id=job.reservation_id,
             run_on=run_on,
             termination_grace_seconds=job.termination_grace_seconds,
+            secrets=secrets,
         )
 
 

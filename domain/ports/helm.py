@@ -15,7 +15,8 @@ SHIPPED_CHARTS = frozenset({SHIPPED_CHART, SHIPPED_VLLM_CHART})
 
 @dataclass(frozen=True)
 class ReleaseSpec:
-    """A Helm release to install (or find installed): one attempt of a SERVICE job."""
+    """A Helm release to install (or find installed): one attempt of a SERVICE job, or a
+    cluster add-on."""
 
     name: str
     namespace: str
@@ -25,6 +26,8 @@ class ReleaseSpec:
     values: Mapping[str, Any] = field(default_factory=dict)
     repo: str | None = None
     version: str | None = None
+    create_namespace: bool = False
+    """Make the namespace if missing (a cluster add-on's own); a tenant's is budcluster's."""
 
     @property
     def shipped(self) -> bool:

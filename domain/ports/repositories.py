@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
 
+from domain.model.addons import Addon, AddonInstall
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
 from domain.model.budget import Budget
@@ -47,6 +48,7 @@ from domain.model.quota import (
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.secrets import Envelope
 from domain.model.spend import SpendQuery, SpendRow
+from domain.model.tenant_secret import TenantSecret, TenantSecretId
 
 
 @dataclass(frozen=True)
@@ -482,6 +484,20 @@ class FleetRepository(Protocol):
     async def set_plan(self, fleet_id: FleetId, plan: FleetPlan) -> None: ...
 
 
+class AddonRepository(Protocol):
+    """The operator's add-on requests (no tenant scope): the latest per cluster and add-on."""
+
+    async def of(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, list[AddonInstall]]:
+        """Each cluster's requests (a cluster with none is left out)."""
+
+    async def get(
+        self, cluster_id: ClusterId, addon: Addon, *, for_update: bool = False
+    ) -> AddonInstall | None: ...
+
+    async def put(self, install: AddonInstall) -> None:
+        """Insert or replace."""
+
+
 class DrainRepository(Protocol):
     """Drains are the operator's (no tenant scope); kept after they end."""
 
@@ -495,3 +511,24 @@ class DrainRepository(Protocol):
 
     async def put(self, drain: Drain) -> None:
         """Insert or replace."""
+
+
+class TenantSecretRepository(Protocol):
+    """A tenant's sealed secrets, by name; every call names the tenant (no other is read)."""
+
+    async def named(
+        self, tenant_id: TenantId, names: Collection[str], *, for_update: bool = False
+    ) -> dict[str, TenantSecret]: ...
+
+    async def of_tenant(self, tenant_id: TenantId) -> list[TenantSecret]:
+        """By name."""
+
+    async def count(self, tenant_id: TenantId) -> int: ...
+
+    async def put(self, secret: TenantSecret) -> None:
+        """Insert or replace (by id)."""
+
+    async def remove(self, tenant_id: TenantId, name: str) -> bool: ...
+
+    async def used(self, ids: Collection[TenantSecretId], at: datetime) -> None:
+        """Note when they were last opened for a hand-over."""

@@ -17,6 +17,7 @@ from domain.model.principal import Principal
 from domain.model.timeline import Timeline
 from domain.ports.events import StoredEvent
 from domain.ports.repositories import (
+    AddonRepository,
     AuditRepository,
     BenchmarkRepository,
     BudgetRepository,
@@ -27,6 +28,7 @@ from domain.ports.repositories import (
     JobRepository,
     QuotaRepository,
     ReservationRepository,
+    TenantSecretRepository,
     TokenRepository,
     UsageRepository,
 )
@@ -87,6 +89,12 @@ class UnitOfWork(Protocol):
 
     @property
     def drains(self) -> DrainRepository: ...
+
+    @property
+    def addons(self) -> AddonRepository: ...
+
+    @property
+    def secrets(self) -> TenantSecretRepository: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -43,6 +43,7 @@ from domain.model.job import (
     SourceKind,
 )
 from domain.model.principal import TENANT_DEFAULT_SCOPES, Principal
+from domain.model.tenant_secret import SecretRef, ref_issues, usable_issues
 from domain.names import name_problem, text_problem
 from domain.ports.clock import Clock
 from domain.ports.repositories import JobCursor, Page
@@ -86,6 +87,8 @@ class DeploymentRequest:
     chart: str | None = None
     priority: JobPriority = JobPriority.NORMAL
     max_retries: int = 3
+    secrets: tuple[SecretRef, ...] = ()
+    """The tenant's secrets each replica gets (a gated model's token: HF_TOKEN)."""
 
 
 def model_problem(model: str) -> str | None:
@@ -230,6 +233,7 @@ def _replica_submission(
         source_id=str(d.id),
         priority=req_priority,
         max_retries=retries,
+        secrets=d.secrets,
     )
 
 
@@ -274,7 +278,10 @@ class DeploymentService:
         now = self._clock.now()
         async with self._uow(TenantScope(principal.tenant_id)) as uow:
             cluster = await uow.clusters.get(req.cluster_id)
-            issues = validate_deployment(req, cluster)
+            issues = validate_deployment(req, cluster) + ref_issues(req.secrets)
+            if not issues and req.secrets:
+                found = await uow.secrets.named(principal.tenant_id, [r.name for r in req.secrets])
+                issues = usable_issues(req.secrets, found)
             if issues:
                 raise ValidationFailed(issues)
             deployment = Deployment(
@@ -295,6 +302,7 @@ class DeploymentService:
                 updated_at=now,
                 image=req.image,
                 chart=req.chart,
+                secrets=req.secrets,
                 status_message="replicas submitted",
             )
             jobs = await self._add_replicas(uow, principal, deployment, req.replicas, now, req)

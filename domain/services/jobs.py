@@ -168,6 +168,7 @@ class JobService:
             estimated_duration_seconds=sub.estimated_duration_seconds,
             max_duration_seconds=sub.max_duration_seconds,
             termination_grace_seconds=sub.termination_grace_seconds,
+            secrets=sub.secrets,
             deadline=sub.deadline,
             priority=sub.priority,
             preemptible=sub.preemptible,

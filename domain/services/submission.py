@@ -43,6 +43,13 @@ from domain.model.quota import (
     tenant_namespace,
 )
 from domain.model.reservation import CapacityReservation, ReservationId
+from domain.model.tenant_secret import (
+    MAX_SECRET_REFS,
+    SecretRef,
+    TenantSecret,
+    ref_issues,
+    usable_issues,
+)
 from domain.names import MAX_OBJECT_NAME, name_problem, text_problem
 from domain.ports.cluster_api import WorkloadCheck
 from domain.ports.gateways import Workload
@@ -121,6 +128,7 @@ class JobSubmission:
     estimated_duration_seconds: int | None = None
     max_duration_seconds: int | None = None
     termination_grace_seconds: int | None = None
+    secrets: tuple[SecretRef, ...] = ()
     deadline: datetime | None = None
     priority: JobPriority = JobPriority.NORMAL
     preemptible: bool = False
@@ -272,6 +280,7 @@ def validate_submission(
         bad("queue_name", problem, "INVALID_NAME")
     if sub.window is not None:
         issues.extend(_window_issues(sub.window))
+    issues.extend(ref_issues(sub.secrets))
     if len(sub.dependencies) > MAX_DEPENDENCIES:
         bad("depends_on", f"must name at most {MAX_DEPENDENCIES} jobs", "TOO_MANY")
 
@@ -444,6 +453,8 @@ class References:
     """The submitting tenant's jobs among `depends_on`."""
     reservation: CapacityReservation | None
     reservation_flavor: ResourceFlavor | None
+    secrets: Mapping[str, TenantSecret] = field(default_factory=dict)
+    """The submitting tenant's secrets among those the job names."""
 
 
 async def read_references(uow: UnitOfWork, tenant_id: TenantId, sub: JobSubmission) -> References:
@@ -469,7 +480,9 @@ async def read_references(uow: UnitOfWork, tenant_id: TenantId, sub: JobSubmissi
         if reservation is not None
         else None
     )
-    return References(local, default, dependencies, reservation, flavor)
+    names = {r.name for r in sub.secrets}
+    secrets = await uow.secrets.named(tenant_id, names) if len(names) <= MAX_SECRET_REFS else {}
+    return References(local, default, dependencies, reservation, flavor, secrets)
 
 
 def reference_issues(
@@ -507,6 +520,8 @@ def reference_issues(
         )
     if sub.reservation_id is not None:
         issues.extend(_reservation_issues(sub, tenant_id, refs, now))
+    if len(sub.secrets) <= MAX_SECRET_REFS:  # more: refused already, and not looked up
+        issues.extend(usable_issues(sub.secrets, refs.secrets))
     return issues
 
 

@@ -27,6 +27,7 @@ REFRESH_DEPLOYMENT = "refresh_deployment"
 START_BENCHMARK = "start_benchmark"
 SETTLE_BENCHMARK = "settle_benchmark"
 KEEP_LOGS = "keep_logs"
+INSTALL_ADDON = "install_addon"
 
 
 async def enqueue_after_commit(tasks: TaskQueue, task: str, *, key: str, **kwargs: Any) -> bool:

@@ -15,11 +15,13 @@ from domain.backoff import backoff_seconds
 from domain.model.drain import grace_of
 from domain.model.ids import JobId
 from domain.model.job import Job, JobStatus
+from domain.model.tenant_secret import MountedSecret
 from domain.ports.clock import Clock
 from domain.ports.gateways import ClusterGateway, GatewayFactory, GatewayUnavailable, Workload
 from domain.ports.helm import ReleaseRejected
 from domain.ports.tasks import RetryTask
-from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.services.tenant_secrets import SecretGone, SecretService
 
 
 class WorkloadService:
@@ -30,11 +32,13 @@ class WorkloadService:
         clock: Clock,
         gateways: GatewayFactory,
         backoff: Callable[[int], float] = backoff_seconds,
+        secrets: SecretService | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._gateways = gateways
         self._backoff = backoff
+        self._secrets = secrets
 
     async def submit(self, job_id: JobId, attempt: int, *, try_number: int = 1) -> bool:
         """Create the workload for this attempt on its cluster; True if it was handed over."""
@@ -59,15 +63,27 @@ class WorkloadService:
             cluster = await uow.clusters.get(job.copy_cluster)
             origin = await uow.clusters.get(job.withdraw_from) if job.withdraw_from else None
             member = await uow.clusters.get(job.cluster_id) if job.dispatched_via else None
-        if cluster is None:
-            return False
+            if cluster is None:
+                return False
+            try:
+                mounted = await self._open_secrets(uow, job, cluster.name)
+            except SecretGone as exc:
+                gone: str | None = exc.reason
+            else:
+                gone = None
+                if mounted:
+                    await uow.commit()  # noted as used, audited: opened for this hand-over
+        if gone is not None:
+            return await self._refused(job_id, attempt, f"not handed over: {gone}")
         gateway = self._gateways.for_cluster(cluster)
         try:
             if origin is not None:  # moved or requeued: never two live copies
                 await self._gateways.for_cluster(origin).evict(
                     job_id, attempt, grace_seconds=grace_of(job)
                 )
-            await gateway.submit(Workload.of(job, run_on=member.name if member else None))
+            await gateway.submit(
+                Workload.of(job, run_on=member.name if member else None, secrets=mounted)
+            )
         except GatewayUnavailable as exc:
             raise RetryTask(self._backoff(try_number)) from exc
         except ReleaseRejected as exc:  # the same hand-over would fail the same way
@@ -91,6 +107,15 @@ class WorkloadService:
         if cancelled_meanwhile:
             await gateway.cancel(job_id, attempt)
         return True
+
+    async def _open_secrets(
+        self, uow: UnitOfWork, job: Job, cluster: str
+    ) -> tuple[MountedSecret, ...]:
+        if not job.secrets:
+            return ()
+        if self._secrets is None:
+            raise SecretGone("this service was started without its secrets")
+        return await self._secrets.open_for(uow, job, cluster)
 
     @staticmethod
     async def _withdrawn(gateway: ClusterGateway, job_id: JobId, attempt: int) -> bool:

@@ -24,6 +24,42 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
+/** What a GPU cluster needs beside Kubernetes. */
+export type Addon =
+  | 'GPU_OPERATOR'
+  | 'KUEUE'
+  | 'NODE_FEATURE_DISCOVERY';
+
+/** The pinned chart budcluster installs an add-on from. */
+export type AddonChart = {
+  __typename?: 'AddonChart';
+  appVersion: Scalars['String']['output'];
+  chart: Scalars['String']['output'];
+  /** The Kubernetes versions the pinned version supports, e.g. 1.29 to 1.36. */
+  kubernetesVersions: Scalars['String']['output'];
+  namespace: Scalars['String']['output'];
+  /** The Helm release's name. */
+  release: Scalars['String']['output'];
+  /** The chart's public Helm repository (an https index or an oci:// path). */
+  repository: Scalars['String']['output'];
+  /** The pinned chart version. */
+  version: Scalars['String']['output'];
+};
+
+/** HELM (budcluster installed the pinned chart), FOUND (there before: nothing installed) or BUILT_IN (a simulated cluster). */
+export type AddonOrigin =
+  | 'BUILT_IN'
+  | 'FOUND'
+  | 'HELM';
+
+/** MISSING (not on the cluster, not asked for), REQUESTED, INSTALLING, INSTALLED or FAILED (with the reason). */
+export type AddonState =
+  | 'FAILED'
+  | 'INSTALLED'
+  | 'INSTALLING'
+  | 'MISSING'
+  | 'REQUESTED';
+
 /** One mutation (or command-line token or key operation): who, what, when, and how it ended. */
 export type AuditEvent = {
   __typename?: 'AuditEvent';
@@ -326,6 +362,8 @@ export type CapacityReservationResult = CapacityReservation | ConflictError | Fo
 
 export type Cluster = {
   __typename?: 'Cluster';
+  /** Kueue, Node Feature Discovery and the NVIDIA GPU Operator on this cluster: each one's state, version and health (installAddons installs what is missing). */
+  addons: Array<ClusterAddon>;
   capacity: Array<GpuCapacity>;
   clusterQueues: Array<ClusterQueue>;
   cohorts: Array<Cohort>;
@@ -386,6 +424,26 @@ export type ClusterScheduleArgs = {
   filter?: InputMaybe<ScheduleFilter>;
   from?: InputMaybe<Scalars['DateTime']['input']>;
   to?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+/** An add-on as it stands on one cluster, with its health. */
+export type ClusterAddon = {
+  __typename?: 'ClusterAddon';
+  chart: AddonChart;
+  /** The cluster's health check for it (nfd, kueue, gpu_operator), as of the last sync. */
+  health?: Maybe<HealthCheck>;
+  name: Addon;
+  origin?: Maybe<AddonOrigin>;
+  /** Why it FAILED, or what was found. */
+  reason?: Maybe<Scalars['String']['output']>;
+  /** Where the chart was taken from: its repository or the operator's mirror (needs clusters:write). */
+  repository?: Maybe<Scalars['String']['output']>;
+  requestedAt?: Maybe<Scalars['DateTime']['output']>;
+  state: AddonState;
+  title: Scalars['String']['output'];
+  updatedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The pinned chart version (HELM), or the version the cluster runs (FOUND, when the health check read it). */
+  version?: Maybe<Scalars['String']['output']>;
 };
 
 /** The cluster after a change of its status (STATUS) or nodes (NODES). */
@@ -547,6 +605,8 @@ export type DeployModelInput = {
   priority?: JobPriority;
   projectId: Scalars['ID']['input'];
   replicas?: Scalars['Int']['input'];
+  /** Your tenant's secrets each replica gets, e.g. a gated model's token as the key HF_TOKEN (see setSecret). */
+  secrets?: Array<SecretRefInput>;
   servedModelName?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -576,6 +636,8 @@ export type Deployment = {
   replicaJobs: Array<Job>;
   /** Replicas wanted. */
   replicas: Scalars['Int']['output'];
+  /** The secrets of its tenant's each replica gets (names, never values). */
+  secrets: Array<SecretRef>;
   /** The `model` to name in requests. */
   servedModelName: Scalars['String']['output'];
   status: DeploymentStatus;
@@ -958,9 +1020,13 @@ export type GpuPriceResult = ForbiddenError | GpuPrice | NotFoundError | Validat
 export type HealthCheck = {
   __typename?: 'HealthCheck';
   detail: Scalars['String']['output'];
-  /** api (reachable, and its version), nodes (ready of all), nfd (Node Feature Discovery present), kueue (present, and its version), gpu_operator. */
+  /** api (reachable, and its version), nodes (ready of all), nfd (Node Feature Discovery present), kueue (present, and its version), gpu_operator, versions (Kubernetes and Kueue within the supported ranges), kueue_quotas. */
   name: Scalars['String']['output'];
   ok: Scalars['Boolean']['output'];
+  /** The version found: Kubernetes' (api), Kueue's controller (kueue). */
+  version?: Maybe<Scalars['String']['output']>;
+  /** Not ok, but nothing stops because of it (a version outside the supported range): what needs it is refused. */
+  warning: Scalars['Boolean']['output'];
 };
 
 export type Job = {
@@ -1030,6 +1096,8 @@ export type Job = {
   reservationId?: Maybe<Scalars['ID']['output']>;
   resources: Resources;
   retryCount: Scalars['Int']['output'];
+  /** The secrets of its tenant's its containers get (names, never values). */
+  secrets: Array<SecretRef>;
   source: JobSource;
   spec: Scalars['JSON']['output'];
   status: JobStatus;
@@ -1297,12 +1365,16 @@ export type Mutation = {
   drainCluster: DrainResult;
   /** Drain a node before maintenance: it is cordoned; its batch and training jobs get SIGTERM and their grace period (terminationGracePeriodSeconds), then are requeued without using a retry; a deployment's replicas start elsewhere before the old ones stop. Needs clusters:write. */
   drainNode: DrainResult;
+  /** Install what a GPU cluster needs and its health finds missing (Kueue, Node Feature Discovery, the NVIDIA GPU Operator, which brings Node Feature Discovery with it) as Helm releases of pinned charts, from their public repositories or `mirror` (an https or oci:// Helm repository holding them under the same names). What is there already, or asked for, is left as it is (Cluster.addons says where each stands). Refused, naming `addons.N`, for an add-on whose version does not support the cluster's Kubernetes, and for Kueue when the cluster runs one outside the supported range. A simulated cluster has everything built in. Needs clusters:write. */
+  installAddons: ClusterResult;
   /** Reach the cluster now: its nodes and health checks are read again. */
   refreshCluster: ClusterResult;
   /** Register a Kubernetes or OpenShift cluster: REGISTERING at once, then AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs clusters:write. */
   registerCluster: ClusterResult;
   /** Remove a tenant's budget (the operator) or a project's; jobs it held are released. */
   removeBudget: BudgetResult;
+  /** Remove a secret. Attempts handed over keep their copy until they end; a job naming it that is handed over later fails, saying so. Needs secrets:write. */
+  removeSecret: SecretResult;
   /** Start the next attempt of a FAILED or PREEMPTED job, after backoff. */
   retryJob: JobCommandResult;
   /** Load-test a deployment or an endpoint URL, as a job without GPUs. */
@@ -1313,6 +1385,8 @@ export type Mutation = {
   setBudget: BudgetResult;
   /** The hourly price of one GPU of a type on a cluster, from now on: runs are metered at the price in force at each moment, so what ran before keeps its price. Needs clusters:write. */
   setGpuPrice: GpuPriceResult;
+  /** Store a secret of your tenant's (the operator: tenantId's), sealed, or replace all the values of the one of that name; jobs (SubmitJobInput.secrets) and deployments (DeployModelInput.secrets) name it. Its values are never returned, logged or audited. Needs secrets:write. */
+  setSecret: SecretResult;
   /** Stop every replica; the deployment stays, STOPPED. */
   stopDeployment: DeploymentResult;
   /** Submit a job to a cluster. With an idempotencyKey, a repeat in the same project returns the first job. */
@@ -1439,6 +1513,13 @@ export type MutationDrainNodeArgs = {
 };
 
 
+export type MutationInstallAddonsArgs = {
+  addons: Array<Addon>;
+  clusterId: Scalars['ID']['input'];
+  mirror?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationRefreshClusterArgs = {
   id: Scalars['ID']['input'];
 };
@@ -1451,6 +1532,12 @@ export type MutationRegisterClusterArgs = {
 
 export type MutationRemoveBudgetArgs = {
   projectId?: InputMaybe<Scalars['ID']['input']>;
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type MutationRemoveSecretArgs = {
+  name: Scalars['String']['input'];
   tenantId?: InputMaybe<Scalars['ID']['input']>;
 };
 
@@ -1478,6 +1565,11 @@ export type MutationSetBudgetArgs = {
 
 export type MutationSetGpuPriceArgs = {
   input: SetGpuPriceInput;
+};
+
+
+export type MutationSetSecretArgs = {
+  input: SetSecretInput;
 };
 
 
@@ -1722,6 +1814,8 @@ export type Query = {
   jobs: JobConnection;
   /** Where and when a job would start, and what it would cost, without submitting it. */
   previewJob: PreviewJobResult;
+  /** Your tenant's secrets by name (the operator: tenantId's): names and keys, never values. */
+  secrets: Array<Secret>;
   /** GPU-hours and metered cost over a range of UTC days, grouped (none: one total), paged (at most 1000 a page): your tenant's (a token limited to projects, theirs), every tenant's for the operator. The same as CSV: GET /spend.csv. */
   spend: SpendConnection;
   /** The value of each priority, highest first (global, as Kueue's are). */
@@ -1816,6 +1910,11 @@ export type QueryPreviewJobArgs = {
 };
 
 
+export type QuerySecretsArgs = {
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
 export type QuerySpendArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: Scalars['Int']['input'];
@@ -1878,6 +1977,10 @@ export type ReclaimWithinCohort =
 
 /** A Kubernetes or OpenShift cluster to manage. */
 export type RegisterClusterInput = {
+  /** Add-ons to install once the cluster is reached, if missing (as installAddons). */
+  addons?: InputMaybe<Array<Addon>>;
+  /** The Helm repository to take them from (installAddons' mirror). */
+  addonsMirror?: InputMaybe<Scalars['String']['input']>;
   /** The context to use (default: the kubeconfig's current one). */
   context?: InputMaybe<Scalars['String']['input']>;
   /** Count control-plane nodes in the capacity. */
@@ -2089,6 +2192,46 @@ export type ScheduleRow = {
 
 export type ScheduleUpdate = Schedule | ScheduleDiff;
 
+/** A secret of a tenant's: its name and keys. Its values are never returned. */
+export type Secret = {
+  __typename?: 'Secret';
+  createdAt: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  keys: Array<Scalars['String']['output']>;
+  /** When a job's attempt was last handed to its cluster with it (audited each time as secretUsed). */
+  lastUsedAt?: Maybe<Scalars['DateTime']['output']>;
+  name: Scalars['String']['output'];
+  tenantId: Scalars['ID']['output'];
+  updatedAt: Scalars['DateTime']['output'];
+  /** 1, and one more each time its values were replaced. */
+  version: Scalars['Int']['output'];
+};
+
+/** One key of a secret and its value (text). */
+export type SecretEntryInput = {
+  /** Letters, digits, '-', '_' or '.' (a Kubernetes Secret's key); as an environment variable it must also be a shell's variable name. */
+  key: Scalars['String']['input'];
+  /** Never returned, logged or audited. */
+  value: Scalars['String']['input'];
+};
+
+/** A secret a job or deployment names. */
+export type SecretRef = {
+  __typename?: 'SecretRef';
+  mountPath?: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+};
+
+/** A secret a job's containers get: each key as an environment variable (no mountPath; a variable the spec's env sets as well keeps the spec's value), or each key as a file in the directory mountPath. Opened when an attempt is handed to its cluster. */
+export type SecretRefInput = {
+  /** An absolute directory for its keys as files; null: env. */
+  mountPath?: InputMaybe<Scalars['String']['input']>;
+  /** One of your tenant's secrets. */
+  name: Scalars['String']['input'];
+};
+
+export type SecretResult = ConflictError | ForbiddenError | NotFoundError | Secret | ValidationError;
+
 /** COMPLETED ran; RUNNING runs now; ESTIMATED is expected; RESERVED is booked capacity. */
 export type SegmentKind =
   | 'COMPLETED'
@@ -2120,6 +2263,16 @@ export type SetGpuPriceInput = {
   gpuType: Scalars['String']['input'];
   /** 0 to 100000, at most 4 decimals, in the unit of Job.estimatedCost. */
   hourlyPrice: Scalars['Decimal']['input'];
+};
+
+/** A secret of your tenant's, stored sealed; replaces all the values of one of that name. */
+export type SetSecretInput = {
+  /** 1 to 32 keys, at most 524288 bytes in all. */
+  data: Array<SecretEntryInput>;
+  /** A DNS-1123 label of at most 63 characters. */
+  name: Scalars['String']['input'];
+  /** The tenant (the operator); null: your own. */
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 /** What created the job. */
@@ -2204,6 +2357,8 @@ export type SubmitJobInput = {
   /** One of your capacity reservations to run in. */
   reservationId?: InputMaybe<Scalars['ID']['input']>;
   resources?: ResourcesInput;
+  /** At most 8 of your tenant's secrets its containers get (see setSecret). */
+  secrets?: Array<SecretRefInput>;
   source?: JobSourceInput;
   /** What to run, as a JSON object (e.g. image, command, env; simulation.runtime_seconds on a simulated cluster). Null or absent: {}. */
   spec?: InputMaybe<Scalars['JSON']['input']>;
@@ -2508,7 +2663,7 @@ export type ClusterDetailQueryVariables = Exact<{
 }>;
 
 
-export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
+export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null }>, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
 
 export type DrainFieldsFragment = { __typename?: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> };
 
@@ -2542,6 +2697,17 @@ export type UndrainMutationVariables = Exact<{
 
 
 export type UndrainMutation = { __typename?: 'Mutation', undrain: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type AddonFieldsFragment = { __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } };
+
+export type InstallAddonsMutationVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  addons: Array<Addon> | Addon;
+  mirror?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type InstallAddonsMutation = { __typename?: 'Mutation', installAddons: { __typename: 'Cluster', id: string, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }> } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
 
 export type ClusterPricesQueryVariables = Exact<{
   id: Scalars['ID']['input'];
@@ -2743,7 +2909,7 @@ export type JobDetailQueryVariables = Exact<{
 }>;
 
 
-export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
+export type JobDetailQuery = { __typename?: 'Query', job?: { __typename?: 'Job', id: string, name: string, projectId: string, clusterId: string, jobType: JobType, deploymentType: DeploymentType, priority: JobPriority, preemptible: boolean, status: JobStatus, statusMessage?: string | null, attempt: number, retryCount: number, maxRetries: number, queueName: string, createdAt: string, actualStart?: string | null, actualEnd?: string | null, estimatedCost?: string | null, actualCost?: string | null, costSoFar?: string | null, budgetLimit?: string | null, budgetAction: BudgetAction, budgetAlerted: number, secrets: Array<{ __typename?: 'SecretRef', name: string, mountPath?: string | null }>, resources: { __typename?: 'Resources', gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, podCount: number, totalGpus: number }, placements: Array<{ __typename?: 'Placement', node: string, gpuIndices: Array<number>, flavor?: string | null }>, estimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string, warnings: Array<string>, startWindow?: { __typename?: 'StartWindow', earliest: string, latest?: string | null, confidence: number } | null } | null, submissionEstimate?: { __typename?: 'Estimate', start?: string | null, end?: string | null, reason: string } | null, kueuePosition?: { __typename?: 'KueueQueuePosition', localQueue: string, positionInLocalQueue: number, positionInClusterQueue: number, pendingInLocalQueue: number } | null, events: Array<{ __typename?: 'JobEvent', attempt: number, fromStatus?: JobStatus | null, toStatus: JobStatus, reason: string, at: string }> } | null };
 
 export type SubmitJobMutationVariables = Exact<{
   input: SubmitJobInput;
@@ -2780,6 +2946,28 @@ export type FollowJobLogsSubscriptionVariables = Exact<{
 
 
 export type FollowJobLogsSubscription = { __typename?: 'Subscription', jobLogs: { __typename?: 'JobLogs', jobId: string, attempt: number, kept: boolean, note?: string | null, lines: Array<{ __typename?: 'LogLine', at: string, pod: string, text: string }> } };
+
+export type SecretsQueryVariables = Exact<{
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+}>;
+
+
+export type SecretsQuery = { __typename?: 'Query', secrets: Array<{ __typename?: 'Secret', id: string, tenantId: string, name: string, keys: Array<string>, version: number, createdAt: string, updatedAt: string, lastUsedAt?: string | null }> };
+
+export type SetSecretMutationVariables = Exact<{
+  input: SetSecretInput;
+}>;
+
+
+export type SetSecretMutation = { __typename?: 'Mutation', setSecret: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'Secret', id: string, name: string, keys: Array<string>, version: number, updatedAt: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
+
+export type RemoveSecretMutationVariables = Exact<{
+  name: Scalars['String']['input'];
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+}>;
+
+
+export type RemoveSecretMutation = { __typename?: 'Mutation', removeSecret: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'Secret', id: string, name: string } | { __typename: 'ValidationError', code: string, message: string } };
 
 export type GroupQuotasFragment = { __typename?: 'ResourceGroup', coveredResources: Array<string>, flavors: Array<{ __typename?: 'FlavorQuotas', flavor: string, resources: Array<{ __typename?: 'ResourceQuota', name: string, nominalQuota: number, borrowingLimit?: number | null, lendingLimit?: number | null }> }> };
 
@@ -2933,6 +3121,35 @@ export const DrainFieldsFragmentDoc = new TypedDocumentString(`
   blockedPods
 }
     `, {"fragmentName":"DrainFields"}) as unknown as TypedDocumentString<DrainFieldsFragment, unknown>;
+export const AddonFieldsFragmentDoc = new TypedDocumentString(`
+    fragment AddonFields on ClusterAddon {
+  name
+  title
+  state
+  origin
+  version
+  reason
+  requestedAt
+  updatedAt
+  repository
+  health {
+    name
+    ok
+    detail
+    warning
+    version
+  }
+  chart {
+    repository
+    chart
+    version
+    appVersion
+    release
+    namespace
+    kubernetesVersions
+  }
+}
+    `, {"fragmentName":"AddonFields"}) as unknown as TypedDocumentString<AddonFieldsFragment, unknown>;
 export const DeploymentViewFragmentDoc = new TypedDocumentString(`
     fragment DeploymentView on Deployment {
   id
@@ -3479,6 +3696,11 @@ export const ClusterDetailDocument = new TypedDocumentString(`
       name
       ok
       detail
+      warning
+      version
+    }
+    addons {
+      ...AddonFields
     }
     nodes {
       id
@@ -3506,7 +3728,33 @@ export const ClusterDetailDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"34c1057e4f5adca81340203ed61af832d9b14fb2252f17b9629fea77118ff531"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
+    fragment AddonFields on ClusterAddon {
+  name
+  title
+  state
+  origin
+  version
+  reason
+  requestedAt
+  updatedAt
+  repository
+  health {
+    name
+    ok
+    detail
+    warning
+    version
+  }
+  chart {
+    repository
+    chart
+    version
+    appVersion
+    release
+    namespace
+    kubernetesVersions
+  }
+}`, {"hash":"9c06cba2cf713e02ed28de2faf5cb216d1b958165422ea953b31fde15a9339d2"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
 export const ClusterDrainsDocument = new TypedDocumentString(`
     query ClusterDrains($clusterId: ID!) {
   drains(clusterId: $clusterId) {
@@ -3616,6 +3864,57 @@ export const UndrainDocument = new TypedDocumentString(`
   replacing
   blockedPods
 }`, {"hash":"fdea447d0754f9056bf6a597bb0934c1edb0025addc2614eca2166034db2cf73"}) as unknown as TypedDocumentString<UndrainMutation, UndrainMutationVariables>;
+export const InstallAddonsDocument = new TypedDocumentString(`
+    mutation InstallAddons($clusterId: ID!, $addons: [Addon!]!, $mirror: String) {
+  installAddons(clusterId: $clusterId, addons: $addons, mirror: $mirror) {
+    __typename
+    ... on Cluster {
+      id
+      addons {
+        ...AddonFields
+      }
+    }
+    ... on ValidationError {
+      message
+      fields {
+        path
+        code
+        message
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment AddonFields on ClusterAddon {
+  name
+  title
+  state
+  origin
+  version
+  reason
+  requestedAt
+  updatedAt
+  repository
+  health {
+    name
+    ok
+    detail
+    warning
+    version
+  }
+  chart {
+    repository
+    chart
+    version
+    appVersion
+    release
+    namespace
+    kubernetesVersions
+  }
+}`, {"hash":"53024f7e1baaea9c763482a89ce9a451c6486e267a7fe201efffcc8ac18728cf"}) as unknown as TypedDocumentString<InstallAddonsMutation, InstallAddonsMutationVariables>;
 export const ClusterPricesDocument = new TypedDocumentString(`
     query ClusterPrices($id: ID!) {
   cluster(id: $id) {
@@ -4460,6 +4759,10 @@ export const JobDetailDocument = new TypedDocumentString(`
   job(id: $id) {
     id
     name
+    secrets {
+      name
+      mountPath
+    }
     projectId
     clusterId
     jobType
@@ -4525,7 +4828,7 @@ export const JobDetailDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"aa1d10eadc092a24a3afbcfe017133884a3c9a0db19e9b452e3634b6195dacf4"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
+    `, {"hash":"890534404e739bf50b103d49eee8abb34c2165b37ae824fa3207f3997724caed"}) as unknown as TypedDocumentString<JobDetailQuery, JobDetailQueryVariables>;
 export const SubmitJobDocument = new TypedDocumentString(`
     mutation SubmitJob($input: SubmitJobInput!) {
   submitJob(input: $input) {
@@ -4611,6 +4914,61 @@ export const FollowJobLogsDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"7dd2dc7a8608d6769fc84bc92c04251b79413b213d293700ae688a00c96e3b17"}) as unknown as TypedDocumentString<FollowJobLogsSubscription, FollowJobLogsSubscriptionVariables>;
+export const SecretsDocument = new TypedDocumentString(`
+    query Secrets($tenantId: ID) {
+  secrets(tenantId: $tenantId) {
+    id
+    tenantId
+    name
+    keys
+    version
+    createdAt
+    updatedAt
+    lastUsedAt
+  }
+}
+    `, {"hash":"0fcda6a4b0d28d3f3d1a10aa45d08c3fbec39d7a6ddf487fda4dcdec7045a364"}) as unknown as TypedDocumentString<SecretsQuery, SecretsQueryVariables>;
+export const SetSecretDocument = new TypedDocumentString(`
+    mutation SetSecret($input: SetSecretInput!) {
+  setSecret(input: $input) {
+    __typename
+    ... on Secret {
+      id
+      name
+      keys
+      version
+      updatedAt
+    }
+    ... on ValidationError {
+      message
+      fields {
+        path
+        code
+        message
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"275bffdc3caff8376861a59c5909d20ad3359c476b666b83b12a83a6c002e7de"}) as unknown as TypedDocumentString<SetSecretMutation, SetSecretMutationVariables>;
+export const RemoveSecretDocument = new TypedDocumentString(`
+    mutation RemoveSecret($name: String!, $tenantId: ID) {
+  removeSecret(name: $name, tenantId: $tenantId) {
+    __typename
+    ... on Secret {
+      id
+      name
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    `, {"hash":"15746c191c50b7ca3cf6fec0513a879694b05f4173d4db6bb8f0baf8cdf40290"}) as unknown as TypedDocumentString<RemoveSecretMutation, RemoveSecretMutationVariables>;
 export const ClusterQuotasDocument = new TypedDocumentString(`
     query ClusterQuotas($id: ID!) {
   cluster(id: $id) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -28,6 +28,9 @@ from schema.types.quota import (
     quotas_of,
 )
 from schema.types.timeline import EstimateAccuracy, Schedule, ScheduleFilter
+
+if TYPE_CHECKING:
+    from schema.types.addons import ClusterAddon
 
 
 def sees_servers(info: Info) -> bool:
@@ -150,10 +153,28 @@ def _quantities(found: dict[str, str]) -> list[ResourceQuantity]:
 class HealthCheck:
     name: str = strawberry.field(
         description="api (reachable, and its version), nodes (ready of all), nfd (Node Feature "
-        "Discovery present), kueue (present, and its version), gpu_operator."
+        "Discovery present), kueue (present, and its version), gpu_operator, versions "
+        "(Kubernetes and Kueue within the supported ranges), kueue_quotas."
     )
     ok: bool
     detail: str
+    warning: bool = strawberry.field(
+        description="Not ok, but nothing stops because of it (a version outside the supported "
+        "range): what needs it is refused."
+    )
+    version: str | None = strawberry.field(
+        description="The version found: Kubernetes' (api), Kueue's controller (kueue)."
+    )
+
+    @classmethod
+    def from_domain(cls, check: model.HealthCheck, info: Info) -> HealthCheck:
+        return cls(
+            name=check.name,
+            ok=check.ok,
+            detail=operator_text(info, check.detail) or "",
+            warning=check.warning,
+            version=check.version,
+        )
 
 
 @strawberry.type(
@@ -211,10 +232,21 @@ class Cluster:
     def health(self, info: Info, checks: list[str] | None = None) -> list[HealthCheck]:
         wanted = set(checks or ())
         return [
-            HealthCheck(name=c.name, ok=c.ok, detail=operator_text(info, c.detail) or "")
-            for c in self.checks
-            if not wanted or c.name in wanted
+            HealthCheck.from_domain(c, info) for c in self.checks if not wanted or c.name in wanted
         ]
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="Kueue, Node Feature Discovery and the NVIDIA GPU Operator on this cluster: "
+        "each one's state, version and health (installAddons installs what is missing)."
+    )
+    async def addons(
+        self, info: Info
+    ) -> list[Annotated[ClusterAddon, strawberry.lazy("schema.types.addons")]]:
+        from schema.types.addons import addons_of  # it imports this module
+
+        return await addons_of(
+            info, self.id, self.checks, real=self.platform is not model.Platform.SIMULATED
+        )
 
     @strawberry.field
     async def resource_flavors(self, info: Info) -> list[ResourceFlavor]:

@@ -7,7 +7,9 @@ from typing import Annotated
 
 import strawberry
 
+from domain.model.addons import Addon
 from domain.model.events import ClusterState
+from schema.types.addons import ClusterAddon  # noqa: F401  (registers the add-on enums)
 from schema.types.cluster import Node
 from schema.types.enums import ClusterStatus, Platform
 
@@ -26,6 +28,14 @@ class RegisterClusterInput:
     ingress_url: str | None = None
     enable_master_node: bool = strawberry.field(
         default=False, description="Count control-plane nodes in the capacity."
+    )
+    addons: list[Addon] | None = strawberry.field(
+        default=None,
+        description="Add-ons to install once the cluster is reached, if missing (as "
+        "installAddons).",
+    )
+    addons_mirror: str | None = strawberry.field(
+        default=None, description="The Helm repository to take them from (installAddons' mirror)."
     )
 
 

@@ -15,6 +15,7 @@ from schema.context import Info
 from schema.types.connection import PageInfo
 from schema.types.derive import derive
 from schema.types.job import Job
+from schema.types.secrets import SecretRef, SecretRefInput
 
 strawberry.enum(
     dm.Engine, name="ServingEngine", description="The inference engine a deployment runs."
@@ -98,6 +99,9 @@ class Deployment:
     )
     cpu_cores: float
     memory_gb: float
+    secrets: list[SecretRef] = strawberry.field(
+        description="The secrets of its tenant's each replica gets (names, never values)."
+    )
     replicas: int = strawberry.field(description="Replicas wanted.")
     concurrency: int = strawberry.field(
         description="Requests each replica serves at once (engineArgs.maxNumSeqs)."
@@ -246,6 +250,11 @@ class DeployModelInput:
     )
     priority: JobPriority = JobPriority.NORMAL
     max_retries: int = 3
+    secrets: list[SecretRefInput] = strawberry.field(
+        default_factory=list,
+        description="Your tenant's secrets each replica gets, e.g. a gated model's token as "
+        "the key HF_TOKEN (see setSecret).",
+    )
 
 
 @strawberry.input

@@ -16,6 +16,7 @@ from schema.types.enums import (
     JobType,
     SourceKind,
 )
+from schema.types.secrets import SecretRefInput
 
 
 @strawberry.input(
@@ -98,6 +99,10 @@ class SubmitJobInput:
         description="Seconds its containers get between SIGTERM and being killed, to write a "
         "checkpoint when a drain takes it off its node (0 to 3600; its pods' "
         "terminationGracePeriodSeconds). Null: 30, Kubernetes' default.",
+    )
+    secrets: list[SecretRefInput] = strawberry.field(
+        default_factory=list,
+        description="At most 8 of your tenant's secrets its containers get (see setSecret).",
     )
     deadline: datetime | None = None
     priority: JobPriority = JobPriority.NORMAL

@@ -27,6 +27,7 @@ from schema.types.enums import (
     SourceKind,
 )
 from schema.types.placement import Placement
+from schema.types.secrets import SecretRef
 from schema.types.windows import WINDOW_DESCRIPTION, StartWindow, kept_window, start_window
 
 
@@ -186,6 +187,9 @@ class Job:
     termination_grace_period_seconds: int = strawberry.field(
         description="Seconds its containers get between SIGTERM and being killed (a drain's "
         "checkpoint signal): as submitted, else 30 (Kubernetes' default)."
+    )
+    secrets: list[SecretRef] = strawberry.field(
+        description="The secrets of its tenant's its containers get (names, never values)."
     )
     deadline: datetime | None
     priority: JobPriority

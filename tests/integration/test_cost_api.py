@@ -40,8 +40,8 @@ COST = "query($id: ID!) { job(id: $id) { status actualCost costSoFar estimatedCo
 
 
 @asynccontextmanager
-async def api_at(url: str, clock: FakeClock) -> AsyncIterator[Api]:
-    app = await make_app(url, clock=clock)
+async def api_at(url: str, clock: FakeClock, **settings: Any) -> AsyncIterator[Api]:
+    app = await make_app(url, clock=clock, **settings)
     cluster = await sim_cluster(app)
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     try:

@@ -257,13 +257,21 @@ async def test_health_of_a_bare_cluster(emulator: KubeEmulator, api: KubeCluster
 
     checks = await api.health()
 
-    assert [check.name for check in checks] == ["api", "nodes", "nfd", "kueue", "gpu_operator"]
+    assert [check.name for check in checks] == [
+        "api",
+        "nodes",
+        "nfd",
+        "kueue",
+        "gpu_operator",
+        "versions",
+    ]
     assert healths(checks) == {
         "api": (True, "reachable, Kubernetes v1.30.2"),
         "nodes": (True, "1 of 1 nodes ready"),
         "nfd": (False, "not installed: no node has feature.node.kubernetes.io labels"),
         "kueue": (False, "not installed: no clusterqueues.kueue.x-k8s.io CRD"),
         "gpu_operator": (False, "not installed: no clusterpolicies.nvidia.com CRD"),
+        "versions": (True, "Kubernetes v1.30.2: supported"),
     }
     assert await api.kueue() is None
 
@@ -283,6 +291,7 @@ async def test_health_of_a_gpu_cluster_with_kueue(
         "nfd": (True, "feature labels on 5 of 6 nodes"),
         "kueue": (True, "installed, API v1beta1, v1beta2, controller v0.13.3"),
         "gpu_operator": (True, "installed: clusterpolicies.nvidia.com CRD"),
+        "versions": (True, "Kubernetes v1.30.2, Kueue v0.13.3: supported"),
     }
     kueue = await api.kueue()
     assert kueue is not None
@@ -329,6 +338,7 @@ async def test_health_reports_what_the_user_may_not_read_as_forbidden(
         "nfd": (False, "forbidden"),
         "kueue": (False, "forbidden"),
         "gpu_operator": (False, "forbidden"),
+        "versions": (True, "Kubernetes v1.30.2: supported"),
     }
 
 

@@ -96,7 +96,7 @@ async def test_the_uis_main_queries_cost_a_pinned_number_of_statements(ui: Api) 
     # Each count starts with the token lookup.
     assert many == {
         "ClusterList": 3,  # clusters, their nodes
-        "ClusterDetail": 4,  # the cluster, nodes, the accuracy record
+        "ClusterDetail": 5,  # the cluster, nodes, the accuracy record, its add-on requests
         "JobList": 2,  # one page of jobs (resources are columns)
         "JobDetail": 4,  # the job, its events, the timeline's estimate
         "ClusterSchedule": 6,  # the stored timeline and what it is cut with

@@ -23,6 +23,7 @@ from typing import Any, Self
 
 from adapters.shapes.documents import job_to_document
 from domain.errors import Conflict, DuplicateIdempotencyKey
+from domain.model.addons import Addon, AddonInstall
 from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
 from domain.model.budget import Budget
@@ -70,6 +71,7 @@ from domain.model.quota import (
 from domain.model.reservation import CapacityReservation, ReservationId
 from domain.model.secrets import Envelope
 from domain.model.spend import SpendGroup, SpendQuery, SpendRow
+from domain.model.tenant_secret import TenantSecret, TenantSecretId
 from domain.model.timeline import Timeline
 from domain.ports.events import Overflowed, StoredEvent
 from domain.ports.gateways import PendingWorkload, Workload, WorkloadObservation
@@ -175,6 +177,8 @@ class Store:
     plans: dict[FleetId, FleetPlan] = field(default_factory=dict)
     moves: list[JobMove] = field(default_factory=list)
     drains: dict[DrainId, Drain] = field(default_factory=dict)
+    secrets: dict[TenantSecretId, TenantSecret] = field(default_factory=dict)
+    addons: dict[tuple[ClusterId, Addon], AddonInstall] = field(default_factory=dict)
     log_tails: dict[tuple[JobId, int], list[LogLine]] = field(default_factory=dict)
     commits: int = 0
 
@@ -619,6 +623,66 @@ class FakeDrainRepository:
         self._store.drains[drain.id] = drain
 
 
+class FakeAddonRepository:
+    """Add-on requests in a dict (written at once: the fakes have no transactions)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def of(self, cluster_ids: Sequence[ClusterId]) -> dict[ClusterId, list[AddonInstall]]:
+        found: dict[ClusterId, list[AddonInstall]] = {}
+        for (cluster_id, _), install in sorted(self._store.addons.items()):
+            if cluster_id in cluster_ids:
+                found.setdefault(cluster_id, []).append(replace(install))
+        return found
+
+    async def get(
+        self, cluster_id: ClusterId, addon: Addon, *, for_update: bool = False
+    ) -> AddonInstall | None:
+        found = self._store.addons.get((cluster_id, addon))
+        return None if found is None else replace(found)
+
+    async def put(self, install: AddonInstall) -> None:
+        self._store.addons[(install.cluster_id, install.addon)] = replace(install)
+
+
+class FakeTenantSecretRepository:
+    """Tenant secrets in a dict (written at once: the fakes have no transactions)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def named(
+        self, tenant_id: TenantId, names: Collection[str], *, for_update: bool = False
+    ) -> dict[str, TenantSecret]:
+        return {
+            s.name: s
+            for s in self._store.secrets.values()
+            if s.tenant_id == tenant_id and s.name in names
+        }
+
+    async def of_tenant(self, tenant_id: TenantId) -> list[TenantSecret]:
+        mine = (s for s in self._store.secrets.values() if s.tenant_id == tenant_id)
+        return sorted(mine, key=lambda s: s.name)
+
+    async def count(self, tenant_id: TenantId) -> int:
+        return len(await self.of_tenant(tenant_id))
+
+    async def put(self, secret: TenantSecret) -> None:
+        self._store.secrets[secret.id] = secret
+
+    async def remove(self, tenant_id: TenantId, name: str) -> bool:
+        found = await self.named(tenant_id, [name])
+        for s in found.values():
+            del self._store.secrets[s.id]
+        return bool(found)
+
+    async def used(self, ids: Collection[TenantSecretId], at: datetime) -> None:
+        for i in ids:
+            if i in self._store.secrets:
+                self._store.secrets[i] = replace(self._store.secrets[i], last_used_at=at)
+
+
 class FakeFleetRepository:
     """Fleets in a dict (written at once: the fakes have no transactions)."""
 
@@ -1024,6 +1088,8 @@ class FakeUnitOfWork:
         self.budgets = FakeBudgetRepository(store)
         self.fleets = FakeFleetRepository(store)
         self.drains = FakeDrainRepository(store)
+        self.secrets = FakeTenantSecretRepository(store)
+        self.addons = FakeAddonRepository(store)
         self.quotas = FakeQuotaRepository(self)
         self.reservations = FakeReservationRepository(self)
         self.deployments = FakeDeploymentRepository(self)

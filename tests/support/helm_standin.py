@@ -7,8 +7,11 @@ helm-python-sdk (Helm's Go SDK through its C ABI); the rendered objects are crea
 cluster named by --kubeconfig / --kube-context, and a release is recorded as helm records it, a
 Secret sh.helm.release.v1.<name>.v<revision> labelled owner=helm (its body is JSON here, not
 helm's gzip). Only directory charts load: any other reference fails as helm fails for a chart
-it can't find. Run as: python helm_standin.py <helm arguments>; `write_helm(dir)` makes an
-executable `helm` that does that.
+it can't find, unless a directory of charts stands in for the chart repositories
+(HELM_STANDIN_CHARTS: a chart named by a repository or an oci:// reference, at a --version, is
+<dir>/<name>-<version> there). With HELM_STANDIN_LOG, each command's arguments are appended to
+that file as a JSON line. Run as: python helm_standin.py <helm arguments>; `write_helm(dir)`
+makes an executable `helm` that does that (with those settings when given).
 """
 
 from __future__ import annotations
@@ -158,12 +161,18 @@ def now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def load_chart(ref: str) -> Any:
+def load_chart(ref: str, options: dict[str, str | bool] | None = None) -> Any:
     import helm_python
 
-    if not Path(ref).is_dir():
-        raise HelmFailed(f'chart "{ref}" not found in any repository')
-    return helm_python.Chart.load(ref)
+    if Path(ref).is_dir():
+        return helm_python.Chart.load(ref)
+    repository = os.environ.get("HELM_STANDIN_CHARTS")
+    version = (options or {}).get("--version")
+    if repository and isinstance(version, str):
+        published = Path(repository, f"{ref.rsplit('/', 1)[-1]}-{version}")
+        if published.is_dir():
+            return helm_python.Chart.load(str(published))
+    raise HelmFailed(f'chart "{ref}" not found in any repository')
 
 
 def upgrade(words: list[str], options: dict[str, str | bool], kube: Kube) -> Json:
@@ -175,7 +184,16 @@ def upgrade(words: list[str], options: dict[str, str | bool], kube: Kube) -> Jso
     existing = releases(kube, namespace).get((namespace, name))
     if existing is not None and not options.get("--install"):
         raise HelmFailed(f'"{name}" has no deployed releases')
-    chart = load_chart(ref)
+    chart = load_chart(ref, options)
+    if (
+        options.get("--create-namespace")
+        and kube.call("GET", f"/api/v1/namespaces/{namespace}") is None
+    ):
+        kube.call(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        )
     revision = 1 if existing is None else existing["version"] + 1
     try:
         rendered = chart.render(
@@ -255,12 +273,15 @@ def uninstall(words: list[str], options: dict[str, str | bool], kube: Kube) -> N
 
 def main(argv: list[str]) -> int:
     words, options = parse(argv)
+    if os.environ.get("HELM_STANDIN_LOG"):
+        with open(os.environ["HELM_STANDIN_LOG"], "a") as log:
+            log.write(json.dumps(argv) + "\n")
     try:
         if words[:1] == ["version"]:
             print(VERSION, end="")
             return 0
         if words[:2] == ["show", "chart"]:
-            chart = load_chart(words[2])
+            chart = load_chart(words[2], options)
             print(yaml.safe_dump(chart.metadata, sort_keys=False), end="")
             return 0
         context = options.get("--kube-context")
@@ -305,11 +326,17 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def write_helm(directory: Path) -> Path:
-    """An executable `helm` in `directory` that runs this stand-in with this Python."""
+def write_helm(directory: Path, *, charts: Path | None = None, log: Path | None = None) -> Path:
+    """An executable `helm` in `directory` that runs this stand-in with this Python (`charts`:
+    the directory standing in for the chart repositories; `log`: where commands are logged)."""
     directory.mkdir(parents=True, exist_ok=True)
     helm = directory / "helm"
-    helm.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).resolve()} "$@"\n')
+    settings = "".join(
+        f"export {name}='{value}'\n"
+        for name, value in (("HELM_STANDIN_CHARTS", charts), ("HELM_STANDIN_LOG", log))
+        if value is not None
+    )
+    helm.write_text(f'#!/bin/sh\n{settings}exec {sys.executable} {Path(__file__).resolve()} "$@"\n')
     os.chmod(helm, 0o755)
     return helm
 

@@ -51,6 +51,7 @@ import json
 import re
 import ssl
 import tempfile
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -230,8 +231,12 @@ class KubeEmulator(kmock.KubernetesEmulator):
         return await super().__call__(raw_request)
 
     async def _serve_create(self, request: kmock.Request) -> kmock.Payload:
+        created = await super()._serve_create(request)
+        if isinstance(created, dict):  # the API server gives every object a uid
+            metadata = created.setdefault("metadata", {})
+            metadata.setdefault("uid", str(uuid.uuid4()))
         # kmock exports Response at its top level but leaves it out of __all__
-        return kmock.Response(status=201, payload=await super()._serve_create(request))  # type: ignore[attr-defined]
+        return kmock.Response(status=201, payload=created)  # type: ignore[attr-defined]
 
     async def _serve_server_version(self, request: kmock.Request) -> kmock.Payload:
         major, minor = self.git_version.lstrip("v").split(".")[:2]

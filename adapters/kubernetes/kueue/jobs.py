@@ -70,6 +70,7 @@ from adapters.kubernetes.kueue.reading import (
     status,
     true_condition,
 )
+from adapters.kubernetes.kueue.secrets import container_fields, pod_volumes
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import JobType, Placement, PodSet
 from domain.model.quota import CPU, MEMORY, gpu_resource
@@ -152,6 +153,7 @@ def batch_job(
                 "restartPolicy": "Never",
                 "containers": [container(workload)],
                 **grace_period(workload),
+                **pod_volumes(workload),
             },
         },
     }
@@ -219,6 +221,7 @@ def container(workload: Workload, pod_set: PodSet | None = None) -> JsonObject:
         env.append({"name": POD_SET_ENV, "value": pod_set.name})
     if env:
         container["env"] = env
+    container.update(container_fields(workload))
     container["resources"] = pod_resources(workload, pod_set)
     return container
 

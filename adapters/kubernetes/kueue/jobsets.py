@@ -50,6 +50,7 @@ from adapters.kubernetes.kueue.reading import (
     status,
     true_condition,
 )
+from adapters.kubernetes.kueue.secrets import pod_volumes
 from domain.model.ids import ClusterId
 from domain.model.job import Placement
 from domain.ports.gateways import Workload, WorkloadObservation, WorkloadPhase
@@ -89,6 +90,7 @@ def job_set(
                     "restartPolicy": "Never",
                     "containers": [container(workload, pod_set)],
                     **grace_period(workload),
+                    **pod_volumes(workload),
                 },
             },
         }

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.kubernetes.kueue.objects import JsonObject, quantity
+from adapters.kubernetes.kueue.secrets import chart_values
 from domain.model.deployment import EngineArgs, engine_args_from_document
 from domain.model.ids import JobId
 from domain.model.quota import CPU, MEMORY, gpu_resource
@@ -82,6 +83,7 @@ def model_release(
     }
     if workload.termination_grace_seconds is not None:
         values[GRACE_VALUE] = workload.termination_grace_seconds
+    values.update(chart_values(workload))
     if workload.resources.gpu_type:
         values["gpuResource"] = gpu_resource(workload.resources.gpu_type)
     image = replica.get("image")

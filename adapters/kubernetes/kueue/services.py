@@ -44,6 +44,7 @@ from adapters.kubernetes.kueue.reading import (
     status,
     true_condition,
 )
+from adapters.kubernetes.kueue.secrets import chart_values
 from domain.model.ids import ClusterId, JobId
 from domain.model.job import DeploymentType, JobType, Placement
 from domain.ports.gateways import Workload, WorkloadObservation, WorkloadPhase
@@ -124,6 +125,7 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
             "labels": identity_labels(workload, cluster_id),
             "podLabels": pod_labels,
             **grace_value(workload),
+            **chart_values(workload),
         }
         return ReleaseSpec(workload.name, workload.namespace, SHIPPED_CHART, values)
     chart = _chart(spec.get("chart"), workload)
@@ -133,7 +135,12 @@ def service_release(workload: Workload, *, cluster_id: ClusterId) -> ReleaseSpec
     own = user_values.get("podLabels", {})
     if not isinstance(own, Mapping):
         raise ValueError("spec.values.podLabels: expected a mapping of labels")
-    merged = {**user_values, "podLabels": {**own, **pod_labels}, **grace_value(workload)}
+    merged = {
+        **user_values,
+        "podLabels": {**own, **pod_labels},
+        **grace_value(workload),
+        **chart_values(workload),
+    }
     return ReleaseSpec(
         workload.name,
         workload.namespace,

@@ -1,0 +1,262 @@
+"""Cluster add-ons: the operator asks, a task installs what the cluster's health finds missing.
+
+`request` (the operator only) checks what is asked: a mirror must be an https or oci URL the
+outbound policy clears (like every URL a caller gives), an add-on whose pinned version does not
+support the cluster's Kubernetes is refused naming it (`addons.N`), and so is Kueue when the
+cluster runs a Kueue outside the range budcluster supports (budcluster does not replace a Kueue
+it did not install). What the last health check found is left as it is (asking for it is not an
+error: it answers INSTALLED, origin FOUND), and so is what is already asked for; an add-on a
+requested one needs is asked for with it (the GPU Operator needs Node Feature Discovery). Each
+add-on then gets REQUESTED and a task of its own, keyed by the request, committed first.
+
+The task (`install`) reads the cluster again: it waits while the cluster is being connected (a
+cluster registered with add-ons), finds the add-on there after all (FOUND) or installs the
+pinned chart as a Helm release in the add-on's namespace (INSTALLING, then INSTALLED), retrying
+when Helm or the cluster can't be reached and FAILED with Helm's reason when the chart is
+refused or the tries run out. Without waiting for the pods: the next health check (queued at
+once) says how the add-on runs. A simulated cluster has everything built in: nothing is stored
+or installed for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+
+from domain.backoff import backoff_seconds
+from domain.errors import FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.model.addons import (
+    CHARTS,
+    Addon,
+    AddonInstall,
+    AddonOrigin,
+    AddonState,
+    addon_view,
+    kubernetes_problem,
+    kueue_problem,
+)
+from domain.model.cluster import Cluster, ClusterStatus
+from domain.model.ids import ClusterId
+from domain.model.principal import Principal, Scope
+from domain.ports.clock import Clock
+from domain.ports.gateways import GatewayUnavailable
+from domain.ports.helm import HelmReleases, ReleaseRejected, ReleaseSpec
+from domain.ports.tasks import RetryTask, TaskQueue
+from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
+from domain.services import task_names
+from domain.services.destinations import Destinations
+
+log = logging.getLogger(__name__)
+
+INSTALL_TRIES = 8
+"""Tries of one add-on's task (workers.tasks gives it as many)."""
+CONNECTING_WAIT_SECONDS = 5.0
+UNSUPPORTED = "UNSUPPORTED_VERSION"
+PENDING = (AddonState.REQUESTED, AddonState.INSTALLING)
+
+
+class AddonService:
+    def __init__(
+        self,
+        *,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        tasks: TaskQueue,
+        destinations: Destinations,
+        releases: Callable[[ClusterId], HelmReleases] | None = None,
+        health_changed: Callable[[ClusterId], Awaitable[None]] | None = None,
+        backoff: Callable[[int], float] = backoff_seconds,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._tasks = tasks
+        self._destinations = destinations
+        self._releases = releases
+        self._health_changed = health_changed
+        """Told after a release is installed: the cluster's health is read again (the registry
+        queues a connection)."""
+        self._backoff = backoff
+
+    # --- the operator's request (API) ---------------------------------------------------------
+
+    async def check(
+        self,
+        principal: Principal,
+        addons: Sequence[Addon],
+        mirror: str | None,
+        mirror_field: str = "mirror",
+    ) -> list[Addon]:
+        """What asking for `addons` (from `mirror`) means, before any cluster is read: the
+        add-ons with those they need, in installation order. Raises Forbidden (not the
+        operator) or ValidationFailed naming `addons` or `mirror`."""
+        if not principal.has(Scope.CLUSTERS_WRITE):
+            raise Forbidden("installing cluster add-ons is the operator's (clusters:write)")
+        issues: list[FieldIssue] = []
+        if not addons:
+            issues.append(FieldIssue("addons", "name at least one add-on", "REQUIRED"))
+        elif len(set(addons)) != len(addons):
+            issues.append(FieldIssue("addons", "names an add-on twice", "DUPLICATE"))
+        if mirror is not None:
+            urls = {mirror_field: mirror}
+            issues += await self._destinations.issues(urls, schemes=("https", "oci"))
+        if issues:
+            raise ValidationFailed(issues)
+        wanted = {n for a in addons for n in (*CHARTS[a].needs, a)}
+        return [a for a in Addon if a in wanted]  # dependencies first: the enum's order
+
+    async def request(
+        self,
+        principal: Principal,
+        cluster_id: ClusterId,
+        addons: Sequence[Addon],
+        mirror: str | None = None,
+        mirror_field: str = "mirror",
+    ) -> Cluster:
+        """Ask for `addons` on the cluster (module doc); returns the cluster (`views` of it
+        with `installs` says where each add-on stands)."""
+        wanted = await self.check(principal, addons, mirror, mirror_field)
+        now = self._clock.now()
+        queued: list[AddonInstall] = []
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None or cluster.status is ClusterStatus.DELETING:
+                raise NotFound("cluster", cluster_id)
+            if not cluster.is_real:
+                return cluster  # everything built in: nothing to store, nothing to install
+            before = {i.addon: i for i in (await uow.addons.of([cluster_id])).get(cluster_id, [])}
+            issues = self._refusals(cluster, list(addons), wanted)
+            if issues:
+                raise ValidationFailed(issues)
+            for addon in wanted:
+                chart = CHARTS[addon]
+                state = addon_view(chart, cluster.health, before.get(addon)).state
+                if state is AddonState.INSTALLED or state in PENDING:
+                    continue  # there already, or on its way: nothing more to do
+                install = AddonInstall(
+                    cluster_id=cluster_id,
+                    addon=addon,
+                    state=AddonState.REQUESTED,
+                    request_id=uuid.uuid4().hex,
+                    requested_at=now,
+                    requested_by=_actor(principal),
+                    updated_at=now,
+                    chart_version=chart.version,
+                    repository=mirror or chart.repository,
+                    origin=AddonOrigin.HELM,
+                )
+                await uow.addons.put(install)
+                before[addon] = install
+                queued.append(install)
+            await uow.commit()
+        for install in queued:
+            await task_names.enqueue_after_commit(
+                self._tasks,
+                task_names.INSTALL_ADDON,
+                key=f"addon:{cluster_id}:{install.addon.value}:{install.request_id}",
+                cluster_id=str(cluster_id),
+                addon=install.addon.value,
+                request_id=install.request_id,
+            )
+        return cluster
+
+    @staticmethod
+    def _refusals(cluster: Cluster, asked: list[Addon], wanted: list[Addon]) -> list[FieldIssue]:
+        """What can't be installed on this cluster's versions, by the field that asked for it
+        (`addons.N`; `addons` for one asked for as another's need)."""
+        issues = []
+        for addon in wanted:
+            field = f"addons.{asked.index(addon)}" if addon in asked else "addons"
+            problem = kueue_problem(cluster.health) if addon is Addon.KUEUE else None
+            problem = problem or kubernetes_problem(CHARTS[addon], cluster.health)
+            if problem:
+                issues.append(FieldIssue(field, problem, UNSUPPORTED))
+        return issues
+
+    async def installs(
+        self, cluster_ids: Sequence[ClusterId]
+    ) -> dict[ClusterId, list[AddonInstall]]:
+        """The latest request of each add-on, per cluster (one read: the API's loader)."""
+        async with self._uow(TenantScope.system()) as uow:
+            return await uow.addons.of(cluster_ids)
+
+    # --- the task -----------------------------------------------------------------------------
+
+    async def install(
+        self, cluster_id: ClusterId, addon: Addon, request_id: str, *, try_number: int = 1
+    ) -> AddonState | None:
+        """Install one requested add-on (module doc); returns the state it ended the try in
+        (None: the request was replaced, or is done). Raises RetryTask to be run again."""
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            install = await uow.addons.get(cluster_id, addon)
+        if (
+            cluster is None
+            or install is None
+            or install.request_id != request_id
+            or install.state not in PENDING
+        ):
+            return None
+        chart = CHARTS[addon]
+        last = try_number >= INSTALL_TRIES
+        if cluster.status is not ClusterStatus.AVAILABLE or cluster.health_checked_at is None:
+            if last:
+                reason = f"the cluster was not reached ({cluster.reason or cluster.status.value})"
+                return await self._move(install, AddonState.FAILED, reason)
+            raise RetryTask(CONNECTING_WAIT_SECONDS)
+        check = next((h for h in cluster.health if h.name == chart.check), None)
+        if check is not None and check.ok:
+            install.origin = AddonOrigin.FOUND
+            return await self._move(install, AddonState.INSTALLED, f"found: {check.detail}")
+        problem = (kueue_problem(cluster.health) if addon is Addon.KUEUE else None) or (
+            kubernetes_problem(chart, cluster.health)
+        )
+        if problem:
+            return await self._move(install, AddonState.FAILED, problem)
+        if self._releases is None:
+            return await self._move(install, AddonState.FAILED, "this service runs without Helm")
+        await self._move(install, AddonState.INSTALLING, None)
+        reference, repo = chart.reference(install.repository)
+        release = ReleaseSpec(
+            name=chart.release,
+            namespace=chart.namespace,
+            chart=reference,
+            values=dict(chart.values),
+            repo=repo,
+            version=chart.version,
+            create_namespace=True,
+        )
+        try:
+            await self._releases(cluster_id).install(release)
+        except ReleaseRejected as exc:
+            return await self._move(install, AddonState.FAILED, exc.message)
+        except GatewayUnavailable as exc:
+            if last:
+                return await self._move(install, AddonState.FAILED, str(exc))
+            await self._move(install, AddonState.INSTALLING, f"trying again: {exc}")
+            raise RetryTask(self._backoff(try_number)) from None
+        state = await self._move(install, AddonState.INSTALLED, None)
+        if self._health_changed is not None:
+            await self._health_changed(cluster_id)
+        return state
+
+    async def _move(
+        self, install: AddonInstall, state: AddonState, reason: str | None
+    ) -> AddonState | None:
+        """Store the request's new state, unless another request replaced it meanwhile."""
+        async with self._uow(TenantScope.system()) as uow:
+            stored = await uow.addons.get(install.cluster_id, install.addon, for_update=True)
+            if stored is None or stored.request_id != install.request_id:
+                return None
+            stored.origin = install.origin
+            stored.moved(state, self._clock.now(), reason)
+            await uow.addons.put(stored)
+            await uow.commit()
+        log.info("cluster %s: add-on %s %s", install.cluster_id, install.addon, state.value)
+        return state
+
+
+def _actor(principal: Principal) -> str:
+    if principal.token_id is not None:
+        return f"token:{principal.token_id}"
+    return f"tenant:{principal.tenant_id}"
