@@ -32,6 +32,7 @@ from domain.model.tenant_secret import (
 from domain.ports.clock import Clock
 from domain.ports.secrets import SecretBox
 from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
+from domain.services.drains import actor_of
 
 SYSTEM_ACTOR = "system:hand-over"
 USED = "secretUsed"
@@ -45,10 +46,6 @@ class SecretGone(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def actor_of(principal: Principal) -> str:
-    return f"token:{principal.token_id}" if principal.token_id else "cli:operator"
 
 
 class SecretService:
