@@ -38,6 +38,7 @@ from adapters.helm.releases import PyHelmReleaseFactory
 from adapters.kubernetes.connection import KubeClusterApi, KubeConnector
 from adapters.kubernetes.gateway import KueueGateways
 from adapters.kubernetes.kueue.check import check_workload
+from adapters.kubernetes.serving import KubeEndpoints
 from adapters.leases import LocalLease
 from adapters.limits.buckets import LocalRateLimiter, RedisRateLimiter
 from adapters.loadgen.client import StreamingLoadGenerator
@@ -72,6 +73,7 @@ from domain.ports.tasks import TaskQueue
 from domain.ports.unit_of_work import TenantScope
 from domain.services.addons import AddonService
 from domain.services.audit import AuditService
+from domain.services.autoscaler import Autoscaler
 from domain.services.balancing import FleetBalancer
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
@@ -338,8 +340,11 @@ def _registry(
     )
 
 
-def _serving(settings: Settings, db: Database) -> SimulatedServing:
-    """The simulated clusters' model endpoints: one server answers for every deployment."""
+def _serving(
+    settings: Settings, db: Database, clock: Clock, autoscaler: Callable[[], Autoscaler]
+) -> SimulatedServing:
+    """The simulated clusters' model endpoints: one server answers for every deployment (a
+    request to one at zero replicas wakes it through `autoscaler`, made after the server)."""
     uow = db.unit_of_work
 
     async def served(key: str) -> ServedModel | None:
@@ -353,9 +358,26 @@ def _serving(settings: Settings, db: Database) -> SimulatedServing:
                 return None
             replicas = await reader.jobs.get_many(list(deployment.replica_jobs))
         running = sum(1 for j in replicas.values() if j.status is JobStatus.RUNNING)
-        return served_model(deployment, running)
+        estimates = [
+            j.estimated_start
+            for j in replicas.values()
+            if j.status in (JobStatus.PENDING, JobStatus.QUEUED, JobStatus.ADMITTED)
+            and j.estimated_start is not None
+        ]
+        return served_model(deployment, running, min(estimates, default=None))
 
-    return SimulatedServing(served, host=settings.serving_host, port=settings.serving_port)
+    async def wake(key: str) -> bool:
+        found = parse_key(key)
+        return found is not None and await autoscaler().wake(DeploymentId(found))
+
+    return SimulatedServing(
+        served,
+        host=settings.serving_host,
+        port=settings.serving_port,
+        wake=wake,
+        hold_seconds=settings.serving_hold_seconds,
+        now=clock.now,
+    )
 
 
 async def _wire(
@@ -448,10 +470,13 @@ def _services(
         period_seconds=settings.timeline_period_seconds,
     )
     clusters = ClusterService(uow=uow, clock=clock, gateways=gateways, quotas=quotas)
-    serving = _serving(settings, db)
-    deployments = DeploymentService(
-        uow=uow, clock=clock, jobs=jobs, endpoints=ServingRouter(SimulatedEndpoints(serving))
-    )
+    made: list[Autoscaler] = []
+    serving = _serving(settings, db, clock, lambda: made[0])
+    endpoints = ServingRouter(SimulatedEndpoints(serving), KubeEndpoints(gateways.real))
+    deployments = DeploymentService(uow=uow, clock=clock, jobs=jobs, endpoints=endpoints)
+    autoscaler = Autoscaler(uow=uow, clock=clock, deployments=deployments, endpoints=endpoints)
+    made.append(autoscaler)
+    reactions.deployment_changed = serving.changed
     balancer = FleetBalancer(uow=uow, clock=clock, timeline=timeline)
     return App(
         settings=settings,
@@ -501,6 +526,7 @@ def _services(
         cluster_updates=ClusterUpdatesService(uow=uow, hub=hub, log=event_log, buffer=buffer),
         queue_positions=QueuePositionService(uow=uow, gateways=gateways, clock=clock),
         deployments=deployments,
+        autoscaler=autoscaler,
         benchmarks=BenchmarkService(uow=uow, clock=clock, jobs=jobs, outbound=outbound),
         benchmark_runner=BenchmarkRunner(
             uow=uow, clock=clock, gateways=gateways, loadgen=StreamingLoadGenerator(rules=rules)

@@ -44,6 +44,7 @@ from domain.ports.limits import RateLimiter
 from domain.ports.tasks import TaskQueue
 from domain.services.addons import AddonService
 from domain.services.audit import AuditService
+from domain.services.autoscaler import Autoscaler
 from domain.services.balancing import FleetBalancer
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmark_runs import BenchmarkRunner
@@ -109,6 +110,7 @@ class App:
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
     deployments: DeploymentService
+    autoscaler: Autoscaler
     benchmarks: BenchmarkService
     benchmark_runner: BenchmarkRunner
     deployment_updates: DeploymentUpdatesService

@@ -8,6 +8,7 @@ from adapters.kubernetes.gateway import KueueGateways
 from adapters.kubernetes.serving import KubeEndpoints
 from adapters.simulated.endpoints import SimulatedEndpoints
 from adapters.simulated.gateway import SimulatedClusters
+from domain.model.autoscaling import ServingLoad
 from domain.model.cluster import Cluster, Platform
 from domain.model.deployment import Deployment, EndpointState
 from domain.model.ids import JobId
@@ -40,3 +41,10 @@ class ServingRouter:
         if cluster.platform is Platform.SIMULATED:
             return await self.simulated.endpoint(cluster, deployment, running)
         return await self.real.endpoint(cluster, deployment, running)
+
+    async def load(
+        self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
+    ) -> ServingLoad | None:
+        if cluster.platform is Platform.SIMULATED:
+            return await self.simulated.load(cluster, deployment, running)
+        return await self.real.load(cluster, deployment, running)

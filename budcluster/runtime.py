@@ -26,7 +26,8 @@ from adapters.tasks.arq import ArqTaskQueue
 from adapters.tasks.inprocess import InProcessTaskQueue
 from domain.aio import cancel_and_wait, wait_event
 from domain.errors import Unavailable
-from domain.model.cluster import Platform
+from domain.model.cluster import Cluster, Platform
+from domain.model.deployment import Deployment
 
 if TYPE_CHECKING:
     from budcluster.container import App
@@ -48,6 +49,7 @@ class Runtime:
     def __init__(self, app: App) -> None:
         self.app = app
         self.background: list[asyncio.Task[Any]] = []
+        self.supervising = False
 
     async def start(self, *, supervisor: bool | None = None) -> None:
         """Start the loops; `supervisor` overrides the settings' `run_supervisor`."""
@@ -56,12 +58,14 @@ class Runtime:
             app.tasks.context.update(app.task_context)
         await app.serving.start(remembered=await self._endpoints_port())
         self._run(self._serve(), "model-serving")
+        self._run(self._autoscale(), "autoscaling")
         if app.relay is not None:
             self._run(app.relay.run(), "event-relay")
             await wait_event(app.relay.connected, 5)
         self._run(app.hub.run_catch_up(app.settings.catch_up_seconds), "event-catch-up")
         self._run(app.backlog.run(), "task-backlog")
-        if app.settings.run_supervisor if supervisor is None else supervisor:
+        self.supervising = app.settings.run_supervisor if supervisor is None else supervisor
+        if self.supervising:
             self._run(app.supervisor.run(), "cluster-supervisor")
             self._run(self._prune(), "event-pruning")
             self._run(self._budgets(), "budget-check")
@@ -107,6 +111,25 @@ class Runtime:
                 await self.app.benchmark_runner.sweep()
             except Exception as exc:
                 log_failure("sweeping benchmark runs", exc)
+
+    async def _autoscale(self) -> None:
+        """Every `autoscale_seconds`, the deployments that scale themselves and that this
+        process looks after: on a simulated cluster, those it serves (their load is known only
+        here); on Kubernetes, all of them where the supervisor runs."""
+        app = self.app
+
+        def here(deployment: Deployment, cluster: Cluster) -> bool:
+            if cluster.platform is Platform.SIMULATED:
+                url = deployment.endpoint_url
+                return url is not None and url.startswith(app.serving.base_url + "/")
+            return self.supervising
+
+        while True:
+            await asyncio.sleep(app.settings.autoscale_seconds)
+            try:
+                await app.autoscaler.autoscale_all(here)
+            except Exception as exc:
+                log_failure("autoscaling deployments", exc)
 
     async def _sync_clusters(self) -> None:
         while True:

@@ -101,6 +101,11 @@ class Settings:
     drain_seconds: float = 5.0
     """How often the drains under way are advanced (their jobs' grace periods are tens of
     seconds: Kubernetes' default is 30)."""
+    autoscale_seconds: float = 15.0
+    """How often deployments that scale themselves read their load and scale (the Horizontal
+    Pod Autoscaler's default sync period)."""
+    serving_hold_seconds: float = 600.0
+    """How long a request to a simulated deployment at zero replicas waits for one to start."""
     """The full sync of every real cluster (nodes and health), beside the node watch."""
     orphan_grace_seconds: float = 600.0
     """How long objects of budcluster's with no job stay on a real cluster before removal."""
@@ -263,6 +268,8 @@ class Settings:
             budget_check_seconds=float(_env("BUDGET_CHECK_SECONDS", "5") or 5),
             fleet_balance_seconds=float(_env("FLEET_BALANCE_SECONDS", "15") or 15),
             drain_seconds=float(_env("DRAIN_SECONDS", "5") or 5),
+            autoscale_seconds=float(_env("AUTOSCALE_SECONDS", "15") or 15),
+            serving_hold_seconds=float(_env("SERVING_HOLD_SECONDS", "600") or 600),
             orphan_grace_seconds=float(_env("ORPHAN_GRACE_SECONDS", "600") or 600),
             kube_plain_http=_flag("KUBE_PLAIN_HTTP", False),
             helm_executable=_env("HELM", "helm") or "helm",
@@ -298,6 +305,10 @@ class Settings:
             raise ValueError("BUDCLUSTER_FLEET_BALANCE_SECONDS must be from 0.1 to 3600")
         if not 0.1 <= settings.drain_seconds <= 3600:
             raise ValueError("BUDCLUSTER_DRAIN_SECONDS must be from 0.1 to 3600")
+        if not 0.1 <= settings.autoscale_seconds <= 3600:
+            raise ValueError("BUDCLUSTER_AUTOSCALE_SECONDS must be from 0.1 to 3600")
+        if not 1 <= settings.serving_hold_seconds <= 3600:
+            raise ValueError("BUDCLUSTER_SERVING_HOLD_SECONDS must be from 1 to 3600")
         if settings.audit_retention_days < 1:
             raise ValueError("BUDCLUSTER_AUDIT_RETENTION_DAYS must be at least 1")
         if settings.rate_burst < settings.operation_budget:

@@ -23,6 +23,7 @@ from schema.context import Info
 from schema.fairness import heavy_work
 from schema.refusals import argument_error, typed_errors
 from schema.types import errors
+from schema.types.autoscaling import AutoscalingInput, ScalingStep
 from schema.types.deployment import (
     Deployment,
     DeploymentChange,
@@ -92,6 +93,7 @@ def to_deployment_request(data: DeployModelInput) -> DeploymentRequest:
         priority=data.priority,
         max_retries=data.max_retries,
         secrets=tuple(r.to_domain() for r in data.secrets),
+        autoscaling=data.autoscaling.to_domain() if data.autoscaling else None,
     )
 
 
@@ -117,6 +119,29 @@ async def scale_deployment(info: Info, id: strawberry.ID, replicas: int) -> Depl
         principal, DeploymentId(parse_uuid(id, "id")), replicas
     )
     return _deployment(info, scaled)
+
+
+@requires(Scope.JOBS_WRITE)
+@typed_errors
+async def set_autoscaling(
+    info: Info, id: strawberry.ID, autoscaling: AutoscalingInput | None = None
+) -> DeploymentResult:
+    principal = info.context.authenticated()
+    changed = await info.context.services.autoscaler.configure(
+        principal,
+        DeploymentId(parse_uuid(id, "id")),
+        autoscaling.to_domain() if autoscaling else None,
+    )
+    return _deployment(info, changed)
+
+
+@requires(Scope.JOBS_READ)
+async def scaling_steps(info: Info, cluster_id: strawberry.ID) -> list[ScalingStep]:
+    principal = info.context.authenticated()
+    found = await info.context.services.autoscaler.steps(
+        principal, ClusterId(query_uuid(cluster_id, "cluster_id"))
+    )
+    return [ScalingStep.from_domain(step, d) for step, d in found]
 
 
 @requires(Scope.JOBS_WRITE)
@@ -176,8 +201,11 @@ def deployment_updates(
                 deployments=[_deployment(info, d) for d in update.deployments],
                 reason=update.reason,
             )
+        d = update.deployment
         return DeploymentChange(
-            sequence=update.sequence, deployment=_deployment(info, update.deployment)
+            sequence=update.sequence,
+            deployment=_deployment(info, d),
+            scaling_step=ScalingStep.from_domain(update.step, d) if update.step else None,
         )
 
     return relay(

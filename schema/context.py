@@ -25,6 +25,7 @@ from domain.ports.limits import Bucket, RateLimiter
 from domain.scheduling.cost import PriceNow
 from domain.services.addons import AddonService
 from domain.services.audit import AuditService
+from domain.services.autoscaler import Autoscaler
 from domain.services.benchmark_progress import BenchmarkProgressService
 from domain.services.benchmarks import BenchmarkService
 from domain.services.budgets import BudgetService
@@ -134,6 +135,7 @@ class ApiServices:
     cluster_updates: ClusterUpdatesService
     queue_positions: QueuePositionService
     deployments: DeploymentService
+    autoscaler: Autoscaler
     benchmarks: BenchmarkService
     deployment_updates: DeploymentUpdatesService
     benchmark_progress: BenchmarkProgressService

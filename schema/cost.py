@@ -177,6 +177,7 @@ LIST_SIZES: dict[str, int] = {
     "Secret.keys": 3,
     "Job.secrets": 1,
     "Deployment.secrets": 1,
+    "Deployment.scalingSteps": 20,
     "JobLogs.lines": 200,
     "JobLogs.pods": 4,
     "Drain.blockedPods": 3,

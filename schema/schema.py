@@ -34,6 +34,7 @@ from schema.execution import ExecutionContext as SharingExecutionContext
 from schema.extensions import extensions, is_fault
 from schema.fairness import capped
 from schema.types.audit import AuditEventConnection
+from schema.types.autoscaling import ScalingStep
 from schema.types.benchmark import Benchmark, BenchmarkComparison, BenchmarkConnection
 from schema.types.budget import Budget
 from schema.types.cluster import Cluster
@@ -123,6 +124,12 @@ class Query:
     deployments: DeploymentConnection = strawberry.field(
         resolver=deployment_resolvers.deployments,
         description="Your model deployments, newest first (at most 100 per page).",
+    )
+    scaling_steps: list[ScalingStep] = strawberry.field(
+        resolver=deployment_resolvers.scaling_steps,
+        description="The steps the autoscalers of your deployments on a cluster took, newest "
+        "first (each deployment's last 20; at most 200): what the schedule draws beside the "
+        "replicas they started or stopped.",
     )
     benchmark: Benchmark | None = strawberry.field(
         resolver=benchmark_resolvers.benchmark, description="A benchmark you may see."
@@ -304,7 +311,17 @@ class Mutation:
     )
     scale_deployment = _audited(
         deployment_resolvers.scale_deployment,
-        "Change the replicas (0 to 64): new replica jobs, or the newest cancelled.",
+        "Change the replicas (0 to 64): new replica jobs, or those still waiting cancelled "
+        "first, then the newest. Refused (AUTOSCALED) while it scales itself.",
+    )
+    set_autoscaling = _audited(
+        deployment_resolvers.set_autoscaling,
+        "Let a deployment scale itself between minReplicas and maxReplicas to keep its metric "
+        "at the target (null: stop; its replicas stay as they are). Replicas outside the new "
+        "bounds are brought within them at once. minReplicas 0 (simulated clusters): it goes "
+        "to zero after scaleToZeroAfterSeconds without a request, and the first request starts "
+        "a replica and waits for it. Each step is a SCALED change in deploymentUpdates and is "
+        "on the cluster's schedule (scalingSteps).",
     )
     stop_deployment = _audited(
         deployment_resolvers.stop_deployment, "Stop every replica; the deployment stays, STOPPED."

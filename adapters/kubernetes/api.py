@@ -2,7 +2,8 @@
 
 `KubeClusterApi` (connection.py) implements it over kubernetes-asyncio; the gateway, the Kueue
 quota sync and `KubeCluster` (the domain's ClusterApi) are written against this Protocol, so
-tests may stand an emulator or a fake behind it; the gateway's `WorkloadApi` adds pods' logs.
+tests may stand an emulator or a fake behind it; the gateway's `WorkloadApi` adds pods' logs and
+what a pod serves through the API server's proxy.
 Methods raise ClusterConnectionError (unreachable, unauthorized, forbidden, error).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from domain.model.cluster import HealthCheck
 
@@ -76,8 +77,9 @@ class KubeApi(Protocol):
 
 class WorkloadApi(KubeApi, Protocol):
     """The API as the gateway uses it: objects, what pods print (a job's logs; a benchmark Job
-    reports its result in its pod's log), and what a drain does to pods (list them by node,
-    evict them, delete them with a grace period)."""
+    reports its result in its pod's log), what a drain does to pods (list them by node,
+    evict them, delete them with a grace period), and what a pod serves (a model replica's
+    metrics, through the API server's proxy)."""
 
     async def list_objects(
         self, path: str, *, label_selector: str | None = None, field_selector: str | None = None
@@ -108,3 +110,21 @@ class WorkloadApi(KubeApi, Protocol):
         `limit_bytes`, from its start; the lines written from `since` on (to the second), the
         last `tail_lines`, each after its RFC 3339 time with `timestamps`. None when the pod is
         gone (404); "" when the container is waiting to start (the kubelet's 400)."""
+
+    async def proxy_get(
+        self,
+        *,
+        namespace: str,
+        kind: Literal["pods", "services"],
+        name: str,
+        port: int,
+        path: str,
+        limit_bytes: int,
+        timeout_seconds: float,
+    ) -> str | None:
+        """GET `path` from a pod's (or a Service's) `port` through the API server's proxy
+        (/api/v1/namespaces/<ns>/<kind>/<name>:<port>/proxy/<path>): the text it answered. None
+        when it answered no 2xx (404: no such pod; 503: nothing listens there), sent more than
+        `limit_bytes`, broke off, or did not answer within `timeout_seconds`: what is behind
+        the proxy is not the API server's failure. ClusterConnectionError when the API server
+        itself cannot be reached or refuses the credentials (401, 403 Status)."""

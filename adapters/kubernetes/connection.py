@@ -9,11 +9,14 @@ a non-2xx answer is ours to map, since kubernetes-asyncio does not check the sta
 responses. Every request has connect and read timeouts; a watch asks the server to end it after
 `watch_seconds` and gives up reading a little after that. Watching nodes follows list-then-watch:
 an expired resourceVersion, as an HTTP 410 or as an ERROR event with code 410, raises
-ResourceVersionGone and the caller lists again.
+ResourceVersionGone and the caller lists again. A read through the API server's proxy (what a pod
+serves) is bounded in time and size, and what answers behind the proxy, or fails to, is never
+taken for the server's own failure.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import tempfile
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import aiohttp
 from kubernetes_asyncio.client import (
@@ -38,9 +41,11 @@ from adapters.kubernetes.cluster import KubeCluster
 from adapters.kubernetes.errors import (
     HTTP_BAD_REQUEST,
     HTTP_CONFLICT,
+    HTTP_FORBIDDEN,
     HTTP_GONE,
     HTTP_NOT_FOUND,
     HTTP_TOO_MANY_REQUESTS,
+    HTTP_UNAUTHORIZED,
     TRANSPORT_ERRORS,
     ObjectConflict,
     ResourceVersionGone,
@@ -425,6 +430,65 @@ class KubeClusterApi:
                 status, server=self.server_url, action=action, reason=status_reason(body)
             )
         return body.decode("utf-8", errors="replace")
+
+    async def proxy_get(
+        self,
+        *,
+        namespace: str,
+        kind: Literal["pods", "services"],
+        name: str,
+        port: int,
+        path: str,
+        limit_bytes: int,
+        timeout_seconds: float,
+    ) -> str | None:
+        action = f"read {path} of {kind} {namespace}/{name} through its proxy"
+        pending = self._client.call_api(
+            f"/api/v1/namespaces/{namespace}/{kind}/{name}:{port}/proxy/{path.lstrip('/')}",
+            "GET",
+            query_params=[],
+            header_params={"Accept": "text/plain"},
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+            _request_timeout=self._timeouts.request,
+        )
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                return await self._proxied(action, pending, limit_bytes)
+        except TimeoutError:  # ours: the API server took the request, nothing answered in time
+            return None
+
+    async def _proxied(
+        self, action: str, pending: Awaitable[object], limit_bytes: int
+    ) -> str | None:
+        try:
+            response = cast(aiohttp.ClientResponse, await pending)
+        except TRANSPORT_ERRORS as exc:  # the API server did not answer
+            raise transport_error(
+                exc, server=self.server_url, action=action, timeout=self._timeouts.request
+            ) from None
+        async with response:
+            if not 200 <= response.status < 300:
+                try:
+                    reason = status_reason(await response.content.read(64 << 10))
+                except TRANSPORT_ERRORS:
+                    return None
+                if response.status in (HTTP_UNAUTHORIZED, HTTP_FORBIDDEN) and reason:
+                    raise status_error(
+                        response.status, server=self.server_url, action=action, reason=reason
+                    )
+                return None
+            text = bytearray()
+            try:
+                while len(text) <= limit_bytes:
+                    chunk = await response.content.read(limit_bytes + 1 - len(text))
+                    if not chunk:
+                        break
+                    text += chunk
+            except TRANSPORT_ERRORS:  # it broke off behind the proxy
+                return None
+        return None if len(text) > limit_bytes else text.decode("utf-8", errors="replace")
 
     async def kueue(self) -> KueueInstallation | None:
         """Kueue's API versions and controller version, or None when it is not installed."""

@@ -22,7 +22,8 @@ them and reports each attempt's whole state (`observe` for a Job, `observe_servi
 release's pods), `watch` follows the collections from the lists' resourceVersions and reports
 an attempt again whenever one of its objects changes (it starts with a list of its own, and
 reports that first: what changed since the caller's list is not lost). `pending_in_queue`
-reads Kueue's visibility API for a LocalQueue's order.
+reads Kueue's visibility API for a LocalQueue's order; `replica_metrics` reads what a model
+deployment's replicas' pods serve at /metrics, through the API server's pod proxy.
 
 A cluster that does not answer raises GatewayUnavailable (the caller backs off); an expired
 watch ends it too, and the caller lists again; after RELIST_SECONDS the watch ends by itself,
@@ -38,10 +39,10 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.trace import Span
@@ -75,6 +76,7 @@ from adapters.kubernetes.kueue.jobsets import (
     pod_job_set_name,
 )
 from adapters.kubernetes.kueue.logs import log_container, log_lines, merged, pod_start, tail_lines
+from adapters.kubernetes.kueue.models import DEPLOYMENT_LABEL, serving_pod
 from adapters.kubernetes.kueue.multikueue import FIELD_MANAGER, RUN_ON, nomination, nomination_patch
 from adapters.kubernetes.kueue.objects import (
     CLUSTER_ID_LABEL,
@@ -143,6 +145,13 @@ NodeParser = Callable[[Json, ClusterId], Node]
 ReleasesOf = Callable[[ClusterId], HelmReleases]
 Key = tuple[str, ...]
 """("job", namespace, name) for a batch Job; ("service", job id, attempt) for a release's pods."""
+
+
+class Served(NamedTuple):
+    """What a pod answered, and which pod that was (its uid: another pod is another process)."""
+
+    pod: str
+    text: str
 
 
 class KueueGateway:
@@ -524,6 +533,60 @@ class KueueGateway:
                     per_pod.append(log_lines(text or "", pod=name, start=start))
                 return merged(per_pod, since=since)
 
+            return await self._call(read)
+
+    async def replica_metrics(
+        self,
+        *,
+        namespace: str,
+        deployment: str,
+        jobs: Sequence[JobId],
+        port: int,
+        limit_bytes: int,
+        timeout_seconds: float,
+    ) -> list[Served | None]:
+        """What the serving pod of each replica job (kueue/models.py `serving_pod`, among the
+        pods labelled with the deployment's id) answers at /metrics on `port`, in `jobs` order,
+        the pods read at once through the API server's pod proxy (api.py `proxy_get`): None for
+        a replica without a serving pod, or whose pod answered nothing readable."""
+        selector = f"{CLUSTER_ID_LABEL}={self._cluster_id},{DEPLOYMENT_LABEL}={deployment}"
+
+        async def scrape(api: WorkloadApi, pod: Mapping[str, Any] | None) -> Served | None:
+            if pod is None:
+                return None
+            meta = pod.get("metadata") or {}
+            text = await api.proxy_get(
+                namespace=namespace,
+                kind="pods",
+                name=str(meta.get("name")),
+                port=port,
+                path="metrics",
+                limit_bytes=limit_bytes,
+                timeout_seconds=timeout_seconds,
+            )
+            return None if text is None else Served(str(meta.get("uid") or meta.get("name")), text)
+
+        async def read(api: WorkloadApi) -> list[Served | None]:
+            pods, _ = await api.list_objects(
+                f"/api/v1/namespaces/{namespace}/pods", label_selector=selector
+            )
+            ours = [pod for pod in pods if self._ours(pod)]
+            chosen = [serving_pod(ours, job_id) for job_id in jobs]
+            got = await asyncio.gather(
+                *(scrape(api, pod) for pod in chosen), return_exceptions=True
+            )
+            for each in got:  # every read has ended (each is bounded): the first failure counts
+                if isinstance(each, BaseException):
+                    raise each
+            return [each for each in got if not isinstance(each, BaseException)]
+
+        with _tracer.start_as_current_span(
+            "cluster read serving metrics",
+            attributes={
+                "budcluster.cluster_id": str(self._cluster_id),
+                "budcluster.deployment_id": deployment,
+            },
+        ):
             return await self._call(read)
 
     async def pending_in_queue(self, namespace: str, queue: str) -> list[PendingWorkload] | None:

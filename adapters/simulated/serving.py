@@ -11,8 +11,11 @@ after its own prefill; each next token comes one decode step later, the step pri
 Deadlines are absolute (event-loop time) and each follows from the one before, so late wake-ups
 do not add up. There is no tokenizer: a prompt has one token per whitespace-separated word, and
 the output is always `max_tokens` words (finish_reason "length"). A client that goes away is
-cancelled (aiohttp's handler cancellation) and its slot freed. Streamed chunks are written from
-per-request byte templates, so a token costs one write and no JSON encoding.
+cancelled (aiohttp's handler cancellation) and its slot freed. A request to a deployment with
+no replica serving gets a 503, unless it scales from zero (`ServedModel.wakes`): then it asks
+`wake` for a replica and is held until one serves (woken by `changed`, else looking again every
+`cache_seconds`), its answer saying how long it waited and when the replica was estimated to
+start. The request bodies and answers are `openai_api`'s.
 """
 
 from __future__ import annotations
@@ -21,30 +24,32 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import time
-import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from adapters.simulated.openai_api import Ask, Problem, Shape, error_response, parse_request
 from adapters.simulated.performance import PerformanceModel, ServingProfile
+from domain.model.autoscaling import ServingLoad
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_TOKENS = 16
-"""OpenAI's default for completions; used for chat too (vLLM fills the context instead)."""
 CLOSE_GRACE_SECONDS = 0.2
 """How long close() lets requests in flight go on before it drops them."""
-_WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "again")
-_FIRST_WORD = tuple(json.dumps(w).encode() for w in _WORDS)
-_NEXT_WORD = tuple(json.dumps(" " + w).encode() for w in _WORDS)
-_HOLE = "\x00"
-_HOLE_JSON = json.dumps(_HOLE)
-_ERROR_TYPES = {400: "BadRequestError", 404: "NotFoundError", 503: "ServiceUnavailableError"}
+DEFAULT_HOLD_SECONDS = 600.0
+"""How long a request waits for a replica to start from zero before a 503: a model's replica
+takes minutes to pull and load (Knative's activator holds requests for the revision's timeout,
+600 s by default)."""
+HELD_HEADER = "X-Budcluster-Held-Seconds"
+"""Seconds the request waited for a replica to start (only on requests that did)."""
+ESTIMATE_HEADER = "X-Budcluster-Replica-Estimated-Start"
+"""When the replica the request waited for was estimated to start (ISO 8601)."""
 
 
 @dataclass(frozen=True)
@@ -61,31 +66,16 @@ class ServedModel:
     max_model_len: int
     parameters_billion: float | None = None
     """None: from the model's name (see performance.parameters_from_name)."""
+    wakes: bool = False
+    """With no replica serving, a request starts one (`wake`) and waits for it."""
+    starting: datetime | None = None
+    """When the first replica waiting to start is estimated to start."""
 
     def __post_init__(self) -> None:
         if self.gpus_per_replica < 1 or self.max_concurrency < 1 or self.max_model_len < 1:
             raise ValueError("gpus_per_replica, max_concurrency and max_model_len must be >= 1")
         if self.replicas < 0:
             raise ValueError("replicas must not be negative")
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """A validated request."""
-
-    model: str
-    prompt_tokens: int
-    max_tokens: int
-    stream: bool
-    include_usage: bool
-    chat: bool
-
-
-@dataclass(frozen=True)
-class _Problem:
-    status: int
-    message: str
-    param: str | None = None
 
 
 class _Replica:
@@ -101,13 +91,20 @@ class _Replica:
         """The decoding sequences' contexts, added up."""
         self.prefill_free_at = 0.0
         self._waiters: deque[asyncio.Future[None]] = deque()
+        self.queued_since: list[float] = []
+        """When each request waiting for a slot began to (loop time)."""
+        self.waited = (0.0, 0)
+        """Seconds waited for a slot, and by how many requests, since `take_waits`."""
 
     async def acquire(self) -> None:
         if self.running < self.limit and not self._waiters:
             self.running += 1
+            self.waited = (self.waited[0], self.waited[1] + 1)
             return
-        waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter, since = loop.create_future(), loop.time()
         self._waiters.append(waiter)
+        self.queued_since.append(since)
         try:
             await waiter
         except asyncio.CancelledError:
@@ -116,6 +113,16 @@ class _Replica:
             elif waiter in self._waiters:  # a release may have dropped it already
                 self._waiters.remove(waiter)
             raise
+        finally:
+            self.queued_since.remove(since)
+        self.waited = (self.waited[0] + loop.time() - since, self.waited[1] + 1)
+
+    def take_waits(self, now: float) -> tuple[float, int]:
+        """Seconds waited for a slot by the requests that got one since the last take, and by
+        those still waiting so far, and how many requests those are."""
+        waited, count = self.waited
+        self.waited = (0.0, 0)
+        return waited + sum(now - t for t in self.queued_since), count + len(self.queued_since)
 
     def release(self) -> None:
         while self._waiters:
@@ -172,14 +179,25 @@ class SimulatedServing:
         port: int = 0,
         cache_seconds: float = 1.0,
         performance: PerformanceModel | None = None,
+        wake: Callable[[str], Awaitable[bool]] | None = None,
+        hold_seconds: float = DEFAULT_HOLD_SECONDS,
+        now: Callable[[], datetime] | None = None,
     ) -> None:
         self._lookup = lookup
         self._host, self._port = host, port
         self._cache_seconds = cache_seconds
         self._performance = performance or PerformanceModel()
+        self._wake = wake
+        self.hold_seconds = hold_seconds
+        self._now = now or (lambda: datetime.now(UTC))
         self._entries: dict[str, _Entry] = {}
         self._lookups: dict[str, asyncio.Future[_Serving | None]] = {}
         self._completed: dict[str, int] = {}
+        self._held: dict[str, int] = {}
+        self._last_request: dict[str, datetime] = {}
+        self._changes: dict[str, asyncio.Event] = {}
+        self._starts: dict[str, tuple[float, datetime]] = {}
+        """Per key: when (loop time) a lookup last saw a replica's estimated start, and it."""
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
 
@@ -255,6 +273,37 @@ class SimulatedServing:
         serving = entry.serving if entry else None
         return tuple(r.assigned for r in serving.replicas) if serving else ()
 
+    def served(self, key: str) -> ServedModel | None:
+        """What `key` served when it was last looked up (None: not looked up, or nothing)."""
+        entry = self._entries.get(key)
+        return entry.serving.served if entry and entry.serving else None
+
+    def serving_load(self, key: str) -> ServingLoad:
+        """Requests in flight per replica, the mean time they waited for a slot lately (since
+        the last call; 0 when none came), those held for a replica to start, and when the last
+        request came (by the service's clock)."""
+        entry = self._entries.get(key)
+        replicas = entry.serving.replicas if entry and entry.serving else ()
+        now = asyncio.get_running_loop().time()
+        waits = [r.take_waits(now) for r in replicas]
+        count = sum(c for _, c in waits)
+        return ServingLoad(
+            in_flight=tuple(r.assigned for r in replicas),
+            queue_seconds=sum(w for w, _ in waits) / count if count else 0.0,
+            held=self._held.get(key, 0),
+            last_request_at=self._last_request.get(key),
+        )
+
+    def changed(self, key: str) -> None:
+        """What `key` serves changed (a replica started or stopped): look it up again, and
+        wake the requests held for a replica."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries[key] = _Entry(0.0, entry.serving)
+        event = self._changes.pop(key, None)
+        if event is not None:
+            event.set()
+
     def requests_served(self, key: str) -> int:
         """Requests that got all their tokens."""
         return self._completed.get(key, 0)
@@ -271,6 +320,8 @@ class SimulatedServing:
 
     async def _refresh(self, key: str) -> _Serving | None:
         served = await self._lookup(key)
+        if served is not None and served.starting is not None:
+            self._starts[key] = (asyncio.get_running_loop().time(), served.starting)
         entry = self._entries.get(key)
         serving = _serving(served, entry.serving if entry else None, self._performance)
         fresh_until = asyncio.get_running_loop().time() + self._cache_seconds
@@ -288,9 +339,9 @@ class SimulatedServing:
             serving = await self._resolve(key)
         except Exception:
             log.exception("looking up simulated deployment %s", key)
-            return _error(_Problem(503, f"Deployment `{key}` could not be looked up."))
+            return error_response(Problem(503, f"Deployment `{key}` could not be looked up."))
         if serving is None:
-            return _error(_Problem(404, f"No model deployment `{key}`."))
+            return error_response(Problem(404, f"No model deployment `{key}`."))
         return serving
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -341,19 +392,27 @@ class SimulatedServing:
         serving = await self._find(request)
         if isinstance(serving, web.Response):
             return serving
-        ask = _parse(await request.read(), chat=chat)
-        if isinstance(ask, _Problem):
-            return _error(ask)
+        ask = parse_request(await request.read(), chat=chat)
+        if isinstance(ask, Problem):
+            return error_response(ask)
+        key = request.match_info["key"]
+        self._last_request[key] = self._now()
         problem = _check(ask, serving.served)
         if problem is not None:
-            return _error(problem)
-        replica, shape = serving.least_loaded(), _Shape(ask)
+            return error_response(problem)
+        headers: dict[str, str] = {}
+        if serving.served.replicas == 0:
+            held = await self._hold(key, serving)
+            if isinstance(held, web.Response):
+                return held
+            serving, headers = held
+        replica, shape = serving.least_loaded(), Shape(ask)
         if not ask.stream:
             await _run(serving.profile, replica, ask, None)
             self._count(request)
-            return web.json_response(shape.response())
+            return web.json_response(shape.response(), headers=headers)
         response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **headers}
         )
         await response.prepare(request)
         try:
@@ -364,6 +423,52 @@ class SimulatedServing:
         self._count(request)
         return response
 
+    async def _hold(
+        self, key: str, serving: _Serving
+    ) -> tuple[_Serving, dict[str, str]] | web.Response:
+        """No replica serves `key`: start one (`wake`) and wait for it, at most `hold_seconds`.
+        The answer's headers say how long it waited and when the replica was estimated to
+        start; a 503 says the same (and Retry-After) when it did not start in time."""
+        if not serving.served.wakes or self._wake is None:
+            return error_response(
+                Problem(503, f"The model `{serving.served.model}` has no replica serving.")
+            )
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        self._held[key] = self._held.get(key, 0) + 1
+        try:
+            if not await self._wake(key):
+                return error_response(
+                    Problem(
+                        503,
+                        f"The model `{serving.served.model}` has no replica serving, "
+                        "and none could be started.",
+                    )
+                )
+            while serving.served.replicas == 0:
+                left = began + self.hold_seconds - loop.time()
+                if left <= 0:
+                    estimate = self._estimate(key, since=began)
+                    return _not_started(serving.served, estimate, self.hold_seconds, self._now())
+                event = self._changes.setdefault(key, asyncio.Event())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), min(left, self._cache_seconds))
+                found = await self._resolve(key)
+                if found is None:
+                    return error_response(Problem(404, f"No model deployment `{key}`."))
+                serving = found
+        finally:
+            self._held[key] -= 1
+        headers = {HELD_HEADER: f"{loop.time() - began:.3f}"}
+        if (estimate := self._estimate(key, since=began)) is not None:
+            headers[ESTIMATE_HEADER] = estimate.isoformat()
+        return serving, headers
+
+    def _estimate(self, key: str, *, since: float) -> datetime | None:
+        """The last estimated start of a replica of `key` a lookup saw since `since`."""
+        seen = self._starts.get(key)
+        return seen[1] if seen is not None and seen[0] >= since else None
+
     def _count(self, request: web.Request) -> None:
         key = request.match_info["key"]
         self._completed[key] = self._completed.get(key, 0) + 1
@@ -372,7 +477,7 @@ class SimulatedServing:
 async def _run(
     profile: ServingProfile,
     replica: _Replica,
-    ask: _Ask,
+    ask: Ask,
     emit: Callable[[int], Awaitable[None]] | None,
 ) -> None:
     """Pace one request through its replica, handing each token's index to `emit` when due."""
@@ -432,94 +537,30 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None
         await asyncio.sleep(delay)
 
 
-def _parse(body: bytes, *, chat: bool) -> _Ask | _Problem:
-    """Validate a request body as vLLM does, with its messages where it has one."""
-    try:
-        data = json.loads(body)
-    except ValueError as exc:  # UnicodeDecodeError included
-        return _Problem(400, f"The request body is not valid JSON: {exc}")
-    if not isinstance(data, dict):
-        return _Problem(400, "The request body must be a JSON object.")
-    model = data.get("model")
-    if not isinstance(model, str):
-        return _Problem(400, "`model` must be a string.", "model")
-    words = _message_words(data.get("messages")) if chat else _prompt_words(data.get("prompt"))
-    if isinstance(words, _Problem):
-        return words
-    if words == 0:
-        return _Problem(400, "The prompt is empty.", "messages" if chat else "prompt")
-    newer = chat and data.get("max_completion_tokens") is not None
-    field = "max_completion_tokens" if newer else "max_tokens"
-    max_tokens = data.get(field)
-    if max_tokens is None:
-        max_tokens = DEFAULT_MAX_TOKENS
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-        return _Problem(400, f"`{field}` must be an integer.", field)
-    if max_tokens < 1:
-        return _Problem(400, f"{field} must be at least 1, got {max_tokens}.", field)
-    stream = data.get("stream")
-    stream = False if stream is None else stream
-    if not isinstance(stream, bool):
-        return _Problem(400, "`stream` must be a boolean.", "stream")
-    options = data.get("stream_options")
-    if options is not None and not isinstance(options, dict):
-        return _Problem(400, "`stream_options` must be an object.", "stream_options")
-    if options is not None and not stream:
-        return _Problem(400, "Stream options can only be defined when `stream=True`.", "stream")
-    include_usage = (options or {}).get("include_usage")
-    include_usage = False if include_usage is None else include_usage
-    if not isinstance(include_usage, bool):
-        return _Problem(400, "`include_usage` must be a boolean.", "stream_options")
-    if data.get("n") not in (None, 1):
-        return _Problem(400, "The simulated server makes one choice per request (n=1).", "n")
-    return _Ask(model, words, max_tokens, stream, include_usage, chat)
+def _not_started(
+    served: ServedModel, estimate: datetime | None, hold_seconds: float, now: datetime
+) -> web.Response:
+    answer = error_response(
+        Problem(
+            503,
+            f"The model `{served.model}` has no replica serving yet: one was started, and did "
+            f"not serve within {hold_seconds:g} s.",
+        )
+    )
+    answer.headers[HELD_HEADER] = f"{hold_seconds:.3f}"
+    if estimate is not None:
+        answer.headers[ESTIMATE_HEADER] = estimate.isoformat()
+        answer.headers["Retry-After"] = str(max(1, math.ceil((estimate - now).total_seconds())))
+    return answer
 
 
-def _prompt_words(prompt: object) -> int | _Problem:
-    """A string's words, or the length of a list of token ids (or of a one-string list)."""
-    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
-        prompt = prompt[0]
-    if isinstance(prompt, str):
-        return len(prompt.split())
-    if isinstance(prompt, list) and all(
-        isinstance(t, int) and not isinstance(t, bool) for t in prompt
-    ):
-        return len(prompt)
-    return _Problem(400, "`prompt` must be a string or a list of token ids.", "prompt")
-
-
-def _message_words(messages: object) -> int | _Problem:
-    """The words of the messages' text: string contents and "text" parts."""
-    if not isinstance(messages, list) or not messages:
-        return _Problem(400, "`messages` must be a non-empty list.", "messages")
-    words = 0
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            return _Problem(400, f"`messages[{i}]` needs a string `role`.", "messages")
-        content = message.get("content")
-        if content is None:  # an assistant message with tool calls only
-            continue
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
-            return _Problem(400, f"`messages[{i}].content` must be a string or parts.", "messages")
-        for part in parts:
-            if part.get("type") != "text":
-                continue  # an image or audio part
-            if not isinstance(part.get("text"), str):
-                return _Problem(400, f"`messages[{i}]` has a text part with no text.", "messages")
-            words += len(part["text"].split())
-    return words
-
-
-def _check(ask: _Ask, served: ServedModel) -> _Problem | None:
+def _check(ask: Ask, served: ServedModel) -> Problem | None:
     if ask.model != served.model:
-        return _Problem(404, f"The model `{ask.model}` does not exist.", "model")
-    if served.replicas == 0:
-        return _Problem(503, f"The model `{served.model}` has no replica serving.")
+        return Problem(404, f"The model `{ask.model}` does not exist.", "model")
     total = ask.prompt_tokens + ask.max_tokens
     if total > served.max_model_len:
         where = "messages" if ask.chat else "prompt"
-        return _Problem(
+        return Problem(
             400,
             f"This model's maximum context length is {served.max_model_len} tokens. However, "
             f"you requested {total} tokens ({ask.prompt_tokens} in the {where}, "
@@ -527,83 +568,3 @@ def _check(ask: _Ask, served: ServedModel) -> _Problem | None:
             "or completion.",
         )
     return None
-
-
-def _error(problem: _Problem) -> web.Response:
-    body = {
-        "error": {
-            "message": problem.message,
-            "type": _ERROR_TYPES[problem.status],
-            "param": problem.param,
-            "code": problem.status,
-        }
-    }
-    return web.json_response(body, status=problem.status)
-
-
-def _event(data: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
-
-
-class _Shape:
-    """One request's bodies in OpenAI's shapes (chat.completion and chat.completion.chunk, or
-    text_completion), the streamed ones as byte templates with a hole for the token."""
-
-    def __init__(self, ask: _Ask) -> None:
-        self.ask = ask
-        self._id = ("chatcmpl-" if ask.chat else "cmpl-") + uuid.uuid4().hex
-        self._created = int(time.time())
-        self._head, self._tail = self._template(None)
-        self._last_tail = self._template("length")[1]
-        role = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None}
-        self._role = _event(self._body([{**role, "finish_reason": None}], chunk=True))
-
-    def chunk(self, k: int) -> bytes:
-        """The event for token `k`; the first carries the chat role, the last the finish."""
-        word = (_NEXT_WORD if k else _FIRST_WORD)[k % len(_WORDS)]
-        tail = self._last_tail if k == self.ask.max_tokens - 1 else self._tail
-        event = self._head + word + tail
-        return self._role + event if k == 0 and self.ask.chat else event
-
-    def ending(self) -> bytes:
-        usage = _event(self._body([], chunk=True, usage=self._usage()))
-        return (usage if self.ask.include_usage else b"") + b"data: [DONE]\n\n"
-
-    def response(self) -> dict[str, Any]:
-        text = " ".join(_WORDS[k % len(_WORDS)] for k in range(self.ask.max_tokens))
-        choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": "length"}
-        if self.ask.chat:
-            choice["message"] = {"role": "assistant", "content": text}
-        else:
-            choice.update(text=text, stop_reason=None)
-        return self._body([choice], chunk=False, usage=self._usage())
-
-    def _template(self, finish_reason: str | None) -> tuple[bytes, bytes]:
-        choice: dict[str, Any] = {"index": 0}
-        if self.ask.chat:
-            choice.update(delta={"content": _HOLE}, logprobs=None, finish_reason=finish_reason)
-        else:
-            choice.update(text=_HOLE, logprobs=None, finish_reason=finish_reason, stop_reason=None)
-        head, _, tail = _event(self._body([choice], chunk=True)).partition(_HOLE_JSON.encode())
-        return head, tail
-
-    def _body(self, choices: list[dict[str, Any]], *, chunk: bool, **extra: Any) -> dict[str, Any]:
-        kind = "text_completion"
-        if self.ask.chat:
-            kind = "chat.completion.chunk" if chunk else "chat.completion"
-        return {
-            "id": self._id,
-            "object": kind,
-            "created": self._created,
-            "model": self.ask.model,
-            "choices": choices,
-            **extra,
-        }
-
-    def _usage(self) -> dict[str, int]:
-        prompt, completion = self.ask.prompt_tokens, self.ask.max_tokens
-        return {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }

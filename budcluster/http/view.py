@@ -173,6 +173,7 @@ class GraphQLView(GraphQL[Context, None]):
             cluster_updates=app.cluster_updates,
             queue_positions=app.queue_positions,
             deployments=app.deployments,
+            autoscaler=app.autoscaler,
             benchmarks=app.benchmarks,
             deployment_updates=app.deployment_updates,
             benchmark_progress=app.benchmark_progress,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from domain.model.autoscaling import MAX_STEPS, Autoscaling, ScalingState, ScalingStep
 from domain.model.ids import ClusterId, DeploymentId, JobId, ProjectId, TenantId
 from domain.model.job import Job, JobStatus
 from domain.model.tenant_secret import SecretRef
@@ -122,6 +123,8 @@ class DeploymentChangeKind(enum.StrEnum):
     CREATED = "CREATED"
     UPDATED = "UPDATED"
     """Status, workers, endpoint or replicas changed."""
+    SCALED = "SCALED"
+    """Its autoscaler changed the replicas wanted (the step says from what to what, and why)."""
 
 
 _RECORDED = itertools.count()
@@ -131,6 +134,8 @@ _RECORDED = itertools.count()
 class DeploymentChanged:
     kind: DeploymentChangeKind
     deployment: Deployment
+    step: ScalingStep | None = None
+    """The scaling step this change is (SCALED)."""
     recorded: int = field(default_factory=lambda: next(_RECORDED), compare=False, repr=False)
 
     @property
@@ -183,6 +188,11 @@ class Deployment:
     replacements: tuple[Replacement, ...] = ()
     """Replicas being started elsewhere, each before its old one stops."""
     stopped_at: datetime | None = None
+    autoscaling: Autoscaling | None = None
+    """Bounds and target when it scales itself (None: `replicas` is what its user set)."""
+    scaling_steps: tuple[ScalingStep, ...] = ()
+    """Its autoscaler's last steps, newest first (at most MAX_STEPS)."""
+    scaling_state: ScalingState = field(default_factory=ScalingState)
     version: int = 0
     changes: list[DeploymentChanged] = field(default_factory=list, repr=False, compare=False)
 
@@ -222,6 +232,8 @@ class Deployment:
         status, message = _status(self, workers, endpoint)
         serving = status is DeploymentStatus.RUNNING
         url = endpoint.url if serving and endpoint.url else self.endpoint_url
+        if self.autoscaling is not None and self.autoscaling.min_replicas == 0 and endpoint.url:
+            url = endpoint.url  # it answers at zero replicas too: a request wakes it
         endpoints = self.supported_apis if serving else self.endpoints
         if self.stopped:
             url, endpoints = None, ()
@@ -241,6 +253,24 @@ class Deployment:
         self.replicas = replicas
         self.replica_jobs = (*self.replica_jobs, *new_jobs)
         self.updated_at = now
+
+    def scaled_itself(self, step: ScalingStep, new_jobs: tuple[JobId, ...]) -> None:
+        """Its autoscaler took `step` (replicas made for it: `new_jobs`); the change is
+        recorded as SCALED once its view is derived (`record_step`)."""
+        self.scaled(step.to_replicas, new_jobs, step.at)
+        self.scaling_steps = (step, *self.scaling_steps)[:MAX_STEPS]
+        self.scaling_state = ScalingState()
+
+    def record_step(self, step: ScalingStep) -> None:
+        self.changes.append(
+            DeploymentChanged(DeploymentChangeKind.SCALED, self.snapshot(), step=step)
+        )
+
+    @property
+    def quiet_since(self) -> datetime:
+        """When it last scaled itself (or was made): its idle time counts from the later of
+        this and its last request."""
+        return self.scaling_steps[0].at if self.scaling_steps else self.created_at
 
     def replacing(self, old: JobId, new: JobId, reason: str, now: datetime) -> None:
         """`new` (a replica job just made) is to take `old`'s place once it runs."""
@@ -333,6 +363,8 @@ def _status(
 ) -> tuple[DeploymentStatus, str | None]:
     if deployment.stopped:
         return DeploymentStatus.STOPPED, "stopped by its user"
+    if deployment.replicas == 0 and deployment.autoscaling is not None:
+        return DeploymentStatus.STOPPED, "scaled to zero: the first request starts a replica"
     if deployment.replicas == 0:
         return DeploymentStatus.STOPPED, "scaled to zero replicas"
     live = [w for w in workers if w.status is not WorkerStatus.TERMINATED]

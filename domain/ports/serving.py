@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from domain.model.autoscaling import ServingLoad
 from domain.model.cluster import Cluster
 from domain.model.deployment import Deployment, EndpointState
 from domain.model.ids import JobId
@@ -20,6 +21,14 @@ class ServingEndpoints(Protocol):
     ) -> EndpointState:
         """`running`: the replica jobs that run now, in replica order. Called inside a unit
         of work: must not open another."""
+        ...
+
+    async def load(
+        self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
+    ) -> ServingLoad | None:
+        """How busy the endpoint is now (what the autoscaler reads), `running` as above; None
+        when that is not known now (the autoscaler then leaves the deployment as it is).
+        Called outside a unit of work; may ask the cluster."""
         ...
 
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from domain.errors import NotFound
+from domain.model.autoscaling import ScalingStep
 from domain.model.deployment import Deployment
 from domain.model.ids import ClusterId
 from domain.model.principal import Principal
@@ -35,6 +36,8 @@ class DeploymentSnapshot:
 class DeploymentUpdate:
     sequence: int
     deployment: Deployment
+    step: ScalingStep | None = None
+    """The step its autoscaler took, when this change is one."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -82,4 +85,4 @@ def _visible(principal: Principal, event: StoredEvent) -> DeploymentUpdate | Non
     d = change.deployment
     if not principal.may_see(d.tenant_id, d.project_id):
         return None
-    return DeploymentUpdate(event.sequence, d)
+    return DeploymentUpdate(event.sequence, d, change.step)

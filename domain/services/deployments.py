@@ -22,6 +22,7 @@ from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden, ValidationFailed
 from domain.model.audit import concerning
+from domain.model.autoscaling import Autoscaling, ScalingStep, autoscaling_issues
 from domain.model.cluster import Cluster, ClusterStatus, Platform
 from domain.model.deployment import (
     Deployment,
@@ -89,6 +90,8 @@ class DeploymentRequest:
     max_retries: int = 3
     secrets: tuple[SecretRef, ...] = ()
     """The tenant's secrets each replica gets (a gated model's token: HF_TOKEN)."""
+    autoscaling: Autoscaling | None = None
+    """When given, it scales itself within these bounds (`replicas`: how many it starts with)."""
 
 
 def model_problem(model: str) -> str | None:
@@ -163,6 +166,16 @@ def validate_deployment(req: DeploymentRequest, cluster: Cluster | None) -> list
         bad("gpu_type", "is required: a model replica runs on GPUs", "REQUIRED")
     elif len(req.gpu_type) > 100 or text_problem(req.gpu_type):
         bad("gpu_type", "is not a GPU type name")
+    if req.autoscaling is not None:
+        a = req.autoscaling
+        issues.extend(
+            autoscaling_field_issues(a, real_cluster=cluster is not None and cluster.is_real)
+        )
+        if not a.min_replicas <= req.replicas <= a.max_replicas:
+            bad(
+                "replicas",
+                "must be within `autoscaling.min_replicas` and `autoscaling.max_replicas`",
+            )
     if cluster is None:
         bad("cluster_id", "no such cluster", "NOT_FOUND")
         return issues
@@ -200,6 +213,15 @@ def validate_deployment(req: DeploymentRequest, cluster: Cluster | None) -> list
         ):
             bad("engine_args.tensor_parallel_size", problem, "MODEL_TOO_LARGE")
     return issues
+
+
+def autoscaling_field_issues(a: Autoscaling, *, real_cluster: bool) -> list[FieldIssue]:
+    return [
+        FieldIssue(f"autoscaling.{path}", message, code)
+        for path, message, code in autoscaling_issues(
+            a, real_cluster=real_cluster, max_replicas=MAX_REPLICAS
+        )
+    ]
 
 
 def _replica_submission(
@@ -303,11 +325,13 @@ class DeploymentService:
                 image=req.image,
                 chart=req.chart,
                 secrets=req.secrets,
+                autoscaling=req.autoscaling,
                 status_message="replicas submitted",
             )
             jobs = await self._add_replicas(uow, principal, deployment, req.replicas, now, req)
             deployment.replica_jobs = tuple(j.id for j in jobs)
-            deployment.derive({j.id: j for j in jobs}, EndpointState(None, False), now)
+            made = {j.id: j for j in jobs}
+            deployment.derive(made, await self.endpoint_state(uow, deployment, made), now)
             deployment.changes.clear()
             deployment.record_creation()
             await uow.deployments.add(deployment)
@@ -348,26 +372,46 @@ class DeploymentService:
             raise ValidationFailed.single("replicas", f"must be between 0 and {MAX_REPLICAS}")
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
-            d, jobs = await self._running(uow, principal, deployment_id, "is stopped")
-            serving = [
-                j
-                for j in d.replica_jobs
-                if j in jobs and _still_serving(jobs[j]) and j not in d.replaced
-            ]
-            if replicas > len(serving):
-                cluster = await uow.clusters.get(d.cluster_id)
-                if cluster is None or cluster.status is ClusterStatus.DELETING:
-                    raise Conflict("the deployment's cluster is gone", code="CLUSTER_GONE")
-                owner = principal.acting_for(d.tenant_id)
-                added = await self._add_replicas(uow, owner, d, replicas - len(serving), now)
-                jobs.update({j.id: j for j in added})
-                d.scaled(replicas, tuple(j.id for j in added), now)
-            else:
-                for job_id in serving[replicas:]:
-                    jobs[job_id].transition(JobStatus.CANCELLED, "deployment scaled down", now)
-                d.scaled(replicas, (), now)
-            await self._save(uow, d, jobs, await self._endpoint(uow, d, jobs), now)
+            d, jobs = await self.held(uow, principal, deployment_id, "is stopped")
+            if d.autoscaling is not None:
+                raise Conflict(
+                    f"deployment {d.name} scales itself: change its bounds with setAutoscaling, "
+                    "or turn that off (autoscaling: null) to set its replicas",
+                    code="AUTOSCALED",
+                )
+            added = await self.resize(uow, principal.acting_for(d.tenant_id), d, jobs, replicas)
+            d.scaled(replicas, added, now)
+            await self.settle(uow, d, jobs, await self.endpoint_state(uow, d, jobs), now)
         return await self._with_utilisation(d)
+
+    async def resize(
+        self,
+        uow: UnitOfWork,
+        owner: Principal,
+        d: Deployment,
+        jobs: dict[JobId, Job],
+        replicas: int,
+        reason: str = "deployment scaled down",
+    ) -> tuple[JobId, ...]:
+        """Make or cancel replica jobs (in `uow`, held in `jobs`) so that `replicas` hold,
+        wait for or will retry for a place; the jobs made, for `Deployment.scaled`. Raises
+        Conflict when more are wanted and the cluster is gone."""
+        now = self._clock.now()
+        replaced = d.replaced
+        serving = [j for j in d.replica_jobs if j in jobs and _still_serving(jobs[j])]
+        serving = [j for j in serving if j not in replaced]
+        if replicas <= len(serving):
+            # the ones still waiting go first, then the newest
+            serving.sort(key=lambda j: jobs[j].status is not JobStatus.RUNNING)
+            for job_id in serving[replicas:]:
+                jobs[job_id].transition(JobStatus.CANCELLED, reason, now)
+            return ()
+        cluster = await uow.clusters.get(d.cluster_id)
+        if cluster is None or cluster.status is ClusterStatus.DELETING:
+            raise Conflict("the deployment's cluster is gone", code="CLUSTER_GONE")
+        added = await self._add_replicas(uow, owner, d, replicas - len(serving), now)
+        jobs.update({j.id: j for j in added})
+        return tuple(j.id for j in added)
 
     async def replace_replicas(
         self, uow: UnitOfWork, olds: Sequence[Job], reason: str
@@ -400,12 +444,12 @@ class DeploymentService:
     async def stop(self, principal: Principal, deployment_id: DeploymentId) -> Deployment:
         now = self._clock.now()
         async with self._uow(TenantScope.of(principal)) as uow:
-            d, jobs = await self._running(uow, principal, deployment_id, "is already stopped")
+            d, jobs = await self.held(uow, principal, deployment_id, "is already stopped")
             for job in jobs.values():
                 if job.status.is_active or job.status is JobStatus.PREEMPTED:
                     job.transition(JobStatus.CANCELLED, "deployment stopped", now)
             d.stop(now)
-            await self._save(uow, d, jobs, EndpointState(None, False), now)
+            await self.settle(uow, d, jobs, EndpointState(None, False), now)
         return d
 
     async def refresh(self, deployment_id: DeploymentId) -> bool:
@@ -422,7 +466,7 @@ class DeploymentService:
                 old = jobs.get(done.old)
                 if old is not None and (old.status.is_active or old.status is JobStatus.PREEMPTED):
                     old.transition(JobStatus.CANCELLED, f"replaced: {done.reason}", now)
-            endpoint = await self._endpoint(uow, d, jobs)
+            endpoint = await self.endpoint_state(uow, d, jobs)
             if not d.derive(jobs, endpoint, now):
                 if not retired:
                     return False
@@ -453,7 +497,7 @@ class DeploymentService:
             on = {c.id for c in await uow.clusters.all() if c.platform is platform}
             return [d for d in await uow.deployments.with_endpoints() if d.cluster_id in on]
 
-    async def _endpoint(
+    async def endpoint_state(
         self, uow: UnitOfWork, d: Deployment, jobs: dict[JobId, Job]
     ) -> EndpointState:
         cluster = await uow.clusters.get(d.cluster_id)
@@ -518,7 +562,7 @@ class DeploymentService:
         return seen(principal, found, "deployment", deployment_id)
 
     @classmethod
-    async def _running(
+    async def held(
         cls, uow: UnitOfWork, principal: Principal, deployment_id: DeploymentId, stopped: str
     ) -> tuple[Deployment, dict[JobId, Job]]:
         """A deployment that is not stopped (else Conflict: "deployment <name> <stopped>") and
@@ -529,16 +573,23 @@ class DeploymentService:
         return d, await uow.jobs.get_many(list(d.replica_jobs), for_update=True)
 
     @staticmethod
-    async def _save(
+    async def settle(
         uow: UnitOfWork,
         d: Deployment,
         jobs: dict[JobId, Job],
         endpoint: EndpointState,
         now: datetime,
+        step: ScalingStep | None = None,
     ) -> None:
         """Derive the deployment's view from its replica jobs and commit it with them; a
-        deployment whose view did not change is saved all the same (what was wanted changed)."""
-        if not d.derive(jobs, endpoint, now):
+        deployment whose view did not change is saved all the same (what was wanted changed).
+        A step its autoscaler took is the one change recorded (SCALED, with the view after)."""
+        changed = d.derive(jobs, endpoint, now)
+        if step is not None:
+            if changed:
+                d.changes.pop()  # the SCALED change carries the same view
+            d.record_step(step)
+        elif not changed:
             d.record_update()
         await uow.deployments.save(d)
         await uow.commit()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from domain.model.deployment import DeploymentChanged
 from domain.model.events import ClusterChanged, ClusterChangeKind
 from domain.model.ids import ClusterId
 from domain.model.job import ChangeKind, Job, JobChanged, JobStatus, SourceKind
@@ -91,6 +92,9 @@ class Reactions:
         self._uow = uow
         self.quotas_changed = quotas_changed
         """Set by the wiring: queue putting a cluster's quotas onto it (the registry)."""
+        self.deployment_changed: Callable[[str], None] | None = None
+        """Set by the wiring: a deployment (by its id) changed here (the simulated endpoints
+        look it up again, and wake the requests held for a replica)."""
 
     async def __call__(self, events: Sequence[StoredEvent]) -> None:
         if not events:
@@ -108,6 +112,8 @@ class Reactions:
                     await self._job(event, change)
                 elif isinstance(change, ClusterChanged):
                     await self._cluster(change)
+                elif isinstance(change, DeploymentChanged) and self.deployment_changed:
+                    self.deployment_changed(str(change.deployment.id))
             except Exception:  # the commit stands; each reaction has its safety net
                 log.exception(
                     "a reaction to event %d of %s failed", event.sequence, event.cluster_id

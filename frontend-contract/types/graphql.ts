@@ -105,6 +105,34 @@ export type AuditFilter = {
   until?: InputMaybe<Scalars['DateTime']['input']>;
 };
 
+/** How a deployment scales itself. */
+export type Autoscaling = {
+  __typename?: 'Autoscaling';
+  maxReplicas: Scalars['Int']['output'];
+  metric: ScaleMetric;
+  /** At least this many; 0: it goes to zero when idle and back on the first request (simulated clusters only). */
+  minReplicas: Scalars['Int']['output'];
+  /** Seconds every look must ask for fewer replicas before it scales down; it scales up at once. */
+  scaleDownDelaySeconds: Scalars['Int']['output'];
+  /** Seconds without a request before it goes to zero (minReplicas 0). */
+  scaleToZeroAfterSeconds: Scalars['Int']['output'];
+  /** The metric it keeps each replica at: requests, or seconds of queue time. */
+  target: Scalars['Float']['output'];
+};
+
+/** How a deployment scales itself: the Horizontal Pod Autoscaler's rule (replicas = ceil(current x metric / target), 10 % tolerance, scale-down after a delay). */
+export type AutoscalingInput = {
+  /** 1 to 64, at least minReplicas. */
+  maxReplicas: Scalars['Int']['input'];
+  metric?: ScaleMetric;
+  /** 0 to 64; 0 (simulated clusters only) scales to zero when idle. */
+  minReplicas: Scalars['Int']['input'];
+  scaleDownDelaySeconds?: Scalars['Int']['input'];
+  scaleToZeroAfterSeconds?: Scalars['Int']['input'];
+  /** Requests in flight per replica (IN_FLIGHT), or seconds (QUEUE_TIME). */
+  target: Scalars['Float']['input'];
+};
+
 /** A load test of a model endpoint, run as a job without GPUs. */
 export type Benchmark = {
   __typename?: 'Benchmark';
@@ -581,6 +609,8 @@ export type CostHour = {
 };
 
 export type DeployModelInput = {
+  /** Scale itself within these bounds; null: `replicas` stays. */
+  autoscaling?: InputMaybe<AutoscalingInput>;
   /** A Helm chart of yours (real clusters, a later release). */
   chart?: InputMaybe<Scalars['String']['input']>;
   /** The cluster to run on; or give fleetId instead. */
@@ -604,6 +634,7 @@ export type DeployModelInput = {
   name: Scalars['String']['input'];
   priority?: JobPriority;
   projectId: Scalars['ID']['input'];
+  /** Replicas to start with (within autoscaling's bounds, if given). */
   replicas?: Scalars['Int']['input'];
   /** Your tenant's secrets each replica gets, e.g. a gated model's token as the key HF_TOKEN (see setSecret). */
   secrets?: Array<SecretRefInput>;
@@ -613,6 +644,8 @@ export type DeployModelInput = {
 /** A model served on a cluster by one or more replicas. */
 export type Deployment = {
   __typename?: 'Deployment';
+  /** How it scales itself (null: `replicas` is what you set). */
+  autoscaling?: Maybe<Autoscaling>;
   clusterId: Scalars['ID']['output'];
   /** Requests each replica serves at once (engineArgs.maxNumSeqs). */
   concurrency: Scalars['Int']['output'];
@@ -636,6 +669,8 @@ export type Deployment = {
   replicaJobs: Array<Job>;
   /** Replicas wanted. */
   replicas: Scalars['Int']['output'];
+  /** The last steps its autoscaler took (at most 20), newest first. */
+  scalingSteps: Array<ScalingStep>;
   /** The secrets of its tenant's each replica gets (names, never values). */
   secrets: Array<SecretRef>;
   /** The `model` to name in requests. */
@@ -653,6 +688,8 @@ export type Deployment = {
 export type DeploymentChange = {
   __typename?: 'DeploymentChange';
   deployment: Deployment;
+  /** The step its autoscaler took, when this change is one. */
+  scalingStep?: Maybe<ScalingStep>;
   sequence: Scalars['Int']['output'];
 };
 
@@ -1379,8 +1416,10 @@ export type Mutation = {
   retryJob: JobCommandResult;
   /** Load-test a deployment or an endpoint URL, as a job without GPUs. */
   runBenchmark: BenchmarkResultUnion;
-  /** Change the replicas (0 to 64): new replica jobs, or the newest cancelled. */
+  /** Change the replicas (0 to 64): new replica jobs, or those still waiting cancelled first, then the newest. Refused (AUTOSCALED) while it scales itself. */
   scaleDeployment: DeploymentResult;
+  /** Let a deployment scale itself between minReplicas and maxReplicas to keep its metric at the target (null: stop; its replicas stay as they are). Replicas outside the new bounds are brought within them at once. minReplicas 0 (simulated clusters): it goes to zero after scaleToZeroAfterSeconds without a request, and the first request starts a replica and waits for it. Each step is a SCALED change in deploymentUpdates and is on the cluster's schedule (scalingSteps). */
+  setAutoscaling: DeploymentResult;
   /** A tenant's budget per period (the operator) or a project's (its tenant, within the tenant's): what it may spend in a calendar month (UTC) and what follows when it is spent (WARN, PAUSE or CANCEL, for its jobs). Jobs it held are released at once when it now has room for them. */
   setBudget: BudgetResult;
   /** The hourly price of one GPU of a type on a cluster, from now on: runs are metered at the price in force at each moment, so what ran before keeps its price. Needs clusters:write. */
@@ -1555,6 +1594,12 @@ export type MutationRunBenchmarkArgs = {
 export type MutationScaleDeploymentArgs = {
   id: Scalars['ID']['input'];
   replicas: Scalars['Int']['input'];
+};
+
+
+export type MutationSetAutoscalingArgs = {
+  autoscaling?: InputMaybe<AutoscalingInput>;
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1814,6 +1859,8 @@ export type Query = {
   jobs: JobConnection;
   /** Where and when a job would start, and what it would cost, without submitting it. */
   previewJob: PreviewJobResult;
+  /** The steps the autoscalers of your deployments on a cluster took, newest first (each deployment's last 20; at most 200): what the schedule draws beside the replicas they started or stopped. */
+  scalingSteps: Array<ScalingStep>;
   /** Your tenant's secrets by name (the operator: tenantId's): names and keys, never values. */
   secrets: Array<Secret>;
   /** GPU-hours and metered cost over a range of UTC days, grouped (none: one total), paged (at most 1000 a page): your tenant's (a token limited to projects, theirs), every tenant's for the operator. The same as CSV: GET /spend.csv. */
@@ -1907,6 +1954,11 @@ export type QueryJobsArgs = {
 
 export type QueryPreviewJobArgs = {
   input: SubmitJobInput;
+};
+
+
+export type QueryScalingStepsArgs = {
+  clusterId: Scalars['ID']['input'];
 };
 
 
@@ -2139,6 +2191,25 @@ export type RunBenchmarkInput = {
   requestRate?: InputMaybe<Scalars['Float']['input']>;
   requestTimeoutSeconds?: Scalars['Float']['input'];
   seed?: Scalars['Int']['input'];
+};
+
+/** IN_FLIGHT: requests in flight per replica (waiting for a slot, prefilling or decoding); QUEUE_TIME: seconds a request waits for a slot of its replica. */
+export type ScaleMetric =
+  | 'IN_FLIGHT'
+  | 'QUEUE_TIME';
+
+/** A change of a deployment's replicas that its autoscaler made. */
+export type ScalingStep = {
+  __typename?: 'ScalingStep';
+  at: Scalars['DateTime']['output'];
+  deploymentId: Scalars['ID']['output'];
+  deploymentName: Scalars['String']['output'];
+  fromReplicas: Scalars['Int']['output'];
+  /** The metric that asked for it, when one did. */
+  metricValue?: Maybe<Scalars['Float']['output']>;
+  /** Why, in words: e.g. "12.0 requests in flight per replica, target 4", "no request for 300 s", "a request came while no replica served". */
+  reason: Scalars['String']['output'];
+  toReplicas: Scalars['Int']['output'];
 };
 
 /** A cluster's schedule in a time window, as of `sequence`. */
@@ -2780,7 +2851,7 @@ export type RemoveBudgetMutationVariables = Exact<{
 
 export type RemoveBudgetMutation = { __typename?: 'Mutation', removeBudget: { __typename: 'Budget', tenantId: string, projectId?: string | null, scope: BudgetScope, limit: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
-export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
+export type DeploymentViewFragment = { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> };
 
 export type DeploymentListQueryVariables = Exact<{
   filter?: InputMaybe<DeploymentFilter>;
@@ -2789,21 +2860,21 @@ export type DeploymentListQueryVariables = Exact<{
 }>;
 
 
-export type DeploymentListQuery = { __typename?: 'Query', deployments: { __typename?: 'DeploymentConnection', edges: Array<{ __typename?: 'DeploymentEdge', cursor: string, node: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
+export type DeploymentListQuery = { __typename?: 'Query', deployments: { __typename?: 'DeploymentConnection', edges: Array<{ __typename?: 'DeploymentEdge', cursor: string, node: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } }>, pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null } } };
 
 export type DeploymentDetailQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
-export type DeploymentDetailQuery = { __typename?: 'Query', deployment?: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, engineArgs: { __typename?: 'EngineArgs', tensorParallelSize: number, pipelineParallelSize: number, maxModelLen: number, maxNumSeqs: number, dtype: string, quantization?: string | null }, replicaJobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, estimatedStart?: string | null }>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | null };
+export type DeploymentDetailQuery = { __typename?: 'Query', deployment?: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, engineArgs: { __typename?: 'EngineArgs', tensorParallelSize: number, pipelineParallelSize: number, maxModelLen: number, maxNumSeqs: number, dtype: string, quantization?: string | null }, replicaJobs: Array<{ __typename?: 'Job', id: string, name: string, status: JobStatus, estimatedStart?: string | null }>, scalingSteps: Array<{ __typename?: 'ScalingStep', at: string, fromReplicas: number, toReplicas: number, reason: string, metricValue?: number | null }>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | null };
 
 export type DeployModelMutationVariables = Exact<{
   input: DeployModelInput;
 }>;
 
 
-export type DeployModelMutation = { __typename?: 'Mutation', deployModel: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
+export type DeployModelMutation = { __typename?: 'Mutation', deployModel: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
 
 export type ScaleDeploymentMutationVariables = Exact<{
   id: Scalars['ID']['input'];
@@ -2811,14 +2882,22 @@ export type ScaleDeploymentMutationVariables = Exact<{
 }>;
 
 
-export type ScaleDeploymentMutation = { __typename?: 'Mutation', scaleDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+export type ScaleDeploymentMutation = { __typename?: 'Mutation', scaleDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+
+export type SetAutoscalingMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+  autoscaling?: InputMaybe<AutoscalingInput>;
+}>;
+
+
+export type SetAutoscalingMutation = { __typename?: 'Mutation', setAutoscaling: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string, fields: Array<{ __typename?: 'FieldError', path: string, message: string, code: string }> } };
 
 export type StopDeploymentMutationVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
-export type StopDeploymentMutation = { __typename?: 'Mutation', stopDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
+export type StopDeploymentMutation = { __typename?: 'Mutation', stopDeployment: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
 export type DeploymentUpdatesSubscriptionVariables = Exact<{
   clusterId: Scalars['ID']['input'];
@@ -2826,7 +2905,7 @@ export type DeploymentUpdatesSubscriptionVariables = Exact<{
 }>;
 
 
-export type DeploymentUpdatesSubscription = { __typename?: 'Subscription', deploymentUpdates: { __typename: 'DeploymentChange', sequence: number, deployment: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> } } | { __typename: 'DeploymentSnapshot', sequence: number, reason: string, deployments: Array<{ __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }> } };
+export type DeploymentUpdatesSubscription = { __typename?: 'Subscription', deploymentUpdates: { __typename: 'DeploymentChange', sequence: number, deployment: { __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }, scalingStep?: { __typename?: 'ScalingStep', at: string, fromReplicas: number, toReplicas: number, reason: string } | null } | { __typename: 'DeploymentSnapshot', sequence: number, reason: string, deployments: Array<{ __typename?: 'Deployment', id: string, name: string, clusterId: string, model: string, servedModelName: string, engine: ServingEngine, gpuType?: string | null, gpusPerReplica: number, replicas: number, concurrency: number, status: DeploymentStatus, statusMessage?: string | null, endpointUrl?: string | null, endpoints: Array<ModelApi>, autoscaling?: { __typename?: 'Autoscaling', minReplicas: number, maxReplicas: number, metric: ScaleMetric, target: number, scaleToZeroAfterSeconds: number, scaleDownDelaySeconds: number } | null, warnings: Array<{ __typename?: 'DeploymentWarning', code: string, message: string, path: string }>, workers: Array<{ __typename?: 'Worker', name: string, replica: number, status: WorkerStatus, reason?: string | null, node?: string | null, devices: Array<number>, restarts: number, lastRestartAt?: string | null, uptimeSeconds?: number | null, utilisation?: number | null }> }> } };
 
 export type FleetFieldsFragment = { __typename?: 'Fleet', id: string, name: string, clusterQueue: string, localQueue: string, moveThresholdSeconds: number, maxMoves: number, createdAt: string, updatedAt: string, members: Array<{ __typename?: 'Cluster', id: string, name: string, status: ClusterStatus }>, managerCluster?: { __typename?: 'Cluster', id: string, name: string } | null };
 
@@ -3020,6 +3099,13 @@ export type ScheduleJobLogsQueryVariables = Exact<{
 
 export type ScheduleJobLogsQuery = { __typename?: 'Query', jobLogs: { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'JobLogs', attempt: number, kept: boolean, note?: string | null, lines: Array<{ __typename?: 'LogLine', at: string, pod: string, text: string }> } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
+export type ScheduleScalingStepsQueryVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+}>;
+
+
+export type ScheduleScalingStepsQuery = { __typename?: 'Query', scalingSteps: Array<{ __typename?: 'ScalingStep', deploymentId: string, deploymentName: string, at: string, fromReplicas: number, toReplicas: number, reason: string }> };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -3161,6 +3247,14 @@ export const DeploymentViewFragmentDoc = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4143,6 +4237,14 @@ export const DeploymentListDocument = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4165,7 +4267,7 @@ export const DeploymentListDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"c1e1bab47b89dbfbddf4702d92342a3132bc2635a08c86bd2e3f8d1dff8efca8"}) as unknown as TypedDocumentString<DeploymentListQuery, DeploymentListQueryVariables>;
+}`, {"hash":"58b26b24a8e0889d877cb11273fae55d4a26b9ad69d1e5e714499f6c37ef49bc"}) as unknown as TypedDocumentString<DeploymentListQuery, DeploymentListQueryVariables>;
 export const DeploymentDetailDocument = new TypedDocumentString(`
     query DeploymentDetail($id: ID!) {
   deployment(id: $id) {
@@ -4184,6 +4286,13 @@ export const DeploymentDetailDocument = new TypedDocumentString(`
       status
       estimatedStart
     }
+    scalingSteps {
+      at
+      fromReplicas
+      toReplicas
+      reason
+      metricValue
+    }
   }
 }
     fragment DeploymentView on Deployment {
@@ -4196,6 +4305,14 @@ export const DeploymentDetailDocument = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4218,7 +4335,7 @@ export const DeploymentDetailDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"dece682cbb29f3c3d20d60876d2e216f2d9f482f5cea7f02e86d17e65c1b1fc8"}) as unknown as TypedDocumentString<DeploymentDetailQuery, DeploymentDetailQueryVariables>;
+}`, {"hash":"d2670abfb7142681d31a3d272bee308401f9d11e2b79751f691062873668ec54"}) as unknown as TypedDocumentString<DeploymentDetailQuery, DeploymentDetailQueryVariables>;
 export const DeployModelDocument = new TypedDocumentString(`
     mutation DeployModel($input: DeployModelInput!) {
   deployModel(input: $input) {
@@ -4251,6 +4368,14 @@ export const DeployModelDocument = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4273,7 +4398,7 @@ export const DeployModelDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"1e10b6841fd7a8e1c6a39985b5251f6ae96f5dcc36cca2f4f71797278348d998"}) as unknown as TypedDocumentString<DeployModelMutation, DeployModelMutationVariables>;
+}`, {"hash":"fe4278eb3a40e0e01b751e37486605f61d6053b98025512c71cfc1d71ba4d8c9"}) as unknown as TypedDocumentString<DeployModelMutation, DeployModelMutationVariables>;
 export const ScaleDeploymentDocument = new TypedDocumentString(`
     mutation ScaleDeployment($id: ID!, $replicas: Int!) {
   scaleDeployment(id: $id, replicas: $replicas) {
@@ -4297,6 +4422,14 @@ export const ScaleDeploymentDocument = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4319,7 +4452,70 @@ export const ScaleDeploymentDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"0f96d622d1be3da7eb37a2b0c25af75c4a5ced2d3e7b7164680a0a163e057817"}) as unknown as TypedDocumentString<ScaleDeploymentMutation, ScaleDeploymentMutationVariables>;
+}`, {"hash":"209fb80ef24f05cf317a52c0c6ed97ac2b78cb7094b38b44e37fc9aaa08754e9"}) as unknown as TypedDocumentString<ScaleDeploymentMutation, ScaleDeploymentMutationVariables>;
+export const SetAutoscalingDocument = new TypedDocumentString(`
+    mutation SetAutoscaling($id: ID!, $autoscaling: AutoscalingInput) {
+  setAutoscaling(id: $id, autoscaling: $autoscaling) {
+    __typename
+    ... on Deployment {
+      ...DeploymentView
+    }
+    ... on ValidationError {
+      code
+      message
+      fields {
+        path
+        message
+        code
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment DeploymentView on Deployment {
+  id
+  name
+  clusterId
+  model
+  servedModelName
+  engine
+  gpuType
+  gpusPerReplica
+  replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
+  concurrency
+  status
+  statusMessage
+  endpointUrl
+  endpoints
+  warnings {
+    code
+    message
+    path
+  }
+  workers {
+    name
+    replica
+    status
+    reason
+    node
+    devices
+    restarts
+    lastRestartAt
+    uptimeSeconds
+    utilisation
+  }
+}`, {"hash":"6f32efb4e65207225a3da3e047a7f5f4667361b75501c0b8a3cc43e53552638e"}) as unknown as TypedDocumentString<SetAutoscalingMutation, SetAutoscalingMutationVariables>;
 export const StopDeploymentDocument = new TypedDocumentString(`
     mutation StopDeployment($id: ID!) {
   stopDeployment(id: $id) {
@@ -4343,6 +4539,14 @@ export const StopDeploymentDocument = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4365,7 +4569,7 @@ export const StopDeploymentDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"1c5b887a8301e285692850a3073031af56a82604e31e3d7fb7270387f482037b"}) as unknown as TypedDocumentString<StopDeploymentMutation, StopDeploymentMutationVariables>;
+}`, {"hash":"c82825e2f7da2022d1491b29c29f7ef89757a9d85224db4112c0a9e001d95ef2"}) as unknown as TypedDocumentString<StopDeploymentMutation, StopDeploymentMutationVariables>;
 export const DeploymentUpdatesDocument = new TypedDocumentString(`
     subscription DeploymentUpdates($clusterId: ID!, $since: Int) {
   deploymentUpdates(clusterId: $clusterId, since: $since) {
@@ -4382,6 +4586,12 @@ export const DeploymentUpdatesDocument = new TypedDocumentString(`
       deployment {
         ...DeploymentView
       }
+      scalingStep {
+        at
+        fromReplicas
+        toReplicas
+        reason
+      }
     }
   }
 }
@@ -4395,6 +4605,14 @@ export const DeploymentUpdatesDocument = new TypedDocumentString(`
   gpuType
   gpusPerReplica
   replicas
+  autoscaling {
+    minReplicas
+    maxReplicas
+    metric
+    target
+    scaleToZeroAfterSeconds
+    scaleDownDelaySeconds
+  }
   concurrency
   status
   statusMessage
@@ -4417,7 +4635,7 @@ export const DeploymentUpdatesDocument = new TypedDocumentString(`
     uptimeSeconds
     utilisation
   }
-}`, {"hash":"28e2d47321aaf46968e11c5e6b208fbb86d56c0b7112780dd7d5154774b1b0d2"}) as unknown as TypedDocumentString<DeploymentUpdatesSubscription, DeploymentUpdatesSubscriptionVariables>;
+}`, {"hash":"bc17594ea198754b2e31f1ab7fb371f9865d57c587657094bbf1783ae72ea2b0"}) as unknown as TypedDocumentString<DeploymentUpdatesSubscription, DeploymentUpdatesSubscriptionVariables>;
 export const FleetListDocument = new TypedDocumentString(`
     query FleetList {
   fleets {
@@ -5236,3 +5454,15 @@ export const ScheduleJobLogsDocument = new TypedDocumentString(`
   }
 }
     `, {"hash":"9d9fbfa7c7b2459ab6f38b6063b1a07c7ef660209608ffbe42d72049a11cac32"}) as unknown as TypedDocumentString<ScheduleJobLogsQuery, ScheduleJobLogsQueryVariables>;
+export const ScheduleScalingStepsDocument = new TypedDocumentString(`
+    query ScheduleScalingSteps($clusterId: ID!) {
+  scalingSteps(clusterId: $clusterId) {
+    deploymentId
+    deploymentName
+    at
+    fromReplicas
+    toReplicas
+    reason
+  }
+}
+    `, {"hash":"a25f031db9635b3c972a246329d71a09ec6dacedb9883d0db7e66513aa63ead2"}) as unknown as TypedDocumentString<ScheduleScalingStepsQuery, ScheduleScalingStepsQueryVariables>;

@@ -12,6 +12,7 @@ from domain.model.ids import JobId
 from domain.model.job import JobPriority
 from domain.serving import capacity
 from schema.context import Info
+from schema.types.autoscaling import Autoscaling, AutoscalingInput, ScalingStep
 from schema.types.connection import PageInfo
 from schema.types.derive import derive
 from schema.types.job import Job
@@ -103,6 +104,12 @@ class Deployment:
         description="The secrets of its tenant's each replica gets (names, never values)."
     )
     replicas: int = strawberry.field(description="Replicas wanted.")
+    autoscaling: Autoscaling | None = strawberry.field(
+        description="How it scales itself (null: `replicas` is what you set)."
+    )
+    scaling_steps: list[ScalingStep] = strawberry.field(
+        description="The last steps its autoscaler took (at most 20), newest first."
+    )
     concurrency: int = strawberry.field(
         description="Requests each replica serves at once (engineArgs.maxNumSeqs)."
     )
@@ -142,6 +149,8 @@ class Deployment:
             cls,
             d,
             concurrency=d.engine_args.max_num_seqs,
+            autoscaling=Autoscaling.from_domain(d.autoscaling) if d.autoscaling else None,
+            scaling_steps=[ScalingStep.from_domain(step, d) for step in d.scaling_steps],
             workers=[Worker.from_domain(w, now) for w in d.workers],
             replica_job_ids=list(d.replica_jobs),
             deployment=d,
@@ -193,6 +202,9 @@ class DeploymentSnapshot:
 class DeploymentChange:
     sequence: int
     deployment: Deployment
+    scaling_step: ScalingStep | None = strawberry.field(
+        default=None, description="The step its autoscaler took, when this change is one."
+    )
 
 
 DeploymentUpdate = Annotated[
@@ -237,7 +249,12 @@ class DeployModelInput:
         default=None,
         description="Optional check: must equal tensorParallelSize x pipelineParallelSize.",
     )
-    replicas: int = 1
+    replicas: int = strawberry.field(
+        default=1, description="Replicas to start with (within autoscaling's bounds, if given)."
+    )
+    autoscaling: AutoscalingInput | None = strawberry.field(
+        default=None, description="Scale itself within these bounds; null: `replicas` stays."
+    )
     concurrency: int | None = strawberry.field(
         default=None, description="Requests each replica serves at once (maxNumSeqs)."
     )

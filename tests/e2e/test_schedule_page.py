@@ -683,6 +683,53 @@ async def test_a_drained_node_shows_as_a_band_on_its_rows_and_in_the_drains_pane
         await call(service, admin, "Undrain", {"id": drain["id"]})
 
 
+async def test_a_deployments_scaling_step_shows_as_a_line_and_in_the_scaling_pane(
+    service: Service, browser: Any
+) -> None:
+    admin = str(service.admin_token)
+    bounds = {"minReplicas": 1, "maxReplicas": 2, "metric": "IN_FLIGHT", "target": 4}
+    made = await call(
+        service,
+        admin,
+        "DeployModel",
+        {
+            "input": {
+                "name": "page-scaler",
+                "projectId": PROJECT_ID,
+                "clusterId": service.cluster_id,
+                "model": "org/model-7b",
+                "gpuType": A100,
+                "replicas": 1,
+                "autoscaling": bounds,
+            }
+        },
+    )
+    deployment = made["deployModel"]
+    assert deployment["__typename"] == "Deployment", deployment
+    raised = await call(
+        service,
+        admin,
+        "SetAutoscaling",
+        {"id": deployment["id"], "autoscaling": bounds | {"minReplicas": 2}},
+    )
+    assert raised["setAutoscaling"]["replicas"] == 2, raised  # a step: bounds set to 2 to 2
+    page = await open_page(browser, service.base, admin, str(service.cluster_id))
+    try:
+        line = page.locator(f'#scaling-list li[data-scaling="{deployment["id"]}"]')
+        marks = page.locator('.timeline .vis-custom-time[class*=" scaling-"]')
+        deadline = time.monotonic() + 30
+        while not await line.count() or not await marks.count():
+            assert time.monotonic() < deadline
+            await page.wait_for_timeout(200)
+        text = await line.inner_text()
+        assert "page-scaler" in text and "1 → 2 replicas" in text and "bounds set" in text, text
+        assert "page-scaler: 1 → 2 replicas" in (await marks.first.get_attribute("title") or "")
+        assert not page.failures, page.failures
+    finally:
+        await page.close()
+        await call(service, admin, "StopDeployment", {"id": deployment["id"]})
+
+
 async def test_a_screenshot_of_the_page_under_load(service: Service, browser: Any) -> None:
     kinds = [("TRAINING", "HIGH"), ("BATCH", "NORMAL"), ("BATCH", "LOW"), ("TRAINING", "NORMAL")]
     for i in range(14):

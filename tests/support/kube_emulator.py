@@ -37,8 +37,12 @@ answers it (tailLines, sinceTime, timestamps, limitBytes; the container asked fo
 each read recorded in `log_requests`; JobSet's resource by `serve_job_sets`. A pod's Eviction
 (POST .../pods/<name>/eviction) is recorded in `evictions` and answered 201, 404 when the pod is
 not there, or 429 (a PodDisruptionBudget forbids it, or another status) for a pod named in
-`refuse_eviction`; nothing is evicted. `sent(method, path)` gives the requests kmock recorded
-(query, body, headers): a DELETE's gracePeriodSeconds, a node's PATCH.
+`refuse_eviction`; nothing is evicted. The API server's proxy to a pod's or a Service's port
+(GET .../pods|services/<name>[:<port>]/proxy/<path>) answers 404 when the object is not there,
+503 when nothing listens (no answer set), else what `set_proxy` set
+(or never, with `hang`, until the emulator stops), each read recorded in `proxy_requests`.
+`sent(method, path)` gives the requests kmock recorded (query, body, headers): a DELETE's
+gracePeriodSeconds, a node's PATCH.
 """
 
 from __future__ import annotations
@@ -116,6 +120,9 @@ _PENDING_PATH = re.compile(
 _NAMESPACE_PATH = re.compile(r"/api/v1/namespaces(?:/([^/]+))?")
 _LOG_PATH = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log")
 _EVICTION_PATH = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
+_PROXY_PATH = re.compile(
+    r"/api/v1/namespaces/([^/]+)/(pods|services)/([^/:]+)(?::([^/]+))?/proxy(?:/(.*))?"
+)
 _WORKLOAD_STATUS_PATH = re.compile(
     r"/apis/kueue\.x-k8s\.io/(v1beta[12])/namespaces/([^/]+)/workloads/([^/]+)/status"
 )
@@ -138,6 +145,26 @@ class LogRead:
 
     path: str
     query: dict[str, str]
+
+
+@dataclass(frozen=True, order=True)
+class ProxyRead:
+    """A GET through the API server's proxy, as the emulator was sent it."""
+
+    path: str
+    accept: str | None
+
+
+@dataclass(frozen=True)
+class ProxyAnswer:
+    text: str
+    status: int = 200
+    hang: bool = False
+    """Answer nothing until the emulator stops (a pod that accepted and never answers)."""
+
+
+ProxyKey = tuple[str, str, str, str | None, str]
+"""(pods | services, namespace, name, port or None, path)."""
 
 
 def status_body(code: int, reason: str, message: str) -> Json:
@@ -199,6 +226,11 @@ class KubeEmulator(kmock.KubernetesEmulator):
     """Every Eviction posted: namespace, pod, content type, body."""
     eviction_refused: dict[tuple[str, str], int] = attrs.field(factory=dict, init=False)
     """Pods (namespace, name) whose Eviction is refused, with the status: `refuse_eviction`."""
+    proxy_answers: dict[ProxyKey, ProxyAnswer] = attrs.field(factory=dict, init=False)
+    """What answers behind the API server's proxy: `set_proxy`."""
+    proxy_requests: list[ProxyRead] = attrs.field(factory=list, init=False)
+    """Every GET through the proxy, in order."""
+    _stopping: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -215,6 +247,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
         log_of = _LOG_PATH.fullmatch(raw_request.path)
         if log_of and raw_request.method == "GET" and self._authorised(raw_request.headers):
             return self._serve_log(log_of[1], log_of[2], dict(raw_request.query))
+        proxied = _PROXY_PATH.fullmatch(raw_request.path)
+        if proxied and raw_request.method == "GET" and self._authorised(raw_request.headers):
+            return await self._serve_proxy(raw_request, proxied)
         evicted = _EVICTION_PATH.fullmatch(raw_request.path)
         if evicted and raw_request.method == "POST" and self._authorised(raw_request.headers):
             return await self._serve_eviction(raw_request, evicted[1], evicted[2])
@@ -379,6 +414,62 @@ class KubeEmulator(kmock.KubernetesEmulator):
         success = {"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success"}
         return aiohttp.web.json_response(success, status=201)
 
+    def set_proxy(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        port: int | str | None,
+        path: str,
+        text: str,
+        status: int = 200,
+        *,
+        hang: bool = False,
+    ) -> None:
+        """What the pod or Service (`kind`: "pods" or "services") answers at `path` on `port`
+        through the API server's proxy."""
+        key = (kind, namespace, name, None if port is None else str(port), path.lstrip("/"))
+        self.proxy_answers[key] = ProxyAnswer(text, status, hang)
+
+    def stop_hanging(self) -> None:
+        """End every proxied answer held with `hang` (they end with nothing sent)."""
+        self._stopping.set()
+
+    async def _serve_proxy(
+        self, raw: aiohttp.web.BaseRequest, match: re.Match[str]
+    ) -> aiohttp.web.StreamResponse:
+        """A GET through the API server's proxy (module doc)."""
+        namespace, kind, name, port, path = match.groups()
+        self.proxy_requests.append(ProxyRead(raw.path, raw.headers.get("Accept")))
+        if self._live(kind, namespace, name) is None:
+            body = status_body(404, "NotFound", f'{kind} "{name}" not found')
+            return aiohttp.web.json_response(body, status=404)
+        answer = self.proxy_answers.get((kind, namespace, name, port, path or ""))
+        if answer is None:
+            message = f"error trying to reach service: dial tcp {name}:{port}: connection refused"
+            body = status_body(503, "ServiceUnavailable", message)
+            return aiohttp.web.json_response(body, status=503)
+        if answer.hang:
+            await self._stopping.wait()
+            return aiohttp.web.Response(status=504)
+        return aiohttp.web.Response(
+            body=answer.text.encode(),
+            status=answer.status,
+            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+        )
+
+    def _live(self, plural: str, namespace: str, name: str) -> Json | None:
+        """The live core (v1) object of this kind, if there is one."""
+        found = (
+            obj.raw
+            for (resource, ns, each), obj in self.objects.items()
+            if resource.group == ""
+            and resource.plural == plural
+            and (ns, each) == (namespace, name)
+            if not obj.deleted
+        )
+        return next(found, None)
+
     def refuse_eviction(self, pod: Json, code: int = 429) -> None:
         """`pod`'s Eviction is answered `code`: 429, a PodDisruptionBudget forbids it now; 403,
         RBAC does; another, the server fails."""
@@ -388,13 +479,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         return self._pod(namespace, name) is not None
 
     def _pod(self, namespace: str, name: str) -> Json | None:
-        found = (
-            obj.raw
-            for (resource, ns, pod), obj in self.objects.items()
-            if resource.group == "" and resource.plural == "pods" and (ns, pod) == (namespace, name)
-            if not obj.deleted
-        )
-        return next(found, None)
+        return self._live("pods", namespace, name)
 
     def sent(self, method: str, path: str) -> list[kmock.Request]:
         """The requests kmock recorded with this method to this path (no query), in order."""
@@ -852,7 +937,10 @@ async def running_emulator(
     async with emulator, kmock.Server(emulator, **options) as server:
         if bearer_token is not None:
             server.client.headers["Authorization"] = f"Bearer {bearer_token}"
-        yield emulator
+        try:
+            yield emulator
+        finally:
+            emulator.stop_hanging()
 
 
 def server_url(emulator: KubeEmulator) -> str:

@@ -19,6 +19,7 @@ from decimal import Decimal
 import pytest
 
 from domain.errors import Conflict, NotFound, ValidationFailed
+from domain.model.autoscaling import ServingLoad
 from domain.model.cluster import Cluster
 from domain.model.deployment import (
     Deployment,
@@ -56,12 +57,19 @@ class Endpoints:
     def __init__(self) -> None:
         self.ready = True
         self.asked: list[tuple[str, tuple[JobId, ...]]] = []
+        self.seen: ServingLoad | None = None
 
     async def endpoint(
         self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
     ) -> EndpointState:
         self.asked.append((deployment.name, tuple(running)))
         return EndpointState(URL, self.ready and bool(running), {j: 0.25 for j in running})
+
+    async def load(
+        self, cluster: Cluster, deployment: Deployment, running: Sequence[JobId]
+    ) -> ServingLoad | None:
+        """`seen`, as told (None: not known)."""
+        return self.seen
 
 
 class World:

@@ -13,15 +13,18 @@ Service selects the pods by it: any live replica's Service fronts them all. A re
 is named after its job (`replica_service`), not after the hand-over: its address survives a
 retry, and the gateway removes a replica's earlier releases before installing the next, so two
 never claim the name. A chart of the user's gets the same values and should honour
-`serviceName` and `serviceSelector` as it honours `podLabels`.
+`serviceName` and `serviceSelector` as it honours `podLabels`. So a replica's own vLLM is
+reached at its pod (`serving_pod`), not its Service.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from adapters.kubernetes.kueue.jobs import job_identity
 from adapters.kubernetes.kueue.objects import JsonObject, quantity
+from adapters.kubernetes.kueue.reading import metadata, true_condition
 from adapters.kubernetes.kueue.secrets import chart_values
 from domain.model.deployment import EngineArgs, engine_args_from_document
 from domain.model.ids import JobId
@@ -44,6 +47,20 @@ def is_model_replica(workload: Workload) -> bool:
 def replica_service(job_id: JobId) -> str:
     """The name of the Service of a replica job's releases (a DNS label, like release names)."""
     return f"bud-{job_id.hex[:20]}"
+
+
+def serving_pod(pods: Sequence[Mapping[str, Any]], job_id: JobId) -> Mapping[str, Any] | None:
+    """The pod that serves a replica job now, of `pods`: one of the job's that is Ready and not
+    being deleted, of its latest hand-over, the newest; None when it has none."""
+    serving = [
+        (identity[1], str(metadata(pod).get("creationTimestamp") or ""), index)
+        for index, pod in enumerate(pods)
+        if (identity := job_identity(pod)) is not None
+        and identity[0] == job_id
+        and not metadata(pod).get("deletionTimestamp")
+        and true_condition(pod, "Ready") is not None
+    ]
+    return pods[max(serving)[2]] if serving else None
 
 
 def model_release(

@@ -8,6 +8,7 @@ import {
   BudgetsDocument,
   JobCostDocument,
   ScheduleDrainsDocument,
+  ScheduleScalingStepsDocument,
   ScheduleJobLogsDocument,
   ScheduleFleetsDocument,
   ScheduleTimelineDocument,
@@ -61,6 +62,8 @@ const ui = {
   budgetsList: el("budgets-list"),
   drains: el("drains"),
   drainsList: el("drains-list"),
+  scaling: el("scaling"),
+  scalingList: el("scaling-list"),
   fleets: el("fleets"),
   fleetsList: el("fleets-list"),
   quotas: el<HTMLDetailsElement>("quotas"),
@@ -206,6 +209,7 @@ async function start(value: string): Promise<void> {
   void loadBudgets();
   void loadFleets();
   void loadDrains();
+  void loadScaling();
   fitOnSnapshot = true;
   client = openSocket(value, {
     connecting: (reconnect) => {
@@ -649,6 +653,7 @@ ui.cluster.addEventListener("change", () => {
   void loadBudgets();
   void loadFleets();
   void loadDrains();
+  void loadScaling();
 });
 ui.fitWork.addEventListener("click", () => {
   if (view && !view.fitToWork()) view.showWholeRange();
@@ -836,11 +841,39 @@ async function loadDrains(): Promise<void> {
   }
 }
 
+/** The picked cluster's scaling steps: a line each on the timeline, and the last few listed.
+ * Read when the drains are (a step starts or stops replicas, so it shows as a change). */
+let scalingRequest = 0;
+const SCALING_LISTED = 8;
+async function loadScaling(): Promise<void> {
+  const current = token;
+  const here = ui.cluster.value;
+  if (!current || !here) return;
+  const mine = ++scalingRequest;
+  try {
+    const data = await query(current, ScheduleScalingStepsDocument, { clusterId: here });
+    if (mine !== scalingRequest) return;
+    view?.setScalingLines(data.scalingSteps);
+    ui.scaling.hidden = data.scalingSteps.length === 0;
+    ui.scalingList.innerHTML = data.scalingSteps
+      .slice(0, SCALING_LISTED)
+      .map(
+        (s) =>
+          `<li data-scaling="${esc(s.deploymentId)}"><strong>${esc(s.deploymentName)}</strong> ${s.fromReplicas} → ${s.toReplicas} replicas, ${esc(relative(Date.parse(s.at)))} <span class="muted">${esc(s.reason)}</span></li>`,
+      )
+      .join("");
+  } catch (error) {
+    if (mine !== scalingRequest) return;
+    if (error instanceof AuthError) return forgetToken(error.message);
+  }
+}
+
 function drainsSoon(): void {
   if (drainsTimer) return;
   drainsTimer = window.setTimeout(() => {
     drainsTimer = 0;
     void loadDrains();
+    void loadScaling();
   }, 3_000);
 }
 
@@ -852,6 +885,7 @@ window.setInterval(() => {
     fleetsPolling = false;
   });
   void loadDrains();
+  void loadScaling();
 }, 60_000);
 
 // ---------------------------------------------------------------- boot

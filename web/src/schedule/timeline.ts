@@ -43,6 +43,16 @@ export interface DrainBand {
   endedAt?: string | null;
 }
 
+/** A step a deployment's autoscaler took, as the page draws it: a line at its time. */
+export interface ScalingMark {
+  deploymentId: string;
+  deploymentName: string;
+  at: string;
+  fromReplicas: number;
+  toReplicas: number;
+  reason: string;
+}
+
 const SEP = "\u001f";
 const MINUTE = 60_000;
 const CPU_ROW = "cpu";
@@ -136,6 +146,23 @@ export class TimelineView {
       this.timeline.addCustomTime(line.at, id);
       this.timeline.setCustomTimeTitle(line.title, id);
       this.budgetLines.add(id);
+    }
+  }
+
+  private scalingLines = new Set<string>();
+
+  /** A blue line where a deployment scaled itself (`Query.scalingSteps`), titled with its
+   * replicas before and after and why; the lines from the last call are replaced. */
+  setScalingLines(steps: ScalingMark[]): void {
+    for (const id of this.scalingLines) this.timeline.removeCustomTime(id);
+    this.scalingLines.clear();
+    for (const step of steps) {
+      const at = Date.parse(step.at);
+      const id = `scaling-${step.deploymentId}-${at}`;
+      if (Number.isNaN(at) || this.scalingLines.has(id)) continue;
+      this.timeline.addCustomTime(new Date(at), id);
+      this.timeline.setCustomTimeTitle(`${step.deploymentName}: ${step.fromReplicas} → ${step.toReplicas} replicas (${step.reason})`, id);
+      this.scalingLines.add(id);
     }
   }
 
