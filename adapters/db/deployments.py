@@ -10,7 +10,7 @@ from adapters.shapes.documents import (
     deployment_from_document,
     deployment_to_document,
 )
-from domain.model.deployment import Deployment, DeploymentStatus
+from domain.model.deployment import Deployment
 from domain.model.ids import ClusterId, DeploymentId, ProjectId
 from domain.ports.repositories import JobCursor, Page
 
@@ -39,13 +39,15 @@ class SqlDeploymentRepository(DocumentRepository[Deployment]):
         return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
 
     async def with_endpoints(self) -> list[Deployment]:
+        # (one at zero replicas keeps its URL: a request brings it back, or scaleDeployment;
+        # one stopped by its user has none)
         stmt = self._scoped(
             sa.select(deployments).where(
-                deployments.c.status != DeploymentStatus.STOPPED.value,
-                deployments.c.document["endpoint_url"].as_string().is_not(None),
+                deployments.c.document["endpoint_url"].as_string().is_not(None)
             )
         )
-        return [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+        found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+        return [d for d in found if not d.stopped]
 
     async def page(
         self,

@@ -9,7 +9,9 @@ deployment's label on the pods, and a Service named after the replica's job that
 replica's pods; the replica's pod Ready -> the deployment RUNNING at its Service's in-cluster
 URL, with a RUNNING worker on the pod's node; a container restart in the pod's status -> the
 worker's restarts and last restart time; scaling to two installs a second release, back to one
-and stopping uninstall them; a chart of the user's is installed with the same values.
+and stopping uninstall them; a chart of the user's is installed with the same values; an
+autoscaled deployment scales up on its replica's vLLM metrics read through the pod proxy, and
+minReplicas 0 is refused there.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import base64
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from adapters.helm.releases import CHARTS
 from adapters.kubernetes.kueue.models import DEPLOYMENT_LABEL, replica_service
 from budcluster.bootstrap import App
 from domain.errors import ValidationFailed
+from domain.model.autoscaling import Autoscaling, ScaleMetric
 from domain.model.deployment import (
     Deployment,
     DeploymentStatus,
@@ -253,3 +257,50 @@ async def test_another_engine_needs_a_chart_on_a_kubernetes_cluster(world: World
             request(cluster_id, engine=Engine.OPENAI_COMPATIBLE, image="ghcr.io/acme/llm:1"),
         )
     assert [(i.field, i.code) for i in caught.value.issues] == [("engine", "UNSUPPORTED")]
+
+
+async def test_an_autoscaled_deployment_scales_on_its_replicas_vllm_metrics(world: World) -> None:
+    """Requests in flight read from the replica's vLLM through the pod proxy (12 against a
+    target of 4) make two more replicas, each a release of its own; minReplicas 0 is refused
+    on a Kubernetes cluster."""
+    app, emulator, cluster_id = world
+    scaling = Autoscaling(1, 3, ScaleMetric.IN_FLIGHT, 4.0)
+    deployment = await app.deployments.deploy(
+        ALICE, request(cluster_id, replicas=1, autoscaling=scaling)
+    )
+    manifest = await installed(app, emulator, deployment, 0)
+    pod = await run_pod(emulator, manifest, "r0", "gpu-a100-0")
+
+    async def status() -> DeploymentStatus:
+        return (await deployment_of(app, deployment.id)).status
+
+    await until(status, DeploymentStatus.RUNNING)
+    assert await app.autoscaler.autoscale(deployment.id) is None  # its metrics not served yet
+    busy = "\n".join(
+        [
+            "# TYPE vllm:num_requests_running gauge",
+            'vllm:num_requests_running{engine="0",model_name="llama-3-8b"} 8.0',
+            "# TYPE vllm:num_requests_waiting gauge",
+            'vllm:num_requests_waiting{engine="0",model_name="llama-3-8b"} 4.0',
+            "",
+        ]
+    )
+    namespace = tenant_namespace(ALICE.tenant_id)
+    emulator.set_proxy("pods", namespace, pod["metadata"]["name"], 8000, "metrics", busy)
+    step = await app.autoscaler.autoscale(deployment.id)
+    assert step is not None and (step.from_replicas, step.to_replicas) == (1, 3), step
+    assert step.metric_value == 12.0
+    for index in (1, 2):  # each new replica a release of its own
+        added = await installed(app, emulator, deployment, index)
+        labels = added["spec"]["template"]["metadata"]["labels"]
+        assert labels[DEPLOYMENT_LABEL] == str(deployment.id)
+    assert (await deployment_of(app, deployment.id)).scaling_steps == (step,)
+
+    with pytest.raises(ValidationFailed) as refused:
+        await app.deployments.deploy(
+            ALICE, request(cluster_id, name="idle", autoscaling=replace(scaling, min_replicas=0))
+        )
+    assert [(i.field, i.code) for i in refused.value.issues] == [
+        ("autoscaling.min_replicas", "UNSUPPORTED")
+    ]
+    await app.deployments.stop(ALICE, deployment.id)

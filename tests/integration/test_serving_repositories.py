@@ -194,24 +194,26 @@ async def test_tenants_and_pages(db: Database) -> None:
 async def test_deployments_with_endpoints_are_found_across_tenants(db: Database) -> None:
     cluster = await add_cluster(db)
     alice, bob = TenantId(uuid.uuid4()), TenantId(uuid.uuid4())
-    serving, other, silent, stopped = (
+    serving, other, silent, stopped, idle = (
         deployment_on(cluster, tenant, name)
-        for tenant, name in ((alice, "a"), (bob, "b"), (alice, "c"), (alice, "d"))
+        for tenant, name in ((alice, "a"), (bob, "b"), (alice, "c"), (alice, "d"), (alice, "e"))
     )
     serving.endpoint_url = "http://127.0.0.1:9100/d/a/v1"
     other.endpoint_url = "http://127.0.0.1:9100/d/b/v1"
     stopped.endpoint_url = "http://127.0.0.1:9100/d/d/v1"
-    stopped.status = DeploymentStatus.STOPPED
+    stopped.stop(stopped.created_at)  # by its user
+    idle.endpoint_url = "http://127.0.0.1:9100/d/e/v1"
+    idle.status = DeploymentStatus.STOPPED  # at zero replicas: its URL still brings it back
     async with db.unit_of_work(SYSTEM) as uow:
-        for d in (serving, other, silent, stopped):
+        for d in (serving, other, silent, stopped, idle):
             await uow.deployments.add(d)
         await uow.commit()
     async with db.unit_of_work(SYSTEM) as uow:
         everyone = await uow.deployments.with_endpoints()
     async with db.unit_of_work(TenantScope(alice)) as uow:
         hers = await uow.deployments.with_endpoints()
-    assert sorted(d.name for d in everyone) == ["a", "b"]
-    assert [d.name for d in hers] == ["a"]
+    assert sorted(d.name for d in everyone) == ["a", "b", "e"]
+    assert sorted(d.name for d in hers) == ["a", "e"]
 
 
 async def test_benchmark_round_trip_with_result_progress_and_samples(db: Database) -> None:

@@ -28,7 +28,7 @@ from domain.model.audit import AuditCursor, AuditEvent, AuditFilter, AuditPage
 from domain.model.benchmark import Benchmark
 from domain.model.budget import Budget
 from domain.model.cluster import Cluster, ClusterStatus, GpuPrice, Node, NodeType, Platform
-from domain.model.deployment import Deployment, DeploymentStatus
+from domain.model.deployment import Deployment
 from domain.model.drain import Drain, DrainId
 from domain.model.events import Change, ClusterChanged, ServingChange
 from domain.model.fleet import Fleet, FleetPlan, JobMove
@@ -970,9 +970,7 @@ class FakeDeploymentRepository(_FakeServingRepository):
         return [
             copy.deepcopy(d)
             for d in self._uow.store.deployments.values()
-            if d.endpoint_url
-            and d.status is not DeploymentStatus.STOPPED
-            and self._visible(d.tenant_id)
+            if d.endpoint_url and not d.stopped and self._visible(d.tenant_id)
         ]
 
     async def page(
