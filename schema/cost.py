@@ -173,6 +173,7 @@ LIST_SIZES: dict[str, int] = {
     "Query.budgets": 10,
     "Query.fleets": 5,
     "Query.drains": 3,
+    "Query.scalingSteps": 20,
     "Query.secrets": 10,
     "Secret.keys": 3,
     "Job.secrets": 1,
