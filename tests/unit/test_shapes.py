@@ -569,7 +569,14 @@ NOT_SHOWN: dict[type, set[str]] = {
         "version",
         "withdraw_from",
     },
-    Deployment: {"tenant_id", "chart", "changes", "version", "replacements"},
+    Deployment: {
+        "tenant_id",
+        "chart",
+        "changes",
+        "version",
+        "replacements",
+        "scaling_state",  # the autoscaler's memory between looks (its steps are shown)
+    },
     Worker: set(),
     EngineArgs: set(),
     Benchmark: {"tenant_id", "plan", "updated_at", "changes", "version"},
