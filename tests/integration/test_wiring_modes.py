@@ -112,7 +112,7 @@ async def started(factory: Factory, settings: Settings, **start: bool) -> set[st
     return names
 
 
-SERVING = {"model-serving", "event-catch-up", "task-backlog"}
+SERVING = {"model-serving", "autoscaling", "event-catch-up", "task-backlog"}
 SUPERVISING = {"cluster-supervisor", "event-pruning", "budget-check", "fleet-balancing", "drains"}
 
 
