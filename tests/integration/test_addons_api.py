@@ -287,10 +287,14 @@ async def test_a_mirror_is_used_and_a_chart_it_lacks_fails_with_helms_reason(
             {"cluster": cluster_id, "addons": ["KUEUE", "GPU_OPERATOR"], "mirror": MIRROR},
             token=operator,
         )
-        found = await settled(kube, cluster_id, operator, *("KUEUE", "GPU_OPERATOR"))
+        # the operator's need (NFD) is installed too; the operator's own chart may fail first,
+        # while NFD's install still runs, so all three are waited for
+        found = await settled(
+            kube, cluster_id, operator, *("KUEUE", "NODE_FEATURE_DISCOVERY", "GPU_OPERATOR")
+        )
 
         assert found["KUEUE"]["state"] == "INSTALLED"
-        assert found["NODE_FEATURE_DISCOVERY"]["state"] == "INSTALLED"  # the operator's need
+        assert found["NODE_FEATURE_DISCOVERY"]["state"] == "INSTALLED"
         gpu = found["GPU_OPERATOR"]
         assert gpu["state"] == "FAILED"
         assert 'chart "oci://93.184.216.34/helm-mirror/gpu-operator" not found' in gpu["reason"]
