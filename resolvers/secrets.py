@@ -45,8 +45,10 @@ async def set_secret(info: Info, input: SetSecretInput) -> SecretResult:
 @requires(Scope.SECRETS_WRITE)
 @typed_errors
 async def remove_secret(
-    info: Info, name: str, tenant_id: strawberry.ID | None = None
+    info: Info, name: str, tenant_id: strawberry.ID | None = None, force: bool = False
 ) -> SecretResult:
     tenant = TenantId(parse_uuid(tenant_id, "tenant_id")) if tenant_id else None
-    removed = await info.context.services.secrets.remove(info.context.authenticated(), tenant, name)
+    removed = await info.context.services.secrets.remove(
+        info.context.authenticated(), tenant, name, force=force
+    )
     return Secret.from_domain(removed)

@@ -186,8 +186,10 @@ class Mutation:
     )
     remove_secret = _audited(
         secret_resolvers.remove_secret,
-        "Remove a secret. Attempts handed over keep their copy until they end; a job naming it "
-        "that is handed over later fails, saying so. Needs secrets:write.",
+        "Remove a secret. Refused (ConflictError IN_USE, naming them) while jobs not ended or "
+        "deployments not stopped name it, as each would fail at its next hand-over; force: true "
+        "removes it anyway. Attempts handed over keep their copy until they end; a job naming "
+        "it that is handed over later fails, saying so. Needs secrets:write.",
     )
 
     create_resource_flavor = _audited(quota_resolvers.create_resource_flavor)

@@ -49,6 +49,13 @@ class SqlDeploymentRepository(DocumentRepository[Deployment]):
         found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
         return [d for d in found if not d.stopped]
 
+    async def naming_secret(self, name: str) -> list[Deployment]:
+        stmt = self._scoped(sa.select(deployments)).order_by(
+            deployments.c.created_at, deployments.c.id
+        )
+        found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+        return [d for d in found if not d.stopped and any(ref.name == name for ref in d.secrets)]
+
     async def page(
         self,
         *,

@@ -254,6 +254,17 @@ class SqlJobRepository:
         )
         return self._track((await self._conn.execute(stmt)).mappings().all())
 
+    async def naming_secret(self, tenant_id: TenantId, name: str) -> list[Job]:
+        statuses = sorted(s.value for s in JobStatus if s.is_active or s is JobStatus.PREEMPTED)
+        where = (jobs.c.tenant_id == tenant_id, jobs.c.status.in_(statuses))
+        stmt = self._scoped(sa.select(jobs.c.id, jobs.c.secrets).where(*where))
+        naming = [r.id for r in (await self._conn.execute(stmt)).all() if r.secrets]
+        found = await self.get_many(naming)  # only those naming some secret are read whole
+        return sorted(
+            (j for j in found.values() if any(ref.name == name for ref in j.secrets)),
+            key=lambda j: (j.created_at, str(j.id)),
+        )
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         if not cluster_ids:
             return []

@@ -150,6 +150,10 @@ class JobRepository(Protocol):
         """Jobs of these tenants in these statuses (with `held`, only those a budget holds, or
         only those it does not), oldest first: what a tenant's or project's budget acts on."""
 
+    async def naming_secret(self, tenant_id: TenantId, name: str) -> list[Job]:
+        """The tenant's jobs not ended (active, or PREEMPTED and to be requeued) that name the
+        secret `name`: each opens it at its next hand-over. Oldest first."""
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         """QUEUED jobs of these clusters that have a time window (the window sweeper), without
         reading every other waiting job."""
@@ -352,6 +356,11 @@ class DeploymentRepository(Protocol):
     async def with_endpoints(self) -> list[Deployment]:
         """Those not stopped that have an endpoint URL (under the system scope, every
         tenant's: a URL is recognised as a deployment's whoever gives it)."""
+        ...
+
+    async def naming_secret(self, name: str) -> list[Deployment]:
+        """The scope's deployments not stopped by their user that name the secret `name` (each
+        replica they start opens it). Oldest first."""
         ...
 
     async def page(

@@ -116,10 +116,13 @@ class SecretService:
         return stored
 
     async def remove(
-        self, principal: Principal, tenant_id: TenantId | None, name: str
+        self, principal: Principal, tenant_id: TenantId | None, name: str, *, force: bool = False
     ) -> TenantSecret:
-        """Remove the secret. Attempts handed over keep their copy on their cluster until they
-        end; a job naming it that is handed over later fails, saying so."""
+        """Remove the secret. Refused (Conflict IN_USE, naming them) while jobs not ended or
+        deployments not stopped name it, since each would fail at its next hand-over (a retry,
+        a requeue, a replica started); with `force` removed anyway. Attempts handed over keep
+        their copy on their cluster until they end; a job naming it that is handed over later
+        fails, saying so."""
         tenant = self._tenant(principal, tenant_id, write=True)
         if issues := secret_name_issues(name):
             raise ValidationFailed(issues)
@@ -128,6 +131,11 @@ class SecretService:
             found = (await uow.secrets.named(tenant, [name], for_update=True)).get(name)
             if found is None:
                 raise NotFound("secret", name)
+            if not force:
+                jobs = await uow.jobs.naming_secret(tenant, name)
+                deployments = await uow.deployments.naming_secret(name)
+                if jobs or deployments:
+                    raise _in_use(name, [str(j.id) for j in jobs], [d.name for d in deployments])
             await uow.secrets.remove(tenant, name)
             await uow.commit()
         return found
@@ -154,6 +162,24 @@ class SecretService:
         await uow.secrets.used([s.id for s in found.values()], now)
         await uow.audit.add(_used(job, [found[n] for n in names], cluster, now))
         return tuple(mounted)
+
+
+IN_USE_NAMED = 3
+"""How many of the jobs and deployments naming a secret its refusal names (the count says the
+rest): enough to find them, short enough to read."""
+
+
+def _in_use(name: str, jobs: list[str], deployments: list[str]) -> Conflict:
+    named = []
+    for what, ids in (("job", jobs), ("deployment", deployments)):
+        if ids:
+            shown = ", ".join(ids[:IN_USE_NAMED]) + (" and more" if len(ids) > IN_USE_NAMED else "")
+            named.append(f"{len(ids)} {what}{'s' if len(ids) > 1 else ''} ({shown})")
+    return Conflict(
+        f"secret {name} is named by {' and '.join(named)} that would fail at their next "
+        "hand-over without it; stop or cancel them first, or remove it with force: true",
+        code="IN_USE",
+    )
 
 
 def _used(job: Job, secrets: list[TenantSecret], cluster: str, now: datetime) -> AuditEvent:

@@ -1410,7 +1410,7 @@ export type Mutation = {
   registerCluster: ClusterResult;
   /** Remove a tenant's budget (the operator) or a project's; jobs it held are released. */
   removeBudget: BudgetResult;
-  /** Remove a secret. Attempts handed over keep their copy until they end; a job naming it that is handed over later fails, saying so. Needs secrets:write. */
+  /** Remove a secret. Refused (ConflictError IN_USE, naming them) while jobs not ended or deployments not stopped name it, as each would fail at its next hand-over; force: true removes it anyway. Attempts handed over keep their copy until they end; a job naming it that is handed over later fails, saying so. Needs secrets:write. */
   removeSecret: SecretResult;
   /** Start the next attempt of a FAILED or PREEMPTED job, after backoff. */
   retryJob: JobCommandResult;
@@ -1576,6 +1576,7 @@ export type MutationRemoveBudgetArgs = {
 
 
 export type MutationRemoveSecretArgs = {
+  force?: Scalars['Boolean']['input'];
   name: Scalars['String']['input'];
   tenantId?: InputMaybe<Scalars['ID']['input']>;
 };
@@ -3043,6 +3044,7 @@ export type SetSecretMutation = { __typename?: 'Mutation', setSecret: { __typena
 export type RemoveSecretMutationVariables = Exact<{
   name: Scalars['String']['input'];
   tenantId?: InputMaybe<Scalars['ID']['input']>;
+  force?: InputMaybe<Scalars['Boolean']['input']>;
 }>;
 
 
@@ -5173,8 +5175,8 @@ export const SetSecretDocument = new TypedDocumentString(`
 }
     `, {"hash":"275bffdc3caff8376861a59c5909d20ad3359c476b666b83b12a83a6c002e7de"}) as unknown as TypedDocumentString<SetSecretMutation, SetSecretMutationVariables>;
 export const RemoveSecretDocument = new TypedDocumentString(`
-    mutation RemoveSecret($name: String!, $tenantId: ID) {
-  removeSecret(name: $name, tenantId: $tenantId) {
+    mutation RemoveSecret($name: String!, $tenantId: ID, $force: Boolean = false) {
+  removeSecret(name: $name, tenantId: $tenantId, force: $force) {
     __typename
     ... on Secret {
       id
@@ -5186,7 +5188,7 @@ export const RemoveSecretDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"15746c191c50b7ca3cf6fec0513a879694b05f4173d4db6bb8f0baf8cdf40290"}) as unknown as TypedDocumentString<RemoveSecretMutation, RemoveSecretMutationVariables>;
+    `, {"hash":"b39c9f248a036eed1a0e28eeeefe9bca82b82230f5ba3b72cce931b5f3130e4a"}) as unknown as TypedDocumentString<RemoveSecretMutation, RemoveSecretMutationVariables>;
 export const ClusterQuotasDocument = new TypedDocumentString(`
     query ClusterQuotas($id: ID!) {
   cluster(id: $id) {

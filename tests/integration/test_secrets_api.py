@@ -40,8 +40,10 @@ mutation($input: SetSecretInput!) {
 }
 """
 REMOVE = """
-mutation($name: String!) {
-  removeSecret(name: $name) { __typename ... on Secret { name } ... on UserError { code } }
+mutation($name: String!, $force: Boolean) {
+  removeSecret(name: $name, force: $force) {
+    __typename ... on Secret { name } ... on UserError { code message }
+  }
 }
 """
 LIST = "query { secrets { name keys version lastUsedAt } }"
@@ -214,7 +216,12 @@ async def test_a_secret_removed_after_submission_fails_the_hand_over_saying_so(a
     token = await api.token(*SCOPES, Scope.SECRETS_WRITE)
     await set_secret(api, token, "hf", HF_TOKEN=TOKEN)
     made = await submit(api, token, [{"name": "hf"}])
-    assert (await api.ok(REMOVE, {"name": "hf"}, token=token))["removeSecret"]["name"] == "hf"
+    refused = (await api.ok(REMOVE, {"name": "hf"}, token=token))["removeSecret"]
+    assert (refused["__typename"], refused["code"]) == ("ConflictError", "IN_USE")
+    assert f"1 job ({made['id']})" in refused["message"] and "force: true" in refused["message"]
+    assert [s["name"] for s in (await api.ok(LIST, token=token))["secrets"]] == ["hf"]
+    forced = await api.ok(REMOVE, {"name": "hf", "force": True}, token=token)
+    assert forced["removeSecret"]["name"] == "hf"
     found = await job(api, made["id"])
     assert not await api.app.workloads.submit(found.id, found.attempt)
     failed = await job(api, made["id"])
@@ -228,7 +235,7 @@ async def test_a_deployments_replicas_get_its_secrets(api: Api) -> None:
     mutation($input: DeployModelInput!) {
       deployModel(input: $input) {
         __typename
-        ... on Deployment { secrets { name } replicaJobs { secrets { name } } }
+        ... on Deployment { id secrets { name } replicaJobs { secrets { name } } }
         ... on ValidationError { fields { path code } }
       }
     }
@@ -247,3 +254,13 @@ async def test_a_deployments_replicas_get_its_secrets(api: Api) -> None:
     made = (await api.ok(deploy, {"input": given}, token=token))["deployModel"]
     assert made["secrets"] == [{"name": "hf"}]
     assert made["replicaJobs"] == [{"secrets": [{"name": "hf"}]}]
+
+    # while the deployment runs (and may start replicas) its secret stays; stopped, it goes
+    refused = (await api.ok(REMOVE, {"name": "hf"}, token=token))["removeSecret"]
+    assert refused["code"] == "IN_USE" and "1 deployment (gated)" in refused["message"]
+    stop = "mutation($id: ID!) { stopDeployment(id: $id) { __typename } }"
+    assert (await api.ok(stop, {"id": made["id"]}, token=token))["stopDeployment"] == {
+        "__typename": "Deployment"
+    }
+    removed = (await api.ok(REMOVE, {"name": "hf"}, token=token))["removeSecret"]
+    assert removed == {"__typename": "Secret", "name": "hf"}

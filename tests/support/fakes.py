@@ -309,6 +309,20 @@ class FakeJobRepository:
         )
         return [self._load(j) for j in found[:limit]]
 
+    async def naming_secret(self, tenant_id: TenantId, name: str) -> list[Job]:
+        found = sorted(
+            (
+                j
+                for j in self._uow.store.jobs.values()
+                if j.tenant_id == tenant_id
+                and (j.status.is_active or j.status is JobStatus.PREEMPTED)
+                and any(ref.name == name for ref in j.secrets)
+                and self._visible(j)
+            ),
+            key=lambda j: (j.created_at, str(j.id)),
+        )
+        return [self._load(j) for j in found]
+
     async def queued_in_windows(self, cluster_ids: Sequence[ClusterId]) -> list[Job]:
         return [
             self._load(j)
@@ -972,6 +986,16 @@ class FakeDeploymentRepository(_FakeServingRepository):
             for d in self._uow.store.deployments.values()
             if d.endpoint_url and not d.stopped and self._visible(d.tenant_id)
         ]
+
+    async def naming_secret(self, name: str) -> list[Deployment]:
+        found = [
+            copy.deepcopy(d)
+            for d in self._uow.store.deployments.values()
+            if not d.stopped
+            and any(ref.name == name for ref in d.secrets)
+            and self._visible(d.tenant_id)
+        ]
+        return sorted(found, key=lambda d: (d.created_at, str(d.id)))
 
     async def page(
         self,

@@ -12,8 +12,16 @@ import pytest
 
 from adapters.secrets.envelope import EnvelopeSecretBox
 from adapters.secrets.keyring import Keyring, generate_private_key_pem
-from domain.errors import FieldIssue, Forbidden, NotFound, SecretUnreadable, ValidationFailed
+from domain.errors import (
+    Conflict,
+    FieldIssue,
+    Forbidden,
+    NotFound,
+    SecretUnreadable,
+    ValidationFailed,
+)
 from domain.model.ids import TenantId
+from domain.model.job import Job, JobStatus
 from domain.model.principal import Principal, Scope
 from domain.model.tenant_secret import (
     SecretRef,
@@ -126,3 +134,34 @@ async def test_a_jobs_secrets_are_opened_noted_and_audited_or_it_says_why_not(
     async with uow(TenantScope.system()) as opened:
         with pytest.raises(SecretGone, match="secret hf was removed"):
             await service.open_for(opened, job, "sim-a")
+
+
+async def test_removal_is_refused_while_jobs_not_ended_name_it_unless_forced(
+    service: SecretService, uow: FakeUnitOfWorkFactory
+) -> None:
+    alice = Principal(ALICE, WRITER)
+    await service.put(alice, None, "hf", [("HF_TOKEN", "x")])
+    await service.put(alice, None, "other", [("K", "y")])
+
+    def stored(status: JobStatus, tenant: TenantId, *names: str) -> Job:
+        job = replace(new_job(status), tenant_id=tenant, secrets=tuple(SecretRef(n) for n in names))
+        uow.store.jobs[job.id] = job
+        return job
+
+    waiting = stored(JobStatus.PENDING, ALICE, "other", "hf")
+    preempted = stored(JobStatus.PREEMPTED, ALICE, "hf")  # requeued: opens it again
+    stored(JobStatus.COMPLETED, ALICE, "hf")
+    stored(JobStatus.RUNNING, ALICE, "other")
+    stored(JobStatus.RUNNING, BOB, "hf")  # Bob's hf is another secret
+
+    with pytest.raises(Conflict) as refused:
+        await service.remove(alice, None, "hf")
+    assert refused.value.code == "IN_USE"
+    assert f"2 jobs ({waiting.id}, {preempted.id})" in str(refused.value)
+    assert [s.name for s in await service.secrets(alice)] == ["hf", "other"]  # nothing removed
+
+    uow.store.jobs[preempted.id] = replace(preempted, status=JobStatus.CANCELLED)
+    with pytest.raises(Conflict, match=rf"1 job \({waiting.id}\)"):
+        await service.remove(alice, None, "hf")
+    assert (await service.remove(alice, None, "hf", force=True)).name == "hf"
+    assert [s.name for s in await service.secrets(alice)] == ["other"]
