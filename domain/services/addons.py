@@ -5,9 +5,11 @@ outbound policy clears (like every URL a caller gives), an add-on whose pinned v
 support the cluster's Kubernetes is refused naming it (`addons.N`), and so is Kueue when the
 cluster runs a Kueue outside the range budcluster supports (budcluster does not replace a Kueue
 it did not install). What the last health check found is left as it is (asking for it is not an
-error: it answers INSTALLED, origin FOUND), and so is what is already asked for; an add-on a
-requested one needs is asked for with it (the GPU Operator needs Node Feature Discovery). Each
-add-on then gets REQUESTED and a task of its own, keyed by the request, committed first.
+error: it answers INSTALLED, origin FOUND), and so is what is already asked for (unless that
+request has not moved for `ABANDONED_AFTER`: its task is gone, and asking again replaces it);
+an add-on a requested one needs is asked for with it (the GPU Operator needs Node Feature
+Discovery). Each add-on then gets REQUESTED and a task of its own, keyed by the request,
+committed first.
 
 The task (`install`) reads the cluster again: it waits while the cluster is being connected (a
 cluster registered with add-ons), finds the add-on there after all (FOUND) or installs the
@@ -23,6 +25,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timedelta
 
 from domain.backoff import backoff_seconds
 from domain.errors import FieldIssue, Forbidden, NotFound, ValidationFailed
@@ -54,6 +57,12 @@ INSTALL_TRIES = 8
 CONNECTING_WAIT_SECONDS = 5.0
 UNSUPPORTED = "UNSUPPORTED_VERSION"
 PENDING = (AddonState.REQUESTED, AddonState.INSTALLING)
+ABANDONED_AFTER = timedelta(minutes=15)
+"""A request REQUESTED or INSTALLING that has not moved for this long has no task left (its
+task was never queued, or its worker died past arq's tries): asking again replaces it. The
+task moves the request at least every backoff (at most `domain.backoff.CAP_SECONDS`, 300 s)
+plus one try (the worker's 30 s timeout), 330 s; this is well over twice that, so a task still
+alive is never replaced."""
 
 
 class AddonService:
@@ -130,9 +139,12 @@ class AddonService:
                 raise ValidationFailed(issues)
             for addon in wanted:
                 chart = CHARTS[addon]
-                state = addon_view(chart, cluster.health, before.get(addon)).state
-                if state is AddonState.INSTALLED or state in PENDING:
-                    continue  # there already, or on its way: nothing more to do
+                earlier = before.get(addon)
+                state = addon_view(chart, cluster.health, earlier).state
+                if state is AddonState.INSTALLED:
+                    continue  # there already: nothing more to do
+                if state in PENDING and not _abandoned(earlier, now):
+                    continue  # on its way: its task runs
                 install = AddonInstall(
                     cluster_id=cluster_id,
                     addon=addon,
@@ -254,6 +266,10 @@ class AddonService:
             await uow.commit()
         log.info("cluster %s: add-on %s %s", install.cluster_id, install.addon, state.value)
         return state
+
+
+def _abandoned(install: AddonInstall | None, now: datetime) -> bool:
+    return install is not None and now - install.updated_at > ABANDONED_AFTER
 
 
 def _actor(principal: Principal) -> str:

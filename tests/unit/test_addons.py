@@ -35,7 +35,7 @@ from domain.ports.gateways import GatewayUnavailable
 from domain.ports.helm import ReleaseInfo, ReleaseRejected, ReleaseSpec
 from domain.ports.tasks import RetryTask
 from domain.services import task_names
-from domain.services.addons import INSTALL_TRIES, AddonService
+from domain.services.addons import ABANDONED_AFTER, INSTALL_TRIES, AddonService
 from domain.services.destinations import Destinations
 from tests.support.fakes import (
     T0,
@@ -247,6 +247,23 @@ async def test_asking_again_for_what_is_on_its_way_queues_nothing_more() -> None
     await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
     await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
     assert len(world.tasks.enqueued) == 1
+
+
+async def test_asking_again_replaces_a_request_whose_task_is_gone() -> None:
+    world = World()
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
+    first = world.uow.store.addons[(world.id, Addon.KUEUE)].request_id
+    world.clock.advance(ABANDONED_AFTER.total_seconds())  # not yet: its task may still run
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
+    assert len(world.tasks.enqueued) == 1
+
+    world.clock.advance(1)  # the task was lost (never queued, or its worker died): asked anew
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
+    replaced = world.uow.store.addons[(world.id, Addon.KUEUE)]
+    assert replaced.request_id != first and replaced.state is AddonState.REQUESTED
+    assert [q.kwargs["request_id"] for q in world.tasks.enqueued] == [first, replaced.request_id]
+    assert await world.run_tasks() == [None, AddonState.INSTALLED]  # the lost one does nothing
+    assert len(world.helm.installed) == 1
 
 
 async def test_only_the_operator_may_ask() -> None:
