@@ -79,6 +79,9 @@ class VersionRange:
         )
 
 
+UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
+"""The code of a refusal for versions outside the supported ranges (add-ons, jobs, deployments)."""
+
 KUEUE_SUPPORTED = VersionRange((0, 13), (0, 20))
 """The Kueue versions budcluster's adapters work with (adapters/kubernetes/kueue): from v0.13,
 the first serving Cohort in kueue.x-k8s.io/v1beta1 (sync.py), with v1beta1 alone until v0.15 and
@@ -218,17 +221,27 @@ def kubernetes_problem(
     )
 
 
-def kueue_problem(health: tuple[HealthCheck, ...] | list[HealthCheck]) -> str | None:
+def kueue_outside_range(health: tuple[HealthCheck, ...] | list[HealthCheck]) -> str | None:
     """Why the Kueue found on the cluster is one budcluster can't work with (None: it can, or
     there is none, or its version is unknown)."""
     kueue = next((h for h in health if h.name == CHARTS[Addon.KUEUE].check and h.ok), None)
     version = parse_version(kueue.version) if kueue is not None else None
     if kueue is None or version is None or KUEUE_SUPPORTED.holds(version):
         return None
-    return (
-        f"Kueue {kueue.version} is installed, outside the supported {KUEUE_SUPPORTED}: "
-        "upgrade it (budcluster does not replace a Kueue it did not install)"
-    )
+    return f"Kueue {kueue.version} is installed, outside the supported {KUEUE_SUPPORTED}"
+
+
+def kueue_problem(health: tuple[HealthCheck, ...] | list[HealthCheck]) -> str | None:
+    """Why Kueue can't be installed over the one found (None: nothing stands in the way)."""
+    found = kueue_outside_range(health)
+    return found and f"{found}: upgrade it (budcluster does not replace a Kueue it did not install)"
+
+
+def unsupported_kueue_issue(cluster_health: tuple[HealthCheck, ...]) -> str | None:
+    """Why no job or deployment is taken for a cluster (None: its Kueue is one budcluster's
+    adapters speak to, or not known yet): what needs Kueue is refused outside the range."""
+    found = kueue_outside_range(cluster_health)
+    return found and f"{found}: budcluster hands no work to it; upgrade it first"
 
 
 @dataclass

@@ -31,6 +31,7 @@ from domain.backoff import backoff_seconds
 from domain.errors import FieldIssue, Forbidden, NotFound, ValidationFailed
 from domain.model.addons import (
     CHARTS,
+    UNSUPPORTED_VERSION,
     Addon,
     AddonInstall,
     AddonOrigin,
@@ -55,7 +56,6 @@ log = logging.getLogger(__name__)
 INSTALL_TRIES = 8
 """Tries of one add-on's task (workers.tasks gives it as many)."""
 CONNECTING_WAIT_SECONDS = 5.0
-UNSUPPORTED = "UNSUPPORTED_VERSION"
 PENDING = (AddonState.REQUESTED, AddonState.INSTALLING)
 ABANDONED_AFTER = timedelta(minutes=15)
 """A request REQUESTED or INSTALLING that has not moved for this long has no task left (its
@@ -182,7 +182,7 @@ class AddonService:
             problem = kueue_problem(cluster.health) if addon is Addon.KUEUE else None
             problem = problem or kubernetes_problem(CHARTS[addon], cluster.health)
             if problem:
-                issues.append(FieldIssue(field, problem, UNSUPPORTED))
+                issues.append(FieldIssue(field, problem, UNSUPPORTED_VERSION))
         return issues
 
     async def installs(

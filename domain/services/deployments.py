@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from domain.errors import Conflict, FieldIssue, Forbidden, ValidationFailed
+from domain.model.addons import UNSUPPORTED_VERSION, unsupported_kueue_issue
 from domain.model.audit import concerning
 from domain.model.autoscaling import Autoscaling, ScalingStep, autoscaling_issues
 from domain.model.cluster import Cluster, ClusterStatus, Platform
@@ -181,6 +182,8 @@ def validate_deployment(req: DeploymentRequest, cluster: Cluster | None) -> list
         return issues
     if cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
+    elif cluster.is_real and (unsupported := unsupported_kueue_issue(cluster.health)):
+        bad("cluster_id", unsupported, UNSUPPORTED_VERSION)
     if req.chart is not None and not cluster.is_real:
         bad("chart", "a simulated cluster installs no charts", "UNSUPPORTED")
     elif req.chart is not None and (

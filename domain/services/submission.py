@@ -21,6 +21,7 @@ from typing import Any
 
 from domain.documents import Flaw, document_problem
 from domain.errors import FieldIssue
+from domain.model.addons import UNSUPPORTED_VERSION, unsupported_kueue_issue
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.drain import MAX_GRACE_SECONDS
 from domain.model.ids import ClusterId, FleetId, JobId, ProjectId, TenantId
@@ -306,6 +307,8 @@ def validate_submission(
         bad("cluster_id", "no such cluster", "NOT_FOUND")
     elif cluster.status is ClusterStatus.DELETING:
         bad("cluster_id", "the cluster is being deleted", "CLUSTER_DELETING")
+    elif cluster.is_real and (unsupported := unsupported_kueue_issue(cluster.health)):
+        bad("cluster_id", unsupported, UNSUPPORTED_VERSION)
     elif cluster.is_real:
         issues.extend(_kubernetes_issues(sub, cluster, check_workload))
     return issues

@@ -35,7 +35,7 @@ from domain.services.registry import Registration
 from tests.integration.test_app_flows import make_app
 from tests.integration.test_cost_api import api_at
 from tests.integration.test_fleets_api import simulated
-from tests.integration.test_graphql_api import Api
+from tests.integration.test_graphql_api import SUBMIT, Api
 from tests.integration.test_kube_connection import crd, workload
 from tests.integration.test_kueue_jobs_flow import status_of_cluster, until
 from tests.support import k8s_nodes
@@ -388,3 +388,35 @@ async def test_a_cluster_registered_with_addons_gets_them_once_reached(
 
 def _option(argv: list[str], name: str) -> str | None:
     return argv[argv.index(name) + 1] if name in argv else None
+
+
+async def test_a_kueue_outside_the_range_takes_no_job_and_stores_nothing(
+    pg: Database, tmp_path: Path
+) -> None:
+    async with kube_world(pg, tmp_path, kueue="v1beta1:v0.12.1") as kube:
+        cluster_id = await registered(kube)
+        operator = await kube.api.token(Scope.ADMIN)
+        versions = {
+            h["name"]: h
+            for h in (await kube.api.ok(ADDONS, {"id": cluster_id}, token=operator))["cluster"][
+                "health"
+            ]
+        }["versions"]
+        assert (versions["ok"], versions["warning"]) == (False, True)
+
+        tenant = await kube.api.token(Scope.JOBS_READ, Scope.JOBS_WRITE)
+        given = kube.api.job_input(
+            clusterId=cluster_id, resources={"gpuType": None, "gpuCount": 0}, jobType="BATCH"
+        )
+        refused = (await kube.api.ok(SUBMIT, {"input": given}, token=tenant))["submitJob"]
+        assert refused["__typename"] == "ValidationError"
+        [field] = refused["fields"]
+        assert (field["path"], field["code"]) == ("clusterId", "UNSUPPORTED_VERSION")
+        assert "Kueue v0.12.1 is installed, outside the supported 0.13 to 0.20" in field["message"]
+        assert await kube.api.count_jobs() == 0
+        sent = [
+            resource.plural
+            for (resource, _, _), obj in kube.emulator.objects.items()
+            if resource.plural in ("jobs", "workloads") and not obj.deleted
+        ]
+        assert sent == []

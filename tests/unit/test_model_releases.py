@@ -24,7 +24,7 @@ from adapters.helm.releases import CHARTS
 from adapters.kubernetes.kueue.models import DEPLOYMENT_LABEL, replica_service
 from adapters.kubernetes.kueue.services import service_release, superseded_by
 from adapters.kubernetes.serving import KubeEndpoints
-from domain.model.cluster import Platform
+from domain.model.cluster import HealthCheck, Platform
 from domain.model.deployment import EndpointState, Engine
 from domain.model.ids import ClusterId
 from domain.model.job import Job
@@ -141,3 +141,27 @@ def test_a_kubernetes_cluster_takes_deployments_and_charts() -> None:
     assert validate_deployment(replace(other, chart="acme/llm"), real) == []
     simulated = validate_deployment(world.request(chart="acme/vllm"), world.cluster)
     assert [(i.field, i.code) for i in simulated] == [("chart", "UNSUPPORTED")]
+
+
+@pytest.mark.parametrize(
+    ("kueue", "refused"), [("v0.12.4", True), ("v0.19.2", False), (None, False)]
+)
+def test_a_kubernetes_cluster_whose_kueue_is_unsupported_takes_no_deployment(
+    kueue: str | None, refused: bool
+) -> None:
+    world = World()
+    check = HealthCheck("kueue", kueue is not None, "installed", version=kueue)
+    real = replace(world.cluster, platform=Platform.ON_PREM, health=(check,))
+    found = [(i.field, i.code, i.message) for i in validate_deployment(world.request(), real)]
+    assert found == (
+        [
+            (
+                "cluster_id",
+                "UNSUPPORTED_VERSION",
+                "Kueue v0.12.4 is installed, outside the supported 0.13 to 0.20: budcluster "
+                "hands no work to it; upgrade it first",
+            )
+        ]
+        if refused
+        else []
+    )

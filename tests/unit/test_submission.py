@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from domain.model.cluster import ClusterStatus, Platform
+from domain.model.cluster import ClusterStatus, HealthCheck, Platform
 from domain.model.ids import ClusterId, JobId, ProjectId
 from domain.model.job import (
     DeploymentType,
@@ -154,6 +154,26 @@ def test_good_input_passes() -> None:
 def test_unknown_cluster() -> None:
     issues = validate_submission(GOOD, None, T0)
     assert [(i.field, i.code) for i in issues] == [("cluster_id", "NOT_FOUND")]
+
+
+@pytest.mark.parametrize(
+    ("kueue", "platform", "codes"),
+    [
+        ("v0.12.4", Platform.ON_PREM, [("cluster_id", "UNSUPPORTED_VERSION")]),
+        ("v0.21.0", Platform.ON_PREM, [("cluster_id", "UNSUPPORTED_VERSION")]),
+        ("v0.13.0", Platform.ON_PREM, []),
+        (None, Platform.ON_PREM, []),  # not known yet (or missing): the health check says so
+        ("v0.12.4", Platform.SIMULATED, []),  # no Kueue to speak to
+    ],
+)
+def test_a_cluster_whose_kueue_is_unsupported_takes_no_job(
+    kueue: str | None, platform: Platform, codes: list[tuple[str, str]]
+) -> None:
+    check = HealthCheck("kueue", kueue is not None, "installed", version=kueue)
+    cluster = replace(CLUSTER, platform=platform, health=(check,))
+    issues = validate_submission(GOOD, cluster, T0)
+    assert [(i.field, i.code) for i in issues] == codes
+    assert all(f"Kueue {kueue} is installed, outside the supported" in i.message for i in issues)
 
 
 def test_cluster_being_deleted() -> None:
