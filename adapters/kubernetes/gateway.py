@@ -17,11 +17,12 @@ releases; `evict` does the same after deleting the attempt's pods with the grace
 Eviction API (PodDisruptionBudgets honoured), the pods there that budcluster does not run itself
 (drains.py), `undrain_node` uncordons it; `set_priority` relabels the Jobs and pods and sets their
 Workloads' priority; `logs` reads the attempt's pods' logs as lines (kueue/logs.py). What runs
-is read back from the Jobs, budcluster's pods and Kueue's Workloads: `list_workloads` lists
-them and reports each attempt's whole state (`observe` for a Job, `observe_service` for a
-release's pods), `watch` follows the collections from the lists' resourceVersions and reports
-an attempt again whenever one of its objects changes (it starts with a list of its own, and
-reports that first: what changed since the caller's list is not lost). `pending_in_queue`
+is read back from the Jobs, budcluster's pods and Kueue's Workloads (kueue/observed.py merges
+them): `list_workloads` lists them and reports each attempt's whole state (`observe` for a Job,
+`observe_service` for a release's pods), `watch` follows the collections from the lists'
+resourceVersions and reports an attempt again whenever one of its objects changes (it starts
+with a list of its own, and reports that first: what changed since the caller's list is not
+lost). `pending_in_queue`
 reads Kueue's visibility API for a LocalQueue's order; `replica_metrics` reads what a model
 deployment's replicas' pods serve at /metrics, through the API server's pod proxy.
 
@@ -38,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -63,16 +63,11 @@ from adapters.kubernetes.kueue.jobs import (
     CONTAINER_NAME,
     identity_labels,
     job_identity,
-    observe,
-    owner_job_name,
-    pod_job_name,
 )
 from adapters.kubernetes.kueue.jobsets import (
     JOBSET_API_VERSION,
     JOBSET_GROUP,
     job_set,
-    observe_job_set,
-    owner_job_set_name,
     pod_job_set_name,
 )
 from adapters.kubernetes.kueue.logs import log_container, log_lines, merged, pod_start, tail_lines
@@ -88,7 +83,8 @@ from adapters.kubernetes.kueue.objects import (
     choose_version,
     priority_class_name,
 )
-from adapters.kubernetes.kueue.reading import true_condition
+from adapters.kubernetes.kueue.observed import Key, Observed, workload_owner
+from adapters.kubernetes.kueue.reading import labels, located
 from adapters.kubernetes.kueue.secrets import (
     owned_by,
     secret_object_name,
@@ -99,8 +95,6 @@ from adapters.kubernetes.kueue.services import (
     RELEASE_LABEL,
     is_release_of,
     is_service_pod,
-    observe_service,
-    owner_pod,
     release_prefix,
     service_release,
     superseded_by,
@@ -135,16 +129,14 @@ PODS = "/api/v1/pods"
 POLICIES = f"/apis/{NETWORKING_API}/networkpolicies"
 SECRETS = "/api/v1/secrets"
 RELIST_SECONDS = 300.0
+"""A watch ends after this long, and the caller lists again (the periodic full picture)."""
 LOG_LIMIT_BYTES = 16 << 20
 """The most of a pod's log read back: more than the kubelet keeps of a container (10 MiB)."""
 HEARTBEAT_SECONDS = 1.0
 """A quiet watch says it is alive this often (the supervisor renews its lease on signs of life)."""
-"""A watch ends after this long, and the caller lists again (the periodic full picture)."""
 Connect = Callable[[ClusterId], Awaitable[WorkloadApi]]
 NodeParser = Callable[[Json, ClusterId], Node]
 ReleasesOf = Callable[[ClusterId], HelmReleases]
-Key = tuple[str, ...]
-"""("job", namespace, name) for a batch Job; ("service", job id, attempt) for a release's pods."""
 
 
 class Served(NamedTuple):
@@ -402,14 +394,14 @@ class KueueGateway:
             for job in jobs:
                 await api.delete_object(_path(job))
             for policy in await self._owned_if_readable(api, POLICIES, job_id, attempt):
-                namespace, name = _key(policy)
+                namespace, name = located(policy)
                 await api.delete_object(f"{policies_path(namespace)}/{name}")
             for secret in await self._owned_if_readable(api, SECRETS, job_id, attempt):
-                namespace, name = _key(secret)
+                namespace, name = located(secret)
                 await api.delete_object(f"{secrets_path(namespace)}/{name}")
             pods = await self._owned(api, PODS, job_id, attempt) if evicted is None else evicted
             releases = {
-                (_key(p)[0], str(_labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)
+                (located(p)[0], str(labels(p)[RELEASE_LABEL])) for p in pods if is_service_pod(p)
             }
             return len(job_sets) + len(jobs), releases
 
@@ -453,14 +445,14 @@ class KueueGateway:
             found = await api.get_object(f"{group}/workloadpriorityclasses/{name}")
             if found is None or not isinstance(found.get("value"), int):
                 raise GatewayUnavailable(f"WorkloadPriorityClass {name} is not on the cluster yet")
-            owners = {("Job", *_key(j)) for j in jobs} | {("Pod", *_key(p)) for p in pods}
-            owners |= {("JobSet", *_key(j)) for j in job_sets}
+            owners = {("Job", *located(j)) for j in jobs} | {("Pod", *located(p)) for p in pods}
+            owners |= {("JobSet", *located(j)) for j in job_sets}
             workloads, _ = await api.list_objects(f"{group}/workloads")
             for workload in workloads:
-                if _workload_owner(workload) in owners:
-                    namespace = _key(workload)[0]
+                if workload_owner(workload) in owners:
+                    namespace = located(workload)[0]
                     await api.patch_object(
-                        f"{group}/namespaces/{namespace}/workloads/{_key(workload)[1]}",
+                        f"{group}/namespaces/{namespace}/workloads/{located(workload)[1]}",
                         {"spec": {"priority": found["value"], "priorityClassName": name}},
                     )
 
@@ -480,14 +472,14 @@ class KueueGateway:
             jobs = await self._owned(api, JOBS, job_id, attempt)
             if not jobs:
                 raise ValueError("its Job is gone from the cluster: no log to read the result from")
-            namespace, name = _key(jobs[0])
+            namespace, name = located(jobs[0])
             pods, _ = await api.list_objects(
                 f"/api/v1/namespaces/{namespace}/pods", label_selector=f"{JOB_NAME_LABEL}={name}"
             )
             pod = result_pod(pods)
             if pod is None:
                 raise ValueError(f"Job {name} has no pod left to read the result from")
-            pod_name = _key(pod)[1]
+            pod_name = located(pod)[1]
             text = await api.pod_log(
                 namespace=namespace,
                 name=pod_name,
@@ -518,7 +510,7 @@ class KueueGateway:
                 pods = await self._owned(api, PODS, job_id, attempt)
                 per_pod = []
                 for found in pods:
-                    namespace, name = _key(found)
+                    namespace, name = located(found)
                     if pod is not None and name != pod:
                         continue
                     text = await api.pod_log(
@@ -613,8 +605,8 @@ class KueueGateway:
     # --- what runs ----------------------------------------------------------------------------
 
     def _ours(self, obj: Json) -> bool:
-        labels = _labels(obj)
-        return labels.get(MANAGED_BY) == MANAGER and labels.get(CLUSTER_ID_LABEL) == str(
+        found = labels(obj)
+        return found.get(MANAGED_BY) == MANAGER and found.get(CLUSTER_ID_LABEL) == str(
             self._cluster_id
         )
 
@@ -622,9 +614,9 @@ class KueueGateway:
         version = choose_version(await api.served_versions(KUEUE_GROUP))
         return None if version is None else f"/apis/{version.api_version}/workloads"
 
-    async def _state(self, api: WorkloadApi) -> tuple[_State, dict[str, str], dict[str, str]]:
+    async def _state(self, api: WorkloadApi) -> tuple[Observed, dict[str, str], dict[str, str]]:
         """The whole picture, the resourceVersion each list was read at, and the paths."""
-        state = _State()
+        state = Observed()
         mine = f"{CLUSTER_ID_LABEL}={self._cluster_id}"
         paths = {"job": JOBS, "pod": PODS}
         versions: dict[str, str] = {}
@@ -652,13 +644,13 @@ class KueueGateway:
         await self._dispatching(state, state.attempts())
         return state.observations(self._clock)
 
-    async def _dispatching(self, state: _State, keys: list[Key]) -> None:
+    async def _dispatching(self, state: Observed, keys: list[Key]) -> None:
         async def dispatch(api: WorkloadApi) -> None:
             await self._dispatch(api, state, keys)
 
         await self._call(dispatch)
 
-    async def _dispatch(self, api: WorkloadApi, state: _State, keys: list[Key]) -> None:
+    async def _dispatch(self, api: WorkloadApi, state: Observed, keys: list[Key]) -> None:
         """budcluster as MultiKueue's external dispatcher, on a manager (kueue/multikueue.py):
         nominate the member each of these attempts is to run on, once its Workload waits for
         a nomination. A conflict (the Workload changed meanwhile) is left to its next change;
@@ -672,7 +664,7 @@ class KueueGateway:
             target = nomination(obj, workload)
             if target is None or workload is None:
                 continue
-            namespace, name = _key(workload)
+            namespace, name = located(workload)
             path = f"/apis/{workload.get('apiVersion')}/namespaces/{namespace}/workloads/{name}"
             try:
                 applied = await api.apply_status(
@@ -742,194 +734,18 @@ class KueueGateway:
             await cancel_and_wait(pumps)
 
 
-class _State:
-    """budcluster's batch Jobs, JobSets and pods on the cluster, and the Kueue Workloads owned
-    by them. A batch Job or a JobSet (not its Jobs) is one attempt; a service attempt is the
-    pods of its release."""
-
-    def __init__(self) -> None:
-        self.jobs: dict[tuple[str, str], Json] = {}
-        self.job_sets: dict[tuple[str, str], Json] = {}
-        self.pods: dict[tuple[str, str], Json] = {}
-        self.workloads: dict[tuple[str, str, str], Json] = {}
-        """By owner: ("Job" | "JobSet" | "Pod", namespace, name)."""
-        self.gone: dict[tuple[str, str], Json] = {}
-        """Jobs deleted since they were seen: reported once as DELETED."""
-        self.gone_job_sets: dict[tuple[str, str], Json] = {}
-        """JobSets deleted since they were seen: reported once as DELETED."""
-        self.services_seen: set[Key] = set()
-        self.evicted: dict[Key, Json] = {}
-        """The last Evicted condition seen on a service attempt's Workloads."""
-
-    def put(self, kind: str, obj: Json) -> list[Key]:
-        return self.apply(kind, "ADDED", obj)
-
-    def apply(self, kind: str, change: str, obj: Json) -> list[Key]:
-        """Take in one change; the attempts it may have changed."""
-        key = _key(obj)
-        if kind == "workload":
-            owner = _workload_owner(obj)
-            if owner is None:
-                return []
-            if change == "DELETED":
-                self.workloads.pop(owner, None)
-            else:
-                self.workloads[owner] = obj
-                evicted = true_condition(obj, "Evicted")
-                if evicted is not None and owner[0] == "Pod":
-                    pod = self.pods.get(owner[1:])
-                    if pod is not None:
-                        self.evicted[_service_key(pod)] = dict(evicted)
-            if owner[0] == "Job":
-                return [("job", *owner[1:])] if owner[1:] in self.jobs else []
-            if owner[0] == "JobSet":
-                return [("jobset", *owner[1:])] if owner[1:] in self.job_sets else []
-            pod = self.pods.get(owner[1:])
-            return self._attempts_of(pod)
-        if kind == "jobset":
-            if change == "DELETED":
-                self.gone_job_sets[key] = self.job_sets.pop(key, obj)
-            else:
-                self.job_sets[key] = obj
-            return [("jobset", *key)]
-        if kind == "job" and pod_job_set_name(obj):
-            return []  # one of a JobSet's Jobs: the JobSet is the attempt
-        if kind == "job":
-            if change == "DELETED":
-                self.gone[key] = self.jobs.pop(key, obj)
-            else:
-                self.jobs[key] = obj
-            return [("job", *key)]
-        # a pod
-        if change == "DELETED":
-            pod = self.pods.pop(key, obj)
-        else:
-            pod = self.pods[key] = obj
-        return self._attempts_of(pod)
-
-    def _attempts_of(self, pod: Json | None) -> list[Key]:
-        if pod is None:
-            return []
-        if is_service_pod(pod):
-            return [_service_key(pod)]
-        namespace = _key(pod)[0]
-        if (job_set_name := pod_job_set_name(pod)) is not None:
-            found = (namespace, job_set_name) in self.job_sets
-            return [("jobset", namespace, job_set_name)] if found else []
-        owner = pod_job_name(pod)
-        namespace = _key(pod)[0]
-        return [("job", namespace, owner)] if owner and (namespace, owner) in self.jobs else []
-
-    def observation(self, key: Key, clock: Clock) -> WorkloadObservation | None:
-        now = clock.now()
-        if key[0] == "service":
-            pods = [p for p in self.pods.values() if is_service_pod(p) and _service_key(p) == key]
-            by_pod = {
-                _key(p)[1]: w
-                for p in pods
-                if (w := self.workloads.get(("Pod", *_key(p)))) is not None
-            }
-            seen = observe_service(
-                (JobId(uuid.UUID(key[1])), int(key[2])),
-                pods,
-                by_pod,
-                observed_at=now,
-                seen_before=key in self.services_seen,
-                evicted=self.evicted.get(key),
-            )
-            if pods:
-                self.services_seen.add(key)
-            else:  # reported once as gone
-                self.services_seen.discard(key)
-                self.evicted.pop(key, None)
-            return seen
-        if key[0] == "jobset":
-            return self._job_set_observation((key[1], key[2]), now)
-        job_key = (key[1], key[2])
-        pods = [
-            p
-            for p in self.pods.values()
-            if (_key(p)[0], pod_job_name(p)) == job_key and not pod_job_set_name(p)
-        ]
-        if job_key in self.gone:  # its last state, as being deleted (a finished one stays so)
-            job = self.gone.pop(job_key)
-            metadata = {"deletionTimestamp": now.isoformat(), **(job.get("metadata") or {})}
-            workload = self.workloads.pop(("Job", *job_key), None)
-            return observe({**job, "metadata": metadata}, workload, observed_at=now, pods=pods)
-        return observe(
-            self.jobs.get(job_key),
-            self.workloads.get(("Job", *job_key)),
-            observed_at=now,
-            pods=pods,
-        )
-
-    def _job_set_observation(
-        self, key: tuple[str, str], now: datetime
-    ) -> WorkloadObservation | None:
-        pods = [p for p in self.pods.values() if (_key(p)[0], pod_job_set_name(p)) == key]
-        if key in self.gone_job_sets:  # its last state, as being deleted
-            gone = self.gone_job_sets.pop(key)
-            metadata = {"deletionTimestamp": now.isoformat(), **(gone.get("metadata") or {})}
-            workload = self.workloads.pop(("JobSet", *key), None)
-            return observe_job_set(
-                {**gone, "metadata": metadata}, workload, observed_at=now, pods=pods
-            )
-        return observe_job_set(
-            self.job_sets.get(key),
-            self.workloads.get(("JobSet", *key)),
-            observed_at=now,
-            pods=pods,
-        )
-
-    def attempts(self) -> list[Key]:
-        keys: list[Key] = [("job", *k) for k in sorted(self.jobs)]
-        keys += [("jobset", *k) for k in sorted(self.job_sets)]
-        keys += sorted({_service_key(p) for p in self.pods.values() if is_service_pod(p)})
-        return keys
-
-    def observations(self, clock: Clock) -> list[WorkloadObservation]:
-        found = (self.observation(key, clock) for key in self.attempts())
-        return [seen for seen in found if seen is not None]
-
-
-def _labels(obj: Json) -> dict[str, Any]:
-    return (obj.get("metadata") or {}).get("labels") or {}
-
-
-def _service_key(pod: Json) -> Key:
-    identity = job_identity(pod)
-    assert identity is not None
-    return ("service", str(identity[0]), str(identity[1]))
-
-
-def _workload_owner(workload: Json) -> tuple[str, str, str] | None:
-    namespace = str((workload.get("metadata") or {}).get("namespace") or "")
-    if (job := owner_job_name(workload)) is not None:
-        return ("Job", namespace, job)
-    if (job_set_name := owner_job_set_name(workload)) is not None:
-        return ("JobSet", namespace, job_set_name)
-    if (pod := owner_pod(workload)) is not None:
-        return ("Pod", namespace, pod)
-    return None
-
-
-def _key(obj: Json) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
-
-
 def _path(job: Json) -> str:
-    namespace, name = _key(job)
+    namespace, name = located(job)
     return f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}"
 
 
 def _job_set_path(job_set_obj: Json) -> str:
-    namespace, name = _key(job_set_obj)
+    namespace, name = located(job_set_obj)
     return f"/apis/{JOBSET_API_VERSION}/namespaces/{namespace}/jobsets/{name}"
 
 
 def _pod_path(pod: Json) -> str:
-    namespace, name = _key(pod)
+    namespace, name = located(pod)
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
 
 

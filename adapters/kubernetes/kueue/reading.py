@@ -12,6 +12,16 @@ def metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return (obj or {}).get("metadata") or {}
 
 
+def labels(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return metadata(obj).get("labels") or {}
+
+
+def located(obj: Mapping[str, Any] | None) -> tuple[str, str]:
+    """Its namespace ("" for a cluster-wide object) and name."""
+    found = metadata(obj)
+    return str(found.get("namespace") or ""), str(found.get("name") or "")
+
+
 def status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return (obj or {}).get("status") or {}
 
