@@ -76,6 +76,13 @@ def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"sqlite:///{path}"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> str:
+    """Each database's URL in turn: a test or fixture that takes it runs on both (unemptied: for
+    a service made on it, which migrates it; `db` gives each emptied)."""
+    return sqlite_url if request.param == "sqlite" else pg_url
+
+
 @pytest.fixture(scope="session")
 async def databases(pg_url: str, sqlite_url: str) -> AsyncIterator[dict[str, Database]]:
     made = {"sqlite": Database(sqlite_url), "postgresql": Database(pg_url)}

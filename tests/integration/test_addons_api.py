@@ -75,9 +75,9 @@ MIRROR = "oci://93.184.216.34/helm-mirror"
 # --- the simulated cluster -------------------------------------------------------------------
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def sim(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    async with api_at(sqlite_url if request.param == "sqlite" else pg_url, FakeClock(T0)) as made:
+@pytest.fixture
+async def sim(db_url: str) -> AsyncIterator[Api]:
+    async with api_at(db_url, FakeClock(T0)) as made:
         made.cluster_id = str((await simulated(made, "1x8xnvidia-a100-80gb")).id)
         yield made
 

@@ -50,9 +50,9 @@ KUBECONFIG = (
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    async with serving(sqlite_url if request.param == "sqlite" else pg_url) as made:
+@pytest.fixture
+async def api(db_url: str) -> AsyncIterator[Api]:
+    async with serving(db_url) as made:
         yield made
 
 

@@ -49,11 +49,9 @@ def clock() -> FakeClock:
     return FakeClock(T0)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(
-    request: pytest.FixtureRequest, sqlite_url: str, pg_url: str, clock: FakeClock
-) -> AsyncIterator[Api]:
-    async with api_at(sqlite_url if request.param == "sqlite" else pg_url, clock) as made:
+@pytest.fixture
+async def api(db_url: str, clock: FakeClock) -> AsyncIterator[Api]:
+    async with api_at(db_url, clock) as made:
         yield made
 
 

@@ -18,9 +18,9 @@ from budcluster.http.persisted import MANIFEST
 from tests.integration.test_graphql_api import Api, api_on
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    async with api_on(sqlite_url if request.param == "sqlite" else pg_url) as made:
+@pytest.fixture
+async def api(db_url: str) -> AsyncIterator[Api]:
+    async with api_on(db_url) as made:
         yield made  # a simulated cluster of one node of 8 A100s
 
 

@@ -106,9 +106,9 @@ async def api_on(url: str, **settings: Any) -> AsyncIterator[Api]:
         await app.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    async with api_on(sqlite_url if request.param == "sqlite" else pg_url) as made:
+@pytest.fixture
+async def api(db_url: str) -> AsyncIterator[Api]:
+    async with api_on(db_url) as made:
         yield made
 
 

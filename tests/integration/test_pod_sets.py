@@ -44,9 +44,9 @@ PREVIEW = """query($input: SubmitJobInput!) { previewJob(input: $input) {
 WORKERS = {"name": "workers", "podCount": 2, "gpuCount": 2, "cpuCores": 8, "memoryGb": 64}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    async with served(sqlite_url if request.param == "sqlite" else pg_url) as running:
+@pytest.fixture
+async def api(db_url: str) -> AsyncIterator[Api]:
+    async with served(db_url) as running:
         yield running
 
 
@@ -126,11 +126,9 @@ async def until(check: Callable[[], Awaitable[bool]], within: float = 15.0) -> N
             await asyncio.sleep(0.05)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def embedded(
-    request: pytest.FixtureRequest, sqlite_url: str, pg_url: str
-) -> AsyncIterator[App]:
-    app = await make_app(sqlite_url if request.param == "sqlite" else pg_url)
+@pytest.fixture
+async def embedded(db_url: str) -> AsyncIterator[App]:
+    app = await make_app(db_url)
     runtime = Runtime(app)
     await runtime.start()
     yield app

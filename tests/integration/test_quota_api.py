@@ -42,9 +42,9 @@ async def served(url: str) -> AsyncIterator[Api]:
         await app.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    async with served(sqlite_url if request.param == "sqlite" else pg_url) as running:
+@pytest.fixture
+async def api(db_url: str) -> AsyncIterator[Api]:
+    async with served(db_url) as running:
         yield running
 
 

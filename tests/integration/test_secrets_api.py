@@ -70,12 +70,9 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def api(
-    request: pytest.FixtureRequest, sqlite_url: str, pg_url: str, clock: FakeClock, keys: Path
-) -> AsyncIterator[Api]:
-    url = sqlite_url if request.param == "sqlite" else pg_url
-    async with api_at(url, clock, keys_dir=keys) as made:
+@pytest.fixture
+async def api(db_url: str, clock: FakeClock, keys: Path) -> AsyncIterator[Api]:
+    async with api_at(db_url, clock, keys_dir=keys) as made:
         made.cluster_id = str((await simulated(made, "1x8xnvidia-a100-80gb")).id)
         yield made
 

@@ -24,9 +24,9 @@ from tests.integration.test_app_flows import make_app, sim_cluster
 from tests.integration.test_graphql_api import SUBMIT, Api
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def ui(request: pytest.FixtureRequest, sqlite_url: str, pg_url: str) -> AsyncIterator[Api]:
-    app = await make_app(sqlite_url if request.param == "sqlite" else pg_url)
+@pytest.fixture
+async def ui(db_url: str) -> AsyncIterator[Api]:
+    app = await make_app(db_url)
     cluster = await sim_cluster(app)
     transport = httpx.ASGITransport(app=create_app(app, manage_lifecycle=False))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
