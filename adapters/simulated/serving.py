@@ -50,6 +50,13 @@ HELD_HEADER = "X-Budcluster-Held-Seconds"
 """Seconds the request waited for a replica to start (only on requests that did)."""
 ESTIMATE_HEADER = "X-Budcluster-Replica-Estimated-Start"
 """When the replica the request waited for was estimated to start (ISO 8601)."""
+MAX_HELD = 1000
+"""Requests held at once for one deployment; more get a 503 at once. Knative's activator
+queues 10,000 per revision before its 503s (`breakerQueueDepth`, pkg/activator/net/
+throttler.go), spread over its replicas; here one process holds every tenant's, so a tenth of
+that each: a burst on one deployment can't hold the others' connections."""
+FULL_RETRY_SECONDS = 5
+"""Retry-After on the 503 of a request past `MAX_HELD` with no estimate to give."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +201,8 @@ class SimulatedServing:
         self._lookups: dict[str, asyncio.Future[_Serving | None]] = {}
         self._completed: dict[str, int] = {}
         self._held: dict[str, int] = {}
+        self._waking: dict[str, tuple[float, asyncio.Future[bool]]] = {}
+        """Per key: the wake asked for its held requests, and when (loop time)."""
         self._last_request: dict[str, datetime] = {}
         self._changes: dict[str, asyncio.Event] = {}
         self._starts: dict[str, tuple[float, datetime]] = {}
@@ -433,11 +442,13 @@ class SimulatedServing:
             return error_response(
                 Problem(503, f"The model `{serving.served.model}` has no replica serving.")
             )
+        if self._held.get(key, 0) >= MAX_HELD:
+            return _full(serving.served, self._estimate(key, since=0.0), self._now())
         loop = asyncio.get_running_loop()
         began = loop.time()
         self._held[key] = self._held.get(key, 0) + 1
         try:
-            if not await self._wake(key):
+            if not await self._woken(key):
                 return error_response(
                     Problem(
                         503,
@@ -463,6 +474,26 @@ class SimulatedServing:
         if (estimate := self._estimate(key, since=began)) is not None:
             headers[ESTIMATE_HEADER] = estimate.isoformat()
         return serving, headers
+
+    async def _woken(self, key: str) -> bool:
+        """`wake(key)`, once for all the requests held for `key` together: a request that comes
+        while a wake is under way, or within `cache_seconds` of one that started a replica,
+        shares its answer (a burst is one transaction, not one per request). The wake goes on
+        when the request that asked for it goes away."""
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        found = self._waking.get(key)
+        if found is not None:
+            asked_at, waking = found
+            if not waking.done():
+                return await asyncio.shield(waking)
+            recent = loop.time() - asked_at < self._cache_seconds
+            if recent and not waking.cancelled() and waking.exception() is None and waking.result():
+                return True
+        waking = asyncio.ensure_future(self._wake(key))
+        self._waking[key] = (loop.time(), waking)
+        waking.add_done_callback(_retrieved)
+        return await asyncio.shield(waking)
 
     def _estimate(self, key: str, *, since: float) -> datetime | None:
         """The last estimated start of a replica of `key` a lookup saw since `since`."""
@@ -552,6 +583,28 @@ def _not_started(
         answer.headers[ESTIMATE_HEADER] = estimate.isoformat()
         answer.headers["Retry-After"] = str(max(1, math.ceil((estimate - now).total_seconds())))
     return answer
+
+
+def _full(served: ServedModel, estimate: datetime | None, now: datetime) -> web.Response:
+    answer = error_response(
+        Problem(
+            503,
+            f"The model `{served.model}` has no replica serving yet, and {MAX_HELD} requests "
+            "already wait for one.",
+        )
+    )
+    wait = FULL_RETRY_SECONDS if estimate is None else (estimate - now).total_seconds()
+    answer.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+    if estimate is not None:
+        answer.headers[ESTIMATE_HEADER] = estimate.isoformat()
+    return answer
+
+
+def _retrieved(future: asyncio.Future[bool]) -> None:
+    """Marks a wake's failure as seen (the requests that shared it got it), so an abandoned
+    one is not logged as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _check(ask: Ask, served: ServedModel) -> Problem | None:

@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from adapters.simulated import serving as serving_module
 from adapters.simulated.performance import PerformanceModel, ServingProfile
 from adapters.simulated.serving import ServedModel, SimulatedServing
 
@@ -443,3 +444,49 @@ async def test_closing_with_requests_waiting_for_slots_is_clean(
     assert all(isinstance(e, aiohttp.ClientPayloadError) for e in ended)
     assert server.load("busy") == (0,)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_burst_at_zero_shares_one_wake_and_past_the_cap_is_refused_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(serving_module, "MAX_HELD", 3)
+    served = {"k": replace(STEADY, replicas=0, wakes=True)}
+    woken: list[str] = []
+    gate = asyncio.Event()
+
+    async def lookup(key: str) -> ServedModel | None:
+        return served.get(key)
+
+    async def wake(key: str) -> bool:
+        woken.append(key)
+        await gate.wait()  # a replica takes its time to start
+        served[key] = replace(served[key], replicas=1)
+        return True
+
+    server = SimulatedServing(lookup, cache_seconds=0.05, wake=wake, hold_seconds=10)
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            url = f"{server.endpoint('k')}/chat/completions"
+
+            async def ask() -> tuple[int, dict[str, str]]:
+                async with http.post(url, json=chat(STEADY, 5, 2)) as r:
+                    await r.read()
+                    return r.status, dict(r.headers)
+
+            held = [asyncio.ensure_future(ask()) for _ in range(3)]
+            async with asyncio.timeout(5):
+                while server.serving_load("k").held != 3:
+                    await asyncio.sleep(0.005)
+            async with asyncio.timeout(5):  # the fourth: refused at once, not held
+                status, headers = await ask()
+            assert (status, headers["Retry-After"]) == (503, "5")
+            gate.set()
+            server.changed("k")
+            async with asyncio.timeout(5):
+                answers = await asyncio.gather(*held)
+        assert [s for s, _ in answers] == [200, 200, 200]
+        assert all(serving_module.HELD_HEADER in h for _, h in answers)
+        assert woken == ["k"]  # one wake for the three held together
+    finally:
+        await server.close()
