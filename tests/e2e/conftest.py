@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -633,3 +634,41 @@ async def assert_stored_or_rejected(
     )
     job = response.json()["data"]["job"]
     assert same(job), f"{field}: stored, but reads back {job!r}"
+
+
+# --- a real browser (the /schedule page's tests) -----------------------------------------------
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium() -> str:
+    found = os.environ.get("BUDCLUSTER_CHROMIUM") or next(
+        (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
+        None,
+    )
+    if not found:
+        pytest.fail("no Chromium: ./dev test installs Debian's (or set BUDCLUSTER_CHROMIUM)")
+    return found
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()

@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import shutil
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
@@ -52,16 +50,6 @@ ARTIFACTS = REPO / "test-artifacts"
 MANIFEST: dict[str, str] = json.loads(
     (REPO / "budcluster" / "http" / "persisted-documents.json").read_text()
 )
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SHOWN_WITHIN = 1.0
 """Seconds from a change reaching a subscriber to the page showing it."""
 
@@ -72,16 +60,6 @@ def document(name: str) -> str:
         if any(f"{kind} {name}" in text for kind in ("query", "mutation", "subscription")):
             return digest
     raise AssertionError(f"no operation {name} in the persisted documents")
-
-
-def chromium() -> str:
-    found = os.environ.get("BUDCLUSTER_CHROMIUM") or next(
-        (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
-        None,
-    )
-    if not found:
-        pytest.fail("no Chromium: ./dev test installs Debian's (or set BUDCLUSTER_CHROMIUM)")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -246,20 +224,6 @@ async def test_a_persisted_only_socket_refuses_free_text_and_stays_open(service:
 
 
 # --- the browser --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=chromium(), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 RECORDER = """

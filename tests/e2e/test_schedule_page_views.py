@@ -36,7 +36,7 @@ from tests.e2e.conftest import (
     embedded_env,
     printed_tokens,
 )
-from tests.e2e.test_schedule_page import CHROMIUM_ARGS, call, chromium
+from tests.e2e.test_schedule_page import call
 
 pytestmark = pytest.mark.e2e
 
@@ -68,20 +68,6 @@ async def service(
         yield started
     finally:
         await started.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=chromium(), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 class Jobs:
