@@ -49,6 +49,16 @@ class SqlDeploymentRepository(DocumentRepository[Deployment]):
         found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
         return [d for d in found if not d.stopped]
 
+    async def autoscaled(self) -> list[Deployment]:
+        # (a JSON null and a key not there both read as SQL NULL, on both databases)
+        stmt = self._scoped(
+            sa.select(deployments).where(
+                deployments.c.document["autoscaling"].as_string().is_not(None)
+            )
+        ).order_by(deployments.c.created_at, deployments.c.id)
+        found = [self._entity(r) for r in (await self._conn.execute(stmt)).mappings()]
+        return [d for d in found if not d.stopped and d.autoscaling is not None]
+
     async def naming_secret(self, name: str) -> list[Deployment]:
         stmt = self._scoped(sa.select(deployments)).order_by(
             deployments.c.created_at, deployments.c.id

@@ -358,6 +358,11 @@ class DeploymentRepository(Protocol):
         tenant's: a URL is recognised as a deployment's whoever gives it)."""
         ...
 
+    async def autoscaled(self) -> list[Deployment]:
+        """Those that scale themselves and were not stopped by their user (under the system
+        scope, every tenant's): the autoscaler's round, without reading the others."""
+        ...
+
     async def naming_secret(self, name: str) -> list[Deployment]:
         """The scope's deployments not stopped by their user that name the secret `name` (each
         replica they start opens it). Oldest first."""

@@ -146,11 +146,12 @@ class Autoscaler:
         looks after (a simulated endpoint's load is known only where it is served); the steps
         taken."""
         async with self._uow(TenantScope.system()) as uow:
-            ids = []
-            for cluster in await uow.clusters.all():
-                for d in await uow.deployments.on_cluster(cluster.id, limit=10_000):
-                    if d.autoscaling is not None and not d.stopped and here(d, cluster):
-                        ids.append(d.id)
+            clusters = {c.id: c for c in await uow.clusters.all()}
+            ids = [
+                d.id
+                for d in await uow.deployments.autoscaled()
+                if (cluster := clusters.get(d.cluster_id)) is not None and here(d, cluster)
+            ]
         steps = 0
         for deployment_id in ids:
             try:

@@ -379,3 +379,18 @@ async def test_the_hold_ends_in_a_503_with_the_estimate_when_no_replica_starts(
     assert answer.status_code == 503, answer.text
     assert "did not serve within" in answer.json()["error"]["message"]
     assert (await stored(api, made["id"])).replicas == 1  # the replica it started stays
+
+
+async def test_the_round_reads_only_the_deployments_that_scale_themselves(api: Api) -> None:
+    token = await api.token()
+    scales = await deploy(api, token, name="scales")
+    await deploy(api, token, name="fixed", autoscaling=None)
+    stopped = await deploy(api, token, name="stopped")
+    stop = "mutation($id: ID!) { stopDeployment(id: $id) { __typename } }"
+    await api.ok(stop, {"id": stopped["id"]}, token=token)
+    other = await deploy(api, await api.token(), name="bobs")  # another tenant: all are read
+
+    async with api.app.db.unit_of_work(TenantScope.system()) as uow:
+        found = await uow.deployments.autoscaled()
+    assert {str(d.id) for d in found} == {scales["id"], other["id"]}
+    assert all(d.autoscaling is not None for d in found)

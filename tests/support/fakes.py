@@ -987,6 +987,14 @@ class FakeDeploymentRepository(_FakeServingRepository):
             if d.endpoint_url and not d.stopped and self._visible(d.tenant_id)
         ]
 
+    async def autoscaled(self) -> list[Deployment]:
+        found = [
+            copy.deepcopy(d)
+            for d in self._uow.store.deployments.values()
+            if d.autoscaling is not None and not d.stopped and self._visible(d.tenant_id)
+        ]
+        return sorted(found, key=lambda d: (d.created_at, str(d.id)))
+
     async def naming_secret(self, name: str) -> list[Deployment]:
         found = [
             copy.deepcopy(d)

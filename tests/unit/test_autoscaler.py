@@ -19,7 +19,8 @@ import pytest
 
 from domain.errors import NotFound
 from domain.model.autoscaling import Autoscaling, ScaleMetric, ServingLoad
-from domain.model.deployment import DeploymentChanged, DeploymentChangeKind
+from domain.model.cluster import Cluster
+from domain.model.deployment import Deployment, DeploymentChanged, DeploymentChangeKind
 from domain.model.job import JobStatus
 from domain.services import task_names
 from domain.services.autoscaler import WAKE_REASON, Autoscaler
@@ -145,3 +146,32 @@ async def test_idle_time_counts_from_when_it_began_to_serve(world: World) -> Non
     world.clock.advance(200)
     step = await autoscaler(world).autoscale(d.id)
     assert step is not None and step.to_replicas == 0 and step.reason == "no request for 300 s"
+
+
+async def test_a_round_looks_at_those_that_scale_themselves_where_this_process_may(
+    world: World,
+) -> None:
+    scaler = autoscaler(world)
+    made = [
+        await world.service.deploy(world.alice, world.request(name=name, **given))
+        for name, given in [
+            ("scales", {"replicas": 1, "autoscaling": SCALING}),
+            ("fixed", {"replicas": 1}),
+            ("stopped", {"replicas": 1, "autoscaling": SCALING}),
+            ("elsewhere", {"replicas": 1, "autoscaling": SCALING}),
+        ]
+    ]
+    for d in made:
+        world.run(world.replica_jobs(d)[0])
+    await world.service.stop(world.alice, made[2].id)
+    world.endpoints.seen = ServingLoad(in_flight=(7,), queue_seconds=0.0)
+    looked: list[str] = []
+
+    def here(d: Deployment, cluster: Cluster) -> bool:
+        looked.append(d.name)
+        return cluster.id == world.cluster.id and d.name != "elsewhere"
+
+    assert await scaler.autoscale_all(here) == 1
+    assert sorted(looked) == ["elsewhere", "scales"]  # the others are not even read
+    replicas = {d.name: world.uow.store.deployments[d.id].replicas for d in made}
+    assert replicas == {"scales": 4, "fixed": 1, "stopped": 0, "elsewhere": 1}
