@@ -153,12 +153,14 @@ async def test_a_round_looks_at_those_that_scale_themselves_where_this_process_m
 ) -> None:
     scaler = autoscaler(world)
     made = [
-        await world.service.deploy(world.alice, world.request(name=name, **given))
+        await world.service.deploy(
+            world.alice, world.request(name=name, replicas=1, autoscaling=given)
+        )
         for name, given in [
-            ("scales", {"replicas": 1, "autoscaling": SCALING}),
-            ("fixed", {"replicas": 1}),
-            ("stopped", {"replicas": 1, "autoscaling": SCALING}),
-            ("elsewhere", {"replicas": 1, "autoscaling": SCALING}),
+            ("scales", SCALING),
+            ("fixed", None),
+            ("stopped", SCALING),
+            ("elsewhere", SCALING),
         ]
     ]
     for d in made:
