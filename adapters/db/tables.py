@@ -572,6 +572,7 @@ cluster_addons = sa.Table(
     sa.Column("repository", sa.Text, nullable=False),
     sa.Column("origin", sa.String(20)),
     sa.Column("reason", sa.Text),
+    sa.Column("upgrade_from", sa.String(40)),
 )
 """The operator's latest request for each add-on of a cluster, and how it went
 (`domain.model.addons.AddonInstall`)."""

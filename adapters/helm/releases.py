@@ -91,7 +91,8 @@ class PyHelmReleases:
 
     async def install(self, release: ReleaseSpec) -> None:
         async with self._client() as client:
-            if any(r.name == release.name for r in await self._listed(client, release.namespace)):
+            listed = await self._listed(client, release.namespace)
+            if not release.upgrade and any(r.name == release.name for r in listed):
                 return  # handed over before: nothing to change
             chart_ref = str(CHARTS / release.chart) if release.shipped else release.chart
             try:

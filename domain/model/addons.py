@@ -261,9 +261,24 @@ class AddonInstall:
     """Where the chart is taken from: the chart's repository or the operator's mirror."""
     origin: AddonOrigin | None = None
     reason: str | None = None
+    upgrade_from: str | None = None
+    """The chart version of budcluster's own release this request upgrades (None: an install).
+    Until it is INSTALLED, that version is what runs."""
 
     def moved(self, state: AddonState, at: datetime, reason: str | None = None) -> None:
         self.state, self.updated_at, self.reason = state, at, reason
+
+
+def upgrading_from(install: AddonInstall | None, chart: Chart) -> str | None:
+    """The version of budcluster's own release (origin HELM) that asking for the add-on again
+    would upgrade to the pinned `chart.version`: one installed at another version (an earlier
+    budcluster's pin), or an upgrade that failed or was lost. None: asking installs, or there is
+    nothing to do."""
+    if install is None or install.origin is not AddonOrigin.HELM:
+        return None
+    if install.state is AddonState.INSTALLED:
+        return install.chart_version if install.chart_version != chart.version else None
+    return install.upgrade_from
 
 
 @dataclass(frozen=True)
@@ -280,6 +295,10 @@ class ClusterAddon:
     requested_at: datetime | None = None
     updated_at: datetime | None = None
     repository: str | None = None
+    upgrade_to: str | None = None
+    """The pinned version asking again (installAddons) would upgrade budcluster's release to."""
+    upgrading_from: str | None = None
+    """While an upgrade is asked for, runs or failed: the version that still runs."""
 
 
 def addon_view(
@@ -302,7 +321,13 @@ def addon_view(
     check = next((h for h in health if h.name == chart.check), None)
     if install is not None:  # the operator's request, as it went; its health beside it
         found = install.origin is AddonOrigin.FOUND
-        version = (check.version if check else None) if found else install.chart_version
+        upgrading = install.upgrade_from if install.state is not AddonState.INSTALLED else None
+        if found:
+            version = check.version if check else None
+        else:  # what runs: the release's own version (the old one, until an upgrade is done)
+            version = upgrading or install.chart_version
+        pending = install.state in (AddonState.REQUESTED, AddonState.INSTALLING)
+        upgrade = upgrading_from(install, chart) is not None and not pending
         return ClusterAddon(
             chart,
             install.state,
@@ -313,6 +338,8 @@ def addon_view(
             install.requested_at,
             install.updated_at,
             install.repository,
+            upgrade_to=chart.version if upgrade else None,
+            upgrading_from=upgrading,
         )
     if check is not None and check.ok:
         return ClusterAddon(

@@ -28,6 +28,9 @@ class ReleaseSpec:
     version: str | None = None
     create_namespace: bool = False
     """Make the namespace if missing (a cluster add-on's own); a tenant's is budcluster's."""
+    upgrade: bool = False
+    """A release already there by this name is upgraded to this chart, version and values
+    (`helm upgrade --install`) instead of being left as it is."""
 
     @property
     def shipped(self) -> bool:
@@ -56,7 +59,8 @@ class HelmReleases(Protocol):
     can't be reached; try again) or ReleaseRejected."""
 
     async def install(self, release: ReleaseSpec) -> None:
-        """Install the release; one already there by that name is left as it is."""
+        """Install the release; one already there by that name is left as it is, unless the
+        spec asks to upgrade it."""
 
     async def uninstall(self, name: str, namespace: str) -> None:
         """Remove the release; one already gone is fine."""

@@ -9,7 +9,11 @@ error: it answers INSTALLED, origin FOUND), and so is what is already asked for 
 request has not moved for `ABANDONED_AFTER`: its task is gone, and asking again replaces it);
 an add-on a requested one needs is asked for with it (the GPU Operator needs Node Feature
 Discovery). Each add-on then gets REQUESTED and a task of its own, keyed by the request,
-committed first.
+committed first. An add-on budcluster installed (origin HELM) at another version than its pin
+now (an earlier budcluster's), or whose upgrade failed, is upgraded when asked for again
+(`upgrading_from`): the task then upgrades the release in place (`helm upgrade --install`),
+its own Kueue even when that one is outside the range; one budcluster did not install is never
+touched.
 
 The task (`install`) reads the cluster again: it waits while the cluster is being connected (a
 cluster registered with add-ons), finds the add-on there after all (FOUND) or installs the
@@ -39,6 +43,7 @@ from domain.model.addons import (
     addon_view,
     kubernetes_problem,
     kueue_problem,
+    upgrading_from,
 )
 from domain.model.cluster import Cluster, ClusterStatus
 from domain.model.ids import ClusterId
@@ -134,14 +139,16 @@ class AddonService:
             if not cluster.is_real:
                 return cluster  # everything built in: nothing to store, nothing to install
             before = {i.addon: i for i in (await uow.addons.of([cluster_id])).get(cluster_id, [])}
-            issues = self._refusals(cluster, list(addons), wanted)
+            upgrades = {a: old for a in wanted if (old := upgrading_from(before.get(a), CHARTS[a]))}
+            ours = {a for a, i in before.items() if i.origin is AddonOrigin.HELM}
+            issues = self._refusals(cluster, list(addons), wanted, ours)
             if issues:
                 raise ValidationFailed(issues)
             for addon in wanted:
                 chart = CHARTS[addon]
                 earlier = before.get(addon)
                 state = addon_view(chart, cluster.health, earlier).state
-                if state is AddonState.INSTALLED:
+                if state is AddonState.INSTALLED and addon not in upgrades:
                     continue  # there already: nothing more to do
                 if state in PENDING and not _abandoned(earlier, now):
                     continue  # on its way: its task runs
@@ -156,6 +163,7 @@ class AddonService:
                     chart_version=chart.version,
                     repository=mirror or chart.repository,
                     origin=AddonOrigin.HELM,
+                    upgrade_from=upgrades.get(addon),
                 )
                 await uow.addons.put(install)
                 before[addon] = install
@@ -173,13 +181,17 @@ class AddonService:
         return cluster
 
     @staticmethod
-    def _refusals(cluster: Cluster, asked: list[Addon], wanted: list[Addon]) -> list[FieldIssue]:
+    def _refusals(
+        cluster: Cluster, asked: list[Addon], wanted: list[Addon], ours: set[Addon]
+    ) -> list[FieldIssue]:
         """What can't be installed on this cluster's versions, by the field that asked for it
-        (`addons.N`; `addons` for one asked for as another's need)."""
+        (`addons.N`; `addons` for one asked for as another's need). A Kueue outside the range
+        is budcluster's to upgrade when it installed it (`ours`)."""
         issues = []
         for addon in wanted:
             field = f"addons.{asked.index(addon)}" if addon in asked else "addons"
-            problem = kueue_problem(cluster.health) if addon is Addon.KUEUE else None
+            theirs = addon is Addon.KUEUE and addon not in ours
+            problem = kueue_problem(cluster.health) if theirs else None
             problem = problem or kubernetes_problem(CHARTS[addon], cluster.health)
             if problem:
                 issues.append(FieldIssue(field, problem, UNSUPPORTED_VERSION))
@@ -217,10 +229,12 @@ class AddonService:
                 return await self._move(install, AddonState.FAILED, reason)
             raise RetryTask(CONNECTING_WAIT_SECONDS)
         check = next((h for h in cluster.health if h.name == chart.check), None)
-        if check is not None and check.ok:
+        upgrade = install.upgrade_from is not None  # budcluster's own release: found, of course
+        if check is not None and check.ok and not upgrade:
             install.origin = AddonOrigin.FOUND
             return await self._move(install, AddonState.INSTALLED, f"found: {check.detail}")
-        problem = (kueue_problem(cluster.health) if addon is Addon.KUEUE else None) or (
+        theirs = addon is Addon.KUEUE and not upgrade
+        problem = (kueue_problem(cluster.health) if theirs else None) or (
             kubernetes_problem(chart, cluster.health)
         )
         if problem:
@@ -237,6 +251,7 @@ class AddonService:
             repo=repo,
             version=chart.version,
             create_namespace=True,
+            upgrade=install.upgrade_from is not None,
         )
         try:
             await self._releases(cluster_id).install(release)

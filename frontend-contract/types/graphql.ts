@@ -470,7 +470,11 @@ export type ClusterAddon = {
   state: AddonState;
   title: Scalars['String']['output'];
   updatedAt?: Maybe<Scalars['DateTime']['output']>;
-  /** The pinned chart version (HELM), or the version the cluster runs (FOUND, when the health check read it). */
+  /** The pinned version installAddons would upgrade budcluster's release to (it runs another: an earlier budcluster's pin, or an upgrade that failed); null when there is none. A release budcluster did not install (FOUND) is never upgraded. */
+  upgradeTo?: Maybe<Scalars['String']['output']>;
+  /** While an upgrade is asked for, runs or has FAILED: the version that still runs. */
+  upgradingFrom?: Maybe<Scalars['String']['output']>;
+  /** The chart version of budcluster's release (HELM: the one that runs, the old one until an upgrade is done), or the version the cluster runs (FOUND, when the health check read it). */
   version?: Maybe<Scalars['String']['output']>;
 };
 
@@ -2735,7 +2739,7 @@ export type ClusterDetailQueryVariables = Exact<{
 }>;
 
 
-export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null }>, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
+export type ClusterDetailQuery = { __typename?: 'Query', cluster?: { __typename?: 'Cluster', id: string, name: string, platform: Platform, status: ClusterStatus, reason?: string | null, notAvailableSince?: string | null, lastSyncAt?: string | null, ingressUrl?: string | null, capacity: Array<{ __typename?: 'GpuCapacity', gpuType: string, total: number, usable: number, largestNode: number }>, health: Array<{ __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null }>, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, upgradeTo?: string | null, upgradingFrom?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }>, nodes: Array<{ __typename?: 'Node', id: string, name: string, nodeType: NodeType, gpuType?: string | null, gpuCount: number, cpuCores: number, memoryGb: number, ready: boolean, schedulable: boolean, excluded: boolean, detectionMethod: string, taints: Array<{ __typename?: 'Taint', key: string, value?: string | null, effect: string }> }>, estimateAccuracy: { __typename?: 'EstimateAccuracy', startP50Seconds?: number | null, startP95Seconds?: number | null, startWithin10Minutes?: number | null, endP50Seconds?: number | null } } | null };
 
 export type DrainFieldsFragment = { __typename?: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> };
 
@@ -2770,7 +2774,7 @@ export type UndrainMutationVariables = Exact<{
 
 export type UndrainMutation = { __typename?: 'Mutation', undrain: { __typename: 'ConflictError', code: string, message: string } | { __typename: 'Drain', id: string, clusterId: string, node?: string | null, reason: string, state: DrainState, startedAt: string, estimatedEnd?: string | null, drainedAt?: string | null, endedAt?: string | null, remaining: number, replacing: number, blockedPods: Array<string> } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', code: string, message: string } };
 
-export type AddonFieldsFragment = { __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } };
+export type AddonFieldsFragment = { __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, upgradeTo?: string | null, upgradingFrom?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } };
 
 export type InstallAddonsMutationVariables = Exact<{
   clusterId: Scalars['ID']['input'];
@@ -2779,7 +2783,7 @@ export type InstallAddonsMutationVariables = Exact<{
 }>;
 
 
-export type InstallAddonsMutation = { __typename?: 'Mutation', installAddons: { __typename: 'Cluster', id: string, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }> } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
+export type InstallAddonsMutation = { __typename?: 'Mutation', installAddons: { __typename: 'Cluster', id: string, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, upgradeTo?: string | null, upgradingFrom?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }> } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
 
 export type ClusterPricesQueryVariables = Exact<{
   id: Scalars['ID']['input'];
@@ -3220,6 +3224,8 @@ export const AddonFieldsFragmentDoc = new TypedDocumentString(`
   requestedAt
   updatedAt
   repository
+  upgradeTo
+  upgradingFrom
   health {
     name
     ok
@@ -3834,6 +3840,8 @@ export const ClusterDetailDocument = new TypedDocumentString(`
   requestedAt
   updatedAt
   repository
+  upgradeTo
+  upgradingFrom
   health {
     name
     ok
@@ -3850,7 +3858,7 @@ export const ClusterDetailDocument = new TypedDocumentString(`
     namespace
     kubernetesVersions
   }
-}`, {"hash":"9c06cba2cf713e02ed28de2faf5cb216d1b958165422ea953b31fde15a9339d2"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
+}`, {"hash":"79173d99945e8386268562bcd86c1f943b3ee8457c28c5cdfa9f2ea84fa73890"}) as unknown as TypedDocumentString<ClusterDetailQuery, ClusterDetailQueryVariables>;
 export const ClusterDrainsDocument = new TypedDocumentString(`
     query ClusterDrains($clusterId: ID!) {
   drains(clusterId: $clusterId) {
@@ -3994,6 +4002,8 @@ export const InstallAddonsDocument = new TypedDocumentString(`
   requestedAt
   updatedAt
   repository
+  upgradeTo
+  upgradingFrom
   health {
     name
     ok
@@ -4010,7 +4020,7 @@ export const InstallAddonsDocument = new TypedDocumentString(`
     namespace
     kubernetesVersions
   }
-}`, {"hash":"53024f7e1baaea9c763482a89ce9a451c6486e267a7fe201efffcc8ac18728cf"}) as unknown as TypedDocumentString<InstallAddonsMutation, InstallAddonsMutationVariables>;
+}`, {"hash":"fe3159ac2bf425555d4925cd5bdfe7a54b34ea8d9941314b95a8195435c784fd"}) as unknown as TypedDocumentString<InstallAddonsMutation, InstallAddonsMutationVariables>;
 export const ClusterPricesDocument = new TypedDocumentString(`
     query ClusterPrices($id: ID!) {
   cluster(id: $id) {

@@ -61,8 +61,9 @@ class ClusterAddon:
     state: AddonState
     origin: AddonOrigin | None
     version: str | None = strawberry.field(
-        description="The pinned chart version (HELM), or the version the cluster runs (FOUND, "
-        "when the health check read it)."
+        description="The chart version of budcluster's release (HELM: the one that runs, the "
+        "old one until an upgrade is done), or the version the cluster runs (FOUND, when the "
+        "health check read it)."
     )
     reason: str | None = strawberry.field(description="Why it FAILED, or what was found.")
     health: HealthCheck | None = strawberry.field(
@@ -76,6 +77,15 @@ class ClusterAddon:
         "(needs clusters:write)."
     )
     chart: AddonChart
+    upgrade_to: str | None = strawberry.field(
+        description="The pinned version installAddons would upgrade budcluster's release to "
+        "(it runs another: an earlier budcluster's pin, or an upgrade that failed); null when "
+        "there is none. A release budcluster did not install (FOUND) is never upgraded."
+    )
+    upgrading_from: str | None = strawberry.field(
+        description="While an upgrade is asked for, runs or has FAILED: the version that still "
+        "runs."
+    )
 
     @classmethod
     def from_domain(cls, view: model.ClusterAddon, info: Info) -> ClusterAddon:
@@ -91,6 +101,8 @@ class ClusterAddon:
             updated_at=view.updated_at,
             repository=view.repository if sees_servers(info) else None,
             chart=AddonChart.from_domain(view.chart),
+            upgrade_to=view.upgrade_to,
+            upgrading_from=view.upgrading_from,
         )
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,11 @@ from adapters.db.engine import Database
 from adapters.secrets.keyring import write_new_key
 from budcluster.http import create_app
 from budcluster.runtime import Runtime
+from domain.model.addons import Addon, AddonState
 from domain.model.cluster import ClusterStatus, Platform
+from domain.model.ids import ClusterId
 from domain.model.principal import Scope
+from domain.ports.unit_of_work import TenantScope
 from domain.services.registry import Registration
 from tests.integration.test_app_flows import make_app
 from tests.integration.test_cost_api import api_at
@@ -420,3 +425,53 @@ async def test_a_kueue_outside_the_range_takes_no_job_and_stores_nothing(
             if resource.plural in ("jobs", "workloads") and not obj.deleted
         ]
         assert sent == []
+
+
+async def test_budclusters_kueue_from_an_earlier_pin_is_upgraded_in_place(
+    pg: Database, tmp_path: Path
+) -> None:
+    read = "query($id: ID!) { cluster(id: $id) { addons { name state version upgradeTo upgradingFrom } } }"
+    async with kube_world(pg, tmp_path) as kube:
+        cluster_id = await registered(kube)
+        operator = await kube.api.token(Scope.ADMIN)
+        await kube.api.ok(INSTALL, {"cluster": cluster_id, "addons": ["KUEUE"]}, token=operator)
+        await settled(kube, cluster_id, operator, "KUEUE")
+        # as an earlier budcluster, whose pin was 0.18.0, would have left it
+        async with kube.api.app.db.unit_of_work(TenantScope.system()) as uow:
+            stored = await uow.addons.get(ClusterId(uuid.UUID(cluster_id)), Addon.KUEUE)
+            assert stored is not None and stored.state is AddonState.INSTALLED
+            await uow.addons.put(replace(stored, chart_version="0.18.0"))
+            await uow.commit()
+
+        async def kueue() -> dict[str, Any]:
+            found = await kube.api.ok(read, {"id": cluster_id}, token=operator)
+            views: list[dict[str, Any]] = found["cluster"]["addons"]
+            [view] = [a for a in views if a["name"] == "KUEUE"]
+            return view
+
+        assert await kueue() == {
+            "name": "KUEUE",
+            "state": "INSTALLED",
+            "version": "0.18.0",
+            "upgradeTo": "0.19.2",
+            "upgradingFrom": None,
+        }
+        await kube.api.ok(INSTALL, {"cluster": cluster_id, "addons": ["KUEUE"]}, token=operator)
+        await settled(kube, cluster_id, operator, "KUEUE")
+
+        assert await kueue() == {
+            "name": "KUEUE",
+            "state": "INSTALLED",
+            "version": "0.19.2",
+            "upgradeTo": None,
+            "upgradingFrom": None,
+        }
+        installs = kube.commands("upgrade")  # pyhelm3 runs `helm upgrade --install`
+        assert len(installs) == 2 and all("--install" in argv for argv in installs)
+        assert _option(installs[1], "--version") == "0.19.2"
+        revisions = [
+            obj.raw["metadata"]["name"]
+            for (resource, _, _), obj in kube.emulator.objects.items()
+            if resource.plural == "secrets" and obj.raw["metadata"]["name"].startswith("sh.helm")
+        ]
+        assert sorted(revisions) == ["sh.helm.release.v1.kueue.v1", "sh.helm.release.v1.kueue.v2"]

@@ -23,6 +23,7 @@ from domain.model.addons import (
     AddonInstall,
     AddonOrigin,
     AddonState,
+    ClusterAddon,
     VersionRange,
     parse_version,
     versions_check,
@@ -447,3 +448,92 @@ async def test_a_replaced_request_leaves_its_task_with_nothing_to_do() -> None:
 
     assert await world.run_tasks() == [None]
     assert world.helm.installed == []
+
+
+# --- upgrades of budcluster's own releases ---------------------------------------------------
+
+
+def installed_before(world: World, addon: Addon, version: str, origin: AddonOrigin) -> None:
+    """A release an earlier budcluster installed (its pin then: `version`), or one it found."""
+    world.uow.store.addons[(world.id, addon)] = AddonInstall(
+        cluster_id=world.id,
+        addon=addon,
+        state=AddonState.INSTALLED,
+        request_id="earlier",
+        requested_at=T0,
+        requested_by="token:earlier",
+        updated_at=T0,
+        chart_version=version,
+        repository=CHARTS[addon].repository,
+        origin=origin,
+    )
+
+
+async def view_of(world: World, addon: Addon) -> ClusterAddon:
+    [found] = [
+        v for v in views(world.cluster.health, await world.installs()) if v.chart.addon is addon
+    ]
+    return found
+
+
+@pytest.mark.parametrize("kueue", ["v0.18.0", "v0.12.1"])  # the second: outside the range
+async def test_budclusters_own_release_at_an_earlier_pin_is_upgraded_in_place(kueue: str) -> None:
+    world = World(kueue=kueue)
+    installed_before(world, Addon.KUEUE, kueue.removeprefix("v"), AddonOrigin.HELM)
+    before = await view_of(world, Addon.KUEUE)
+    assert (before.state, before.version, before.upgrade_to) == (
+        AddonState.INSTALLED,
+        kueue.removeprefix("v"),
+        "0.19.2",
+    )
+
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])  # not refused: its own
+    asked = await view_of(world, Addon.KUEUE)
+    assert (asked.state, asked.version, asked.upgrading_from, asked.upgrade_to) == (
+        AddonState.REQUESTED,
+        kueue.removeprefix("v"),  # what still runs
+        kueue.removeprefix("v"),
+        None,
+    )
+    assert await world.run_tasks() == [AddonState.INSTALLED]  # though health finds it there
+    [release] = world.helm.installed
+    assert (release.name, release.version, release.upgrade) == ("kueue", "0.19.2", True)
+    done = await view_of(world, Addon.KUEUE)
+    assert (done.state, done.origin, done.version, done.upgrade_to, done.upgrading_from) == (
+        AddonState.INSTALLED,
+        AddonOrigin.HELM,
+        "0.19.2",
+        None,
+        None,
+    )
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])  # at the pin: nothing
+    assert len(world.tasks.enqueued) == 1
+
+
+async def test_a_failed_upgrade_says_what_still_runs_and_is_tried_again_when_asked() -> None:
+    world = World(kueue="v0.18.0")
+    installed_before(world, Addon.KUEUE, "0.18.0", AddonOrigin.HELM)
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
+    world.helm.failure = ReleaseRejected("UPGRADE FAILED: a webhook refused it")
+    assert await world.run_tasks() == [AddonState.FAILED]
+    failed = await view_of(world, Addon.KUEUE)
+    assert (failed.state, failed.version, failed.upgrading_from, failed.upgrade_to) == (
+        AddonState.FAILED,
+        "0.18.0",
+        "0.18.0",
+        "0.19.2",
+    )
+
+    world.helm.failure, world.tasks.enqueued = None, []
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
+    assert world.uow.store.addons[(world.id, Addon.KUEUE)].upgrade_from == "0.18.0"
+    assert await world.run_tasks() == [AddonState.INSTALLED]
+    assert [r.upgrade for r in world.helm.installed] == [True]
+
+
+async def test_a_release_budcluster_did_not_install_is_never_upgraded() -> None:
+    world = World(kueue="v0.18.0")
+    installed_before(world, Addon.KUEUE, "0.18.0", AddonOrigin.FOUND)
+    assert (await view_of(world, Addon.KUEUE)).upgrade_to is None
+    await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
+    assert world.tasks.enqueued == [] and world.helm.installed == []
