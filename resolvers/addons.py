@@ -1,4 +1,4 @@
-"""Cluster add-ons: the operator's `installAddons` (clusters:write)."""
+"""Cluster add-ons: the operator's `installAddons` and `removeAddons` (clusters:write)."""
 
 from __future__ import annotations
 
@@ -24,5 +24,17 @@ async def install_addons(
     principal = info.context.authenticated()
     cluster = await info.context.services.addons.request(
         principal, ClusterId(parse_uuid(cluster_id, "cluster_id")), addons, mirror
+    )
+    return Cluster.from_domain(cluster)
+
+
+@requires(Scope.CLUSTERS_WRITE)
+@typed_errors
+async def remove_addons(
+    info: Info, cluster_id: strawberry.ID, addons: list[Addon]
+) -> ClusterResult:
+    principal = info.context.authenticated()
+    cluster = await info.context.services.addons.remove(
+        principal, ClusterId(parse_uuid(cluster_id, "cluster_id")), addons
     )
     return Cluster.from_domain(cluster)

@@ -306,6 +306,15 @@ class Mutation:
         "Kubernetes, and for Kueue when the cluster runs one outside the supported range. A "
         "simulated cluster has everything built in. Needs clusters:write.",
     )
+    remove_addons = _audited(
+        addon_resolvers.remove_addons,
+        "Uninstall budcluster's own Helm releases of these add-ons (REMOVING, then MISSING). "
+        "Refused, naming `addons.N`, for an add-on budcluster did not install (FOUND, "
+        "BUILT_IN, MISSING: NOT_INSTALLED_BY_BUDCLUSTER), one still being installed "
+        "(IN_PROGRESS), and Node Feature Discovery while budcluster's GPU Operator stays "
+        "(NEEDED); a ConflictError IN_USE for Kueue or the GPU Operator while jobs are active "
+        "on the cluster. Needs clusters:write.",
+    )
     deploy_model = _audited(
         deployment_resolvers.deploy_model,
         "Serve a model on a cluster: one SERVICE job per replica (each queued, "

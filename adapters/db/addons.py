@@ -56,3 +56,13 @@ class SqlAddonRepository:
         done = await self._conn.execute(cluster_addons.update().where(*key).values(row))
         if not done.rowcount:
             await self._conn.execute(cluster_addons.insert().values(row))
+
+    async def remove(self, cluster_id: ClusterId, addon: Addon, request_id: str) -> bool:
+        done = await self._conn.execute(
+            cluster_addons.delete().where(
+                cluster_addons.c.cluster_id == cluster_id,
+                cluster_addons.c.addon == addon.value,
+                cluster_addons.c.request_id == request_id,
+            )
+        )
+        return bool(done.rowcount)

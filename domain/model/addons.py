@@ -35,6 +35,8 @@ class AddonState(enum.StrEnum):
     INSTALLING = "INSTALLING"
     INSTALLED = "INSTALLED"
     FAILED = "FAILED"
+    REMOVING = "REMOVING"
+    """budcluster's release is being uninstalled (removeAddons); once it is gone, MISSING."""
 
 
 class AddonOrigin(enum.StrEnum):
@@ -326,7 +328,11 @@ def addon_view(
             version = check.version if check else None
         else:  # what runs: the release's own version (the old one, until an upgrade is done)
             version = upgrading or install.chart_version
-        pending = install.state in (AddonState.REQUESTED, AddonState.INSTALLING)
+        pending = install.state in (
+            AddonState.REQUESTED,
+            AddonState.INSTALLING,
+            AddonState.REMOVING,
+        )
         upgrade = upgrading_from(install, chart) is not None and not pending
         return ClusterAddon(
             chart,

@@ -511,6 +511,9 @@ class AddonRepository(Protocol):
     async def put(self, install: AddonInstall) -> None:
         """Insert or replace."""
 
+    async def remove(self, cluster_id: ClusterId, addon: Addon, request_id: str) -> bool:
+        """Forget the request, if it is still `request_id`'s (a release uninstalled)."""
+
 
 class DrainRepository(Protocol):
     """Drains are the operator's (no tenant scope); kept after they end."""

@@ -22,6 +22,12 @@ when Helm or the cluster can't be reached and FAILED with Helm's reason when the
 refused or the tries run out. Without waiting for the pods: the next health check (queued at
 once) says how the add-on runs. A simulated cluster has everything built in: nothing is stored
 or installed for it.
+
+`remove` (the operator only) uninstalls budcluster's own releases (origin HELM) and nothing
+else: REMOVING and a task, as an install; the task (`install` again, which sees REMOVING) runs
+`helm uninstall`, forgets the request (MISSING) and has health read again. Kueue and the GPU
+Operator are refused while jobs are active on the cluster, and NFD while budcluster's GPU
+Operator stays.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 
 from domain.backoff import backoff_seconds
-from domain.errors import FieldIssue, Forbidden, NotFound, ValidationFailed
+from domain.errors import Conflict, FieldIssue, Forbidden, NotFound, ValidationFailed
 from domain.model.addons import (
     CHARTS,
     UNSUPPORTED_VERSION,
@@ -142,6 +148,13 @@ class AddonService:
             upgrades = {a: old for a in wanted if (old := upgrading_from(before.get(a), CHARTS[a]))}
             ours = {a for a, i in before.items() if i.origin is AddonOrigin.HELM}
             issues = self._refusals(cluster, list(addons), wanted, ours)
+            issues += [
+                FieldIssue(_field(list(addons), a), "being removed: wait for it", "IN_PROGRESS")
+                for a in wanted
+                if (i := before.get(a)) is not None
+                and i.state is AddonState.REMOVING
+                and not _abandoned(i, now)
+            ]
             if issues:
                 raise ValidationFailed(issues)
             for addon in wanted:
@@ -169,6 +182,52 @@ class AddonService:
                 before[addon] = install
                 queued.append(install)
             await uow.commit()
+        await self._enqueue(cluster_id, queued)
+        return cluster
+
+    async def remove(
+        self, principal: Principal, cluster_id: ClusterId, addons: Sequence[Addon]
+    ) -> Cluster:
+        """Uninstall budcluster's own releases of `addons` (one task each, as installs). Refused
+        naming `addons.N`: an add-on budcluster did not install (FOUND, BUILT_IN, MISSING), one
+        still being installed, and Node Feature Discovery while budcluster's GPU Operator, which
+        needs it, stays; refused (Conflict IN_USE) while jobs are active on the cluster for Kueue
+        (it admits them) and the GPU Operator (it gives them their GPUs). One already being
+        removed is left as it is."""
+        await self.check(principal, addons, None)  # the scope, at least one, none twice
+        now = self._clock.now()
+        queued: list[AddonInstall] = []
+        async with self._uow(TenantScope.system()) as uow:
+            cluster = await uow.clusters.get(cluster_id)
+            if cluster is None or cluster.status is ClusterStatus.DELETING:
+                raise NotFound("cluster", cluster_id)
+            before = {i.addon: i for i in (await uow.addons.of([cluster_id])).get(cluster_id, [])}
+            issues = _removal_issues(cluster, list(addons), before, now)
+            if issues:
+                raise ValidationFailed(issues)
+            busy = [a for a in addons if a in (Addon.KUEUE, Addon.GPU_OPERATOR)]
+            if busy and (active := await uow.jobs.active_on_cluster(cluster_id)):
+                raise Conflict(
+                    f"{len(active)} jobs are active on cluster {cluster.name}, and "
+                    f"{CHARTS[busy[0]].title} {_NEEDED_BY_JOBS[busy[0]]}: cancel or drain them "
+                    "first",
+                    code="IN_USE",
+                )
+            for addon in addons:
+                install = before[addon]
+                if install.state is AddonState.REMOVING and not _abandoned(install, now):
+                    continue  # on its way
+                install.request_id = uuid.uuid4().hex
+                install.requested_at, install.requested_by = now, _actor(principal)
+                install.moved(AddonState.REMOVING, now, None)
+                await uow.addons.put(install)
+                queued.append(install)
+            await uow.commit()
+        await self._enqueue(cluster_id, queued)
+        return cluster
+
+    async def _enqueue(self, cluster_id: ClusterId, queued: list[AddonInstall]) -> None:
+        """One task per request stored (an install, an upgrade or a removal), keyed by it."""
         for install in queued:
             await task_names.enqueue_after_commit(
                 self._tasks,
@@ -178,7 +237,6 @@ class AddonService:
                 addon=install.addon.value,
                 request_id=install.request_id,
             )
-        return cluster
 
     @staticmethod
     def _refusals(
@@ -189,7 +247,7 @@ class AddonService:
         is budcluster's to upgrade when it installed it (`ours`)."""
         issues = []
         for addon in wanted:
-            field = f"addons.{asked.index(addon)}" if addon in asked else "addons"
+            field = _field(asked, addon)
             theirs = addon is Addon.KUEUE and addon not in ours
             problem = kueue_problem(cluster.health) if theirs else None
             problem = problem or kubernetes_problem(CHARTS[addon], cluster.health)
@@ -214,12 +272,11 @@ class AddonService:
         async with self._uow(TenantScope.system()) as uow:
             cluster = await uow.clusters.get(cluster_id)
             install = await uow.addons.get(cluster_id, addon)
-        if (
-            cluster is None
-            or install is None
-            or install.request_id != request_id
-            or install.state not in PENDING
-        ):
+        if cluster is None or install is None or install.request_id != request_id:
+            return None
+        if install.state is AddonState.REMOVING:
+            return await self._uninstall(cluster, install, try_number)
+        if install.state not in PENDING:
             return None
         chart = CHARTS[addon]
         last = try_number >= INSTALL_TRIES
@@ -267,6 +324,33 @@ class AddonService:
             await self._health_changed(cluster_id)
         return state
 
+    async def _uninstall(
+        self, cluster: Cluster, install: AddonInstall, try_number: int
+    ) -> AddonState | None:
+        """Uninstall budcluster's release of the add-on (`remove` asked); MISSING once it is
+        gone (the request forgotten, the cluster's health read again)."""
+        last = try_number >= INSTALL_TRIES
+        if self._releases is None:
+            return await self._move(install, AddonState.FAILED, "this service runs without Helm")
+        chart = CHARTS[install.addon]
+        try:
+            await self._releases(cluster.id).uninstall(chart.release, chart.namespace)
+        except ReleaseRejected as exc:
+            return await self._move(install, AddonState.FAILED, exc.message)
+        except GatewayUnavailable as exc:
+            if last:
+                return await self._move(install, AddonState.FAILED, str(exc))
+            raise RetryTask(self._backoff(try_number)) from None
+        async with self._uow(TenantScope.system()) as uow:
+            forgotten = await uow.addons.remove(cluster.id, install.addon, install.request_id)
+            await uow.commit()
+        if not forgotten:
+            return None  # asked again meanwhile: that request goes on
+        log.info("cluster %s: add-on %s removed", cluster.id, install.addon)
+        if self._health_changed is not None:
+            await self._health_changed(cluster.id)
+        return AddonState.MISSING
+
     async def _move(
         self, install: AddonInstall, state: AddonState, reason: str | None
     ) -> AddonState | None:
@@ -281,6 +365,58 @@ class AddonService:
             await uow.commit()
         log.info("cluster %s: add-on %s %s", install.cluster_id, install.addon, state.value)
         return state
+
+
+def _field(asked: list[Addon], addon: Addon) -> str:
+    """The field that asked for `addon`: `addons.N`, or `addons` for one asked for as another's
+    need."""
+    return f"addons.{asked.index(addon)}" if addon in asked else "addons"
+
+
+_NEEDED_BY_JOBS = {
+    Addon.KUEUE: "admits them",
+    Addon.GPU_OPERATOR: "gives them their GPUs",
+}
+
+
+def _removal_issues(
+    cluster: Cluster, asked: list[Addon], before: dict[Addon, AddonInstall], now: datetime
+) -> list[FieldIssue]:
+    """Why an add-on asked to be removed can't be, by `addons.N`."""
+    issues = []
+    for index, addon in enumerate(asked):
+        field, install, title = f"addons.{index}", before.get(addon), CHARTS[addon].title
+        if not cluster.is_real:
+            issues.append(FieldIssue(field, "built into the simulated cluster", "BUILT_IN"))
+        elif install is None or install.origin is not AddonOrigin.HELM:
+            issues.append(
+                FieldIssue(
+                    field,
+                    f"budcluster did not install {title} here: it removes only its own releases",
+                    "NOT_INSTALLED_BY_BUDCLUSTER",
+                )
+            )
+        elif install.state in PENDING and not _abandoned(install, now):
+            issues.append(
+                FieldIssue(field, f"{title} is being installed: wait for it", "IN_PROGRESS")
+            )
+        elif addon is Addon.NODE_FEATURE_DISCOVERY:
+            gpu = before.get(Addon.GPU_OPERATOR)
+            stays = (
+                gpu is not None
+                and gpu.origin is AddonOrigin.HELM
+                and gpu.state is not AddonState.REMOVING
+                and Addon.GPU_OPERATOR not in asked
+            )
+            if stays:
+                issues.append(
+                    FieldIssue(
+                        field,
+                        "budcluster's GPU Operator needs it (its own copy is off): remove both",
+                        "NEEDED",
+                    )
+                )
+    return issues
 
 
 def _abandoned(install: AddonInstall | None, now: datetime) -> bool:

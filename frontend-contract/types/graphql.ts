@@ -58,6 +58,7 @@ export type AddonState =
   | 'INSTALLED'
   | 'INSTALLING'
   | 'MISSING'
+  | 'REMOVING'
   | 'REQUESTED';
 
 /** One mutation (or command-line token or key operation): who, what, when, and how it ended. */
@@ -1412,6 +1413,8 @@ export type Mutation = {
   refreshCluster: ClusterResult;
   /** Register a Kubernetes or OpenShift cluster: REGISTERING at once, then AVAILABLE once reached (or NOT_AVAILABLE / ERROR with the reason). Needs clusters:write. */
   registerCluster: ClusterResult;
+  /** Uninstall budcluster's own Helm releases of these add-ons (REMOVING, then MISSING). Refused, naming `addons.N`, for an add-on budcluster did not install (FOUND, BUILT_IN, MISSING: NOT_INSTALLED_BY_BUDCLUSTER), one still being installed (IN_PROGRESS), and Node Feature Discovery while budcluster's GPU Operator stays (NEEDED); a ConflictError IN_USE for Kueue or the GPU Operator while jobs are active on the cluster. Needs clusters:write. */
+  removeAddons: ClusterResult;
   /** Remove a tenant's budget (the operator) or a project's; jobs it held are released. */
   removeBudget: BudgetResult;
   /** Remove a secret. Refused (ConflictError IN_USE, naming them) while jobs not ended or deployments not stopped name it, as each would fail at its next hand-over; force: true removes it anyway. Attempts handed over keep their copy until they end; a job naming it that is handed over later fails, saying so. Needs secrets:write. */
@@ -1570,6 +1573,12 @@ export type MutationRefreshClusterArgs = {
 
 export type MutationRegisterClusterArgs = {
   input: RegisterClusterInput;
+};
+
+
+export type MutationRemoveAddonsArgs = {
+  addons: Array<Addon>;
+  clusterId: Scalars['ID']['input'];
 };
 
 
@@ -2784,6 +2793,14 @@ export type InstallAddonsMutationVariables = Exact<{
 
 
 export type InstallAddonsMutation = { __typename?: 'Mutation', installAddons: { __typename: 'Cluster', id: string, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, upgradeTo?: string | null, upgradingFrom?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }> } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
+
+export type RemoveAddonsMutationVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+  addons: Array<Addon> | Addon;
+}>;
+
+
+export type RemoveAddonsMutation = { __typename?: 'Mutation', removeAddons: { __typename: 'Cluster', id: string, addons: Array<{ __typename?: 'ClusterAddon', name: Addon, title: string, state: AddonState, origin?: AddonOrigin | null, version?: string | null, reason?: string | null, requestedAt?: string | null, updatedAt?: string | null, repository?: string | null, upgradeTo?: string | null, upgradingFrom?: string | null, health?: { __typename?: 'HealthCheck', name: string, ok: boolean, detail: string, warning: boolean, version?: string | null } | null, chart: { __typename?: 'AddonChart', repository: string, chart: string, version: string, appVersion: string, release: string, namespace: string, kubernetesVersions: string } }> } | { __typename: 'ConflictError', code: string, message: string } | { __typename: 'ForbiddenError', code: string, message: string } | { __typename: 'NotFoundError', code: string, message: string } | { __typename: 'ValidationError', message: string, code: string, fields: Array<{ __typename?: 'FieldError', path: string, code: string, message: string }> } };
 
 export type ClusterPricesQueryVariables = Exact<{
   id: Scalars['ID']['input'];
@@ -4021,6 +4038,59 @@ export const InstallAddonsDocument = new TypedDocumentString(`
     kubernetesVersions
   }
 }`, {"hash":"fe3159ac2bf425555d4925cd5bdfe7a54b34ea8d9941314b95a8195435c784fd"}) as unknown as TypedDocumentString<InstallAddonsMutation, InstallAddonsMutationVariables>;
+export const RemoveAddonsDocument = new TypedDocumentString(`
+    mutation RemoveAddons($clusterId: ID!, $addons: [Addon!]!) {
+  removeAddons(clusterId: $clusterId, addons: $addons) {
+    __typename
+    ... on Cluster {
+      id
+      addons {
+        ...AddonFields
+      }
+    }
+    ... on ValidationError {
+      message
+      fields {
+        path
+        code
+        message
+      }
+    }
+    ... on UserError {
+      code
+      message
+    }
+  }
+}
+    fragment AddonFields on ClusterAddon {
+  name
+  title
+  state
+  origin
+  version
+  reason
+  requestedAt
+  updatedAt
+  repository
+  upgradeTo
+  upgradingFrom
+  health {
+    name
+    ok
+    detail
+    warning
+    version
+  }
+  chart {
+    repository
+    chart
+    version
+    appVersion
+    release
+    namespace
+    kubernetesVersions
+  }
+}`, {"hash":"b9589210bb7671357e20968710eabb513bb71086f8aec017ddfae292f4644d5a"}) as unknown as TypedDocumentString<RemoveAddonsMutation, RemoveAddonsMutationVariables>;
 export const ClusterPricesDocument = new TypedDocumentString(`
     query ClusterPrices($id: ID!) {
   cluster(id: $id) {

@@ -10,7 +10,8 @@ with Helm's reason when the chart can't be had; a cluster registered with add-on
 reached. Helm is tests/support/helm_standin.py, with a directory of charts standing in for the
 chart repositories (none is reachable here) and every command it was given logged. A Kubernetes
 older than the supported range is a `versions` warning in health, and Kueue's add-on is refused
-on it naming `addons.0`.
+on it naming `addons.0`. budcluster's own release is removed with `helm uninstall` (MISSING
+after), while what health found is refused naming the field.
 """
 
 from __future__ import annotations
@@ -71,6 +72,17 @@ query($id: ID!) {
 }
 """
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+PENDING = ("REQUESTED", "INSTALLING", "REMOVING")
+REMOVE = """
+mutation($cluster: ID!, $addons: [Addon!]!) {
+  removeAddons(clusterId: $cluster, addons: $addons) {
+    __typename
+    ... on Cluster { addons { name state origin } }
+    ... on ValidationError { fields { path code } }
+    ... on UserError { code message }
+  }
+}
+"""
 NFD_REPO = "https://kubernetes-sigs.github.io/node-feature-discovery/charts"
 NVIDIA_REPO = "https://helm.ngc.nvidia.com/nvidia"
 MIRROR = "oci://93.184.216.34/helm-mirror"
@@ -227,11 +239,12 @@ async def addons(kube: Kube, cluster_id: str, token: str) -> dict[str, dict[str,
 async def settled(
     kube: Kube, cluster_id: str, token: str, *names: str
 ) -> dict[str, dict[str, Any]]:
-    """The add-ons once `names` are no longer REQUESTED or INSTALLING (the tasks ran)."""
+    """The add-ons once `names` are no longer REQUESTED, INSTALLING or REMOVING (the tasks
+    ran)."""
     async with asyncio.timeout(60):
         while True:
             found = await addons(kube, cluster_id, token)
-            if all(found[n]["state"] not in ("REQUESTED", "INSTALLING") for n in names):
+            if all(found[n]["state"] not in PENDING for n in names):
                 return found
             await asyncio.sleep(0.1)
 
@@ -475,3 +488,82 @@ async def test_budclusters_kueue_from_an_earlier_pin_is_upgraded_in_place(
             if resource.plural == "secrets" and obj.raw["metadata"]["name"].startswith("sh.helm")
         ]
         assert sorted(revisions) == ["sh.helm.release.v1.kueue.v1", "sh.helm.release.v1.kueue.v2"]
+
+
+async def test_budclusters_own_release_is_removed_and_what_it_found_stays(
+    pg: Database, tmp_path: Path
+) -> None:
+    async with kube_world(pg, tmp_path, kueue="v1beta2:v0.19.2") as kube:
+        cluster_id = await registered(kube)
+        operator = await kube.api.token(Scope.ADMIN)
+        tenant = await kube.api.token(Scope.CLUSTERS_READ, Scope.JOBS_WRITE)
+        await kube.api.ok(
+            INSTALL, {"cluster": cluster_id, "addons": ["NODE_FEATURE_DISCOVERY"]}, token=operator
+        )
+        await settled(kube, cluster_id, operator, "NODE_FEATURE_DISCOVERY")
+        assert kube.releases() == {("node-feature-discovery", "nfd")}
+
+        refused = await kube.api.ok(
+            REMOVE, {"cluster": cluster_id, "addons": ["KUEUE", "GPU_OPERATOR"]}, token=operator
+        )
+        assert refused["removeAddons"]["__typename"] == "ValidationError"
+        assert refused["removeAddons"]["fields"] == [
+            {"path": "addons.0", "code": "NOT_INSTALLED_BY_BUDCLUSTER"},  # FOUND
+            {"path": "addons.1", "code": "NOT_INSTALLED_BY_BUDCLUSTER"},  # MISSING
+        ]
+        forbidden = await kube.api.ok(
+            REMOVE, {"cluster": cluster_id, "addons": ["NODE_FEATURE_DISCOVERY"]}, token=tenant
+        )
+        assert forbidden["removeAddons"]["__typename"] == "ForbiddenError"
+
+        asked = await kube.api.ok(
+            REMOVE, {"cluster": cluster_id, "addons": ["NODE_FEATURE_DISCOVERY"]}, token=operator
+        )
+        states = {a["name"]: a["state"] for a in asked["removeAddons"]["addons"]}
+        assert states["NODE_FEATURE_DISCOVERY"] == "REMOVING"
+        found = await settled(kube, cluster_id, operator, "NODE_FEATURE_DISCOVERY")
+        assert {n: (a["state"], a["origin"]) for n, a in found.items()} == {
+            "KUEUE": ("INSTALLED", "FOUND"),
+            "NODE_FEATURE_DISCOVERY": ("MISSING", None),
+            "GPU_OPERATOR": ("MISSING", None),
+        }
+        (uninstall,) = kube.commands("uninstall")
+        assert uninstall[1] == "nfd"
+        assert _option(uninstall, "--namespace") == "node-feature-discovery"
+        assert kube.releases() == set()  # the release and what it made are gone
+        markers = [
+            key
+            for key, obj in kube.emulator.objects.items()
+            if key[0].plural == "configmaps" and not obj.deleted
+            if obj.raw["metadata"]["name"] == "nfd-marker"
+        ]
+        assert markers == []
+
+
+async def test_a_release_uninstalled_by_hand_is_removed_all_the_same(
+    pg: Database, tmp_path: Path
+) -> None:
+    async with kube_world(pg, tmp_path, kueue="v1beta2:v0.19.2") as kube:
+        cluster_id = await registered(kube)
+        operator = await kube.api.token(Scope.ADMIN)
+        await kube.api.ok(
+            INSTALL, {"cluster": cluster_id, "addons": ["NODE_FEATURE_DISCOVERY"]}, token=operator
+        )
+        await settled(kube, cluster_id, operator, "NODE_FEATURE_DISCOVERY")
+        for obj in [  # `helm uninstall nfd` run by the operator, not budcluster
+            obj.raw
+            for (resource, _, _), obj in list(kube.emulator.objects.items())
+            if resource.plural == "secrets" and not obj.deleted
+            if obj.raw["metadata"]["name"].startswith("sh.helm.release.v1.nfd.")
+        ]:
+            await kube.emulator.delete_object(obj)
+        assert kube.releases() == set()
+
+        await kube.api.ok(
+            REMOVE, {"cluster": cluster_id, "addons": ["NODE_FEATURE_DISCOVERY"]}, token=operator
+        )
+        found = await settled(kube, cluster_id, operator, "NODE_FEATURE_DISCOVERY")
+        assert found["NODE_FEATURE_DISCOVERY"]["state"] == "MISSING"  # not FAILED: it is gone
+        assert (
+            len(kube.commands("uninstall")) == 1
+        )  # `release: not found` is done (pyhelm3), not retried

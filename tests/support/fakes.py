@@ -659,6 +659,13 @@ class FakeAddonRepository:
     async def put(self, install: AddonInstall) -> None:
         self._store.addons[(install.cluster_id, install.addon)] = replace(install)
 
+    async def remove(self, cluster_id: ClusterId, addon: Addon, request_id: str) -> bool:
+        found = self._store.addons.get((cluster_id, addon))
+        if found is None or found.request_id != request_id:
+            return False
+        del self._store.addons[(cluster_id, addon)]
+        return True
+
 
 class FakeTenantSecretRepository:
     """Tenant secrets in a dict (written at once: the fakes have no transactions)."""

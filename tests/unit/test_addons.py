@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from domain.errors import Forbidden, NotFound, ValidationFailed
+from domain.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from domain.model.addons import (
     CHARTS,
     KUBERNETES_SUPPORTED,
@@ -31,6 +31,7 @@ from domain.model.addons import (
 )
 from domain.model.cluster import Cluster, ClusterStatus, HealthCheck, Platform
 from domain.model.ids import ClusterId, TenantId
+from domain.model.job import JobStatus
 from domain.model.principal import Principal, Scope
 from domain.ports.gateways import GatewayUnavailable
 from domain.ports.helm import ReleaseInfo, ReleaseRejected, ReleaseSpec
@@ -47,6 +48,7 @@ from tests.support.fakes import (
     install_cluster,
     make_cluster,
 )
+from tests.unit.test_job_model import new_job
 
 OPERATOR = Principal(TenantId(uuid.uuid4()), frozenset({Scope.CLUSTERS_WRITE}))
 TENANT = Principal(TenantId(uuid.uuid4()), frozenset({Scope.CLUSTERS_READ, Scope.JOBS_WRITE}))
@@ -67,10 +69,11 @@ def health(
 
 
 class FakeReleases:
-    """HelmReleases that record what they are asked to install, or fail as told."""
+    """HelmReleases that record what they are asked to install or uninstall, or fail as told."""
 
     def __init__(self) -> None:
         self.installed: list[ReleaseSpec] = []
+        self.uninstalled: list[tuple[str, str]] = []
         self.failure: Exception | None = None
 
     async def install(self, release: ReleaseSpec) -> None:
@@ -79,7 +82,9 @@ class FakeReleases:
         self.installed.append(release)
 
     async def uninstall(self, name: str, namespace: str) -> None:
-        raise AssertionError("add-ons are never uninstalled")
+        if self.failure is not None:
+            raise self.failure
+        self.uninstalled.append((name, namespace))
 
     async def releases(self) -> list[ReleaseInfo]:
         return []
@@ -537,3 +542,70 @@ async def test_a_release_budcluster_did_not_install_is_never_upgraded() -> None:
     assert (await view_of(world, Addon.KUEUE)).upgrade_to is None
     await world.service.request(OPERATOR, world.id, [Addon.KUEUE])
     assert world.tasks.enqueued == [] and world.helm.installed == []
+
+
+# --- removal ---------------------------------------------------------------------------------
+
+
+async def test_budclusters_own_release_is_uninstalled_and_then_missing() -> None:
+    world = World()
+    installed_before(world, Addon.NODE_FEATURE_DISCOVERY, "0.19.0", AddonOrigin.HELM)
+
+    await world.service.remove(OPERATOR, world.id, [Addon.NODE_FEATURE_DISCOVERY])
+    assert world.states() == {Addon.NODE_FEATURE_DISCOVERY: AddonState.REMOVING}
+    assert (await view_of(world, Addon.NODE_FEATURE_DISCOVERY)).state is AddonState.REMOVING
+    assert await world.run_tasks() == [AddonState.MISSING]
+    assert world.helm.uninstalled == [("nfd", "node-feature-discovery")]
+    assert world.states() == {} and world.connected == [world.id]  # health read again
+    assert (await view_of(world, Addon.NODE_FEATURE_DISCOVERY)).state is AddonState.MISSING
+
+
+async def test_removal_refusals_name_the_field_and_change_nothing() -> None:
+    world = World(kueue="v0.19.2")  # Kueue FOUND: not budcluster's
+    installed_before(world, Addon.NODE_FEATURE_DISCOVERY, "0.19.0", AddonOrigin.HELM)
+    installed_before(world, Addon.GPU_OPERATOR, "v26.7.0", AddonOrigin.HELM)
+
+    with pytest.raises(ValidationFailed) as refused:
+        await world.service.remove(OPERATOR, world.id, [Addon.KUEUE, Addon.NODE_FEATURE_DISCOVERY])
+    assert [(i.field, i.code) for i in refused.value.issues] == [
+        ("addons.0", "NOT_INSTALLED_BY_BUDCLUSTER"),
+        ("addons.1", "NEEDED"),  # budcluster's GPU Operator needs it
+    ]
+    assert world.tasks.enqueued == [] and set(world.states().values()) == {AddonState.INSTALLED}
+    with pytest.raises(Forbidden):
+        await world.service.remove(
+            Principal(TenantId(uuid.uuid4()), frozenset({Scope.JOBS_WRITE})),
+            world.id,
+            [Addon.GPU_OPERATOR],
+        )
+
+    # both together: NFD's need goes with it
+    await world.service.remove(
+        OPERATOR, world.id, [Addon.GPU_OPERATOR, Addon.NODE_FEATURE_DISCOVERY]
+    )
+    assert set(world.states().values()) == {AddonState.REMOVING}
+    with pytest.raises(ValidationFailed) as again:  # installing while it is being removed
+        await world.service.request(OPERATOR, world.id, [Addon.NODE_FEATURE_DISCOVERY])
+    assert [(i.field, i.code) for i in again.value.issues] == [("addons.0", "IN_PROGRESS")]
+
+
+async def test_kueue_and_the_gpu_operator_stay_while_jobs_are_active() -> None:
+    world = World()
+    installed_before(world, Addon.KUEUE, "0.19.2", AddonOrigin.HELM)
+    job = replace(new_job(JobStatus.RUNNING), cluster_id=world.id)
+    world.uow.store.jobs[job.id] = job
+
+    with pytest.raises(Conflict, match="1 jobs are active") as refused:
+        await world.service.remove(OPERATOR, world.id, [Addon.KUEUE])
+    assert refused.value.code == "IN_USE" and world.tasks.enqueued == []
+
+    world.uow.store.jobs[job.id] = replace(job, status=JobStatus.COMPLETED)
+    await world.service.remove(OPERATOR, world.id, [Addon.KUEUE])
+    assert world.states() == {Addon.KUEUE: AddonState.REMOVING}
+
+
+async def test_a_simulated_clusters_addons_are_built_in_and_stay() -> None:
+    world = World(real=False)
+    with pytest.raises(ValidationFailed) as refused:
+        await world.service.remove(OPERATOR, world.id, [Addon.KUEUE])
+    assert [(i.field, i.code) for i in refused.value.issues] == [("addons.0", "BUILT_IN")]

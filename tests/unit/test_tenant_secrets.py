@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -144,7 +145,10 @@ async def test_removal_is_refused_while_jobs_not_ended_name_it_unless_forced(
     await service.put(alice, None, "other", [("K", "y")])
 
     def stored(status: JobStatus, tenant: TenantId, *names: str) -> Job:
-        job = replace(new_job(status), tenant_id=tenant, secrets=tuple(SecretRef(n) for n in names))
+        # each created a minute after the last: the refusal names them oldest first
+        created = T0 + timedelta(minutes=len(uow.store.jobs))
+        refs = tuple(SecretRef(n) for n in names)
+        job = replace(new_job(status), tenant_id=tenant, secrets=refs, created_at=created)
         uow.store.jobs[job.id] = job
         return job
 
