@@ -27,6 +27,15 @@ all, as they took, at once and ahead of their turn, the room jobs still waiting 
 start needed; with first attempts alone moved, dispatch by estimate waits less than every other
 dispatcher on mean and P95 on all four seeds, and still preempts more than all-at-once.
 
+Tried 2026-12-04 and not kept (seeds 1 to 3): `rank` counting as wait the run a start would throw
+away (each victim's GPUs x how long it will have run, over the job's GPUs: a preempted run starts
+again), at dispatch and in balancing. It cut the GPU-hours lost to preemption by 55 to 72 % on
+every seed (seed 1: 53,147 to 24,275), but not the count of preemptions (394 to 490, 435 to 337,
+454 to 436 with dispatch alone), and made the mean first wait 20 % longer on seeds 2 and 3, its
+P95 on seed 2 past all-at-once's (27,245 min against 26,954): it evicts many young runs rather
+than one old one, and the count is what preemption's aim measures. As a fleet's setting (for
+those who pay for lost runs more than for waits) it may still be worth offering.
+
     .venv/bin/python -m benchmarks.fleet_replay --trace ../shared/data/philly-2017-sep-oct.json \
         [--limit N] [--seed 1] [--balance-minutes 5] [--startup-seconds 0] [--dispatchers ...]
 """

@@ -8,7 +8,8 @@ Every member's offer is an estimate of the same admission rules the cluster runs
 very function. Ties on the start (to the second; every start already past is now) go to the
 lower cost, then to the less loaded member, then to the member named first. (Ties broken first
 by whether the start evicts running work (`Offer.evicts`, shown in previews) made the replay's
-waits longer on two seeds of four and preempted about as often: not weighed.) A move must gain at
+waits longer on two seeds of four and preempted about as often: not weighed; nor is the run a
+start throws away: `benchmarks/fleet_replay.py` says what that did.) A move must gain at
 least the fleet's threshold and more than the estimate where the job is can tell apart: the
 other member must start it before the earliest of the start window its own member's record
 gives that estimate (at `DISPATCH_CONFIDENCE`), or, while that record is too short for a
