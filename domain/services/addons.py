@@ -58,7 +58,7 @@ from domain.ports.clock import Clock
 from domain.ports.gateways import GatewayUnavailable
 from domain.ports.helm import HelmReleases, ReleaseRejected, ReleaseSpec
 from domain.ports.tasks import RetryTask, TaskQueue
-from domain.ports.unit_of_work import TenantScope, UnitOfWorkFactory
+from domain.ports.unit_of_work import TenantScope, UnitOfWork, UnitOfWorkFactory
 from domain.services import task_names
 from domain.services.destinations import Destinations
 
@@ -139,12 +139,9 @@ class AddonService:
         now = self._clock.now()
         queued: list[AddonInstall] = []
         async with self._uow(TenantScope.system()) as uow:
-            cluster = await uow.clusters.get(cluster_id)
-            if cluster is None or cluster.status is ClusterStatus.DELETING:
-                raise NotFound("cluster", cluster_id)
+            cluster, before = await _asked_of(uow, cluster_id)
             if not cluster.is_real:
                 return cluster  # everything built in: nothing to store, nothing to install
-            before = {i.addon: i for i in (await uow.addons.of([cluster_id])).get(cluster_id, [])}
             upgrades = {a: old for a in wanted if (old := upgrading_from(before.get(a), CHARTS[a]))}
             ours = {a for a, i in before.items() if i.origin is AddonOrigin.HELM}
             issues = self._refusals(cluster, list(addons), wanted, ours)
@@ -198,10 +195,7 @@ class AddonService:
         now = self._clock.now()
         queued: list[AddonInstall] = []
         async with self._uow(TenantScope.system()) as uow:
-            cluster = await uow.clusters.get(cluster_id)
-            if cluster is None or cluster.status is ClusterStatus.DELETING:
-                raise NotFound("cluster", cluster_id)
-            before = {i.addon: i for i in (await uow.addons.of([cluster_id])).get(cluster_id, [])}
+            cluster, before = await _asked_of(uow, cluster_id)
             issues = _removal_issues(cluster, list(addons), before, now)
             if issues:
                 raise ValidationFailed(issues)
@@ -365,6 +359,16 @@ class AddonService:
             await uow.commit()
         log.info("cluster %s: add-on %s %s", install.cluster_id, install.addon, state.value)
         return state
+
+
+async def _asked_of(
+    uow: UnitOfWork, cluster_id: ClusterId
+) -> tuple[Cluster, dict[Addon, AddonInstall]]:
+    """The cluster (NotFound while it is being deleted) and what was asked for on it."""
+    cluster = await uow.clusters.get(cluster_id)
+    if cluster is None or cluster.status is ClusterStatus.DELETING:
+        raise NotFound("cluster", cluster_id)
+    return cluster, {i.addon: i for i in (await uow.addons.of([cluster_id])).get(cluster_id, [])}
 
 
 def _field(asked: list[Addon], addon: Addon) -> str:
