@@ -30,6 +30,7 @@ from benchmarks.fleet_replay import (
     ByEstimate,
     FleetReplay,
     MemberSpec,
+    evictions,
     replay_with,
 )
 from benchmarks.replay import LIMITS, LOGNORMAL, TraceJob, tenant_ids
@@ -207,7 +208,10 @@ def test_a_higher_priority_preempts_and_the_evicted_job_runs_again() -> None:
         ROUND_ROBIN, trace, [JobPriority.LOW, JobPriority.HIGH], specs=one
     )
     assert events(fleet, "preempted") == [(T0 + 10 * MINUTE, 0, "a")]
-    assert result.preemptions == 1
+    assert result.preemptions == 1 and result.evicted_runs == [(0, 0)]  # job 0's first run
+    assert evictions(result.evicted_runs, [JobPriority.LOW, JobPriority.HIGH]) == (
+        "HIGH 0, NORMAL 0, LOW 1; attempt 1: 1, 2: 0, 3 or later: 0; 1 job evicted, one at most 1 times"
+    )
     assert fleet.started == {0: T0, 1: T0 + 10 * MINUTE}  # the first start is the one scored
     assert fleet.ended[0] == T0 + 10 * MINUTE + HOUR + 5 * HOUR  # run again, whole, after job 1
     assert result.waits == [0.0, 0.0]
