@@ -39,8 +39,9 @@ those who pay for lost runs more than for waits) it may still be worth offering.
 What the count is made of ("Preempted runs", 2026-12-04, seeds 1 and 2, estimate / all-at-once):
 dispatch by estimate evicts fewer jobs (161 / 172, 156 / 159, each first in its first run) and
 their second runs about as often (58 / 69, 63 / 66), but their third or later runs far more often
-(175 / 77, 216 / 66; one job evicted up to 19 times, against 9): a retry restarts on its member
-in the first gap, which a higher priority takes again. Where the excess is, then: a retry's placement, not the dispatch.
+(175 / 77, 216 / 66; the job evicted most, 15 and 19 times against 9 and 8): a retry restarts on
+its member in the first gap, which a higher priority takes again. The excess is in where a
+retry runs, not in the dispatch.
 
     .venv/bin/python -m benchmarks.fleet_replay --trace ../shared/data/philly-2017-sep-oct.json \
         [--limit N] [--seed 1] [--balance-minutes 5] [--startup-seconds 0] [--dispatchers ...]
